@@ -1,0 +1,32 @@
+"""er-expectations: Great Expectations checks for entity-resolution outputs.
+
+The Python API::
+
+    import er_expectations as erx
+    erx.summarize(df, cluster="inventor_id", name="full_name")
+    erx.estimate(df, prediction="inventor_id", reference="benchmark_id")
+    erx.exact_metrics(df, prediction="inventor_id", reference="true_id")
+
+The formulas are those of the project's SPEC (entity-centric evaluation, Binette et al.).
+"""
+
+from __future__ import annotations
+
+from .api import cluster_errors, estimate, exact_metrics, summarize
+from .errors import InputError, UndefinedMetricWarning
+from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "InputError",
+    "METRICS",
+    "PERFORMANCE_METRICS",
+    "TRUE_STATISTICS",
+    "UndefinedMetricWarning",
+    "cluster_errors",
+    "estimate",
+    "exact_metrics",
+    "summarize",
+    "__version__",
+]

@@ -1,0 +1,194 @@
+"""The Python API: ``summarize``, ``estimate``, ``exact_metrics`` and ``cluster_errors``.
+
+Each function aggregates the record table with the pandas engine and hands the small
+tables to :mod:`er_expectations.stats`. Names and arguments are the public contract.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .engines.base import WeightsSpec
+from .engines.pandas import PandasRelease, contingency
+from .errors import InputError
+from .stats import (
+    METRICS,
+    BenchmarkSample,
+    check_beta,
+    check_ci_level,
+    error_contributions,
+    estimate_metrics,
+    exact_metrics_from_contingency,
+    parse_hill_orders,
+    resolve_metrics,
+    summary_statistics,
+)
+from .stats import (
+    cluster_errors as _cluster_errors,
+)
+
+__all__ = ["summarize", "estimate", "exact_metrics", "cluster_errors", "estimates_frame", "ESTIMATE_COLUMNS"]
+
+#: Columns of the frame returned by :func:`estimate`.
+ESTIMATE_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note")
+
+
+def summarize(
+    df: pd.DataFrame,
+    cluster: Hashable = "inventor_id",
+    name: Hashable | None = None,
+    hill_orders: Sequence[float] = (0, 1, 2, math.inf),
+    *,
+    record_id: Hashable | None = None,
+) -> pd.Series:
+    """Summary statistics of the clustering in column ``cluster`` (SPEC 3).
+
+    Rows whose ``cluster`` is null are outside the release and ignored. Returns a Series
+    with n_records, n_clusters, average_cluster_size, matching_rate, hill_number_<q> for
+    each order and, with ``name``, homonymy_rate and name_variation_rate.
+    """
+    orders = parse_hill_orders(hill_orders)
+    rel = PandasRelease(df, prediction=cluster, record_id=record_id)
+    stats = summary_statistics(rel.clustering_table(name=name), hill_orders=orders)
+    out = pd.Series(stats, name=cluster, dtype="float64")
+    out.attrs.update({"cluster": cluster, "name": name, "hill_orders": orders})
+    return out
+
+
+def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_level: float,
+                    bias_adjust: bool) -> pd.DataFrame:
+    """Turn ``estimate_metrics`` output into the documented DataFrame (with ``attrs``)."""
+    rows = {
+        mid: {
+            "estimate": r.estimate,
+            "std_error": r.std_error,
+            "ci_lower": r.ci_lower,
+            "ci_upper": r.ci_upper,
+            "draws": r.draws,
+            "clusters": r.clusters,
+            "note": r.note,
+        }
+        for mid, r in results.items()
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(ESTIMATE_COLUMNS))
+    frame.index.name = "metric"
+    frame = frame.astype({"estimate": "float64", "std_error": "float64", "ci_lower": "float64",
+                          "ci_upper": "float64", "draws": "int64", "clusters": "int64", "note": "object"})
+    frame.attrs.update({
+        "design": sample.design,
+        "ci_level": ci_level,
+        "beta": beta,
+        "bias_adjust": bias_adjust,
+        "n_records": sample.n_records,
+        "n_clusters": sample.n_clusters,
+        "records_set_aside": sample.records_set_aside,
+        "clusters_set_aside": sample.clusters_set_aside,
+    })
+    return frame
+
+
+def estimate(
+    df: pd.DataFrame,
+    prediction: Hashable = "inventor_id",
+    reference: Hashable = "benchmark_id",
+    weights: str | dict | WeightsSpec = "cluster_size",
+    draws: Hashable | None = None,
+    name: Hashable | None = None,
+    metrics: str | Iterable[str] | None = None,
+    beta: float = 1.0,
+    ci_level: float = 0.95,
+    *,
+    bias_adjust: bool = True,
+    record_id: Hashable | None = None,
+) -> pd.DataFrame:
+    """Design-based estimates of performance and true-clustering statistics (SPEC 5–7).
+
+    ``df`` has one row per record: ``prediction`` (null = not in this release) and
+    ``reference`` (true cluster id of benchmark records, null elsewhere). ``weights`` is
+    "cluster_size" (size-proportional sampling), "uniform" or a column with w_c = 1/p_c;
+    ``draws`` a column with the number of times each cluster was drawn. Returns one row per
+    metric with estimate, std_error, ci_lower, ci_upper, draws, clusters and note (why a
+    value is missing or suspicious). ``attrs`` records the design and how many benchmark
+    records/clusters were set aside because the release does not contain them.
+    """
+    beta = check_beta(beta)
+    ci_level = check_ci_level(ci_level)
+    ids = resolve_metrics(metrics, names=name is not None)
+    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
+    results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)
+    return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)
+
+
+def exact_metrics(
+    df: pd.DataFrame,
+    prediction: Hashable = "inventor_id",
+    reference: Hashable = "true_id",
+    beta: float = 1.0,
+) -> pd.Series:
+    """Exact performance metrics when ``reference`` gives the true cluster of every record.
+
+    Pair counting for pairwise metrics, exact-match counting for cluster metrics, the
+    paper's cluster-averaged b-cubed, and homogeneity 1 − H(C|Ĉ)/H(C) (SPEC 5). Undefined
+    metrics are NaN with an :class:`UndefinedMetricWarning` and a reason in ``attrs['notes']``.
+    """
+    beta = check_beta(beta)
+    t, p, n = contingency(df, prediction=prediction, reference=reference)
+    values, notes = exact_metrics_from_contingency(t, p, n, beta=beta)
+    out = pd.Series(values, name="exact", dtype="float64")
+    out.index.name = "metric"
+    out.attrs.update({"beta": beta, "notes": notes, "n_records": int(n.sum())})
+    return out
+
+
+def cluster_errors(
+    df: pd.DataFrame,
+    prediction: Hashable = "inventor_id",
+    reference: Hashable = "benchmark_id",
+    weights: str | dict | WeightsSpec = "cluster_size",
+    draws: Hashable | None = None,
+    *,
+    metric: str | None = None,
+    beta: float = 1.0,
+    record_id: Hashable | None = None,
+) -> pd.DataFrame:
+    """Per-sampled-cluster error table (SPEC 4), for error analysis and audit.
+
+    One row per benchmark cluster in the release: size, weight, draws, number of predicted
+    clusters it is split over, EI, SDE, OCE, UCE, ROCE, RUCE and, with ``metric``, the
+    cluster's share of that metric's estimated error (sorted by it, largest first).
+    """
+    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws)
+    return sample_error_frame(sample, metric=metric, beta=beta)
+
+
+def sample_error_frame(sample: BenchmarkSample, *, metric: str | None = None, beta: float = 1.0) -> pd.DataFrame:
+    """The error table of :func:`cluster_errors` from an aggregated sample."""
+    e = _cluster_errors(sample)
+    k = sample.labels.shape[0]
+    frame = pd.DataFrame({
+        "cluster": sample.labels,
+        "size": sample.size,
+        "weight": sample.weight,
+        "draws": sample.draws,
+        "predicted_clusters": np.bincount(sample.piece_cluster, minlength=k),
+        "EI": e.ei,
+        "SDE": e.sde,
+        "OCE": e.oce,
+        "UCE": e.uce,
+        "ROCE": e.roce,
+        "RUCE": e.ruce,
+    })
+    if metric is not None:
+        if metric not in METRICS:
+            resolve_metrics([metric], names=True)  # raises with did-you-mean
+        if METRICS[metric].kind != "performance":
+            raise InputError(f"metric={metric!r}: error contributions exist for performance metrics only")
+        frame["error_share"] = error_contributions(sample, metric, beta=check_beta(beta))
+        frame = frame.sort_values("error_share", ascending=False, kind="stable").reset_index(drop=True)
+    return frame

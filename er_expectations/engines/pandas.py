@@ -1,0 +1,340 @@
+"""Pandas engine: aggregates a record table into the small tables of the statistics layer.
+
+The full table is touched in a fixed number of vectorised passes: one factorisation of
+the prediction column (cluster sizes, N, |Ĉ|), one of the name column when names are
+used, and one null-check of the reference column. Everything about the benchmark is
+then computed on its own rows only (a few thousand), SPEC 4.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Hashable
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..stats import BenchmarkSample, ClusteringTable
+from .base import ReleaseAggregate, WeightsSpec, parse_weights
+
+__all__ = ["PandasRelease", "aggregate_release", "clustering_table", "benchmark_sample", "contingency"]
+
+
+def _check_frame(df: object) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame with one row per record, got {type(df).__name__}")
+    return df
+
+
+def _check_column(df: pd.DataFrame, column: Hashable, parameter: str) -> None:
+    if not isinstance(column, Hashable) or column not in df.columns:
+        cols = [str(c) for c in df.columns]
+        close = difflib.get_close_matches(str(column), cols, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InputError(
+            f"{parameter}={column!r}: no such column in the table.{hint} "
+            f"Available columns: {', '.join(cols[:20])}{' …' if len(cols) > 20 else ''}"
+        )
+
+
+def _factorize(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
+
+
+class PandasRelease:
+    """One release of a record table, with lazily factorised columns shared by all statistics.
+
+    ``prediction`` rows with a null id are outside the release (SPEC 2.1).
+    """
+
+    def __init__(self, df: pd.DataFrame, *, prediction: Hashable, record_id: Hashable | None = None) -> None:
+        self.df = _check_frame(df)
+        _check_column(self.df, prediction, "prediction")
+        self.prediction = prediction
+        if record_id is not None:
+            _check_column(self.df, record_id, "record_id")
+            ids = self.df[record_id]
+            if ids.isna().any():
+                raise InputError(f"record_id column {record_id!r} has {int(ids.isna().sum())} null ids; every record needs an id")
+            dup = ids.duplicated(keep=False)
+            if dup.any():
+                examples = ", ".join(repr(v) for v in ids[dup].unique()[:5])
+                raise InputError(
+                    f"record_id column {record_id!r} has {int(ids[dup].nunique())} duplicated ids (e.g. {examples}); "
+                    "each record must appear once: drop duplicate rows or fix the id"
+                )
+        self._pred_codes: np.ndarray | None = None
+        self._pred_uniques: pd.Index | None = None
+        self._n_pred = 0
+        self._sizes: np.ndarray | None = None
+        self._names: dict[Hashable, tuple[np.ndarray, int]] = {}
+
+    # -- prediction ------------------------------------------------------------------
+    @property
+    def pred_codes(self) -> np.ndarray:
+        if self._pred_codes is None:
+            self._pred_codes, self._pred_uniques = _factorize(self.df[self.prediction])
+            self._n_pred = len(self._pred_uniques)
+        return self._pred_codes
+
+    @property
+    def cluster_sizes(self) -> np.ndarray:
+        """Size of every predicted cluster, indexed by prediction code."""
+        if self._sizes is None:
+            codes = self.pred_codes
+            self._sizes = np.bincount(codes[codes >= 0] if self.has_nulls else codes, minlength=self._n_pred)
+        return self._sizes
+
+    @property
+    def has_nulls(self) -> bool:
+        codes = self.pred_codes
+        return bool(codes.size) and int(codes.min()) < 0
+
+    @property
+    def n_records(self) -> int:
+        return int(self.cluster_sizes.sum())
+
+    @property
+    def n_clusters(self) -> int:
+        return int((self.cluster_sizes > 0).sum())
+
+    def name_codes(self, name: Hashable) -> tuple[np.ndarray, int]:
+        if name not in self._names:
+            _check_column(self.df, name, "name")
+            codes, uniques = _factorize(self.df[name])
+            self._names[name] = (codes, len(uniques))
+        return self._names[name]
+
+    # -- summary of the predicted clustering ------------------------------------------------
+    def clustering_table(self, *, name: Hashable | None = None) -> ClusteringTable:
+        sizes_per_cluster = self.cluster_sizes
+        if sizes_per_cluster.size == 0:
+            raise InputError(f"prediction column {self.prediction!r} is null on every row: the release is empty")
+        hist = np.bincount(sizes_per_cluster)
+        hist[0] = 0  # unobserved categories of a categorical id column
+        sizes = np.flatnonzero(hist)
+        counts = hist[sizes]
+        if name is None:
+            return ClusteringTable(sizes=sizes, counts=counts)
+        ncodes, n_names = self.name_codes(name)
+        pcodes = self.pred_codes
+        valid = (ncodes >= 0) & (pcodes >= 0)
+        if n_names == 0 or not valid.any():
+            return ClusteringTable(sizes=sizes, counts=counts, n_named_clusters=0,
+                                   n_homonymous_clusters=0, n_varied_clusters=0)
+        keys = pcodes[valid] * np.int64(n_names) + ncodes[valid]
+        pairs = pd.unique(keys)
+        pc, nc = pairs // n_names, pairs % n_names
+        clusters_per_name = np.bincount(nc, minlength=n_names)
+        names_per_cluster = np.bincount(pc, minlength=self._n_pred)
+        homonym = np.bincount(pc[clusters_per_name[nc] >= 2], minlength=self._n_pred) > 0
+        return ClusteringTable(
+            sizes=sizes,
+            counts=counts,
+            n_named_clusters=int((names_per_cluster > 0).sum()),
+            n_homonymous_clusters=int(homonym.sum()),
+            n_varied_clusters=int((names_per_cluster >= 2).sum()),
+        )
+
+    # -- benchmark ------------------------------------------------------------------------
+    def benchmark_sample(
+        self,
+        *,
+        reference: Hashable,
+        weights: str | dict | WeightsSpec = "cluster_size",
+        draws: Hashable | None = None,
+        name: Hashable | None = None,
+    ) -> BenchmarkSample:
+        df = self.df
+        _check_column(df, reference, "reference")
+        spec = parse_weights(weights, [c for c in df.columns if isinstance(c, str)])
+        if spec.kind == "column":
+            _check_column(df, spec.column, "weights")
+        if draws is not None:
+            _check_column(df, draws, "draws")
+        ref_all = df[reference]
+        bench_rows = np.flatnonzero(ref_all.notna().to_numpy())
+        if bench_rows.size == 0:
+            raise InputError(f"reference column {reference!r} is null on every row: there is no benchmark to estimate from")
+        pcodes_b = self.pred_codes[bench_rows]
+        in_rel = pcodes_b >= 0
+        records_set_aside = int((~in_rel).sum())
+        ref_b = ref_all.iloc[bench_rows]
+        rows = bench_rows[in_rel]
+        if rows.size == 0:
+            raise InputError(
+                f"the benchmark is empty after restriction to the release: none of the {bench_rows.size} records "
+                f"with a {reference!r} has a {self.prediction!r}; check that the benchmark and the release "
+                "share record ids (SPEC 2.1)"
+            )
+        ref_codes, labels = pd.factorize(ref_b.iloc[np.flatnonzero(in_rel)], use_na_sentinel=True)
+        ref_codes = np.asarray(ref_codes, dtype=np.int64)
+        k = len(labels)
+        clusters_set_aside = int(ref_b.nunique()) - k
+        pcodes = pcodes_b[in_rel]
+        size = np.bincount(ref_codes, minlength=k)
+
+        # contingency: one row per (true cluster, predicted cluster) intersection
+        width = np.int64(max(self._n_pred, 1))
+        key = ref_codes * width + pcodes
+        ukey, piece_n = np.unique(key, return_counts=True)
+        piece_cluster = ukey // width
+        piece_pred = ukey % width
+        piece_m = self.cluster_sizes[piece_pred]
+        piece_label = np.asarray(self._pred_uniques.take(piece_pred), dtype=object)
+
+        # weights and draws
+        if spec.kind == "cluster_size":
+            weight = 1.0 / size
+        elif spec.kind == "uniform":
+            weight = np.ones(k)
+        else:
+            weight = self._per_cluster(spec.column, rows, ref_codes, k, labels, "weights", integer=False)
+            bad = ~np.isfinite(weight) | (weight <= 0)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    f"weights column {spec.column!r}: cluster {labels[i]!r} has weight {weight[i]!r}; weights "
+                    "w_c = 1/p_c must be finite and > 0 (fix the value, or use weights='cluster_size')"
+                )
+        if draws is None:
+            n_draws = np.ones(k, dtype=np.int64)
+        else:
+            dvals = self._per_cluster(draws, rows, ref_codes, k, labels, "draws", integer=True)
+            n_draws = dvals.astype(np.int64)
+
+        homonym = variation = has_name = None
+        if name is not None:
+            homonym, variation, has_name = self._name_flags(name, rows, ref_codes, k)
+
+        return BenchmarkSample(
+            labels=np.asarray(labels, dtype=object),
+            size=size,
+            weight=np.asarray(weight, dtype=np.float64),
+            draws=n_draws,
+            piece_cluster=piece_cluster,
+            piece_n=piece_n,
+            piece_m=piece_m,
+            piece_label=piece_label,
+            n_records=self.n_records,
+            n_clusters=self.n_clusters,
+            design=spec.design,
+            homonym=homonym,
+            name_variation=variation,
+            has_name=has_name,
+            records_set_aside=records_set_aside,
+            clusters_set_aside=clusters_set_aside,
+        )
+
+    def _per_cluster(self, column: Hashable, rows: np.ndarray, ref_codes: np.ndarray, k: int,
+                     labels: object, what: str, *, integer: bool) -> np.ndarray:
+        vals = pd.to_numeric(self.df[column].iloc[rows], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        raw = self.df[column].iloc[rows]
+        nonnum = np.isnan(vals) & raw.notna().to_numpy()
+        if nonnum.any():
+            i = int(np.flatnonzero(nonnum)[0])
+            raise InputError(f"{what} column {column!r}: value {raw.iloc[i]!r} is not a number")
+        lo = np.full(k, np.inf)
+        hi = np.full(k, -np.inf)
+        np.minimum.at(lo, ref_codes, np.where(np.isnan(vals), -np.inf, vals))
+        np.maximum.at(hi, ref_codes, np.where(np.isnan(vals), np.inf, vals))
+        if np.isnan(vals).any():
+            i = int(ref_codes[np.flatnonzero(np.isnan(vals))[0]])
+            raise InputError(
+                f"{what} column {column!r} is null on a record of benchmark cluster {labels[i]!r}; "
+                f"every benchmark record needs its cluster's {what} value"
+            )
+        varying = lo != hi
+        if varying.any():
+            i = int(np.flatnonzero(varying)[0])
+            raise InputError(
+                f"{what} column {column!r} varies within benchmark cluster {labels[i]!r} (from {lo[i]:g} to {hi[i]:g}); "
+                f"{what} belong to the cluster: give every record of a cluster the same value"
+            )
+        if integer:
+            bad = (lo < 1) | (lo != np.floor(lo)) | ~np.isfinite(lo)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    f"draws column {column!r}: cluster {labels[i]!r} has {lo[i]:g} draws; draws must be whole "
+                    "numbers >= 1 (how many times the cluster was drawn)"
+                )
+        return lo
+
+    def _name_flags(self, name: Hashable, rows: np.ndarray, ref_codes: np.ndarray, k: int):
+        ncodes, n_names = self.name_codes(name)
+        pcodes = self.pred_codes
+        pop_named = ncodes[(pcodes >= 0) & (ncodes >= 0)]
+        pop_count = np.bincount(pop_named, minlength=max(n_names, 1))
+        nb = ncodes[rows]
+        named = nb >= 0
+        has_name = np.bincount(ref_codes[named], minlength=k) > 0
+        if not named.any():
+            z = np.zeros(k, dtype=bool)
+            return z, z, has_name
+        key = ref_codes[named] * np.int64(n_names) + nb[named]
+        ukey, in_c = np.unique(key, return_counts=True)
+        c, nm = ukey // n_names, ukey % n_names
+        outside = pop_count[nm] > in_c
+        homonym = np.bincount(c[outside], minlength=k) > 0
+        variation = np.bincount(c, minlength=k) >= 2
+        return homonym, variation, has_name
+
+
+def clustering_table(df: pd.DataFrame, *, cluster: Hashable, name: Hashable | None = None,
+                     record_id: Hashable | None = None) -> ClusteringTable:
+    """Size table (and name counts) of the clustering in column ``cluster``."""
+    return PandasRelease(df, prediction=cluster, record_id=record_id).clustering_table(name=name)
+
+
+def benchmark_sample(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable,
+                     weights: str | dict | WeightsSpec = "cluster_size", draws: Hashable | None = None,
+                     name: Hashable | None = None, record_id: Hashable | None = None) -> BenchmarkSample:
+    """The benchmark restricted to the release, aggregated per sampled cluster (SPEC 2.1, 4)."""
+    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
+
+
+def aggregate_release(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable | None = None,
+                      weights: str | dict | WeightsSpec = "cluster_size", draws: Hashable | None = None,
+                      name: Hashable | None = None, record_id: Hashable | None = None) -> ReleaseAggregate:
+    """Both tables of a release, sharing one factorisation of each column."""
+    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+    table = rel.clustering_table(name=name)
+    sample = None
+    if reference is not None:
+        sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
+    return ReleaseAggregate(table=table, sample=sample)
+
+
+def contingency(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Full contingency table of two clusterings on the release population.
+
+    Returns (true cluster index, predicted cluster index, count) per non-empty cell.
+    Every record of the release must have a reference id.
+    """
+    df = _check_frame(df)
+    _check_column(df, prediction, "prediction")
+    _check_column(df, reference, "reference")
+    pcodes, _ = _factorize(df[prediction])
+    pop = pcodes >= 0
+    if not pop.any():
+        raise InputError(f"prediction column {prediction!r} is null on every row: the release is empty")
+    tcodes_all, _ = _factorize(df[reference])
+    missing = pop & (tcodes_all < 0)
+    if missing.any():
+        raise InputError(
+            f"reference column {reference!r} is null on {int(missing.sum())} records of the release; exact metrics "
+            "need the true cluster of every record (use estimate() for a benchmark sample)"
+        )
+    t = tcodes_all[pop]
+    p = pcodes[pop]
+    _, t = np.unique(t, return_inverse=True)
+    _, p = np.unique(p, return_inverse=True)
+    n_p = int(p.max()) + 1
+    key = t.astype(np.int64) * n_p + p
+    ukey, counts = np.unique(key, return_counts=True)
+    return ukey // n_p, ukey % n_p, counts

@@ -1,0 +1,14 @@
+"""Exceptions and warnings raised by er-expectations.
+
+Every error names the column, parameter or file at fault and says how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input data or a bad argument: the message names the column or parameter and the fix."""
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined for the data given (e.g. precision with no predicted pair)."""

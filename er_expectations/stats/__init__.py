@@ -1,0 +1,58 @@
+"""Pure statistics on small per-cluster tables (numpy only; no GX, no pandas).
+
+Layer 1 of er-expectations: the formulas of SPEC sections 3–7. The engines aggregate the
+full data into :class:`ClusteringTable` and :class:`BenchmarkSample`; everything here
+runs on those small tables.
+"""
+
+from .estimator import RatioEstimate, check_ci_level, f_beta_estimate, ratio_estimate, z_value
+from .exact import exact_metrics_from_contingency
+from .metrics import (
+    METRICS,
+    NAME_STATISTICS,
+    PERFORMANCE_METRICS,
+    TRUE_STATISTICS,
+    MetricDef,
+    check_beta,
+    error_contributions,
+    estimate_metrics,
+    fg_values,
+    resolve_metrics,
+)
+from .sample import BenchmarkSample, ClusterErrors, cluster_errors
+from .summary import (
+    SUMMARY_STATISTICS,
+    ClusteringTable,
+    hill_label,
+    hill_number,
+    parse_hill_orders,
+    summary_statistics,
+)
+
+__all__ = [
+    "BenchmarkSample",
+    "ClusterErrors",
+    "ClusteringTable",
+    "METRICS",
+    "MetricDef",
+    "NAME_STATISTICS",
+    "PERFORMANCE_METRICS",
+    "RatioEstimate",
+    "SUMMARY_STATISTICS",
+    "TRUE_STATISTICS",
+    "check_beta",
+    "check_ci_level",
+    "cluster_errors",
+    "error_contributions",
+    "estimate_metrics",
+    "exact_metrics_from_contingency",
+    "f_beta_estimate",
+    "fg_values",
+    "hill_label",
+    "hill_number",
+    "parse_hill_orders",
+    "ratio_estimate",
+    "resolve_metrics",
+    "summary_statistics",
+    "z_value",
+]
