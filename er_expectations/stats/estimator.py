@@ -68,7 +68,8 @@ def _interval(est: float, se: float, level: float, bounds: tuple[float, float] |
         return math.nan, math.nan
     z = z_value(level)
     lo, hi = est - z * se, est + z * se
-    if bounds is not None:
+    if bounds is not None and bounds[0] <= est <= bounds[1]:
+        # clip to the metric's range; an estimate outside it keeps its raw interval (SPEC 6)
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return lo, hi
 

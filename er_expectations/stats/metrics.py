@@ -222,7 +222,7 @@ def _finish(metric: MetricDef, est: RatioEstimate) -> RatioEstimate:
     if metric.complement and est.defined:
         lo, hi = est.ci_lower, est.ci_upper
         lo, hi = (1.0 - hi, 1.0 - lo) if not math.isnan(lo) else (lo, hi)
-        if not math.isnan(lo):
+        if not math.isnan(lo) and 0.0 <= 1.0 - est.estimate <= 1.0:
             lo, hi = max(lo, 0.0), min(hi, 1.0)
         influence = None if est.influence is None else -est.influence
         est = RatioEstimate(1.0 - est.estimate, est.std_error, lo, hi, est.draws, est.clusters,

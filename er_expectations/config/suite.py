@@ -1,0 +1,394 @@
+"""Suite files (``suites/*.yml``): a named list of expectations with shared defaults.
+
+.. code-block:: yaml
+
+    suite: patentsview_inventor_disambiguation
+    description: "free text"
+    defaults:                       # inherited by every expectation that has the parameter
+      prediction_column: inventor_id
+      reference_column: benchmark_id
+      weights: cluster_size
+    expectations:
+      - expectation: expect_estimated_pairwise_precision_to_be_between
+        min_value: 0.85
+        bound: interval
+        note: "Agreed with the release owner in 2022."
+        severity: critical
+      - expectation: expect_hill_number_to_be_between
+        q: 2
+        min_value: 1.5
+
+Which expectations exist and what parameters they take comes from a registry
+(:func:`~er_expectations.config.schema.default_registry` unless the caller passes one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError, ConfigIssue, IssueCollector, did_you_mean, quote_list
+from .schema import (
+    COMMON_PARAMS,
+    AtLeastOneOf,
+    ExpectationSpec,
+    NotGreaterThan,
+    ParamSpec,
+    Registry,
+    RequiredWhen,
+    default_registry,
+    make_registry,
+)
+from .values import ValueProblem, convert_param, format_number
+from .yamlnodes import Node, compose_file, describe
+
+__all__ = [
+    "SUITE_KEYS",
+    "ExpectationConfig",
+    "SuiteConfig",
+    "load_suite",
+    "load_suites",
+    "resolve_registry",
+]
+
+#: Top-level keys of a suite file.
+SUITE_KEYS: tuple[str, ...] = ("suite", "description", "defaults", "expectations")
+_SUFFIXES = (".yml", ".yaml")
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectationConfig:
+    """One expectation of a suite, ready for Great Expectations.
+
+    ``kwargs`` holds every parameter that has a value after the suite defaults and the
+    registry defaults were applied (numbers as ``float``, infinity as ``math.inf``);
+    ``note`` and ``severity`` are kept apart. ``line`` is where the entry starts.
+    """
+
+    name: str
+    kwargs: dict[str, object] = field(hash=False)
+    note: str | None = None
+    severity: str = "critical"
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteConfig:
+    """A loaded suite file; ``path`` is the file as given to the loader."""
+
+    name: str
+    description: str | None
+    path: Path
+    expectations: tuple[ExpectationConfig, ...]
+
+
+def resolve_registry(registry: Registry | Iterable[ExpectationSpec] | None) -> Mapping[str, ExpectationSpec]:
+    """The registry to validate against: the default one, a mapping, or a list of specs."""
+    if registry is None:
+        return default_registry()
+    if isinstance(registry, Mapping):
+        return registry
+    return make_registry(registry)
+
+
+def load_suite(
+    path: str | Path,
+    registry: Registry | Iterable[ExpectationSpec] | None = None,
+) -> SuiteConfig:
+    """Load and validate a suite file; raises :class:`ConfigError` listing every problem."""
+    issues = IssueCollector(str(path))
+    root = compose_file(path, issues)
+    suite = None
+    if root is not None:
+        suite = suite_from_node(root, Path(path), issues, resolve_registry(registry))
+    issues.raise_if_any()
+    assert suite is not None
+    return suite
+
+
+def load_suites(
+    paths: Iterable[str | Path],
+    *,
+    registry: Registry | Iterable[ExpectationSpec] | None = None,
+) -> dict[str, SuiteConfig]:
+    """Load every suite under ``paths`` (folders are searched for ``*.yml`` / ``*.yaml``).
+
+    Returns the suites by name. Files whose top-level key is ``checkpoint:`` are skipped.
+    The problems of all files, a missing path and two files defining one suite name are
+    raised together in one :class:`ConfigError`.
+    """
+    specs = resolve_registry(registry)
+    problems: list[ConfigIssue] = []
+    suites: dict[str, SuiteConfig] = {}
+    for base in paths:
+        base = Path(base)
+        if base.is_dir():
+            files = sorted(p for p in base.iterdir() if p.suffix in _SUFFIXES and p.is_file())
+        elif base.is_file():
+            files = [base]
+        else:
+            problems.append(ConfigIssue(str(base), None, None,
+                                        f"suite path not found: {base.absolute()}"))
+            continue
+        for file in files:
+            issues = IssueCollector(str(file))
+            root = compose_file(file, issues)
+            if root is not None and root.kind == "mapping" and "checkpoint" in root and "suite" not in root:
+                continue
+            suite = suite_from_node(root, file, issues, specs) if root is not None else None
+            problems.extend(issues.issues)
+            if suite is None or issues:
+                continue
+            if suite.name in suites:
+                key = root.key("suite") if root is not None else None
+                problems.append(ConfigIssue(
+                    str(file), key.line if key else None, key.column if key else None,
+                    f"suite '{suite.name}' is also defined in {suites[suite.name].path}",
+                    "give every suite its own name",
+                ))
+                continue
+            suites[suite.name] = suite
+    if problems:
+        raise ConfigError(problems)
+    return suites
+
+
+def suite_from_node(
+    root: Node,
+    path: Path,
+    issues: IssueCollector,
+    registry: Mapping[str, ExpectationSpec],
+) -> SuiteConfig | None:
+    """Validate a composed suite document; problems go to ``issues``."""
+    if root.kind != "mapping":
+        if root.kind != "invalid":
+            issues.add(root, f"a suite file must be a mapping with the keys {quote_list(SUITE_KEYS, conjunction='and')}, "
+                             f"got {describe(root)}", "start the file with 'suite: <name>'")
+        return None
+    for key, key_node, _ in root.items():
+        if key not in SUITE_KEYS:
+            issues.add(key_node, f"unknown top-level key '{key}' in a suite file",
+                       did_you_mean(key, SUITE_KEYS, list_all_below=10))
+
+    name = _required_text(root, "suite", issues, "suite: <name of the expectation suite>")
+    description = _optional_text(root, "description", issues)
+    defaults = _defaults(root.get("defaults"), registry, issues)
+
+    expectations: list[ExpectationConfig] = []
+    entries = root.get("expectations")
+    if entries is None:
+        issues.add(root, "missing required key 'expectations'",
+                   "add 'expectations:' with a list of '- expectation: <name>' entries")
+    elif entries.is_null or (entries.kind == "sequence" and not entries.elements()):
+        issues.add(entries, "the suite has no expectations",
+                   "add at least one '- expectation: <name>' entry")
+    elif entries.kind != "sequence":
+        if entries.kind != "invalid":
+            issues.add(entries, f"expectations: expected a list, got {describe(entries)}",
+                       "write each expectation as a list item starting with '- expectation: <name>'")
+    else:
+        for item in entries.elements():
+            parsed = _expectation(item, defaults, registry, issues)
+            if parsed is not None:
+                expectations.append(parsed)
+    if name is None:
+        return None
+    return SuiteConfig(name=name, description=description, path=path,
+                       expectations=tuple(expectations))
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+def _required_text(root: Node, key: str, issues: IssueCollector, example: str) -> str | None:
+    node = root.get(key)
+    if node is None or node.is_null:
+        issues.add(node or root, f"missing required key '{key}'", f"add '{example}'")
+        return None
+    return _text_value(key, node, issues)
+
+
+def _optional_text(root: Node, key: str, issues: IssueCollector) -> str | None:
+    node = root.get(key)
+    if node is None or node.is_null:
+        return None
+    return _text_value(key, node, issues)
+
+
+def _text_value(key: str, node: Node, issues: IssueCollector) -> str | None:
+    try:
+        return convert_param(ParamSpec(key, "str"), node)  # type: ignore[return-value]
+    except ValueProblem as problem:
+        if node.kind != "invalid":
+            issues.add(node, problem.message, problem.hint)
+        return None
+
+
+def _known_params(registry: Mapping[str, ExpectationSpec]) -> dict[str, ParamSpec]:
+    known: dict[str, ParamSpec] = {}
+    for spec in registry.values():
+        for param in spec.all_params():
+            known.setdefault(param.name, param)
+    for param in COMMON_PARAMS:
+        known.setdefault(param.name, param)
+    return known
+
+
+def _defaults(
+    node: Node | None,
+    registry: Mapping[str, ExpectationSpec],
+    issues: IssueCollector,
+) -> dict[str, Node]:
+    """The ``defaults`` mapping as parameter -> value node (nulls dropped), checked."""
+    if node is None or node.is_null or node.kind == "invalid":
+        return {}
+    if node.kind != "mapping":
+        issues.add(node, f"defaults: expected a mapping of parameter: value, got {describe(node)}",
+                   "write for example 'defaults:' and below it '  prediction_column: cluster_id'")
+        return {}
+    known = _known_params(registry)
+    defaults: dict[str, Node] = {}
+    for key, key_node, value in node.items():
+        if key not in known:
+            issues.add(key_node, f"unknown parameter '{key}' in defaults",
+                       did_you_mean(key, sorted(known)) or "defaults take parameters of the expectations")
+            continue
+        if key == "expectation":
+            continue
+        if value.is_null or value.kind == "invalid":
+            continue
+        _convert(known[key], value, issues)  # report a bad value once, where it is written
+        defaults[key] = value
+    return defaults
+
+
+_INVALID = object()
+
+
+def _convert(param: ParamSpec, node: Node, issues: IssueCollector) -> object:
+    if node.kind == "invalid":
+        return _INVALID
+    try:
+        return convert_param(param, node)
+    except ValueProblem as problem:
+        issues.add(node, problem.message, problem.hint)
+        return _INVALID
+
+
+def _expectation(
+    item: Node,
+    defaults: Mapping[str, Node],
+    registry: Mapping[str, ExpectationSpec],
+    issues: IssueCollector,
+) -> ExpectationConfig | None:
+    if item.kind != "mapping":
+        if item.kind != "invalid":
+            issues.add(item, f"an expectation must be a mapping, got {describe(item)}",
+                       "start the entry with '- expectation: <name>' and list its parameters below")
+        return None
+    name_node = item.get("expectation")
+    if name_node is None:
+        named = [key for key, _, _ in item.items() if key in registry]
+        if named:
+            hint = (f"write '- expectation: {named[0]}' and put its parameters on the next "
+                    "lines, at the same indentation as 'expectation'")
+        else:
+            hint = "start each entry with '- expectation: <name>'"
+        issues.add(item, "expectation entry without an 'expectation' key", hint)
+        return None
+    if not name_node.is_str:
+        if name_node.kind != "invalid":
+            issues.add(name_node, f"expectation: expected the name of an expectation, got {describe(name_node)}",
+                       "write for example 'expectation: expect_matching_rate_to_be_between'")
+        return None
+    name = name_node.value
+    assert isinstance(name, str)
+    spec = registry.get(name)
+    if spec is None:
+        issues.add(name_node, f"unknown expectation '{name}'",
+                   did_you_mean(name, sorted(registry), list_all_below=len(registry) + 1))
+        return None
+
+    params = {param.name: param for param in spec.all_params()}
+    given: dict[str, Node] = {}
+    for key, key_node, value in item.items():
+        if key == "expectation":
+            continue
+        if key in params:
+            given[key] = value
+            continue
+        hint = did_you_mean(key, sorted(params))
+        if hint is None:
+            elsewhere = sorted(other.name for other in registry.values() if other.param(key))
+            if elsewhere:
+                hint = f"'{key}' is a parameter of {quote_list(elsewhere[:3])}" + (
+                    " and others" if len(elsewhere) > 3 else "")
+            else:
+                hint = f"{name} takes {quote_list(sorted(params))}"
+        issues.add(key_node, f"unknown parameter '{key}' for {name}", hint)
+
+    values: dict[str, object] = {}
+    sources: dict[str, Node] = {}
+    broken = False
+    for param in params.values():
+        node = given.get(param.name)
+        if node is None:
+            node = defaults.get(param.name)
+        value: object = param.default
+        if node is not None and not node.is_null:
+            value = _convert(param, node, issues)
+            sources[param.name] = node
+        if value is _INVALID:
+            broken = True
+            continue
+        if value is None and param.required:
+            issues.add(item, f"missing required parameter '{param.name}' for {name}",
+                       f"add '{param.name}: ...' to this expectation or to the suite's defaults")
+            broken = True
+            continue
+        values[param.name] = value
+    if not broken:
+        _check_rules(spec, values, sources, item, issues)
+
+    kwargs = {key: value for key, value in values.items()
+              if value is not None and key not in ("note", "severity")}
+    severity = values.get("severity")
+    note = values.get("note")
+    return ExpectationConfig(
+        name=name,
+        kwargs=kwargs,
+        note=note if isinstance(note, str) else None,
+        severity=severity if isinstance(severity, str) else "critical",
+        line=item.line,
+    )
+
+
+def _check_rules(
+    spec: ExpectationSpec,
+    values: Mapping[str, object],
+    sources: Mapping[str, Node],
+    item: Node,
+    issues: IssueCollector,
+) -> None:
+    for rule in spec.rules:
+        if isinstance(rule, AtLeastOneOf):
+            if all(values.get(name) is None for name in rule.names):
+                issues.add(item, f"{spec.name} needs at least one of {quote_list(rule.names)}",
+                           "add " + " and/or ".join(f"'{name}: ...'" for name in rule.names))
+        elif isinstance(rule, NotGreaterThan):
+            low, high = values.get(rule.lower), values.get(rule.upper)
+            if isinstance(low, int | float) and isinstance(high, int | float) and low > high:
+                where = sources.get(rule.lower, item)
+                issues.add(where, f"{rule.lower} ({_show(low)}) is greater than {rule.upper} ({_show(high)})",
+                           f"{rule.lower} must not exceed {rule.upper}; swap or correct them")
+        elif isinstance(rule, RequiredWhen):
+            other = values.get(rule.other)
+            if other in rule.values and values.get(rule.name) is None:
+                where = sources.get(rule.other, item)
+                issues.add(where, f"'{rule.name}' is required when {rule.other} is '{other}'",
+                           f"add '{rule.name}: <column>' to this expectation or to the suite's defaults")
+
+
+def _show(value: float) -> str:
+    return format_number(value) if not math.isnan(value) else "nan"

@@ -1,0 +1,92 @@
+"""Reading record tables from Parquet or CSV, with errors that name the file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import InputError
+
+__all__ = ["read_table", "table_columns", "atomic_write_text", "combine_name"]
+
+_PARQUET = {".parquet", ".pq", ".parq"}
+_CSV = {".csv", ".tsv", ".txt"}
+
+
+def _kind(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in _PARQUET:
+        return "parquet"
+    if suffix in _CSV:
+        return "csv"
+    raise InputError(f"{path}: unknown file type {suffix!r}; use a .parquet or .csv (or .tsv) file")
+
+
+def table_columns(path: str | os.PathLike) -> list[str]:
+    """Column names of a Parquet or CSV file without reading its rows."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: file not found")
+    if _kind(p) == "parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(p).names)
+    sep = "\t" if p.suffix.lower() == ".tsv" else ","
+    return [str(c) for c in pd.read_csv(p, sep=sep, nrows=0).columns]
+
+
+def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read a Parquet or CSV file (optionally only some columns); ids are kept as strings in CSV."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: file not found")
+    kind = _kind(p)
+    if columns is not None:
+        available = table_columns(p)
+        missing = [c for c in columns if c not in available]
+        if missing:
+            import difflib
+
+            hints = []
+            for m in missing:
+                close = difflib.get_close_matches(m, available, n=1)
+                hints.append(f"{m!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise InputError(f"{p}: no column {', '.join(hints)}; the file has: {', '.join(available[:20])}")
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(p, columns=list(columns) if columns is not None else None)
+        sep = "\t" if p.suffix.lower() == ".tsv" else ","
+        return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
+                           dtype=str, keep_default_na=True)
+    except InputError:
+        raise
+    except Exception as exc:  # pyarrow / parser errors: say which file
+        raise InputError(f"{p}: cannot read the file as {kind}: {exc}") from exc
+
+
+def combine_name(df: pd.DataFrame, columns: Sequence[str], *, separator: str = " ") -> pd.Series:
+    """A name built from several columns (e.g. first and last name); null if all parts are null."""
+    parts = [df[c].astype("string").str.strip() for c in columns]
+    name = parts[0].fillna("")
+    for part in parts[1:]:
+        name = name.str.cat(part.fillna(""), sep=separator)
+    name = name.str.strip()
+    return name.mask(name == "", pd.NA)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a file atomically: a temporary file in the same folder, then ``os.replace``."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
