@@ -91,8 +91,10 @@ class ParamSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in PARAM_KINDS:
-            raise ValueError(f"ParamSpec {self.name!r}: unknown kind {self.kind!r}; "
-                             f"expected one of {', '.join(PARAM_KINDS)}")
+            raise ValueError(
+                f"ParamSpec {self.name!r}: unknown kind {self.kind!r}; "
+                f"expected one of {', '.join(PARAM_KINDS)}"
+            )
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"ParamSpec {self.name!r}: kind 'choice' needs choices")
 
@@ -157,8 +159,13 @@ class ExpectationSpec:
 #: Accepted by every expectation; kept out of the kwargs handed to Great Expectations.
 COMMON_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("note", "str", doc="Free-text note for auditors (why this threshold, who agreed)."),
-    ParamSpec("severity", "choice", default="critical", choices=SEVERITIES,
-              doc="How to treat a failure: critical, warning or info."),
+    ParamSpec(
+        "severity",
+        "choice",
+        default="critical",
+        choices=SEVERITIES,
+        doc="How to treat a failure: critical, warning or info.",
+    ),
 )
 
 Registry = Mapping[str, ExpectationSpec]
@@ -214,42 +221,77 @@ _RATES = {"matching_rate", "homonymy_rate", "name_variation_rate"}
 
 
 def _prediction_column() -> ParamSpec:
-    return ParamSpec("prediction_column", "str", required=True,
-                     doc="Column with the predicted cluster id of each record.")
+    return ParamSpec(
+        "prediction_column",
+        "str",
+        required=True,
+        doc="Column with the predicted cluster id of each record.",
+    )
 
 
 def _reference_column() -> ParamSpec:
-    return ParamSpec("reference_column", "str", required=True,
-                     doc="Column with the benchmark (true) cluster id; null outside the benchmark.")
+    return ParamSpec(
+        "reference_column",
+        "str",
+        required=True,
+        doc="Column with the benchmark (true) cluster id; null outside the benchmark.",
+    )
 
 
 def _name_column(*, required: bool) -> ParamSpec:
-    return ParamSpec("name_column", "str", required=required,
-                     doc="Column with the name used for homonymy and name variation.")
+    return ParamSpec(
+        "name_column",
+        "str",
+        required=required,
+        doc="Column with the name used for homonymy and name variation.",
+    )
 
 
-def _thresholds(*, minimum: float | None, maximum: float | None, what: str) -> tuple[ParamSpec, ...]:
+def _thresholds(
+    *, minimum: float | None, maximum: float | None, what: str
+) -> tuple[ParamSpec, ...]:
     return (
-        ParamSpec("min_value", "number_or_inf", minimum=minimum, maximum=maximum,
-                  doc=f"Smallest acceptable {what}."),
-        ParamSpec("max_value", "number_or_inf", minimum=minimum, maximum=maximum,
-                  doc=f"Largest acceptable {what} (.inf for no limit)."),
+        ParamSpec(
+            "min_value",
+            "number_or_inf",
+            minimum=minimum,
+            maximum=maximum,
+            doc=f"Smallest acceptable {what}.",
+        ),
+        ParamSpec(
+            "max_value",
+            "number_or_inf",
+            minimum=minimum,
+            maximum=maximum,
+            doc=f"Largest acceptable {what} (.inf for no limit).",
+        ),
     )
 
 
 def _sampling_params() -> tuple[ParamSpec, ...]:
     return (
-        ParamSpec("weights", "weights", default="cluster_size",
-                  doc="Benchmark sampling design: cluster_size (clusters drawn with probability "
-                      "proportional to their size), uniform, or {column: <weight column>}."),
-        ParamSpec("draws_column", "str",
-                  doc="Column with how many times each benchmark cluster was drawn (default 1)."),
+        ParamSpec(
+            "weights",
+            "weights",
+            default="cluster_size",
+            doc="Benchmark sampling design: cluster_size (clusters drawn with probability "
+            "proportional to their size), uniform, or {column: <weight column>}.",
+        ),
+        ParamSpec(
+            "draws_column",
+            "str",
+            doc="Column with how many times each benchmark cluster was drawn (default 1).",
+        ),
     )
 
 
 def _ci_level() -> ParamSpec:
-    return ParamSpec("ci_level", "probability", default=0.95,
-                     doc="Confidence level of the interval, strictly between 0 and 1.")
+    return ParamSpec(
+        "ci_level",
+        "probability",
+        default=0.95,
+        doc="Confidence level of the interval, strictly between 0 and 1.",
+    )
 
 
 _RANGE_RULES: tuple[Rule, ...] = (
@@ -263,32 +305,64 @@ def _summary_spec(statistic: str, needs_names: bool, summary: str) -> Expectatio
     if needs_names:
         params.append(_name_column(required=True))
     if statistic == "hill_number":
-        params.append(ParamSpec("q", "number_or_inf", required=True, minimum=0.0,
-                                doc="Order of the Hill number, q >= 0 (.inf allowed)."))
+        params.append(
+            ParamSpec(
+                "q",
+                "number_or_inf",
+                required=True,
+                minimum=0.0,
+                doc="Order of the Hill number, q >= 0 (.inf allowed).",
+            )
+        )
     upper = 1.0 if statistic in _RATES else None
     params.extend(_thresholds(minimum=0.0, maximum=upper, what=statistic.replace("_", " ")))
-    return ExpectationSpec(f"expect_{statistic}_to_be_between", tuple(params), summary, _RANGE_RULES)
+    return ExpectationSpec(
+        f"expect_{statistic}_to_be_between", tuple(params), summary, _RANGE_RULES
+    )
 
 
 def _metric_spec(metric: str, has_beta: bool, label: str) -> ExpectationSpec:
     params: list[ParamSpec] = [_prediction_column(), _reference_column(), *_sampling_params()]
     params.extend(_thresholds(minimum=0.0, maximum=1.0, what=f"estimated {label}"))
     if has_beta:
-        params.append(ParamSpec("beta", "float", default=1.0, minimum=0.0, exclusive_minimum=True,
-                                doc="Weight of recall against precision, > 0 (1 = F1)."))
+        params.append(
+            ParamSpec(
+                "beta",
+                "float",
+                default=1.0,
+                minimum=0.0,
+                exclusive_minimum=True,
+                doc="Weight of recall against precision, > 0 (1 = F1).",
+            )
+        )
     params.append(_ci_level())
-    params.append(ParamSpec("bound", "choice", default="estimate", choices=BOUNDS,
-                            doc="Compare the point estimate with the thresholds (estimate) or "
-                                "require the whole confidence interval inside them (interval)."))
-    summary = f"The {label} of the release, estimated from the benchmark, lies between the thresholds."
-    return ExpectationSpec(f"expect_estimated_{metric}_to_be_between", tuple(params), summary,
-                           _RANGE_RULES)
+    params.append(
+        ParamSpec(
+            "bound",
+            "choice",
+            default="estimate",
+            choices=BOUNDS,
+            doc="Compare the point estimate with the thresholds (estimate) or "
+            "require the whole confidence interval inside them (interval).",
+        )
+    )
+    summary = (
+        f"The {label} of the release, estimated from the benchmark, lies between the thresholds."
+    )
+    return ExpectationSpec(
+        f"expect_estimated_{metric}_to_be_between", tuple(params), summary, _RANGE_RULES
+    )
 
 
 def _benchmark_statistic_spec() -> ExpectationSpec:
     params = (
-        ParamSpec("statistic", "choice", required=True, choices=BENCHMARK_STATISTICS,
-                  doc="Which summary statistic to compare."),
+        ParamSpec(
+            "statistic",
+            "choice",
+            required=True,
+            choices=BENCHMARK_STATISTICS,
+            doc="Which summary statistic to compare.",
+        ),
         _prediction_column(),
         _reference_column(),
         *_sampling_params(),
@@ -310,7 +384,9 @@ def default_registry() -> dict[str, ExpectationSpec]:
         _summary_spec(statistic, needs_names, summary)
         for statistic, (needs_names, summary) in SUMMARY_EXPECTATIONS.items()
     ]
-    specs.extend(_metric_spec(metric, has_beta, label)
-                 for metric, (has_beta, label) in ESTIMATED_METRICS.items())
+    specs.extend(
+        _metric_spec(metric, has_beta, label)
+        for metric, (has_beta, label) in ESTIMATED_METRICS.items()
+    )
     specs.append(_benchmark_statistic_spec())
     return make_registry(specs)

@@ -29,7 +29,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ConfigError, ConfigIssue, IssueCollector, did_you_mean, quote_list
+from .errors import (
+    ConfigError,
+    ConfigIssue,
+    IssueCollector,
+    close_matches,
+    did_you_mean,
+    quote_list,
+)
 from .schema import (
     COMMON_PARAMS,
     AtLeastOneOf,
@@ -84,7 +91,9 @@ class SuiteConfig:
     expectations: tuple[ExpectationConfig, ...]
 
 
-def resolve_registry(registry: Registry | Iterable[ExpectationSpec] | None) -> Mapping[str, ExpectationSpec]:
+def resolve_registry(
+    registry: Registry | Iterable[ExpectationSpec] | None,
+) -> Mapping[str, ExpectationSpec]:
     """The registry to validate against: the default one, a mapping, or a list of specs."""
     if registry is None:
         return default_registry()
@@ -129,13 +138,19 @@ def load_suites(
         elif base.is_file():
             files = [base]
         else:
-            problems.append(ConfigIssue(str(base), None, None,
-                                        f"suite path not found: {base.absolute()}"))
+            problems.append(
+                ConfigIssue(str(base), None, None, f"suite path not found: {base.absolute()}")
+            )
             continue
         for file in files:
             issues = IssueCollector(str(file))
             root = compose_file(file, issues)
-            if root is not None and root.kind == "mapping" and "checkpoint" in root and "suite" not in root:
+            if (
+                root is not None
+                and root.kind == "mapping"
+                and "checkpoint" in root
+                and "suite" not in root
+            ):
                 continue
             suite = suite_from_node(root, file, issues, specs) if root is not None else None
             problems.extend(issues.issues)
@@ -143,11 +158,15 @@ def load_suites(
                 continue
             if suite.name in suites:
                 key = root.key("suite") if root is not None else None
-                problems.append(ConfigIssue(
-                    str(file), key.line if key else None, key.column if key else None,
-                    f"suite '{suite.name}' is also defined in {suites[suite.name].path}",
-                    "give every suite its own name",
-                ))
+                problems.append(
+                    ConfigIssue(
+                        str(file),
+                        key.line if key else None,
+                        key.column if key else None,
+                        f"suite '{suite.name}' is also defined in {suites[suite.name].path}",
+                        "give every suite its own name",
+                    )
+                )
                 continue
             suites[suite.name] = suite
     if problems:
@@ -164,13 +183,20 @@ def suite_from_node(
     """Validate a composed suite document; problems go to ``issues``."""
     if root.kind != "mapping":
         if root.kind != "invalid":
-            issues.add(root, f"a suite file must be a mapping with the keys {quote_list(SUITE_KEYS, conjunction='and')}, "
-                             f"got {describe(root)}", "start the file with 'suite: <name>'")
+            issues.add(
+                root,
+                f"a suite file must be a mapping with the keys {quote_list(SUITE_KEYS, conjunction='and')}, "
+                f"got {describe(root)}",
+                "start the file with 'suite: <name>'",
+            )
         return None
     for key, key_node, _ in root.items():
         if key not in SUITE_KEYS:
-            issues.add(key_node, f"unknown top-level key '{key}' in a suite file",
-                       did_you_mean(key, SUITE_KEYS, list_all_below=10))
+            issues.add(
+                key_node,
+                f"unknown top-level key '{key}' in a suite file",
+                did_you_mean(key, SUITE_KEYS, list_all_below=10),
+            )
 
     name = _required_text(root, "suite", issues, "suite: <name of the expectation suite>")
     description = _optional_text(root, "description", issues)
@@ -179,15 +205,24 @@ def suite_from_node(
     expectations: list[ExpectationConfig] = []
     entries = root.get("expectations")
     if entries is None:
-        issues.add(root, "missing required key 'expectations'",
-                   "add 'expectations:' with a list of '- expectation: <name>' entries")
+        issues.add(
+            root,
+            "missing required key 'expectations'",
+            "add 'expectations:' with a list of '- expectation: <name>' entries",
+        )
     elif entries.is_null or (entries.kind == "sequence" and not entries.elements()):
-        issues.add(entries, "the suite has no expectations",
-                   "add at least one '- expectation: <name>' entry")
+        issues.add(
+            entries,
+            "the suite has no expectations",
+            "add at least one '- expectation: <name>' entry",
+        )
     elif entries.kind != "sequence":
         if entries.kind != "invalid":
-            issues.add(entries, f"expectations: expected a list, got {describe(entries)}",
-                       "write each expectation as a list item starting with '- expectation: <name>'")
+            issues.add(
+                entries,
+                f"expectations: expected a list, got {describe(entries)}",
+                "write each expectation as a list item starting with '- expectation: <name>'",
+            )
     else:
         for item in entries.elements():
             parsed = _expectation(item, defaults, registry, issues)
@@ -195,11 +230,13 @@ def suite_from_node(
                 expectations.append(parsed)
     if name is None:
         return None
-    return SuiteConfig(name=name, description=description, path=path,
-                       expectations=tuple(expectations))
+    return SuiteConfig(
+        name=name, description=description, path=path, expectations=tuple(expectations)
+    )
 
 
 # -- helpers ---------------------------------------------------------------------------
+
 
 def _required_text(root: Node, key: str, issues: IssueCollector, example: str) -> str | None:
     node = root.get(key)
@@ -244,17 +281,21 @@ def _defaults(
     if node is None or node.is_null or node.kind == "invalid":
         return {}
     if node.kind != "mapping":
-        issues.add(node, f"defaults: expected a mapping of parameter: value, got {describe(node)}",
-                   "write for example 'defaults:' and below it '  prediction_column: cluster_id'")
+        issues.add(
+            node,
+            f"defaults: expected a mapping of parameter: value, got {describe(node)}",
+            "write for example 'defaults:' and below it '  prediction_column: cluster_id'",
+        )
         return {}
     known = _known_params(registry)
     defaults: dict[str, Node] = {}
     for key, key_node, value in node.items():
         if key not in known:
-            issues.add(key_node, f"unknown parameter '{key}' in defaults",
-                       did_you_mean(key, sorted(known)) or "defaults take parameters of the expectations")
-            continue
-        if key == "expectation":
+            issues.add(
+                key_node,
+                f"unknown parameter '{key}' in defaults",
+                did_you_mean(key, sorted(known)) or "defaults take parameters of the expectations",
+            )
             continue
         if value.is_null or value.kind == "invalid":
             continue
@@ -284,53 +325,68 @@ def _expectation(
 ) -> ExpectationConfig | None:
     if item.kind != "mapping":
         if item.kind != "invalid":
-            issues.add(item, f"an expectation must be a mapping, got {describe(item)}",
-                       "start the entry with '- expectation: <name>' and list its parameters below")
+            issues.add(
+                item,
+                f"an expectation must be a mapping, got {describe(item)}",
+                "start the entry with '- expectation: <name>' and list its parameters below",
+            )
         return None
     name_node = item.get("expectation")
     if name_node is None:
         named = [key for key, _, _ in item.items() if key in registry]
         if named:
-            hint = (f"write '- expectation: {named[0]}' and put its parameters on the next "
-                    "lines, at the same indentation as 'expectation'")
+            hint = (
+                f"write '- expectation: {named[0]}' and put its parameters on the next "
+                "lines, at the same indentation as 'expectation'"
+            )
         else:
             hint = "start each entry with '- expectation: <name>'"
         issues.add(item, "expectation entry without an 'expectation' key", hint)
         return None
     if not name_node.is_str:
         if name_node.kind != "invalid":
-            issues.add(name_node, f"expectation: expected the name of an expectation, got {describe(name_node)}",
-                       "write for example 'expectation: expect_matching_rate_to_be_between'")
+            issues.add(
+                name_node,
+                f"expectation: expected the name of an expectation, got {describe(name_node)}",
+                "write for example 'expectation: expect_matching_rate_to_be_between'",
+            )
         return None
     name = name_node.value
     assert isinstance(name, str)
     spec = registry.get(name)
     if spec is None:
-        issues.add(name_node, f"unknown expectation '{name}'",
-                   did_you_mean(name, sorted(registry), list_all_below=len(registry) + 1))
+        issues.add(
+            name_node,
+            f"unknown expectation '{name}'",
+            did_you_mean(name, sorted(registry), list_all_below=len(registry) + 1),
+        )
         return None
 
     params = {param.name: param for param in spec.all_params()}
     given: dict[str, Node] = {}
+    misspelt: set[str] = set()  # parameters an unknown key probably meant: not "missing"
     for key, key_node, value in item.items():
         if key == "expectation":
             continue
         if key in params:
             given[key] = value
             continue
+        matches = close_matches(key, sorted(params))
+        misspelt.update(matches)
         hint = did_you_mean(key, sorted(params))
         if hint is None:
             elsewhere = sorted(other.name for other in registry.values() if other.param(key))
             if elsewhere:
                 hint = f"'{key}' is a parameter of {quote_list(elsewhere[:3])}" + (
-                    " and others" if len(elsewhere) > 3 else "")
+                    " and others" if len(elsewhere) > 3 else ""
+                )
             else:
                 hint = f"{name} takes {quote_list(sorted(params))}"
         issues.add(key_node, f"unknown parameter '{key}' for {name}", hint)
 
     values: dict[str, object] = {}
     sources: dict[str, Node] = {}
-    broken = False
+    unusable: set[str] = set(misspelt)  # rules involving these would report a consequence
     for param in params.values():
         node = given.get(param.name)
         if node is None:
@@ -340,19 +396,25 @@ def _expectation(
             value = _convert(param, node, issues)
             sources[param.name] = node
         if value is _INVALID:
-            broken = True
+            unusable.add(param.name)
             continue
         if value is None and param.required:
-            issues.add(item, f"missing required parameter '{param.name}' for {name}",
-                       f"add '{param.name}: ...' to this expectation or to the suite's defaults")
-            broken = True
+            unusable.add(param.name)
+            if param.name not in misspelt:
+                issues.add(
+                    item,
+                    f"missing required parameter '{param.name}' for {name}",
+                    f"add '{param.name}: ...' to this expectation or to the suite's defaults",
+                )
             continue
         values[param.name] = value
-    if not broken:
-        _check_rules(spec, values, sources, item, issues)
+    _check_rules(spec, values, sources, item, issues, unusable)
 
-    kwargs = {key: value for key, value in values.items()
-              if value is not None and key not in ("note", "severity")}
+    kwargs = {
+        key: value
+        for key, value in values.items()
+        if value is not None and key not in ("note", "severity")
+    }
     severity = values.get("severity")
     note = values.get("note")
     return ExpectationConfig(
@@ -370,24 +432,39 @@ def _check_rules(
     sources: Mapping[str, Node],
     item: Node,
     issues: IssueCollector,
+    unusable: set[str],
 ) -> None:
+    """Check the cross-parameter rules whose parameters all have usable values."""
     for rule in spec.rules:
         if isinstance(rule, AtLeastOneOf):
+            if unusable & set(rule.names):
+                continue  # a misspelt or wrong value is already reported
             if all(values.get(name) is None for name in rule.names):
-                issues.add(item, f"{spec.name} needs at least one of {quote_list(rule.names)}",
-                           "add " + " and/or ".join(f"'{name}: ...'" for name in rule.names))
+                issues.add(
+                    item,
+                    f"{spec.name} needs at least one of {quote_list(rule.names)}",
+                    "add " + " and/or ".join(f"'{name}: ...'" for name in rule.names),
+                )
         elif isinstance(rule, NotGreaterThan):
             low, high = values.get(rule.lower), values.get(rule.upper)
             if isinstance(low, int | float) and isinstance(high, int | float) and low > high:
                 where = sources.get(rule.lower, item)
-                issues.add(where, f"{rule.lower} ({_show(low)}) is greater than {rule.upper} ({_show(high)})",
-                           f"{rule.lower} must not exceed {rule.upper}; swap or correct them")
+                issues.add(
+                    where,
+                    f"{rule.lower} ({_show(low)}) is greater than {rule.upper} ({_show(high)})",
+                    f"{rule.lower} must not exceed {rule.upper}; swap or correct them",
+                )
         elif isinstance(rule, RequiredWhen):
+            if {rule.name, rule.other} & unusable:
+                continue
             other = values.get(rule.other)
             if other in rule.values and values.get(rule.name) is None:
                 where = sources.get(rule.other, item)
-                issues.add(where, f"'{rule.name}' is required when {rule.other} is '{other}'",
-                           f"add '{rule.name}: <column>' to this expectation or to the suite's defaults")
+                issues.add(
+                    where,
+                    f"'{rule.name}' is required when {rule.other} is '{other}'",
+                    f"add '{rule.name}: <column>' to this expectation or to the suite's defaults",
+                )
 
 
 def _show(value: float) -> str:

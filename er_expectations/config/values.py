@@ -65,8 +65,11 @@ def convert_param(spec: ParamSpec, node: Node) -> object:
     else:
         value = _number(spec.name, node, allow_inf=kind == "number_or_inf")
     if kind == "probability" and not 0.0 < value < 1.0:
-        hint = (f"write it as a fraction, e.g. {format_number(value / 100)} for {node.text} %"
-                if 1.0 < value < 100.0 else "use a level such as 0.9, 0.95 or 0.99")
+        hint = (
+            f"write it as a fraction, e.g. {format_number(value / 100)} for {node.text} %"
+            if 1.0 < value < 100.0
+            else "use a level such as 0.9, 0.95 or 0.99"
+        )
         raise ValueProblem(f"{spec.name}: must be strictly between 0 and 1, got {node.text}", hint)
     if kind == "nonneg_float" and value < 0:
         raise ValueProblem(f"{spec.name}: must be >= 0, got {node.text}")
@@ -84,7 +87,14 @@ def _check_bounds(spec: ParamSpec, node: Node, value: float) -> None:
         hint = None
         if high == 1.0 and 1.0 < value <= 100.0:
             hint = f"this is a fraction: write {format_number(value / 100)} for {node.text} %"
-        raise ValueProblem(f"{spec.name}: must be {op} {format_number(high)}, got {node.text}", hint)
+        raise ValueProblem(
+            f"{spec.name}: must be {op} {format_number(high)}, got {node.text}", hint
+        )
+
+
+def _key(name: str) -> str:
+    """The key as written in the file, for hints (``data.records.id_column`` -> ``id_column``)."""
+    return name.rsplit(".", 1)[-1]
 
 
 def _expect_scalar(name: str, node: Node, expected: str, hint: str | None = None) -> object:
@@ -97,37 +107,47 @@ def _number(name: str, node: Node, *, allow_inf: bool) -> float:
     example = "e.g. 0.9" + (" or .inf" if allow_inf else "")
     value = _expect_scalar(name, node, "a number", f"write a number, {example}")
     if isinstance(value, bool):
-        raise ValueProblem(f"{name}: expected a number, got {describe(node)}",
-                           f"booleans are not numbers; write a number, {example}")
+        raise ValueProblem(
+            f"{name}: expected a number, got {describe(node)}",
+            f"booleans are not numbers; write a number, {example}",
+        )
     if isinstance(value, int):
         return float(value)
     if isinstance(value, float):
         if math.isnan(value):
-            raise ValueProblem(f"{name}: expected a number, got {node.text} (not a number)",
-                               f"write a number, {example}")
+            raise ValueProblem(
+                f"{name}: expected a number, got {node.text} (not a number)",
+                f"write a number, {example}",
+            )
         if math.isinf(value) and not allow_inf:
-            raise ValueProblem(f"{name}: expected a finite number, got {node.text}",
-                               f"write a number, e.g. {'0.9' if value > 0 else '0'}")
+            raise ValueProblem(
+                f"{name}: expected a finite number, got {node.text}",
+                f"write a number, e.g. {'0.9' if value > 0 else '0'}",
+            )
         return value
     if isinstance(value, str):
         infinite = parse_inf(value)
         if infinite is not None:
             if allow_inf:
                 return infinite
-            raise ValueProblem(f"{name}: expected a finite number, got {describe(node)}",
-                               "infinity is not allowed for this parameter")
+            raise ValueProblem(
+                f"{name}: expected a finite number, got {describe(node)}",
+                "infinity is not allowed for this parameter",
+            )
         parsed = _float_or_none(value)
         if parsed is not None and not node.quoted:  # PyYAML reads 1e-3 as a string
             return parsed
         if parsed is not None:
-            hint = f"remove the quotes: {name}: {value.strip()}"
+            hint = f"remove the quotes: {_key(name)}: {value.strip()}"
         elif value.strip().endswith("%") and _float_or_none(value.strip()[:-1]) is not None:
             percent = float(value.strip()[:-1])
             hint = f"write a fraction: {format_number(percent / 100)} for {value.strip()}"
         else:
             hint = f"write a number, {example}"
         raise ValueProblem(f"{name}: expected a number, got {describe(node)}", hint)
-    raise ValueProblem(f"{name}: expected a number, got {describe(node)}", f"write a number, {example}")
+    raise ValueProblem(
+        f"{name}: expected a number, got {describe(node)}", f"write a number, {example}"
+    )
 
 
 def _float_or_none(text: str) -> float | None:
@@ -141,15 +161,17 @@ def _float_or_none(text: str) -> float | None:
 def _integer(name: str, node: Node) -> int:
     value = _expect_scalar(name, node, "an integer", "write a whole number, e.g. 2")
     if isinstance(value, bool):
-        raise ValueProblem(f"{name}: expected an integer, got {describe(node)}",
-                           "booleans are not numbers; write a whole number, e.g. 2")
+        raise ValueProblem(
+            f"{name}: expected an integer, got {describe(node)}",
+            "booleans are not numbers; write a whole number, e.g. 2",
+        )
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     hint = "write a whole number, e.g. 2"
     if isinstance(value, str) and node.quoted and value.strip().lstrip("+-").isdigit():
-        hint = f"remove the quotes: {name}: {value.strip()}"
+        hint = f"remove the quotes: {_key(name)}: {value.strip()}"
     raise ValueProblem(f"{name}: expected an integer, got {describe(node)}", hint)
 
 
@@ -159,18 +181,20 @@ def _boolean(name: str, node: Node) -> bool:
         return value
     hint = "write true or false"
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        hint = f"remove the quotes: {name}: {value.strip().lower()}"
+        hint = f"remove the quotes: {_key(name)}: {value.strip().lower()}"
     raise ValueProblem(f"{name}: expected true or false, got {describe(node)}", hint)
 
 
 def _text(name: str, node: Node) -> str:
     value = _expect_scalar(name, node, "text", "write a single text value")
     if not isinstance(value, str):
-        raise ValueProblem(f"{name}: expected text, got {describe(node)}",
-                           f"put it in quotes: {name}: \"{node.text}\"")
+        raise ValueProblem(
+            f"{name}: expected text, got {describe(node)}", f'put it in quotes: "{node.text}"'
+        )
     if not value.strip():
-        raise ValueProblem(f"{name}: expected text, got an empty string",
-                           "write a value or remove the key")
+        raise ValueProblem(
+            f"{name}: expected text, got an empty string", "write a value or remove the key"
+        )
     return value
 
 

@@ -20,6 +20,7 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.error import MarkedYAMLError
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.reader import ReaderError
 
 from .errors import IssueCollector
 
@@ -143,7 +144,17 @@ def compose_text(text: str, issues: IssueCollector) -> Node | None:
     except MarkedYAMLError as error:
         _report_yaml_error(error, issues)
         return None
-    except yaml.YAMLError as error:  # pragma: no cover - PyYAML marks its syntax errors
+    except ReaderError as error:  # a character YAML does not allow, reported by position
+        before = text[: error.position]
+        line = before.count("\n") + 1
+        column = error.position - (before.rfind("\n") + 1) + 1
+        issues.add(
+            (line, column),
+            f"invalid YAML: character {error.character!r} is not allowed",
+            "remove the control character (YAML files hold printable text)",
+        )
+        return None
+    except yaml.YAMLError as error:  # pragma: no cover - PyYAML marks its other errors
         issues.add(None, f"invalid YAML: {error}")
         return None
     if raw is None:
@@ -155,10 +166,14 @@ def compose_text(text: str, issues: IssueCollector) -> Node | None:
 def _report_yaml_error(error: MarkedYAMLError, issues: IssueCollector) -> None:
     mark = error.problem_mark or error.context_mark
     where = (mark.line + 1, mark.column + 1) if mark is not None else None
-    message = "invalid YAML: " + (error.problem or "syntax error")
+    problem = error.problem or "syntax error"
+    message = f"invalid YAML: {problem}"
     if error.context and error.context_mark is not None and error.context_mark is not mark:
-        message += f" ({error.context} at line {error.context_mark.line + 1})"
-    problem = error.problem or ""
+        context = f"{error.context} (line {error.context_mark.line + 1})"
+        if problem.startswith("but "):
+            message = f"invalid YAML: {context}, {problem}"
+        else:
+            message = f"invalid YAML: {problem}, {context}"
     if "'\\t'" in problem:
         hint = "YAML does not allow tabs for indentation; indent with spaces"
     elif "but found another document" in problem:
@@ -188,12 +203,18 @@ class _Builder:
         self.count += 1
         if self.count > _NODE_LIMIT:
             if self.count == _NODE_LIMIT + 1:
-                self.issues.add((line, column), "the document expands to too many values",
-                                "avoid nesting aliases of aliases")
+                self.issues.add(
+                    (line, column),
+                    "the document expands to too many values",
+                    "avoid nesting aliases of aliases",
+                )
             return Node("invalid", None, line, column)
         if id(raw) in self.in_progress:
-            self.issues.add((line, column), "recursive alias: a value contains itself",
-                            "remove the alias that refers to its own parent")
+            self.issues.add(
+                (line, column),
+                "recursive alias: a value contains itself",
+                "remove the alias that refers to its own parent",
+            )
             return Node("invalid", None, line, column)
         if isinstance(raw, ScalarNode):
             return self._scalar(raw, line, column)
@@ -209,26 +230,38 @@ class _Builder:
         try:
             value = self.constructor.construct_object(raw, deep=True)
         except ConstructorError as error:
-            self.issues.add((line, column), f"cannot read the value '{raw.value}': {error.problem}",
-                            "remove the tag (the '!...' prefix) or fix the value")
+            self.issues.add(
+                (line, column),
+                f"cannot read the value '{raw.value}': {error.problem}",
+                "remove the tag (the '!...' prefix) or fix the value",
+            )
             return Node("invalid", None, line, column, text=raw.value)
         if isinstance(value, bytes):
-            self.issues.add((line, column), "binary values are not supported here",
-                            "write the value as plain text")
+            self.issues.add(
+                (line, column),
+                "binary values are not supported here",
+                "write the value as plain text",
+            )
             return Node("invalid", None, line, column, text=raw.value)
         return Node("scalar", value, line, column, text=raw.value, quoted=raw.style is not None)
 
     def _sequence(self, raw: SequenceNode, line: int, column: int) -> Node:
         if raw.tag != _SEQ_TAG:
-            self.issues.add((line, column), f"unsupported tag {raw.tag!r} on a list",
-                            "remove the tag (the '!...' prefix)")
+            self.issues.add(
+                (line, column),
+                f"unsupported tag {raw.tag!r} on a list",
+                "remove the tag (the '!...' prefix)",
+            )
             return Node("invalid", None, line, column)
         return Node("sequence", tuple(self.build(item) for item in raw.value), line, column)
 
     def _mapping(self, raw: MappingNode, line: int, column: int) -> Node:
         if raw.tag != _MAP_TAG:
-            self.issues.add((line, column), f"unsupported tag {raw.tag!r} on a mapping",
-                            "remove the tag (the '!...' prefix)")
+            self.issues.add(
+                (line, column),
+                f"unsupported tag {raw.tag!r} on a mapping",
+                "remove the tag (the '!...' prefix)",
+            )
             return Node("invalid", None, line, column)
         pairs: list[tuple[Node, Node]] = []
         index: dict[str, int] = {}
@@ -240,15 +273,21 @@ class _Builder:
             key = self.build(raw_key)
             if key.kind != "scalar":
                 if key.kind != "invalid":
-                    self.issues.add(key, "a key must be a plain name, not " + describe(key),
-                                    "write 'name: value'")
+                    self.issues.add(
+                        key,
+                        "a key must be a plain name, not " + describe(key),
+                        "write 'name: value'",
+                    )
                 continue
             value = self.build(raw_value)
             name = key_name(key)
             if name in index:
                 first = pairs[index[name]][0]
-                self.issues.add(key, f"duplicate key '{name}' (first given at line {first.line})",
-                                "keep only one of them; YAML would silently use the last")
+                self.issues.add(
+                    key,
+                    f"duplicate key '{name}' (first given at line {first.line})",
+                    "keep only one of them; YAML would silently use the last",
+                )
                 continue
             index[name] = len(pairs)
             pairs.append((key, value))
@@ -267,6 +306,9 @@ class _Builder:
             if node.kind == "mapping":
                 pairs.extend((key, value) for _, key, value in node.items())
             elif node.kind != "invalid":
-                self.issues.add(node, "'<<' merges mappings only, got " + describe(node),
-                                "write '<<: *anchor' where the anchor names a mapping")
+                self.issues.add(
+                    node,
+                    "'<<' merges mappings only, got " + describe(node),
+                    "write '<<: *anchor' where the anchor names a mapping",
+                )
         return pairs

@@ -1,0 +1,249 @@
+"""Starting points for ``er-expectations init``: suite and checkpoint files as YAML text.
+
+The text is written line by line, with comments that explain each part; every value
+is quoted when YAML would otherwise read it as something else. What these functions
+return loads without errors (given files that exist, for a checkpoint).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import yaml
+
+__all__ = ["double_quoted", "scaffold_checkpoint", "scaffold_suite", "yaml_scalar"]
+
+_QUOTE_CHARACTERS = set("?#:{}[],&*!|>'\"%@`\\\t\n")
+
+
+def yaml_scalar(value: object) -> str:
+    """``value`` as a YAML scalar that reads back as the same value (quoted when needed)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        text = repr(value)
+        return text if "." in text or "e" in text else f"{text}.0"
+    text = str(value)
+    if _plain_is_safe(text):
+        return text
+    return double_quoted(text)
+
+
+def double_quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar, escaping what YAML cannot hold verbatim."""
+    parts = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            parts.append("\\" + char)
+        elif (
+            0x20 <= code <= 0x7E
+            or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
+            or 0xE000 <= code <= 0xFFFD
+            or code >= 0x10000
+        ):
+            parts.append(char)
+        elif code <= 0xFF:
+            parts.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            parts.append(f"\\u{code:04x}")
+        else:  # pragma: no cover - astral code points are printable and kept above
+            parts.append(f"\\U{code:08x}")
+    parts.append('"')
+    return "".join(parts)
+
+
+def _plain_is_safe(text: str) -> bool:
+    if not text or text != text.strip() or _QUOTE_CHARACTERS & set(text) or text[0] in "-?":
+        return False
+    try:
+        return yaml.safe_load(text) == text
+    except yaml.YAMLError:
+        return False
+
+
+def _flow_list(values: Sequence[object]) -> str:
+    return "[" + ", ".join(yaml_scalar(value) for value in values) + "]"
+
+
+def scaffold_suite(
+    *,
+    name: str,
+    prediction_column: str,
+    reference_column: str | None = None,
+    name_column: str | None = None,
+    description: str | None = None,
+) -> str:
+    """A suite file for a clustering in ``prediction_column``.
+
+    Summary statistics are always included; homonymy and name variation when
+    ``name_column`` is given; benchmark-based estimates when ``reference_column`` is.
+    The thresholds are placeholders marked for review.
+    """
+    lines = [
+        "# Expectation suite written by `er-expectations init`.",
+        "# Review every threshold: they are placeholders, not recommendations. Each entry",
+        "# may carry a `note:` for auditors and a `severity:` (critical, warning or info).",
+        f"suite: {yaml_scalar(name)}",
+        f"description: {yaml_scalar(description or f'Entity-resolution checks of {prediction_column}')}",
+        "defaults:  # inherited by every expectation that takes the parameter",
+        f"  prediction_column: {yaml_scalar(prediction_column)}",
+    ]
+    if reference_column is not None:
+        lines += [
+            f"  reference_column: {yaml_scalar(reference_column)}",
+            "  weights: cluster_size  # benchmark drawn record by record; or uniform, or {column: <weights>}",
+            "  ci_level: 0.95",
+        ]
+    if name_column is not None:
+        lines.append(f"  name_column: {yaml_scalar(name_column)}")
+    lines += [
+        "expectations:",
+        "  # Summary statistics of the predicted clustering",
+        "  - expectation: expect_average_cluster_size_to_be_between",
+        "    min_value: 1.0",
+        "    max_value: .inf",
+        "    severity: warning",
+        "  - expectation: expect_matching_rate_to_be_between",
+        "    min_value: 0.0",
+        "    max_value: 1.0",
+        "    severity: warning",
+        "  - expectation: expect_hill_number_to_be_between",
+        "    q: 2",
+        "    min_value: 1.0",
+        "    severity: info",
+    ]
+    if name_column is not None:
+        lines += [
+            "  - expectation: expect_homonymy_rate_to_be_between",
+            "    max_value: 1.0",
+            "    severity: info",
+            "  - expectation: expect_name_variation_rate_to_be_between",
+            "    max_value: 1.0",
+            "    severity: info",
+        ]
+    if reference_column is not None:
+        lines += [
+            "  # Performance estimated from the benchmark",
+            "  - expectation: expect_estimated_pairwise_precision_to_be_between",
+            "    min_value: 0.8",
+            "    bound: estimate  # or interval: the whole confidence interval must pass",
+            '    note: "Placeholder threshold: agree on it with the release owner."',
+            "  - expectation: expect_estimated_pairwise_recall_to_be_between",
+            "    min_value: 0.8",
+            '    note: "Placeholder threshold: agree on it with the release owner."',
+            "  - expectation: expect_estimated_b_cubed_f_to_be_between",
+            "    min_value: 0.8",
+            "    beta: 1.0",
+            "  # The prediction's statistics against the benchmark estimate of the true ones",
+        ]
+        statistics = ["average_cluster_size", "matching_rate"]
+        if name_column is not None:
+            statistics += ["homonymy_rate", "name_variation_rate"]
+        for statistic in statistics:
+            lines += [
+                "  - expectation: expect_statistic_to_match_benchmark_estimate",
+                f"    statistic: {statistic}",
+                "    severity: warning",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def scaffold_checkpoint(
+    *,
+    name: str,
+    records_path: str,
+    id_column: str,
+    suites: Sequence[str],
+    predictions_path: str | None = None,
+    prediction_columns: str | Sequence[str] | None = None,
+    prediction_files: Mapping[str, str] | None = None,
+    prediction_column: str | None = None,
+    benchmark_path: str | None = None,
+    reference_column: str | None = None,
+    benchmark_id_column: str | None = None,
+    name_columns: Sequence[str] = (),
+    name_separator: str = " ",
+    name_output_column: str = "full_name",
+    project_dir: str = "../gx",
+    suite_paths: Sequence[str] | None = None,
+    build_data_docs: bool = True,
+) -> str:
+    """A checkpoint file; paths are written as given (relative to the checkpoint's folder).
+
+    Give either ``predictions_path`` (one wide file, with ``prediction_columns`` a glob
+    or a list of its release columns) or ``prediction_files`` (release label -> file,
+    each holding ``prediction_column``). The id column is the same in every file unless
+    ``benchmark_id_column`` says otherwise.
+    """
+    if (predictions_path is None) == (prediction_files is None):
+        raise ValueError("give exactly one of predictions_path and prediction_files")
+    if prediction_files is not None and prediction_column is None:
+        raise ValueError("prediction_files needs prediction_column")
+    if (benchmark_path is None) != (reference_column is None):
+        raise ValueError("benchmark_path and reference_column go together")
+    if not suites:
+        raise ValueError("name at least one suite")
+    lines = [
+        "# Checkpoint written by `er-expectations init`.",
+        "# Relative paths are resolved against the folder of this file.",
+        f"checkpoint: {yaml_scalar(name)}",
+        f"project_dir: {yaml_scalar(project_dir)}  # the Great Expectations project",
+        "data:",
+        f"  records: {{path: {yaml_scalar(records_path)}, id_column: {yaml_scalar(id_column)}}}",
+        "  predictions:",
+    ]
+    if predictions_path is not None:
+        lines += [
+            f"    path: {yaml_scalar(predictions_path)}",
+            f"    id_column: {yaml_scalar(id_column)}",
+        ]
+        if isinstance(prediction_columns, str):
+            lines.append(
+                f"    columns: {double_quoted(prediction_columns)}"
+                "  # one column per release (glob or list)"
+            )
+        elif prediction_columns is not None:
+            lines.append(f"    columns: {_flow_list(list(prediction_columns))}")
+    else:
+        assert prediction_files is not None
+        lines.append("    files:  # release label: file")
+        lines += [
+            f"      {double_quoted(str(label))}: {yaml_scalar(path)}"
+            for label, path in prediction_files.items()
+        ]
+        lines += [
+            f"    id_column: {yaml_scalar(id_column)}",
+            f"    prediction_column: {yaml_scalar(prediction_column)}",
+        ]
+    if benchmark_path is not None:
+        lines += [
+            "  benchmark:",
+            f"    path: {yaml_scalar(benchmark_path)}",
+            f"    id_column: {yaml_scalar(benchmark_id_column or id_column)}",
+            f"    reference_column: {yaml_scalar(reference_column)}",
+        ]
+    if name_columns:
+        lines += [
+            "  name:  # the name column is built from these record columns",
+            f"    columns: {_flow_list(list(name_columns))}",
+            f"    separator: {double_quoted(name_separator)}",
+        ]
+        if name_output_column != "full_name":
+            lines.append(f"    output_column: {yaml_scalar(name_output_column)}")
+    lines += [
+        "releases: all  # or a list of release labels / prediction columns",
+        f"suites: {_flow_list(list(suites))}",
+    ]
+    if suite_paths is not None:
+        lines.append(f"suite_paths: {_flow_list(list(suite_paths))}")
+    if build_data_docs:
+        lines += ["actions:", "  - build_data_docs"]
+    return "\n".join(lines) + "\n"
