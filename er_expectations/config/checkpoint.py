@@ -10,6 +10,7 @@
         path: ../data/predictions.parquet
         id_column: mention_id
         columns: "inventor_id_*"         # a glob over column names, or a list
+        batch_column: inventor_id        # the name each release column gets in its batch (default: prediction)
       # ... or one file per release:
       #   files: {"2022-06-30": a.parquet, "2021-12-30": b.parquet}
       #   id_column: mention_id
@@ -75,6 +76,7 @@ _PREDICTIONS_KEYS: tuple[str, ...] = (
     "id_column",
     "columns",
     "prediction_column",
+    "batch_column",
     "format",
 )
 _BENCHMARK_KEYS: tuple[str, ...] = ("path", "id_column", "reference_column", "format")
@@ -128,6 +130,16 @@ class PredictionsSource:
     columns: str | tuple[str, ...] | None = None
     files: tuple[ReleaseFile, ...] = ()
     prediction_column: str | None = None
+    batch_column: str | None = None
+
+    @property
+    def target_column(self) -> str:
+        """Name of the prediction column in every release batch (what suites call ``prediction_column``).
+
+        Wide layout: ``batch_column`` (default ``prediction``); file layout: the files' own
+        ``prediction_column`` unless ``batch_column`` renames it.
+        """
+        return self.batch_column or self.prediction_column or "prediction"
 
     @property
     def layout(self) -> str:
@@ -538,9 +550,11 @@ class _Reader:
             else:
                 columns = self.names(columns_node, f"{where}.columns", "column name")
                 ok = bool(columns)
+        batch_column = self.text(node, "batch_column", f"{where}.batch_column")
         if file is None or id_column is None or misplaced is not None or not ok:
             return None
-        return PredictionsSource(id_column=id_column, path=file[0], format=file[1], columns=columns)
+        return PredictionsSource(id_column=id_column, path=file[0], format=file[1], columns=columns,
+                                 batch_column=batch_column)
 
     def file_predictions(
         self, node: Node, id_column: str | None, fmt: str | None
@@ -595,8 +609,10 @@ class _Reader:
                 ok = False
         if not ok or id_column is None or prediction_column is None or misplaced is not None:
             return None
+        batch_column = self.text(node, "batch_column", f"{where}.batch_column")
         return PredictionsSource(
-            id_column=id_column, files=tuple(files), prediction_column=prediction_column, format=fmt
+            id_column=id_column, files=tuple(files), prediction_column=prediction_column, format=fmt,
+            batch_column=batch_column,
         )
 
     def benchmark(self, node: Node | None) -> BenchmarkSource | None:

@@ -153,6 +153,8 @@ class PandasRelease:
         if spec.kind == "column":
             _check_column(df, spec.column, "weights")
         if draws is not None:
+            if isinstance(draws, bool):
+                raise InputError(f"draws={draws!r}: give the name of the column that holds each cluster's number of draws, or None")
             _check_column(df, draws, "draws")
         ref_all = df[reference]
         bench_rows = np.flatnonzero(ref_all.notna().to_numpy())
@@ -196,7 +198,7 @@ class PandasRelease:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise InputError(
-                    f"weights column {spec.column!r}: cluster {labels[i]!r} has weight {weight[i]!r}; weights "
+                    f"weights column {spec.column!r}: cluster {labels[i]!r} has weight {float(weight[i])!r}; weights "
                     "w_c = 1/p_c must be finite and > 0 (fix the value, or use weights='cluster_size')"
                 )
         if draws is None:

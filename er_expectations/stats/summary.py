@@ -125,9 +125,13 @@ def hill_number(table: ClusteringTable | np.ndarray, q: float) -> float:
     log_pi = np.log(pi)
     if q == 1:
         return float(math.exp(-(pi * log_pi).sum()))
-    # log Σ π^q computed as log1p(Σ π (π^(q-1) − 1)) keeps full precision near q = 1.
-    s = float((pi * np.expm1((q - 1.0) * log_pi)).sum())
-    log_sum = math.log1p(s)
+    if abs(q - 1.0) < 1e-3:
+        # near q = 1: log Σ π^q = log1p(Σ π (π^(q−1) − 1)) keeps full precision
+        log_sum = math.log1p(float((pi * np.expm1((q - 1.0) * log_pi)).sum()))
+    else:
+        # elsewhere factor out the largest share so that π^q cannot underflow for large q
+        log_max = float(log_pi.max())
+        log_sum = q * log_max + math.log(float(np.exp(q * (log_pi - log_max)).sum()))
     return float(math.exp(log_sum / (1.0 - q)))
 
 

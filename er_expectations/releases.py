@@ -1,0 +1,147 @@
+"""Assemble the evaluation table of each release from a checkpoint's data section.
+
+A checkpoint names a records table, the predictions (one wide file with a column per
+release, or one file per release), an optional benchmark and how to build the name. Each
+release becomes one table with the record id, the prediction (renamed to the checkpoint's
+``batch_column``), the reference and the name (SPEC 2.1), joined on the record id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .config.checkpoint import CheckpointConfig
+from .errors import InputError
+from .io import combine_name, read_table, table_columns
+
+__all__ = ["Release", "ReleaseData", "release_label"]
+
+
+def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
+    """Display label of a release column: the part a '*' glob matched, dates as YYYY-MM-DD."""
+    label = column
+    if isinstance(pattern, str) and pattern.count("*") == 1:
+        head, tail = pattern.split("*")
+        if column.startswith(head) and column.endswith(tail) and len(column) > len(head) + len(tail):
+            label = column[len(head): len(column) - len(tail)]
+    if re.fullmatch(r"\d{8}", label):
+        label = f"{label[:4]}-{label[4:6]}-{label[6:]}"
+    return label
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One release: its display ``label`` and where its prediction comes from (``key``)."""
+
+    label: str
+    key: str
+    path: Path
+
+
+def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
+    if df[column].isna().any():
+        raise InputError(f"{path}: column {column!r} has {int(df[column].isna().sum())} null record ids")
+    dup = df[column].duplicated(keep=False)
+    if dup.any():
+        ex = ", ".join(repr(v) for v in df.loc[dup, column].unique()[:3])
+        raise InputError(f"{path}: column {column!r} has duplicated record ids (e.g. {ex}); each record must appear once")
+
+
+class ReleaseData:
+    """Lazily loaded data of a checkpoint; ``frame(release)`` gives one batch table."""
+
+    def __init__(self, checkpoint: CheckpointConfig) -> None:
+        self.checkpoint = checkpoint
+        self.data = checkpoint.data
+        self.id_column = self.data.records.id_column
+        self.prediction_column = self.data.predictions.target_column
+        self.reference_column = self.data.benchmark.reference_column if self.data.benchmark else None
+        self.name_column = self.data.name.output_column if self.data.name else None
+        self._base: pd.DataFrame | None = None
+        self._wide: pd.DataFrame | None = None
+
+    # -- releases -------------------------------------------------------------------------
+    def all_releases(self) -> list[Release]:
+        pred = self.data.predictions
+        if pred.layout == "wide":
+            cols = pred.match_columns(table_columns(pred.path))
+            return [Release(release_label(c, pred.columns), c, pred.path) for c in cols]
+        return [Release(f.label, f.label, f.path) for f in pred.files]
+
+    def select(self, wanted: Sequence[str] | None = None) -> list[Release]:
+        """Releases chosen by the checkpoint's ``releases`` and then by ``wanted`` (labels or keys)."""
+        releases = self.all_releases()
+        if self.checkpoint.releases != "all":
+            chosen = set(self.checkpoint.releases)
+            releases = [r for r in releases if r.key in chosen or r.label in chosen]
+        if wanted:
+            known = {r.label for r in releases} | {r.key for r in releases}
+            unknown = [w for w in wanted if w not in known]
+            if unknown:
+                import difflib
+
+                hints = []
+                for w in unknown:
+                    close = difflib.get_close_matches(w, sorted(known), n=1)
+                    hints.append(repr(w) + (f" (did you mean {close[0]!r}?)" if close else ""))
+                raise InputError(
+                    f"--release {', '.join(hints)}: not a release of checkpoint {self.checkpoint.name!r}; "
+                    f"known: {', '.join(r.label for r in releases)}"
+                )
+            releases = [r for r in releases if r.label in wanted or r.key in wanted]
+        if not releases:
+            raise InputError(f"checkpoint {self.checkpoint.name!r} selects no release")
+        return releases
+
+    # -- tables ---------------------------------------------------------------------------
+    def _records(self) -> pd.DataFrame:
+        """Record ids with the name, benchmark reference joined (built once)."""
+        if self._base is None:
+            rec = self.data.records
+            cols = [rec.id_column] + (list(self.data.name.columns) if self.data.name else [])
+            base = read_table(rec.path, cols)
+            _unique_ids(base, rec.id_column, rec.path)
+            if self.data.name:
+                base[self.name_column] = combine_name(base, self.data.name.columns,
+                                                      separator=self.data.name.separator)
+                base = base[[rec.id_column, self.name_column]]
+            if self.data.benchmark:
+                b = self.data.benchmark
+                bench = read_table(b.path, [b.id_column, b.reference_column])
+                _unique_ids(bench, b.id_column, b.path)
+                bench = bench.rename(columns={b.id_column: rec.id_column})
+                unknown = ~bench[rec.id_column].isin(base[rec.id_column])
+                if unknown.any():
+                    ex = ", ".join(repr(v) for v in bench.loc[unknown, rec.id_column].head(3))
+                    raise InputError(
+                        f"{b.path}: {int(unknown.sum())} benchmark record ids are not in the records table "
+                        f"{rec.path} (e.g. {ex}); the benchmark must label records of the table"
+                    )
+                base = base.merge(bench, on=rec.id_column, how="left", validate="one_to_one")
+            self._base = base
+        return self._base
+
+    def frame(self, release: Release) -> pd.DataFrame:
+        """The evaluation table of one release: id, prediction, reference, name."""
+        pred = self.data.predictions
+        if pred.layout == "wide":
+            if self._wide is None:
+                keys = [r.key for r in self.all_releases()]
+                wide = read_table(pred.path, [pred.id_column, *keys])
+                _unique_ids(wide, pred.id_column, pred.path)
+                self._wide = wide.rename(columns={pred.id_column: self.id_column})
+            part = self._wide[[self.id_column, release.key]].rename(columns={release.key: self.prediction_column})
+        else:
+            part = read_table(release.path, [pred.id_column, pred.prediction_column])
+            _unique_ids(part, pred.id_column, release.path)
+            part = part.rename(columns={pred.id_column: self.id_column,
+                                        pred.prediction_column: self.prediction_column})
+        base = self._records()
+        # outer join: a record of the table absent from the release file is outside the
+        # release (null prediction, SPEC 2.1), so its benchmark labels are set aside, not lost
+        return part.merge(base, on=self.id_column, how="outer", validate="one_to_one", sort=False)

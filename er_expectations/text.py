@@ -1,0 +1,130 @@
+"""Plain-English sentences and numbers for reports (Data Docs, CLI, alerts).
+
+Pure string formatting, no GX: the renderers call these so that every place that shows
+an expectation or a result says it the same way. Nothing here escapes HTML; the caller
+escapes (Data Docs) or prints (terminal).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+__all__ = [
+    "STATISTIC_LABELS",
+    "METRIC_LABELS",
+    "design_phrase",
+    "fmt_number",
+    "fmt_interval",
+    "observed_estimate",
+    "range_phrase",
+    "statistic_label",
+]
+
+STATISTIC_LABELS: dict[str, str] = {
+    "average_cluster_size": "average cluster size",
+    "matching_rate": "matching rate",
+    "homonymy_rate": "homonymy rate",
+    "name_variation_rate": "name variation rate",
+    "hill_number": "Hill number",
+    "n_records": "number of records",
+    "n_clusters": "number of clusters",
+}
+
+METRIC_LABELS: dict[str, str] = {
+    "pairwise_precision": "pairwise precision",
+    "pairwise_recall": "pairwise recall",
+    "pairwise_f": "pairwise F",
+    "cluster_precision": "cluster precision",
+    "cluster_recall": "cluster recall",
+    "cluster_f": "cluster F",
+    "b_cubed_precision": "b-cubed precision",
+    "b_cubed_recall": "b-cubed recall",
+    "b_cubed_f": "b-cubed F",
+    "homogeneity": "homogeneity",
+}
+
+
+def statistic_label(stat: str, *, q: float | None = None) -> str:
+    """Human label of a statistic id, e.g. 'Hill number of order 2'."""
+    if stat == "hill_number" or stat.startswith("hill_number_"):
+        if q is None and stat.startswith("hill_number_"):
+            q = float(stat.rsplit("_", 1)[1])
+        return f"Hill number of order {fmt_q(q)}"
+    return STATISTIC_LABELS.get(stat) or METRIC_LABELS.get(stat) or stat.replace("_", " ")
+
+
+def fmt_q(q: float | None) -> str:
+    if q is None:
+        return "?"
+    if math.isinf(q):
+        return "∞"
+    return f"{q:g}"
+
+
+def fmt_number(x: float | None, digits: int = 3) -> str:
+    """A number for people: 3 decimals for rates, thousands separators for counts, '—' for none."""
+    if x is None:
+        return "—"
+    x = float(x)
+    if math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x.is_integer() and abs(x) >= 100:
+        return f"{int(x):,}"
+    if abs(x) >= 100:
+        return f"{x:,.1f}"
+    return f"{x:.{digits}f}"
+
+
+def fmt_level(ci_level: float) -> str:
+    return f"{ci_level * 100:g} %"
+
+
+def fmt_interval(lo: float, hi: float, digits: int = 3) -> str:
+    return f"{fmt_number(lo, digits)}–{fmt_number(hi, digits)}"
+
+
+def range_phrase(min_value: float | None, max_value: float | None, digits: int = 3) -> str:
+    """'is between 0.850 and 0.950', 'is at least 0.900', 'is at most 12.0'."""
+    def n(v: float) -> str:
+        return fmt_number(v, digits) if not float(v).is_integer() or abs(v) >= 100 else f"{v:g}"
+
+    has_min = min_value is not None and not (isinstance(min_value, float) and math.isinf(min_value))
+    has_max = max_value is not None and not (isinstance(max_value, float) and math.isinf(max_value))
+    if has_min and has_max:
+        return f"is between {n(min_value)} and {n(max_value)}"
+    if has_min:
+        return f"is at least {n(min_value)}"
+    if has_max:
+        return f"is at most {n(max_value)}"
+    return "is reported (no bounds set)"
+
+
+def design_phrase(weights: object, reference_column: str, draws_column: str | None = None) -> str:
+    """Describe the benchmark design: 'the size-proportional benchmark in `benchmark_id`'."""
+    if isinstance(weights, Mapping):
+        weights = weights.get("column")
+        what = f"the benchmark in `{reference_column}` weighted by column `{weights}`"
+    elif weights == "uniform":
+        what = f"the uniformly sampled benchmark in `{reference_column}`"
+    elif weights in (None, "cluster_size"):
+        what = f"the size-proportional benchmark in `{reference_column}`"
+    else:
+        what = f"the benchmark in `{reference_column}` weighted by column `{weights}`"
+    if draws_column:
+        what += f" (draws counted from `{draws_column}`)"
+    return what
+
+
+def observed_estimate(estimate: float, std_error: float, ci_lower: float, ci_upper: float, *,
+                      ci_level: float, clusters: int, draws: int | None = None, digits: int = 3) -> str:
+    """'0.913 ± 0.019 (95 % CI 0.876–0.950, 401 clusters)'; explicit when no error is available."""
+    if estimate is None or math.isnan(estimate):
+        return f"undefined ({clusters} clusters)"
+    count = f"{clusters:,} clusters" if draws is None or draws == clusters else f"{clusters:,} clusters, {draws:,} draws"
+    if std_error is None or math.isnan(std_error):
+        return f"{fmt_number(estimate, digits)} (no standard error, {count})"
+    return (f"{fmt_number(estimate, digits)} ± {fmt_number(std_error, digits)} "
+            f"({fmt_level(ci_level)} CI {fmt_interval(ci_lower, ci_upper, digits)}, {count})")
