@@ -12,6 +12,7 @@ The formulas are those of the project's SPEC (entity-centric evaluation, Binette
 
 from __future__ import annotations
 
+from . import gx as _gx  # noqa: E402,F401  registers every expectation, metric and action with GX
 from .api import cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS

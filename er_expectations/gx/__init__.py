@@ -1,0 +1,24 @@
+"""Great Expectations integration: metric providers, expectations, checkpoint actions.
+
+Importing this package (which ``import er_expectations`` does) registers every
+expectation, metric and action with GX, so suites that name them load.
+"""
+
+from . import metrics  # noqa: F401  (registers the metric providers)
+from .expectations import *  # noqa: F401,F403  (registers the expectations)
+from .expectations import __all__ as EXPECTATION_CLASSES
+
+try:  # the offline Data Docs action ships beside the expectations
+    from . import actions  # noqa: F401
+except ImportError:  # pragma: no cover - only while the module is being written
+    actions = None
+
+__all__ = ["EXPECTATION_CLASSES", "expectation_names"]
+
+
+def expectation_names() -> list[str]:
+    """Registry names of every er-expectations expectation (snake case of the class name)."""
+    from great_expectations.expectations.registry import get_expectation_impl  # noqa: F401
+    from great_expectations.util import camel_to_snake
+
+    return [camel_to_snake(name) for name in EXPECTATION_CLASSES]

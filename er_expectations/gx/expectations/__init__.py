@@ -1,0 +1,41 @@
+"""Every er-expectations expectation; importing this package registers them with GX."""
+
+from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
+from .estimated import (
+    ExpectEstimatedBCubedFToBeBetween,
+    ExpectEstimatedBCubedPrecisionToBeBetween,
+    ExpectEstimatedBCubedRecallToBeBetween,
+    ExpectEstimatedClusterFToBeBetween,
+    ExpectEstimatedClusterPrecisionToBeBetween,
+    ExpectEstimatedClusterRecallToBeBetween,
+    ExpectEstimatedHomogeneityToBeBetween,
+    ExpectEstimatedPairwiseFToBeBetween,
+    ExpectEstimatedPairwisePrecisionToBeBetween,
+    ExpectEstimatedPairwiseRecallToBeBetween,
+)
+from .summary import (
+    ExpectAverageClusterSizeToBeBetween,
+    ExpectHillNumberToBeBetween,
+    ExpectHomonymyRateToBeBetween,
+    ExpectMatchingRateToBeBetween,
+    ExpectNameVariationRateToBeBetween,
+)
+
+__all__ = [
+    "ExpectAverageClusterSizeToBeBetween",
+    "ExpectEstimatedBCubedFToBeBetween",
+    "ExpectEstimatedBCubedPrecisionToBeBetween",
+    "ExpectEstimatedBCubedRecallToBeBetween",
+    "ExpectEstimatedClusterFToBeBetween",
+    "ExpectEstimatedClusterPrecisionToBeBetween",
+    "ExpectEstimatedClusterRecallToBeBetween",
+    "ExpectEstimatedHomogeneityToBeBetween",
+    "ExpectEstimatedPairwiseFToBeBetween",
+    "ExpectEstimatedPairwisePrecisionToBeBetween",
+    "ExpectEstimatedPairwiseRecallToBeBetween",
+    "ExpectHillNumberToBeBetween",
+    "ExpectHomonymyRateToBeBetween",
+    "ExpectMatchingRateToBeBetween",
+    "ExpectNameVariationRateToBeBetween",
+    "ExpectStatisticToMatchBenchmarkEstimate",
+]

@@ -1,0 +1,90 @@
+"""``expect_statistic_to_match_benchmark_estimate`` (SPEC 7, 10): the paper's main QA signal.
+
+A summary statistic of the predicted clustering must lie inside the confidence interval
+of the same statistic of the true clustering, estimated from the benchmark.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from great_expectations.compatibility import pydantic
+from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from ...text import design_phrase, fmt_level, fmt_number, statistic_label
+from ..metrics import (
+    BENCHMARK_SAMPLE,
+    CLUSTERING_TABLE,
+    ESTIMATE,
+    SAMPLE_KEYS,
+    SUMMARY_STATISTIC,
+    TABLE_KEYS,
+)
+from .estimated import _SampledExpectation, estimate_details
+
+__all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
+
+_NAMED = ("homonymy_rate", "name_variation_rate")
+
+
+class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
+    """The prediction's statistic lies in the confidence interval of its estimated true value (SPEC 7)."""
+
+    statistic: Literal["average_cluster_size", "matching_rate", "homonymy_rate", "name_variation_rate"]
+    name_column: str | None = None
+
+    args_keys: ClassVar[tuple[str, ...]] = ("statistic", "prediction_column", "reference_column")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "statistic", "prediction_column", "reference_column", "weights", "draws_column", "name_column", "ci_level",
+    )
+
+    @pydantic.root_validator(skip_on_failure=True)
+    def _check_names(cls, values):
+        if values.get("statistic") in _NAMED and not values.get("name_column"):
+            raise ValueError(f"statistic {values.get('statistic')!r} needs name_column")
+        return values
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        name = self.name_column if self.statistic in _NAMED else None
+        sample = self._sample_value(name)
+        est = {**sample, "metric": self.statistic, "beta": 1.0, "ci_level": float(self.ci_level)}
+        stat = {"prediction_column": self.prediction_column, "name_column": name, "statistic": self.statistic,
+                "q": None}
+        return {
+            ESTIMATE: MetricConfiguration(ESTIMATE, domain, est),
+            BENCHMARK_SAMPLE: MetricConfiguration(BENCHMARK_SAMPLE, domain, {k: sample[k] for k in SAMPLE_KEYS}),
+            SUMMARY_STATISTIC: MetricConfiguration(SUMMARY_STATISTIC, domain, stat),
+            CLUSTERING_TABLE: MetricConfiguration(CLUSTERING_TABLE, domain, {k: stat[k] for k in TABLE_KEYS}),
+        }
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        level = float(kwargs.get("ci_level") or 0.95)
+        params = {
+            "label": statistic_label(kwargs.get("statistic") or "?"),
+            "prediction_column": kwargs.get("prediction_column"),
+            "level": fmt_level(level),
+            "design": design_phrase(kwargs.get("weights") or "cluster_size", kwargs.get("reference_column") or "?",
+                                    kwargs.get("draws_column")),
+        }
+        template = ("The $label of the predicted clustering in $prediction_column lies within the $level "
+                    "confidence interval of the true $label estimated from $design.")
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        est = metrics[ESTIMATE]
+        sample = metrics[BENCHMARK_SAMPLE]
+        predicted = float(metrics[SUMMARY_STATISTIC]["value"])
+        details = estimate_details(est, sample, metric=self.statistic, label=statistic_label(self.statistic))
+        details["predicted"] = predicted
+        if not est.has_std_error:
+            ok = False
+            details["note"] = "; ".join(x for x in (est.note, "no confidence interval to compare with") if x)
+        else:
+            ok = est.ci_lower <= predicted <= est.ci_upper
+            if not ok:
+                side = "above" if predicted > est.ci_upper else "below"
+                details["note"] = (f"the prediction's {statistic_label(self.statistic)} is {side} the interval "
+                                   "of the true value: the prediction needs a look (SPEC 7)")
+        details["observed_text"] = f"predicted {fmt_number(predicted)}; true value estimated {details['observed_text']}"
+        return {"success": bool(ok), "result": {"observed_value": predicted, "details": details}}

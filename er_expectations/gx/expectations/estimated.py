@@ -1,0 +1,267 @@
+"""Expectations on estimated performance (SPEC 5–6): ``expect_estimated_<metric>_to_be_between``.
+
+The check is on the point estimate (``bound="estimate"``) or on the whole confidence
+interval (``bound="interval"``: "with 95 % confidence precision ≥ 0.90").
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, ClassVar, Literal
+
+from great_expectations.compatibility import pydantic
+from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from ...api import sample_error_frame
+from ...stats import METRICS
+from ...text import design_phrase, fmt_level, observed_estimate, range_phrase
+from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
+from ._base import TOP_CLUSTERS, ERExpectation, check_range, json_number
+
+__all__ = [
+    "ExpectEstimatedPairwisePrecisionToBeBetween",
+    "ExpectEstimatedPairwiseRecallToBeBetween",
+    "ExpectEstimatedPairwiseFToBeBetween",
+    "ExpectEstimatedClusterPrecisionToBeBetween",
+    "ExpectEstimatedClusterRecallToBeBetween",
+    "ExpectEstimatedClusterFToBeBetween",
+    "ExpectEstimatedBCubedPrecisionToBeBetween",
+    "ExpectEstimatedBCubedRecallToBeBetween",
+    "ExpectEstimatedBCubedFToBeBetween",
+    "ExpectEstimatedHomogeneityToBeBetween",
+    "estimate_details",
+]
+
+
+def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
+    """JSON-safe description of one estimate, shared by the expectations that show estimates."""
+    return {
+        "metric": metric,
+        "label": label,
+        "estimate": json_number(est.estimate),
+        "std_error": json_number(est.std_error),
+        "ci_lower": json_number(est.ci_lower),
+        "ci_upper": json_number(est.ci_upper),
+        "ci_level": float(est.ci_level),
+        "draws": int(est.draws),
+        "clusters": int(est.clusters),
+        "note": est.note,
+        "design": sample.design,
+        "records_set_aside": int(sample.records_set_aside),
+        "clusters_set_aside": int(sample.clusters_set_aside),
+        "observed_text": observed_estimate(est.estimate, est.std_error, est.ci_lower, est.ci_upper,
+                                           ci_level=est.ci_level, clusters=est.clusters, draws=est.draws),
+    }
+
+
+class _SampledExpectation(ERExpectation):
+    """Common fields of expectations that read the benchmark sample."""
+
+    prediction_column: str
+    reference_column: str
+    weights: str | dict[str, str] = "cluster_size"
+    draws_column: str | None = None
+    ci_level: float = pydantic.Field(0.95, gt=0.0, lt=1.0)
+
+    @pydantic.validator("weights")
+    def _check_weights(cls, w):
+        if isinstance(w, dict):
+            if set(w) != {"column"}:
+                raise ValueError("weights must be 'cluster_size', 'uniform' or {'column': <name>}")
+            return w
+        if not w:
+            raise ValueError("weights must be 'cluster_size', 'uniform' or {'column': <name>}")
+        return w
+
+    def _sample_value(self, name_column: str | None = None) -> dict[str, Any]:
+        return {
+            "prediction_column": self.prediction_column,
+            "reference_column": self.reference_column,
+            "weights": encode_weights(self.weights),
+            "draws_column": self.draws_column,
+            "name_column": name_column,
+        }
+
+
+class _EstimatedMetricExpectation(_SampledExpectation):
+    """An estimated performance metric (or its interval) lies in [min_value, max_value]."""
+
+    min_value: float | None = None
+    max_value: float | None = None
+    bound: Literal["estimate", "interval"] = "estimate"
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "prediction_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
+        "ci_level", "bound",
+    )
+
+    @pydantic.root_validator(skip_on_failure=True)
+    def _check_bounds(cls, values):
+        lo, hi = values.get("min_value"), values.get("max_value")
+        if lo is None and hi is None:
+            raise ValueError("give min_value, max_value or both")
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"min_value ({lo}) is greater than max_value ({hi})")
+        return values
+
+    @classmethod
+    @abstractmethod
+    def metric_id(cls) -> str:
+        """Metric id of ``erx.estimate``."""
+
+    def _beta(self) -> float:
+        return 1.0
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        sample = self._sample_value()
+        value = {**sample, "metric": self.metric_id(), "beta": self._beta(), "ci_level": float(self.ci_level)}
+        return {
+            ESTIMATE: MetricConfiguration(ESTIMATE, domain, value),
+            BENCHMARK_SAMPLE: MetricConfiguration(BENCHMARK_SAMPLE, domain, {k: sample[k] for k in SAMPLE_KEYS}),
+        }
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        label = METRICS[cls.metric_id()].label
+        beta = kwargs.get("beta")
+        if beta is not None and float(beta) != 1.0:
+            label = f"{label}-score with β = {float(beta):g}"
+        elif METRICS[cls.metric_id()].uses_beta:
+            label = f"{label}1 score"
+        level = float(kwargs.get("ci_level") or 0.95)
+        params: dict[str, Any] = {
+            "label": label,
+            "range": range_phrase(kwargs.get("min_value"), kwargs.get("max_value")),
+            "prediction_column": kwargs.get("prediction_column"),
+            "design": design_phrase(kwargs.get("weights") or "cluster_size", kwargs.get("reference_column") or "?",
+                                    kwargs.get("draws_column")),
+            "level": fmt_level(level),
+        }
+        if kwargs.get("bound") == "interval":
+            template = ("Estimated $label of $prediction_column $range at $level confidence "
+                        "(the whole confidence interval), from $design.")
+        else:
+            template = ("Estimated $label of $prediction_column $range (point estimate; $level confidence "
+                        "interval reported), from $design.")
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        est = metrics[ESTIMATE]
+        sample = metrics[BENCHMARK_SAMPLE]
+        mid = self.metric_id()
+        label = METRICS[mid].label
+        details = estimate_details(est, sample, metric=mid, label=label)
+        details["bound"] = self.bound
+        if not est.defined:
+            ok = False
+        elif self.bound == "interval":
+            if not est.has_std_error:
+                ok = False
+                details["note"] = "; ".join(x for x in (est.note, "no confidence interval, so the interval bound cannot be checked") if x)
+            else:
+                ok = check_range(est.ci_lower, est.ci_upper, self.min_value, self.max_value)
+        else:
+            ok = check_range(est.estimate, est.estimate, self.min_value, self.max_value)
+        if not ok and METRICS[mid].kind == "performance":
+            frame = sample_error_frame(sample, metric=mid, beta=self._beta())
+            frame = frame[frame["error_share"] > 0].head(TOP_CLUSTERS)
+            details["top_clusters"] = [
+                {"cluster": str(r.cluster), "size": int(r.size), "predicted_clusters": int(r.predicted_clusters),
+                 "OCE": float(r.OCE), "UCE": float(r.UCE), "error_share": float(r.error_share)}
+                for r in frame.itertuples(index=False)
+            ]
+        return {"success": bool(ok), "result": {"observed_value": json_number(est.estimate), "details": details}}
+
+
+class _EstimatedFExpectation(_EstimatedMetricExpectation):
+    beta: float = pydantic.Field(1.0, gt=0.0)
+    success_keys: ClassVar[tuple[str, ...]] = (*_EstimatedMetricExpectation.success_keys, "beta")
+
+    def _beta(self) -> float:
+        return float(self.beta)
+
+
+def _doc(metric: str) -> str:
+    return f"Estimated {METRICS[metric].label} (SPEC 5) lies in a range, from a benchmark sample."
+
+
+class ExpectEstimatedPairwisePrecisionToBeBetween(_EstimatedMetricExpectation):
+    __doc__ = _doc("pairwise_precision")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "pairwise_precision"
+
+
+class ExpectEstimatedPairwiseRecallToBeBetween(_EstimatedMetricExpectation):
+    __doc__ = _doc("pairwise_recall")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "pairwise_recall"
+
+
+class ExpectEstimatedPairwiseFToBeBetween(_EstimatedFExpectation):
+    __doc__ = _doc("pairwise_f")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "pairwise_f"
+
+
+class ExpectEstimatedClusterPrecisionToBeBetween(_EstimatedMetricExpectation):
+    __doc__ = _doc("cluster_precision") + " Needs a benchmark sampled from the whole release population."
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "cluster_precision"
+
+
+class ExpectEstimatedClusterRecallToBeBetween(_EstimatedMetricExpectation):
+    __doc__ = _doc("cluster_recall")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "cluster_recall"
+
+
+class ExpectEstimatedClusterFToBeBetween(_EstimatedFExpectation):
+    __doc__ = _doc("cluster_f") + " Needs a benchmark sampled from the whole release population."
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "cluster_f"
+
+
+class ExpectEstimatedBCubedPrecisionToBeBetween(_EstimatedMetricExpectation):
+    __doc__ = _doc("b_cubed_precision")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "b_cubed_precision"
+
+
+class ExpectEstimatedBCubedRecallToBeBetween(_EstimatedMetricExpectation):
+    __doc__ = _doc("b_cubed_recall")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "b_cubed_recall"
+
+
+class ExpectEstimatedBCubedFToBeBetween(_EstimatedFExpectation):
+    __doc__ = _doc("b_cubed_f")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "b_cubed_f"
+
+
+class ExpectEstimatedHomogeneityToBeBetween(_EstimatedMetricExpectation):
+    __doc__ = _doc("homogeneity")
+
+    @classmethod
+    def metric_id(cls) -> str:
+        return "homogeneity"
+

@@ -1,0 +1,177 @@
+"""Expectations on summary statistics of the predicted clustering (SPEC 3).
+
+``expect_average_cluster_size_to_be_between``, ``expect_matching_rate_to_be_between``,
+``expect_hill_number_to_be_between`` (order ``q``), ``expect_homonymy_rate_to_be_between``
+and ``expect_name_variation_rate_to_be_between``.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+from great_expectations.compatibility import pydantic
+from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from ...text import fmt_number, fmt_q, range_phrase, statistic_label
+from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
+from ._base import ERExpectation, check_range, json_number
+
+__all__ = [
+    "ExpectAverageClusterSizeToBeBetween",
+    "ExpectMatchingRateToBeBetween",
+    "ExpectHillNumberToBeBetween",
+    "ExpectHomonymyRateToBeBetween",
+    "ExpectNameVariationRateToBeBetween",
+]
+
+
+def parse_q(q: Any) -> float:
+    """Hill order from a number or 'inf'."""
+    if isinstance(q, str) and q.strip().lower() in {"inf", ".inf", "infinity"}:
+        return math.inf
+    return float(q)
+
+
+class _ClusteringStatisticExpectation(ERExpectation):
+    """A statistic of the predicted clustering lies in [min_value, max_value]."""
+
+    prediction_column: str
+    min_value: float | None = None
+    max_value: float | None = None
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "min_value", "max_value")
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "min_value", "max_value")
+    needs_names: ClassVar[bool] = False
+
+    @pydantic.root_validator(skip_on_failure=True)
+    def _check_bounds(cls, values):
+        lo, hi = values.get("min_value"), values.get("max_value")
+        if lo is None and hi is None:
+            raise ValueError("give min_value, max_value or both")
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"min_value ({lo}) is greater than max_value ({hi})")
+        return values
+
+    @classmethod
+    @abstractmethod
+    def statistic_id(cls) -> str:
+        """The statistic id of SPEC 3 (a key of ``summary_statistics``)."""
+
+    def _q(self) -> float | None:
+        return None
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        name = getattr(self, "name_column", None) if self.needs_names else None
+        q = self._q()
+        value = {"prediction_column": self.prediction_column, "name_column": name,
+                 "statistic": self.statistic_id(), "q": q}
+        return {
+            SUMMARY_STATISTIC: MetricConfiguration(SUMMARY_STATISTIC, domain, value),
+            CLUSTERING_TABLE: MetricConfiguration(CLUSTERING_TABLE, domain, {k: value[k] for k in TABLE_KEYS}),
+        }
+
+    @classmethod
+    def _label(cls, kwargs: dict[str, Any]) -> str:
+        return statistic_label(cls.statistic_id())
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        label = cls._label(kwargs)
+        rng = range_phrase(kwargs.get("min_value"), kwargs.get("max_value"))
+        params: dict[str, Any] = {"prediction_column": kwargs.get("prediction_column"), "range": rng,
+                                  "label": label}
+        template = "The $label of the predicted clustering in $prediction_column $range."
+        if cls.needs_names:
+            params["name_column"] = kwargs.get("name_column")
+            template = "The $label of the predicted clustering in $prediction_column (names from $name_column) $range."
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        stat = metrics[SUMMARY_STATISTIC]
+        value = float(stat["value"])
+        ok = check_range(value, value, self.min_value, self.max_value)
+        text = (f"{fmt_number(value)} ({stat['n_records']:,} records in {stat['n_clusters']:,} clusters)")
+        return {
+            "success": bool(ok),
+            "result": {
+                "observed_value": json_number(value),
+                "details": {
+                    "statistic": self.statistic_id(),
+                    "n_records": stat["n_records"],
+                    "n_clusters": stat["n_clusters"],
+                    "observed_text": text,
+                },
+            },
+        }
+
+
+class ExpectAverageClusterSizeToBeBetween(_ClusteringStatisticExpectation):
+    """Average predicted cluster size |R| / |Ĉ| lies in a range (SPEC 3)."""
+
+    @classmethod
+    def statistic_id(cls) -> str:
+        return "average_cluster_size"
+
+
+class ExpectMatchingRateToBeBetween(_ClusteringStatisticExpectation):
+    """Share of records in predicted clusters of size ≥ 2 lies in a range (SPEC 3)."""
+
+    @classmethod
+    def statistic_id(cls) -> str:
+        return "matching_rate"
+
+
+class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
+    """Hill number of order q of the cluster-size distribution lies in a range (SPEC 3)."""
+
+    q: float | str
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", "min_value", "max_value")
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", "min_value", "max_value")
+
+    @pydantic.validator("q")
+    def _check_q(cls, q):
+        try:
+            value = parse_q(q)
+        except (TypeError, ValueError):
+            raise ValueError(f"q={q!r} is not a number; give q >= 0 or 'inf'") from None
+        if math.isnan(value) or value < 0:
+            raise ValueError(f"q={q!r}: Hill numbers are defined for q >= 0")
+        return "inf" if math.isinf(value) else value
+
+    @classmethod
+    def statistic_id(cls) -> str:
+        return "hill_number"
+
+    def _q(self) -> float | None:
+        return parse_q(self.q)
+
+    @classmethod
+    def _label(cls, kwargs: dict[str, Any]) -> str:
+        q = kwargs.get("q")
+        return f"Hill number of order {fmt_q(parse_q(q)) if q is not None else '?'}"
+
+
+class _NamedStatisticExpectation(_ClusteringStatisticExpectation):
+    name_column: str
+    needs_names: ClassVar[bool] = True
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", "min_value", "max_value")
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", "min_value", "max_value")
+
+
+class ExpectHomonymyRateToBeBetween(_NamedStatisticExpectation):
+    """Share of predicted clusters sharing a name with another cluster lies in a range (SPEC 3)."""
+
+    @classmethod
+    def statistic_id(cls) -> str:
+        return "homonymy_rate"
+
+
+class ExpectNameVariationRateToBeBetween(_NamedStatisticExpectation):
+    """Share of predicted clusters with ≥ 2 distinct names lies in a range (SPEC 3)."""
+
+    @classmethod
+    def statistic_id(cls) -> str:
+        return "name_variation_rate"

@@ -1,0 +1,159 @@
+"""GX metric providers: aggregate a batch once, derive every statistic from the aggregate.
+
+Two heavy metrics touch the full batch, each once per batch and set of columns:
+
+* ``er.clustering_table`` → :class:`~er_expectations.stats.ClusteringTable` (SPEC 3);
+* ``er.benchmark_sample`` → :class:`~er_expectations.stats.BenchmarkSample` (SPEC 2.1, 4).
+
+Light metrics depend on them and only run the pure statistics: ``er.summary_statistic``
+and ``er.estimate``. GX deduplicates metrics by (name, domain, value kwargs), so every
+expectation of a suite that names the same columns reuses one aggregate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from great_expectations.core.metric_domain_types import MetricDomainTypes
+from great_expectations.execution_engine import PandasExecutionEngine
+from great_expectations.expectations.metrics.metric_provider import metric_value
+from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
+from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from ..engines.base import WeightsSpec, parse_weights
+from ..engines.pandas import PandasRelease
+from ..stats import estimate_metrics, summary_statistics
+
+__all__ = [
+    "CLUSTERING_TABLE",
+    "BENCHMARK_SAMPLE",
+    "SUMMARY_STATISTIC",
+    "ESTIMATE",
+    "TABLE_KEYS",
+    "SAMPLE_KEYS",
+    "encode_weights",
+    "decode_weights",
+]
+
+CLUSTERING_TABLE = "er.clustering_table"
+BENCHMARK_SAMPLE = "er.benchmark_sample"
+SUMMARY_STATISTIC = "er.summary_statistic"
+ESTIMATE = "er.estimate"
+
+TABLE_KEYS = ("prediction_column", "name_column")
+SAMPLE_KEYS = ("prediction_column", "reference_column", "weights", "draws_column", "name_column")
+
+
+def encode_weights(weights: object) -> str:
+    """A hashable metric kwarg for the weights option: 'cluster_size', 'uniform' or 'column:<name>'."""
+    if isinstance(weights, str) and weights.startswith("column:"):
+        return weights
+    spec = parse_weights(weights if weights is not None else "cluster_size")
+    return spec.design
+
+
+def decode_weights(encoded: str) -> WeightsSpec:
+    if encoded.startswith("column:"):
+        return WeightsSpec("column", encoded[len("column:"):])
+    return parse_weights(encoded)
+
+
+def _frame(execution_engine: PandasExecutionEngine, metric_domain_kwargs: dict):
+    df, _, _ = execution_engine.get_compute_domain(domain_kwargs=metric_domain_kwargs,
+                                                   domain_type=MetricDomainTypes.TABLE)
+    return df
+
+
+class ClusteringTableMetric(TableMetricProvider):
+    """Size distribution and name counts of the predicted clustering (one pass per column)."""
+
+    metric_name = CLUSTERING_TABLE
+    value_keys = TABLE_KEYS
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        df = _frame(execution_engine, metric_domain_kwargs)
+        rel = PandasRelease(df, prediction=metric_value_kwargs["prediction_column"])
+        return rel.clustering_table(name=metric_value_kwargs.get("name_column"))
+
+
+class BenchmarkSampleMetric(TableMetricProvider):
+    """The benchmark restricted to the batch's release, one row per sampled cluster."""
+
+    metric_name = BENCHMARK_SAMPLE
+    value_keys = SAMPLE_KEYS
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        df = _frame(execution_engine, metric_domain_kwargs)
+        rel = PandasRelease(df, prediction=metric_value_kwargs["prediction_column"])
+        return rel.benchmark_sample(
+            reference=metric_value_kwargs["reference_column"],
+            weights=decode_weights(metric_value_kwargs["weights"]),
+            draws=metric_value_kwargs.get("draws_column"),
+            name=metric_value_kwargs.get("name_column"),
+        )
+
+
+def _dependency(name: str, keys: tuple[str, ...], metric: MetricConfiguration) -> MetricConfiguration:
+    # only the aggregate's own kwargs, so that every light metric shares one aggregate
+    return MetricConfiguration(
+        metric_name=name,
+        metric_domain_kwargs=metric.metric_domain_kwargs,
+        metric_value_kwargs={k: metric.metric_value_kwargs.get(k) for k in keys},
+    )
+
+
+class SummaryStatisticMetric(TableMetricProvider):
+    """One summary statistic (SPEC 3) from the clustering table; ``q`` for Hill numbers."""
+
+    metric_name = SUMMARY_STATISTIC
+    value_keys = (*TABLE_KEYS, "statistic", "q")
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration) -> dict[str, Any]:
+        table = metrics[CLUSTERING_TABLE]
+        stat = metric_value_kwargs["statistic"]
+        q = metric_value_kwargs.get("q")
+        orders = (q,) if stat == "hill_number" else ()
+        values = summary_statistics(table, hill_orders=orders)
+        key = next(k for k in values if k.startswith("hill_number")) if stat == "hill_number" else stat
+        return {"value": float(values[key]), "n_records": int(values["n_records"]),
+                "n_clusters": int(values["n_clusters"])}
+
+    @classmethod
+    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
+                                     runtime_configuration=None):
+        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
+                                                    execution_engine=execution_engine,
+                                                    runtime_configuration=runtime_configuration)
+        deps[CLUSTERING_TABLE] = _dependency(CLUSTERING_TABLE, TABLE_KEYS, metric)
+        return deps
+
+
+class EstimateMetric(TableMetricProvider):
+    """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample."""
+
+    metric_name = ESTIMATE
+    value_keys = (*SAMPLE_KEYS, "metric", "beta", "ci_level")
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        sample = metrics[BENCHMARK_SAMPLE]
+        mid = metric_value_kwargs["metric"]
+        res = estimate_metrics(sample, [mid], beta=float(metric_value_kwargs.get("beta") or 1.0),
+                               ci_level=float(metric_value_kwargs.get("ci_level") or 0.95))
+        return res[mid]
+
+    @classmethod
+    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
+                                     runtime_configuration=None):
+        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
+                                                    execution_engine=execution_engine,
+                                                    runtime_configuration=runtime_configuration)
+        deps[BENCHMARK_SAMPLE] = _dependency(BENCHMARK_SAMPLE, SAMPLE_KEYS, metric)
+        return deps
