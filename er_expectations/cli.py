@@ -181,7 +181,10 @@ def _add_table_args(p: argparse.ArgumentParser) -> None:
 def _hill(value: str) -> float:
     from .stats import parse_hill_orders
 
-    return parse_hill_orders((value,), parameter="--hill-orders")[0]
+    try:
+        return parse_hill_orders((value,), parameter="--hill-orders")[0]
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:

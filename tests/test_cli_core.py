@@ -1,0 +1,100 @@
+"""The `summarize` and `estimate` commands: output formats, joins, exit codes, error messages."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import er_expectations as erx
+from er_expectations.cli import main
+
+PV = "er_expectations/data/patentsview/"
+
+
+@pytest.fixture()
+def small(tmp_path):
+    records = pd.DataFrame({
+        "rid": [f"r{i}" for i in range(12)],
+        "pred": ["a", "a", "a", "b", "b", "c", "d", "d", "e", "f", "f", None],
+        "first": ["Ann", "Ann", "Anne", "Bo", "Bo", "Cy", "Di", "Di", "Ann", "Fa", "Fa", "Zed"],
+        "last": ["Lee"] * 3 + ["Ng"] * 2 + ["Oh", "Po", "Po", "Lee", "Qi", "Qi", "Zz"],
+    })
+    bench = pd.DataFrame({"rid": ["r0", "r1", "r2", "r3", "r4", "r8", "r11"],
+                          "truth": ["T1", "T1", "T2", "T3", "T3", "T1", "T9"]})
+    rp, bp = tmp_path / "records.csv", tmp_path / "bench.parquet"
+    records.to_csv(rp, index=False)
+    bench.to_parquet(bp)
+    merged = records.merge(bench, on="rid", how="left")
+    merged["name"] = merged["first"] + " " + merged["last"]
+    return rp, bp, merged
+
+
+def test_summarize_json_matches_api(small, capsys):
+    rp, _, merged = small
+    code = main(["summarize", str(rp), "--cluster", "pred", "--name-columns", "first", "last",
+                 "--hill-orders", "0", "1", "inf", "--format", "json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    api = erx.summarize(merged, cluster="pred", name="name", hill_orders=(0, 1, math.inf))
+    assert set(out) == set(api.index)
+    for key, value in api.items():
+        assert out[key] == pytest.approx(value)
+    assert out["n_records"] == 11 and out["n_clusters"] == 6
+
+
+def test_estimate_with_join_matches_api_and_reports_set_aside(small, capsys, tmp_path):
+    rp, bp, merged = small
+    target = tmp_path / "out" / "est.json"
+    code = main(["estimate", str(rp), "--join", str(bp), "--on", "rid", "-p", "pred", "-r", "truth",
+                 "--format", "json", "-o", str(target)])
+    assert code == 0 and capsys.readouterr().out == ""
+    payload = json.loads(target.read_text())
+    api = erx.estimate(merged, prediction="pred", reference="truth")
+    assert payload["attrs"]["records_set_aside"] == 1  # r11 has no prediction
+    for metric, row in api.iterrows():
+        got = payload["estimates"][metric]["estimate"]
+        assert (got is None and math.isnan(row.estimate)) or got == pytest.approx(row.estimate)
+    assert not list(target.parent.glob("*.tmp"))
+
+
+def test_estimate_table_output_is_readable(capsys):
+    code = main(["estimate", PV + "predictions.parquet", "--join", PV + "benchmark.parquet",
+                 "-p", "inventor_id_20220630", "-r", "benchmark_id", "--metrics", "pairwise_precision",
+                 "cluster_precision"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "pairwise_precision" in out and "95% CI" in out
+    assert "[1] warning" in out and "outside [0, 1]" in out  # cluster precision on a block subset
+
+
+def test_csv_output_round_trips(small, capsys):
+    rp, _, merged = small
+    assert main(["summarize", str(rp), "-c", "pred", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "statistic,value" and lines[1].startswith("n_records,11")
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["summarize", "missing.parquet", "-c", "x"], "missing.parquet: file not found"),
+        (["summarize", PV + "predictions.parquet", "-c", "inventor_id_2022063"], "did you mean 'inventor_id_20220630'"),
+        (["summarize", PV + "predictions.parquet", "-c", "inventor_id_20220630", "--hill-orders", "-1"], "q >= 0"),
+        (["estimate", PV + "predictions.parquet", "--join", PV + "benchmark.parquet", "-p",
+          "inventor_id_20220630", "-r", "benchmark_id", "--ci-level", "95"], "ci_level"),
+        (["estimate", PV + "predictions.parquet", "--join", PV + "benchmark.parquet", "-p",
+          "inventor_id_20220630", "-r", "benchmark_id", "--beta", "0"], "beta"),
+        (["estimate", PV + "predictions.parquet", "--join", PV + "benchmark.parquet", "-p",
+          "inventor_id_20220630", "-r", "benchmark_id", "--metrics", "pairwise_precison"], "did you mean 'pairwise_precision'"),
+        (["summarize", PV + "README.md", "-c", "x"], "use a .parquet or .csv"),
+    ],
+)
+def test_bad_input_exits_2_with_a_clear_message(argv, needle, capsys):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert needle in err
+    assert "Traceback" not in err
