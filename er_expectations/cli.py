@@ -228,7 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (exit 2) and --help/--version (exit 0)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
     try:
         return int(args.func(args))
     except InputError as exc:
