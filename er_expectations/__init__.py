@@ -13,7 +13,7 @@ The formulas are those of the project's SPEC (entity-centric evaluation, Binette
 from __future__ import annotations
 
 from . import gx as _gx  # noqa: E402,F401  registers every expectation, metric and action with GX
-from .api import cluster_errors, estimate, exact_metrics, summarize
+from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "InputError",
+    "Release",
     "METRICS",
     "PERFORMANCE_METRICS",
     "TRUE_STATISTICS",

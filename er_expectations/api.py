@@ -31,7 +31,15 @@ from .stats import (
     cluster_errors as _cluster_errors,
 )
 
-__all__ = ["summarize", "estimate", "exact_metrics", "cluster_errors", "estimates_frame", "ESTIMATE_COLUMNS"]
+__all__ = [
+    "ESTIMATE_COLUMNS",
+    "Release",
+    "cluster_errors",
+    "estimate",
+    "estimates_frame",
+    "exact_metrics",
+    "summarize",
+]
 
 #: Columns of the frame returned by :func:`estimate`.
 ESTIMATE_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note")
@@ -51,12 +59,7 @@ def summarize(
     with n_records, n_clusters, average_cluster_size, matching_rate, hill_number_<q> for
     each order and, with ``name``, homonymy_rate and name_variation_rate.
     """
-    orders = parse_hill_orders(hill_orders)
-    rel = PandasRelease(df, prediction=cluster, record_id=record_id)
-    stats = summary_statistics(rel.clustering_table(name=name), hill_orders=orders)
-    out = pd.Series(stats, name=cluster, dtype="float64")
-    out.attrs.update({"cluster": cluster, "name": name, "hill_orders": orders})
-    return out
+    return Release(df, prediction=cluster, name=name, record_id=record_id).summarize(hill_orders)
 
 
 def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_level: float,
@@ -115,13 +118,12 @@ def estimate(
     value is missing or suspicious). ``attrs`` records the design and how many benchmark
     records/clusters were set aside because the release does not contain them.
     """
-    beta = check_beta(beta)
-    ci_level = check_ci_level(ci_level)
-    ids = resolve_metrics(metrics, names=name is not None)
-    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
-    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
-    results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)
-    return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)
+    check_beta(beta)
+    check_ci_level(ci_level)
+    resolve_metrics(metrics, names=name is not None)
+    rel = Release(df, prediction=prediction, name=name, record_id=record_id)
+    return rel.estimate(reference=reference, weights=weights, draws=draws, metrics=metrics, beta=beta,
+                        ci_level=ci_level, bias_adjust=bias_adjust)
 
 
 def exact_metrics(
@@ -192,3 +194,41 @@ def sample_error_frame(sample: BenchmarkSample, *, metric: str | None = None, be
         frame["error_share"] = error_contributions(sample, metric, beta=check_beta(beta))
         frame = frame.sort_values("error_share", ascending=False, kind="stable").reset_index(drop=True)
     return frame
+
+
+class Release:
+    """One release of a record table, for several statistics at the cost of one aggregation.
+
+    ``summarize`` and ``estimate`` each aggregate the table; a :class:`Release` factorises
+    the prediction (and name) column once and reuses it::
+
+        rel = erx.Release(df, prediction="inventor_id", name="full_name")
+        rel.summarize(); rel.estimate(reference="benchmark_id")
+
+    Do not modify ``df`` while the object is in use: the aggregates are not recomputed.
+    """
+
+    def __init__(self, df: pd.DataFrame, prediction: Hashable = "inventor_id", *, name: Hashable | None = None,
+                 record_id: Hashable | None = None) -> None:
+        self._rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+        self.prediction = prediction
+        self.name = name
+
+    def summarize(self, hill_orders: Sequence[float] = (0, 1, 2, math.inf)) -> pd.Series:
+        """Same as :func:`summarize` on this release."""
+        orders = parse_hill_orders(hill_orders)
+        stats = summary_statistics(self._rel.clustering_table(name=self.name), hill_orders=orders)
+        out = pd.Series(stats, name=self.prediction, dtype="float64")
+        out.attrs.update({"cluster": self.prediction, "name": self.name, "hill_orders": orders})
+        return out
+
+    def estimate(self, reference: Hashable = "benchmark_id", weights: str | dict | WeightsSpec = "cluster_size",
+                 draws: Hashable | None = None, metrics: str | Iterable[str] | None = None, beta: float = 1.0,
+                 ci_level: float = 0.95, *, bias_adjust: bool = True) -> pd.DataFrame:
+        """Same as :func:`estimate` on this release (with the release's name column)."""
+        beta = check_beta(beta)
+        ci_level = check_ci_level(ci_level)
+        ids = resolve_metrics(metrics, names=self.name is not None)
+        sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name)
+        results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)
+        return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)

@@ -120,11 +120,17 @@ class PandasRelease:
             return ClusteringTable(sizes=sizes, counts=counts)
         ncodes, n_names = self.name_codes(name)
         pcodes = self.pred_codes
-        valid = (ncodes >= 0) & (pcodes >= 0)
-        if n_names == 0 or not valid.any():
+        if n_names == 0:
             return ClusteringTable(sizes=sizes, counts=counts, n_named_clusters=0,
                                    n_homonymous_clusters=0, n_varied_clusters=0)
-        keys = pcodes[valid] * np.int64(n_names) + ncodes[valid]
+        if self.has_nulls or int(ncodes.min()) < 0:
+            valid = (ncodes >= 0) & (pcodes >= 0)
+            if not valid.any():
+                return ClusteringTable(sizes=sizes, counts=counts, n_named_clusters=0,
+                                       n_homonymous_clusters=0, n_varied_clusters=0)
+            keys = pcodes[valid] * np.int64(n_names) + ncodes[valid]
+        else:  # no nulls anywhere: skip the masks
+            keys = pcodes * np.int64(n_names) + ncodes
         pairs = pd.unique(keys)
         pc, nc = pairs // n_names, pairs % n_names
         clusters_per_name = np.bincount(nc, minlength=n_names)
@@ -266,19 +272,39 @@ class PandasRelease:
         return lo
 
     def _name_flags(self, name: Hashable, rows: np.ndarray, ref_codes: np.ndarray, k: int):
-        ncodes, n_names = self.name_codes(name)
-        pcodes = self.pred_codes
-        pop_named = ncodes[(pcodes >= 0) & (ncodes >= 0)]
-        pop_count = np.bincount(pop_named, minlength=max(n_names, 1))
-        nb = ncodes[rows]
+        """Homonymy, name-variation and has-name flags of each sampled cluster (SPEC 7).
+
+        Only the names that occur on benchmark records matter, so unless the name column was
+        already factorised (summary statistics of the same release), the population is
+        scanned with a membership test against those few names instead of being hashed.
+        """
+        _check_column(self.df, name, "name")
+        col = self.df[name]
+        if name in self._names:
+            ncodes, n_names = self._names[name]
+            nb = ncodes[rows]
+            in_pop = ncodes[(ncodes >= 0) & (self.pred_codes >= 0)] if self.has_nulls else ncodes[ncodes >= 0]
+            pop_count = np.bincount(in_pop, minlength=max(n_names, 1))
+        else:
+            codes_b, uniques_b = pd.factorize(col.iloc[rows], use_na_sentinel=True)
+            nb = np.asarray(codes_b, dtype=np.int64)
+            n_names = len(uniques_b)
+            pop_count = np.zeros(max(n_names, 1), dtype=np.int64)
+            if n_names:
+                member = col.isin(uniques_b).to_numpy(dtype=bool, na_value=False)
+                if self.has_nulls:
+                    member = member & (self.pred_codes >= 0)
+                pop_codes = pd.Index(uniques_b).get_indexer(col[member])
+                pop_count = np.bincount(pop_codes[pop_codes >= 0], minlength=n_names)
         named = nb >= 0
         has_name = np.bincount(ref_codes[named], minlength=k) > 0
         if not named.any():
             z = np.zeros(k, dtype=bool)
             return z, z, has_name
-        key = ref_codes[named] * np.int64(n_names) + nb[named]
+        width = np.int64(max(n_names, 1))
+        key = ref_codes[named] * width + nb[named]
         ukey, in_c = np.unique(key, return_counts=True)
-        c, nm = ukey // n_names, ukey % n_names
+        c, nm = ukey // width, ukey % width
         outside = pop_count[nm] > in_c
         homonym = np.bincount(c[outside], minlength=k) > 0
         variation = np.bincount(c, minlength=k) >= 2
