@@ -8,10 +8,7 @@ from . import metrics  # noqa: F401  (registers the metric providers)
 from .expectations import *  # noqa: F401,F403  (registers the expectations)
 from .expectations import __all__ as EXPECTATION_CLASSES
 
-try:  # the offline Data Docs action ships beside the expectations
-    from . import actions  # noqa: F401
-except ImportError:  # pragma: no cover - only while the module is being written
-    actions = None
+from . import actions  # noqa: F401  (registers the offline Data Docs checkpoint action)
 
 __all__ = ["EXPECTATION_CLASSES", "expectation_names"]
 

@@ -1,0 +1,52 @@
+"""Checkpoint actions of er-expectations.
+
+Importing this module registers :class:`OfflineDataDocsAction` with GX under the type
+``"er_offline_data_docs"`` (GX registers every ``ValidationAction`` subclass when the class is
+created), so checkpoints saved with it load again. Import it only once: GX refuses to register the
+same action type twice (do not ``importlib.reload`` it).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Literal
+
+from great_expectations.checkpoint.actions import ValidationAction
+
+from .offline_docs import local_site_dir, make_site_offline
+
+if TYPE_CHECKING:  # pragma: no cover
+    from great_expectations.checkpoint.actions import ActionContext
+    from great_expectations.checkpoint.checkpoint import CheckpointResult
+
+__all__ = ["OfflineDataDocsAction"]
+
+logger = logging.getLogger(__name__)
+
+
+class OfflineDataDocsAction(ValidationAction):
+    """Make a local Data Docs site readable offline after the checkpoint updated it.
+
+    GX runs every ``UpdateDataDocsAction`` of a checkpoint before the other actions, so this action
+    sees the freshly built pages whatever its position in the list::
+
+        gx.Checkpoint(name="releases", validation_definitions=[...],
+                      actions=[UpdateDataDocsAction(name="update_data_docs"),
+                               OfflineDataDocsAction(name="offline_data_docs")])
+    """
+
+    type: Literal["er_offline_data_docs"] = "er_offline_data_docs"
+    site_name: str = "local_site"
+
+    def run(
+        self, checkpoint_result: CheckpointResult, action_context: ActionContext | None = None
+    ) -> dict:
+        context = self._resolve_context().context
+        site = local_site_dir(context, self.site_name)
+        if not (site / "index.html").is_file():
+            # nothing to post-process (no UpdateDataDocsAction ran and the docs were never built)
+            logger.warning("er_offline_data_docs: Data Docs site %r not built yet (%s); add an "
+                           "UpdateDataDocsAction to the checkpoint", self.site_name, site)
+            return {"site_dir": str(site), "offline_pages": [], "skipped": "site not built"}
+        changed = make_site_offline(site, context)
+        return {"site_dir": str(site), "offline_pages": [str(p) for p in changed]}
