@@ -327,6 +327,14 @@ def bench_synthetic(
     )
     summary, estimates = call()  # also a check that the call works before timing it
     timed = {"groupby": lambda: df.groupby(PREDICTION).size(), "core": call}
+    erx_mod = _erx()
+    if hasattr(erx_mod, "Release"):
+        # (r) the same statistics through erx.Release, which aggregates the table once
+        def release_call():
+            rel = erx_mod.Release(df, prediction=PREDICTION, name=NAME)
+            return rel.summarize(), rel.estimate(reference=REFERENCE, draws=DRAWS, metrics=metrics)
+
+        timed["release"] = release_call
     if diagnostics:
         # To tell apart the cost of the name column: factorising it alone, and (b)
         # without names.
@@ -347,11 +355,15 @@ def bench_synthetic(
         "core": "(b) summarize+estimate",
         "name_factorize": "(n) pd.factorize(name)",
         "core_noname": "(b0) without name",
+        "release": "(r) erx.Release: summarize+estimate",
     }
     for key in timed:
         log(f"  {labels[key]}: best {best[key]:.3f} s of {[round(x, 3) for x in runs[key]]}")
     groupby_best, core_best = best["groupby"], best["core"]
     diag = {}
+    if "release" in best:
+        diag.update({"release_s": best["release"], "release_runs_s": runs["release"],
+                     "ratio_release": best["release"] / groupby_best})
     if diagnostics:
         diag = {
             "name_factorize_s": best["name_factorize"],
@@ -360,6 +372,7 @@ def bench_synthetic(
             "core_noname_s": best["core_noname"],
             "core_noname_runs_s": runs["core_noname"],
             "ratio_noname": best["core_noname"] / groupby_best,
+            **diag,
         }
 
     mem = measure_memory(call) if memory else {}
@@ -600,7 +613,7 @@ def format_table(runs: list[dict], pv: dict | None, targets: dict) -> str:
     lines = []
     header = (
         f"{'records':>11} {'ids':>4} {'(a) groupby':>12} {'(b) erx':>9} {'b/a':>6}"
-        f" {'b0/a':>6} {'name/a':>7} {'input MiB':>10} {'peak MiB':>9} {'peak/in':>8}"
+        f" {'r/a':>6} {'b0/a':>6} {'name/a':>7} {'input MiB':>10} {'peak MiB':>9} {'peak/in':>8}"
         f" {'RSS/in':>7}"
     )
     lines += [header, "-" * len(header)]
@@ -609,6 +622,7 @@ def format_table(runs: list[dict], pv: dict | None, targets: dict) -> str:
         lines.append(
             f"{r['n_records']:>11,} {r['id_kind']:>4} {r['groupby_s']:>11.3f}s {r['core_s']:>8.3f}s"
             + _cell(r["ratio"], ".2f", 7)
+            + _cell(r.get("ratio_release"), ".2f", 7)
             + _cell(r.get("ratio_noname"), ".2f", 7)
             + _cell(r.get("name_factorize_ratio"), ".2f", 8)
             + _cell(r["input_bytes"] / 2**20, ".0f", 11)
@@ -618,7 +632,7 @@ def format_table(runs: list[dict], pv: dict | None, targets: dict) -> str:
         )
     lines.append(
         "(a) df.groupby(prediction).size(); (b) summarize + estimate with names, all metrics;"
-        "\nb0: (b) without names; name: pd.factorize(name column) alone; all best of runs."
+        "\nr: the same through erx.Release (one aggregation); b0: (b) without names; name: pd.factorize(name column) alone; all best of runs."
         "\npeak = tracemalloc peak + sampled pyarrow peak of (b); RSS = rise of peak RSS."
     )
     if pv is not None:
