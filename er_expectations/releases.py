@@ -3,7 +3,9 @@
 A checkpoint names a records table, the predictions (one wide file with a column per
 release, or one file per release), an optional benchmark and how to build the name. Each
 release becomes one table with the record id, the prediction (renamed to the checkpoint's
-``batch_column``), the reference and the name (SPEC 2.1), joined on the record id.
+``batch_column``), the reference and the name (SPEC 2.1), joined on the record id. Other
+benchmark columns (a weights or draws column a suite names) can be carried along with
+``extra_benchmark_columns``.
 """
 
 from __future__ import annotations
@@ -55,15 +57,32 @@ def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
 class ReleaseData:
     """Lazily loaded data of a checkpoint; ``frame(release)`` gives one batch table."""
 
-    def __init__(self, checkpoint: CheckpointConfig) -> None:
+    def __init__(
+        self, checkpoint: CheckpointConfig, *, extra_benchmark_columns: Sequence[str] = ()
+    ) -> None:
         self.checkpoint = checkpoint
         self.data = checkpoint.data
         self.id_column = self.data.records.id_column
         self.prediction_column = self.data.predictions.target_column
         self.reference_column = self.data.benchmark.reference_column if self.data.benchmark else None
         self.name_column = self.data.name.output_column if self.data.name else None
+        core = {self.id_column, self.prediction_column, self.reference_column, self.name_column}
+        if self.data.benchmark is not None:
+            core.add(self.data.benchmark.id_column)
+        self.extra_columns = (
+            tuple(c for c in dict.fromkeys(extra_benchmark_columns) if c not in core)
+            if self.data.benchmark is not None
+            else ()
+        )
         self._base: pd.DataFrame | None = None
         self._wide: pd.DataFrame | None = None
+        self._wide_names: dict[str, str] = {}
+
+    def batch_columns(self) -> list[str]:
+        """The columns of every release table: id, prediction, reference, name, extras."""
+        columns = [self.id_column, self.prediction_column]
+        columns += [c for c in (self.reference_column, self.name_column) if c is not None]
+        return columns + list(self.extra_columns)
 
     # -- releases -------------------------------------------------------------------------
     def all_releases(self) -> list[Release]:
@@ -112,7 +131,7 @@ class ReleaseData:
                 base = base[[rec.id_column, self.name_column]]
             if self.data.benchmark:
                 b = self.data.benchmark
-                bench = read_table(b.path, [b.id_column, b.reference_column])
+                bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns])
                 _unique_ids(bench, b.id_column, b.path)
                 bench = bench.rename(columns={b.id_column: rec.id_column})
                 unknown = ~bench[rec.id_column].isin(base[rec.id_column])
@@ -126,22 +145,39 @@ class ReleaseData:
             self._base = base
         return self._base
 
+    def _aligned_wide(self) -> pd.DataFrame:
+        """Every release column of the wide file joined to the records once (outer join).
+
+        Release columns get internal names ``__release_<i>`` so that they never clash with
+        the records' columns; :meth:`frame` then only picks columns.
+        """
+        if self._wide is None:
+            pred = self.data.predictions
+            keys = [r.key for r in self.all_releases()]
+            wide = read_table(pred.path, [pred.id_column, *keys])
+            _unique_ids(wide, pred.id_column, pred.path)
+            self._wide_names = {key: f"__release_{i}" for i, key in enumerate(keys)}
+            wide = wide.rename(columns={pred.id_column: self.id_column, **self._wide_names})
+            # outer join: a record of the table absent from the release file is outside the
+            # release (null prediction, SPEC 2.1), so its benchmark labels are set aside, not lost
+            self._wide = wide.merge(
+                self._records(), on=self.id_column, how="outer", validate="one_to_one", sort=False
+            )
+        return self._wide
+
     def frame(self, release: Release) -> pd.DataFrame:
-        """The evaluation table of one release: id, prediction, reference, name."""
+        """The evaluation table of one release: id, prediction, name, reference (and extras)."""
         pred = self.data.predictions
-        if pred.layout == "wide":
-            if self._wide is None:
-                keys = [r.key for r in self.all_releases()]
-                wide = read_table(pred.path, [pred.id_column, *keys])
-                _unique_ids(wide, pred.id_column, pred.path)
-                self._wide = wide.rename(columns={pred.id_column: self.id_column})
-            part = self._wide[[self.id_column, release.key]].rename(columns={release.key: self.prediction_column})
-        else:
-            part = read_table(release.path, [pred.id_column, pred.prediction_column])
-            _unique_ids(part, pred.id_column, release.path)
-            part = part.rename(columns={pred.id_column: self.id_column,
-                                        pred.prediction_column: self.prediction_column})
         base = self._records()
-        # outer join: a record of the table absent from the release file is outside the
-        # release (null prediction, SPEC 2.1), so its benchmark labels are set aside, not lost
+        rest = [c for c in base.columns if c != self.id_column]
+        if pred.layout == "wide":
+            aligned = self._aligned_wide()
+            internal = self._wide_names[release.key]
+            part = aligned[[self.id_column, internal, *rest]]
+            return part.rename(columns={internal: self.prediction_column})
+        part = read_table(release.path, [pred.id_column, pred.prediction_column])
+        _unique_ids(part, pred.id_column, release.path)
+        part = part.rename(columns={pred.id_column: self.id_column,
+                                    pred.prediction_column: self.prediction_column})
+        # outer join, as for the wide layout
         return part.merge(base, on=self.id_column, how="outer", validate="one_to_one", sort=False)

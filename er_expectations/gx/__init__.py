@@ -4,11 +4,12 @@ Importing this package (which ``import er_expectations`` does) registers every
 expectation, metric and action with GX, so suites that name them load.
 """
 
-from . import metrics  # noqa: F401  (registers the metric providers)
+from . import (
+    actions,  # noqa: F401  (registers the offline Data Docs checkpoint action)
+    metrics,  # noqa: F401  (registers the metric providers)
+)
 from .expectations import *  # noqa: F401,F403  (registers the expectations)
 from .expectations import __all__ as EXPECTATION_CLASSES
-
-from . import actions  # noqa: F401  (registers the offline Data Docs checkpoint action)
 
 __all__ = ["EXPECTATION_CLASSES", "expectation_names"]
 

@@ -1,0 +1,935 @@
+"""Run a checkpoint file end to end: release tables, GX validation, Data Docs.
+
+:func:`run_checkpoint` works in two phases so that a bad configuration or bad data
+leaves the Great Expectations project untouched:
+
+1. *Checks, read-only.* Load the checkpoint and its suites, check every reference
+   (suites, files, columns), check that every column a suite names is a column the
+   release tables will have, select the releases, check the existing project (every
+   expectation type of its stored suites must be registered, see the GX notes, surprise
+   1) and build every release table in memory.
+2. *Writes.* Write each release table as Parquet under
+   ``<project_dir>/er_data/<checkpoint>/<release>.parquet`` (atomically), open or create
+   the GX file context, add or update the datasource, asset, batch definitions, suites,
+   validation definitions and one GX checkpoint per release, run them one release at a
+   time under one run name, and make the Data Docs readable offline.
+
+Everything in phase 2 is "add or update", so running the same file again updates the
+project in place. Configuration problems raise :class:`ConfigError` (every issue with
+file, line and hint); data problems raise :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..config import (
+    CheckpointConfig,
+    ConfigError,
+    ConfigIssue,
+    ExpectationConfig,
+    SuiteConfig,
+    check_checkpoint_references,
+    load_checkpoint,
+    load_suites,
+)
+from ..config.errors import IssueCollector, did_you_mean, quote_list
+from ..config.yamlnodes import Node, compose_file
+from ..errors import InputError
+from ..io import table_columns
+from ..releases import Release, ReleaseData
+
+__all__ = [
+    "ASSET_NAME",
+    "DATA_FOLDER",
+    "ExpectationOutcome",
+    "PreparedRun",
+    "ReleaseOutcome",
+    "RunReport",
+    "check_batch_columns",
+    "expectation_label",
+    "is_safe_name",
+    "prepare_run",
+    "run_checkpoint",
+    "safe_name",
+]
+
+#: Folder of the project (next to ``gx/``) that holds the release tables.
+DATA_FOLDER = "er_data"
+#: Name of the Parquet asset of every checkpoint datasource.
+ASSET_NAME = "releases"
+#: Names GX writes into file names and inline JavaScript (notes section 5.2).
+_SAFE = re.compile(r"[A-Za-z0-9_.-]+")
+_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_.-]+")
+#: Expectation parameters that name a column of the batch.
+_COLUMN_PARAMS: tuple[str, ...] = (
+    "prediction_column",
+    "reference_column",
+    "name_column",
+    "weights",
+    "draws_column",
+)
+_DEFAULT_SITE = "local_site"
+
+log = logging.getLogger(__name__)
+
+
+def is_safe_name(text: str) -> bool:
+    """True when ``text`` only uses ``[A-Za-z0-9_.-]`` (safe in GX file names and pages)."""
+    return bool(_SAFE.fullmatch(text))
+
+
+def safe_name(text: str) -> str:
+    """``text`` with every run of characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``."""
+    cleaned = _UNSAFE_RUN.sub("_", str(text)).strip("_")
+    return cleaned or "release"
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectationOutcome:
+    """The result of one expectation on one release."""
+
+    suite: str
+    expectation: str
+    label: str
+    severity: str
+    success: bool
+    observed: object = None
+    error: str | None = None
+
+    def describe(self) -> str:
+        """``label (severity)``, plus the error when the expectation could not be computed."""
+        text = f"{self.label} ({self.severity})"
+        if self.error:
+            text += f": error: {self.error}"
+        return text
+
+
+@dataclass(slots=True)
+class ReleaseOutcome:
+    """What GX found on one release, all suites of the checkpoint together."""
+
+    label: str
+    key: str
+    gx_checkpoint: str
+    evaluated: int = 0
+    successful: int = 0
+    failed: int = 0
+    expectations: list[ExpectationOutcome] = field(default_factory=list)
+    result_files: list[Path] = field(default_factory=list)
+    pages: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[ExpectationOutcome]:
+        """Every failed expectation, whatever its severity."""
+        return [e for e in self.expectations if not e.success]
+
+    @property
+    def critical_failures(self) -> list[ExpectationOutcome]:
+        """Failed expectations of severity ``critical``: these fail the release."""
+        return [e for e in self.failures if e.severity == "critical"]
+
+    @property
+    def warnings(self) -> list[ExpectationOutcome]:
+        """Failed expectations of severity ``warning`` or ``info``: reported, not failing."""
+        return [e for e in self.failures if e.severity != "critical"]
+
+    @property
+    def success(self) -> bool:
+        """True when no critical expectation failed."""
+        return not self.critical_failures
+
+
+@dataclass(slots=True)
+class RunReport:
+    """The outcome of :func:`run_checkpoint`."""
+
+    checkpoint: str
+    checkpoint_path: Path
+    project_dir: Path
+    run_name: str
+    run_time: datetime
+    suites: tuple[str, ...]
+    releases: list[ReleaseOutcome] = field(default_factory=list)
+    data_docs_index: Path | None = None
+    elapsed: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        """True when every release passed all its critical expectations."""
+        return all(r.success for r in self.releases)
+
+    @property
+    def failed_releases(self) -> list[ReleaseOutcome]:
+        return [r for r in self.releases if not r.success]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Failed expectations of severity warning or info, one line each (not failures)."""
+        return [f"{r.label}: {e.describe()}" for r in self.releases for e in r.warnings]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe summary (for scripts and tests)."""
+        return {
+            "checkpoint": self.checkpoint,
+            "project_dir": str(self.project_dir),
+            "run_name": self.run_name,
+            "run_time": self.run_time.isoformat(),
+            "success": self.success,
+            "data_docs_index": str(self.data_docs_index) if self.data_docs_index else None,
+            "releases": [
+                {
+                    "label": r.label,
+                    "success": r.success,
+                    "evaluated": r.evaluated,
+                    "successful": r.successful,
+                    "failed": r.failed,
+                    "critical_failures": [e.label for e in r.critical_failures],
+                    "warnings": [e.describe() for e in r.warnings],
+                }
+                for r in self.releases
+            ],
+        }
+
+    def summary_table(self) -> str:
+        """One line per release: passed/evaluated, status, failed critical and other checks."""
+        head = ("release", "passed", "status", "failed critical", "failed warning/info")
+        rows = [
+            (
+                r.label,
+                f"{r.successful}/{r.evaluated}",
+                "ok" if r.success else "FAILED",
+                ", ".join(e.label for e in r.critical_failures) or "-",
+                ", ".join(e.label for e in r.warnings) or "-",
+            )
+            for r in self.releases
+        ]
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head[:-1])]
+        lines = []
+        for row in (head, *rows):
+            cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
+            lines.append("  ".join([*cells, row[-1]]).rstrip())
+        return "\n".join(lines)
+
+
+# -- phase 1: checks ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PreparedRun:
+    """A checkpoint whose configuration passed every check (nothing written yet)."""
+
+    checkpoint: CheckpointConfig
+    suites: tuple[SuiteConfig, ...]
+    data: ReleaseData
+
+    @property
+    def site_name(self) -> str | None:
+        """The Data Docs site to build, or ``None`` without a ``build_data_docs`` action."""
+        for action in self.checkpoint.actions:
+            if action.name == "build_data_docs":
+                return str(action.options.get("site_name") or _DEFAULT_SITE)
+        return None
+
+
+def prepare_run(path: str | os.PathLike) -> PreparedRun:
+    """Load and check a checkpoint file, its suites and the columns its suites name.
+
+    Raises :class:`ConfigError` with every problem found at the first stage that has
+    any (the checkpoint file itself, then the suite files, then the references).
+    """
+    checkpoint = load_checkpoint(path)
+    problems: list[ConfigIssue] = []
+    all_suites: dict[str, SuiteConfig] | None
+    try:
+        all_suites = load_suites(checkpoint.suite_paths)
+    except ConfigError as error:
+        problems.extend(error.issues)
+        all_suites = None
+    # the checkpoint's own references are checked even when a suite file is broken, so
+    # that one run reports every problem (a missing suite shows once the files load)
+    known: Mapping[str, object] = (
+        all_suites if all_suites is not None else dict.fromkeys(checkpoint.suites)
+    )
+    try:
+        check_checkpoint_references(checkpoint, known, table_columns)
+    except ConfigError as error:
+        problems.extend(error.issues)
+    if problems or all_suites is None:
+        raise ConfigError(problems)
+    suites = tuple(all_suites[name] for name in checkpoint.suites)
+
+    issues: list[ConfigIssue] = []
+    where = IssueCollector(str(checkpoint.path))
+    if not is_safe_name(checkpoint.name):
+        where.add(
+            checkpoint.location("checkpoint"),
+            f"checkpoint name '{checkpoint.name}' may only use letters, digits, '_', '.' and '-'",
+            f"Great Expectations writes it into file names and pages; try '{safe_name(checkpoint.name)}'",
+        )
+    _check_batch_layout(checkpoint, where)
+    issues.extend(where.issues)
+    for suite in suites:
+        if not is_safe_name(suite.name):
+            line, column = _SuiteLocator(suite.path).top_key("suite")
+            issues.append(
+                ConfigIssue(
+                    str(suite.path),
+                    line,
+                    column,
+                    f"suite name '{suite.name}' may only use letters, digits, '_', '.' and '-'",
+                    f"Great Expectations writes it into file names and pages; try '{safe_name(suite.name)}'",
+                )
+            )
+    benchmark_columns = (
+        table_columns(checkpoint.data.benchmark.path) if checkpoint.data.benchmark else []
+    )
+    extras = _referenced_extra_columns(suites, benchmark_columns)
+    data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
+    issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
+    if issues:
+        raise ConfigError(issues)
+    return PreparedRun(checkpoint=checkpoint, suites=suites, data=data)
+
+
+def _check_batch_layout(checkpoint: CheckpointConfig, issues: IssueCollector) -> None:
+    """The id, prediction, reference and name columns of a batch must be four distinct names."""
+    data = checkpoint.data
+    predictions = data.predictions
+    target_key = (
+        "data.predictions.batch_column"
+        if predictions.batch_column
+        else "data.predictions.prediction_column"
+    )
+    roles: list[tuple[str, str, str]] = [
+        ("record id", data.records.id_column, "data.records.id_column"),
+        ("prediction", predictions.target_column, target_key),
+    ]
+    if data.benchmark is not None:
+        roles.append(("reference", data.benchmark.reference_column, "data.benchmark.reference_column"))
+    if data.name is not None:
+        roles.append(("name", data.name.output_column, "data.name.output_column"))
+    seen: dict[str, str] = {}
+    for role, column, key in roles:
+        if column in seen:
+            line, col = checkpoint.location(key)
+            if line is None:
+                line, col = checkpoint.location("data")
+            issues.add(
+                (line, col),
+                f"the {role} column of the release batches would be '{column}', "
+                f"which is already their {seen[column]} column",
+                f"give {key} another name",
+            )
+        else:
+            seen[column] = role
+
+
+def _weights_column(value: object) -> str | None:
+    if isinstance(value, Mapping):
+        column = value.get("column")
+        return str(column) if column is not None else None
+    return None
+
+
+def _column_refs(cfg: ExpectationConfig) -> Iterable[tuple[str, str]]:
+    """``(parameter, column)`` for every parameter of ``cfg`` that names a batch column."""
+    for param in _COLUMN_PARAMS:
+        value = cfg.kwargs.get(param)
+        if param == "weights":
+            column = _weights_column(value)
+            if column is not None:
+                yield param, column
+        elif isinstance(value, str):
+            yield param, value
+
+
+def _referenced_extra_columns(
+    suites: Sequence[SuiteConfig], benchmark_columns: Sequence[str]
+) -> list[str]:
+    """Weight and draws columns the suites name that the benchmark file has."""
+    wanted: list[str] = []
+    for suite in suites:
+        for cfg in suite.expectations:
+            for param, column in _column_refs(cfg):
+                if param in ("weights", "draws_column") and column in benchmark_columns:
+                    wanted.append(column)
+    return list(dict.fromkeys(wanted))
+
+
+def check_batch_columns(
+    checkpoint: CheckpointConfig,
+    suites: Sequence[SuiteConfig],
+    batch_columns: Sequence[str],
+    benchmark_columns: Sequence[str] = (),
+) -> list[ConfigIssue]:
+    """Issues for suite parameters that name a column the release batches will not have.
+
+    Each issue points at the suite file, at the line where the column is written (the
+    expectation, or the suite's ``defaults``), and its hint says which column to use.
+    """
+    issues: list[ConfigIssue] = []
+    available = list(batch_columns)
+    for suite in suites:
+        locator = _SuiteLocator(suite.path)
+        for cfg in suite.expectations:
+            for param, column in _column_refs(cfg):
+                if column in available:
+                    continue
+                line, col = locator.locate(cfg, param)
+                issues.append(
+                    ConfigIssue(
+                        str(suite.path),
+                        line,
+                        col,
+                        f"{cfg.name}: {param} '{column}' is not a column of the release batches "
+                        f"of checkpoint '{checkpoint.name}' ({checkpoint.path}), which have "
+                        f"{quote_list(available, conjunction='and')}",
+                        _column_hint(checkpoint, param, column, available, benchmark_columns),
+                    )
+                )
+    return issues
+
+
+def _column_hint(
+    checkpoint: CheckpointConfig,
+    param: str,
+    column: str,
+    available: Sequence[str],
+    benchmark_columns: Sequence[str],
+) -> str:
+    data = checkpoint.data
+    if param == "prediction_column":
+        target = data.predictions.target_column
+        return (
+            f"each release's prediction is called '{target}' in its batch "
+            f"(data.predictions.batch_column of the checkpoint); write prediction_column: {target}"
+        )
+    if param == "reference_column":
+        if data.benchmark is None:
+            return "the checkpoint has no data.benchmark; add one, or remove this expectation"
+        reference = data.benchmark.reference_column
+        return (
+            f"the benchmark's cluster id is called '{reference}' in the batches "
+            f"(data.benchmark.reference_column); write reference_column: {reference}"
+        )
+    if param == "name_column":
+        if data.name is None:
+            return (
+                "the checkpoint has no data.name; add 'name: {columns: [<first>, <last>]}' "
+                "under data: its output_column (default 'full_name') is the name column"
+            )
+        return (
+            f"the name column of the batches is '{data.name.output_column}' "
+            f"(data.name.output_column); write name_column: {data.name.output_column}"
+        )
+    if data.benchmark is None:
+        return "weight and draws columns are taken from data.benchmark, which the checkpoint lacks"
+    close = did_you_mean(column, [c for c in benchmark_columns if c != data.benchmark.id_column])
+    return (
+        f"weight and draws columns are taken from the benchmark file {data.benchmark.path}, "
+        f"which has no column '{column}'" + (f"; {close}" if close else "")
+    )
+
+
+class _SuiteLocator:
+    """Finds where a parameter of an expectation is written in its suite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._root: Node | None = None
+        self._loaded = False
+
+    def _load(self) -> Node | None:
+        if not self._loaded:
+            self._loaded = True
+            try:
+                self._root = compose_file(self.path, IssueCollector(str(self.path)))
+            except OSError:  # pragma: no cover - the file was just loaded
+                self._root = None
+        return self._root
+
+    def top_key(self, key: str) -> tuple[int | None, int | None]:
+        root = self._load()
+        node = root.key(key) if root is not None and root.kind == "mapping" else None
+        return (node.line, node.column) if node is not None else (None, None)
+
+    def locate(self, cfg: ExpectationConfig, param: str) -> tuple[int | None, int | None]:
+        root = self._load()
+        if root is None or root.kind != "mapping":
+            return cfg.line, None
+        entries = root.get("expectations")
+        entry = next(
+            (e for e in (entries.elements() if entries else ()) if e.line == cfg.line), None
+        )
+        for scope in (entry, root.get("defaults")):
+            if scope is None or scope.kind != "mapping" or param not in scope:
+                continue
+            node = scope.get(param)
+            if param == "weights" and node is not None and node.kind == "mapping":
+                node = node.get("column") or node
+            if node is not None:
+                return node.line, node.column
+        return cfg.line, None
+
+
+# -- the existing project -----------------------------------------------------------------
+
+
+def _check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> None:
+    """Read-only checks of an existing GX project; raises :class:`ConfigError`."""
+    from great_expectations.expectations.registry import get_expectation_impl
+
+    issues: list[ConfigIssue] = []
+    gx_dir = project_dir / "gx"
+    if project_dir.exists() and not project_dir.is_dir():
+        line, column = checkpoint.location("project_dir")
+        issues.append(
+            ConfigIssue(
+                str(checkpoint.path),
+                line,
+                column,
+                f"project_dir: {project_dir} is a file, not a folder",
+                "point project_dir to the folder of the Great Expectations project",
+            )
+        )
+    suites_dir = gx_dir / "expectations"
+    for file in sorted(suites_dir.glob("*.json")) if suites_dir.is_dir() else ():
+        try:
+            stored = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            issues.append(
+                ConfigIssue(
+                    str(file),
+                    None,
+                    None,
+                    f"cannot read this stored expectation suite: {error}",
+                    "repair or delete the file; the next run writes it again",
+                )
+            )
+            continue
+        unknown: list[str] = []
+        for item in stored.get("expectations", []) if isinstance(stored, dict) else []:
+            kind = item.get("type") or item.get("expectation_type") if isinstance(item, dict) else None
+            if not kind:
+                continue
+            try:
+                get_expectation_impl(kind)
+            except Exception:  # noqa: BLE001 - GX's registry raises its own error type
+                unknown.append(kind)
+        if unknown:
+            issues.append(
+                ConfigIssue(
+                    str(file),
+                    None,
+                    None,
+                    f"the stored suite uses expectation types that are not registered: "
+                    f"{quote_list(sorted(set(unknown)), conjunction='and')}; Great Expectations "
+                    "would drop them without a word and report success",
+                    "install and import the plugin that defines them, or delete this suite file",
+                )
+            )
+    if site_name is not None and site_name != _DEFAULT_SITE:
+        sites = _project_sites(gx_dir / "great_expectations.yml")
+        if site_name not in sites:
+            action = next((a for a in checkpoint.actions if a.name == "build_data_docs"), None)
+            issues.append(
+                ConfigIssue(
+                    str(checkpoint.path),
+                    action.line if action else None,
+                    None,
+                    f"build_data_docs: the project has no Data Docs site '{site_name}'",
+                    did_you_mean(site_name, sorted(sites))
+                    or f"sites of the project: {quote_list(sorted(sites) or [_DEFAULT_SITE], conjunction='and')}",
+                )
+            )
+    if issues:
+        raise ConfigError(issues)
+
+
+def _project_sites(config_file: Path) -> set[str]:
+    if not config_file.is_file():
+        return {_DEFAULT_SITE}
+    import yaml
+
+    try:
+        config = yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return set()
+    sites = config.get("data_docs_sites") if isinstance(config, dict) else None
+    return set(sites) if isinstance(sites, dict) else set()
+
+
+# -- phase 2: writes ---------------------------------------------------------------------
+
+
+def _release_names(releases: Sequence[Release]) -> dict[str, str]:
+    """A unique file-safe name per release label (used for files, batches, checkpoints)."""
+    names: dict[str, str] = {}
+    used: set[str] = set()
+    for release in releases:
+        base = safe_name(release.label)
+        name, index = base, 2
+        while name in used:
+            name, index = f"{base}_{index}", index + 1
+        used.add(name)
+        names[release.label] = name
+    return names
+
+
+def _parquet_bytes(frame: Any) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomic(path: Path, payload: bytes) -> None:
+    """Write ``payload`` to a temporary file next to ``path``, then ``os.replace`` it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _severity(value: object) -> str:
+    raw = getattr(value, "value", value)
+    return str(raw or "critical").lower()
+
+
+def _format_q(value: object) -> str:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isinf(number):
+        return "inf"
+    return f"{number:g}"
+
+
+def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
+    """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``."""
+    if kind == "expect_statistic_to_match_benchmark_estimate":
+        return f"{kwargs.get('statistic', '?')}_vs_benchmark"
+    label = kind.removeprefix("expect_").removeprefix("estimated_")
+    label = label.removesuffix("_to_be_between")
+    if label == "hill_number" and "q" in kwargs:
+        label = f"hill_number(q={_format_q(kwargs['q'])})"
+    return label
+
+
+def _outcome(suite: str, evr: Any) -> ExpectationOutcome:
+    config = evr.expectation_config
+    kwargs = dict(config.kwargs or {})
+    result = evr.result or {}
+    error = None
+    info = evr.exception_info or {}
+    if isinstance(info, Mapping) and info.get("raised_exception"):
+        error = str(info.get("exception_message") or "exception")
+    elif isinstance(info, Mapping):
+        for value in info.values():
+            if isinstance(value, Mapping) and value.get("raised_exception"):
+                error = str(value.get("exception_message") or "exception")
+                break
+    return ExpectationOutcome(
+        suite=suite,
+        expectation=config.type,
+        label=expectation_label(config.type, kwargs),
+        severity=_severity(getattr(config, "severity", None)),
+        success=bool(evr.success),
+        observed=result.get("observed_value") if isinstance(result, Mapping) else None,
+        error=error,
+    )
+
+
+class _Project:
+    """The GX side of a run: context, datasource, suites, validation definitions, checkpoints."""
+
+    def __init__(self, prepared: PreparedRun, project_dir: Path, folder: Path) -> None:
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        self.gx = gx
+        self.prepared = prepared
+        self.name = prepared.checkpoint.name
+        self.folder = folder
+        try:
+            self.ctx = gx.get_context(mode="file", project_root_dir=str(project_dir))
+        except Exception as error:  # noqa: BLE001 - GX raises many error types here
+            raise InputError(
+                f"{project_dir}: cannot open the Great Expectations project: {error}"
+            ) from error
+        quiet = ProgressBarsConfig(globally=False, metric_calculations=False)
+        current = self.ctx.variables.progress_bars
+        if current is None or dict(current) != dict(quiet):
+            self.ctx.variables.progress_bars = quiet
+            self.ctx.variables.save()
+
+    # datasource / asset / batch definitions ------------------------------------------
+    def batch_definitions(self, names: Mapping[str, str]) -> dict[str, Any]:
+        from great_expectations.core.partitioners import FileNamePartitionerPath
+
+        sources = self.ctx.data_sources
+        base = str(self.folder)
+        try:
+            source = sources.get(self.name)
+        except (KeyError, LookupError, ValueError):
+            source = None
+        if source is not None and (
+            getattr(source, "type", None) != "pandas_filesystem"
+            or str(getattr(source, "base_directory", "")) != base
+        ):
+            sources.delete(self.name)
+            source = None
+        if source is None:
+            source = sources.add_pandas_filesystem(self.name, base_directory=base)
+        try:
+            asset = source.get_asset(ASSET_NAME)
+        except (KeyError, LookupError, ValueError):
+            asset = source.add_parquet_asset(ASSET_NAME)
+        result: dict[str, Any] = {}
+        for label, name in names.items():
+            regex = re.compile(rf"^(?P<release>{re.escape(name)})\.parquet$")
+            batch_name = f"release_{name}"
+            try:
+                definition = asset.get_batch_definition(batch_name)
+            except (KeyError, LookupError, ValueError):
+                definition = None
+            if definition is not None:
+                current = getattr(definition.partitioner, "regex", None)
+                if current is None or current.pattern != regex.pattern:
+                    asset.delete_batch_definition(batch_name)
+                    definition = None
+            if definition is None:
+                definition = asset.add_batch_definition(
+                    name=batch_name, partitioner=FileNamePartitionerPath(regex=regex)
+                )
+            result[label] = definition
+        return result
+
+    # suites ----------------------------------------------------------------------------
+    def suites(self) -> dict[str, Any]:
+        from .suites import suite_from_config
+
+        stored: dict[str, Any] = {}
+        for config in self.prepared.suites:
+            suite = self.ctx.suites.add_or_update(suite_from_config(config))
+            wanted = {cfg.name for cfg in config.expectations}
+            found = {e.expectation_type for e in suite.expectations}
+            if wanted - found:
+                raise InputError(
+                    f"{config.path}: Great Expectations dropped "
+                    f"{quote_list(sorted(wanted - found), conjunction='and')} from suite "
+                    f"'{config.name}'; is the plugin that defines them imported?"
+                )
+            stored[config.name] = suite
+        return stored
+
+    # validation definitions and checkpoints ----------------------------------------------
+    def checkpoint(self, label: str, name: str, definition: Any, suites: Mapping[str, Any]) -> Any:
+        from great_expectations.checkpoint import UpdateDataDocsAction
+
+        gx = self.gx
+        definitions = [
+            self.ctx.validation_definitions.add_or_update(
+                gx.ValidationDefinition(
+                    name=f"{self.name}__{name}__{suite_name}", data=definition, suite=suite
+                )
+            )
+            for suite_name, suite in suites.items()
+        ]
+        actions: list[Any] = []
+        site = self.prepared.site_name
+        if site is not None:
+            from .actions import OfflineDataDocsAction
+
+            actions = [
+                UpdateDataDocsAction(name="update_data_docs", site_names=[site]),
+                OfflineDataDocsAction(name="offline_data_docs", site_name=site),
+            ]
+        return self.ctx.checkpoints.add_or_update(
+            gx.Checkpoint(
+                name=f"{self.name}__{name}",
+                validation_definitions=definitions,
+                actions=actions,
+                result_format={"result_format": "SUMMARY"},
+            )
+        )
+
+    def result_file(self, identifier: Any) -> Path | None:
+        backend = getattr(self.ctx.validation_results_store, "store_backend", None)
+        try:
+            url = backend.get_url_for_key(identifier.to_tuple())  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - only a convenience for the report
+            return None
+        return Path(url.removeprefix("file://")) if isinstance(url, str) else None
+
+    def page(self, identifier: Any, site: str) -> str | None:
+        try:
+            urls = self.ctx.get_docs_sites_urls(resource_identifier=identifier, site_name=site)
+        except Exception:  # noqa: BLE001 - only a convenience for the report
+            return None
+        return urls[0].get("site_url") if urls else None
+
+    def finish_docs(self, site: str) -> Path:
+        from .offline_docs import local_site_dir, make_site_offline
+
+        site_dir = Path(local_site_dir(self.ctx, site))
+        make_site_offline(site_dir, self.ctx)
+        return (site_dir / "index.html").resolve()
+
+
+def run_checkpoint(
+    path: str | os.PathLike,
+    *,
+    releases: Sequence[str] | None = None,
+    progress: bool = True,
+    out: TextIO | None = None,
+) -> RunReport:
+    """Validate the releases of a checkpoint file with Great Expectations.
+
+    ``releases`` picks releases by label (``2022-06-30``) or column/key; ``None`` runs
+    those of the checkpoint. ``progress`` shows a progress bar over releases on stderr
+    (only on a terminal). A summary table and the path of the Data Docs index are printed
+    to ``out`` (default ``sys.stdout``). Raises :class:`ConfigError` or :class:`InputError`
+    before anything is written when the configuration or the data is bad.
+    """
+    out = sys.stdout if out is None else out
+    started = time.perf_counter()
+
+    # (a) configuration, (b) releases, project guard, tables: nothing written yet
+    prepared = prepare_run(path)
+    checkpoint = prepared.checkpoint
+    selected = prepared.data.select(list(releases) if releases else None)
+    project_dir = checkpoint.project_dir
+    _check_project(project_dir, prepared.site_name, checkpoint)
+    names = _release_names(selected)
+    tables = {r.label: _parquet_bytes(prepared.data.frame(r)) for r in selected}
+
+    # (c) the release tables
+    folder = project_dir / DATA_FOLDER / checkpoint.name
+    try:
+        for release in selected:
+            _write_atomic(folder / f"{names[release.label]}.parquet", tables.pop(release.label))
+    except OSError as error:
+        raise InputError(f"cannot write the release tables under {folder}: {error}") from error
+
+    # (d) the GX project and the runs
+    from great_expectations.core.run_identifier import RunIdentifier
+    from tqdm.auto import tqdm
+
+    suite_names = tuple(s.name for s in prepared.suites)
+    print(
+        f"Checkpoint '{checkpoint.name}' ({checkpoint.path}): {len(selected)} release(s), "
+        f"suite(s) {', '.join(suite_names)}; project {project_dir}",
+        file=out,
+        flush=True,
+    )
+    project = _Project(prepared, project_dir, folder)
+    definitions = project.batch_definitions({r.label: names[r.label] for r in selected})
+    suites = project.suites()
+    run_time = datetime.now(UTC)
+    run_id = RunIdentifier(run_name=checkpoint.name, run_time=run_time)
+    report = RunReport(
+        checkpoint=checkpoint.name,
+        checkpoint_path=Path(checkpoint.path),
+        project_dir=project_dir,
+        run_name=checkpoint.name,
+        run_time=run_time,
+        suites=suite_names,
+    )
+    site = prepared.site_name
+    bar = tqdm(
+        selected,
+        desc=f"validating {checkpoint.name}",
+        unit="release",
+        file=sys.stderr,
+        disable=True if not progress else None,
+        leave=True,
+    )
+    try:
+        for release in bar:
+            bar.set_postfix_str(release.label, refresh=False)
+            name = names[release.label]
+            gx_checkpoint = project.checkpoint(release.label, name, definitions[release.label], suites)
+            result = gx_checkpoint.run(run_id=run_id)
+            outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=gx_checkpoint.name)
+            for identifier, validation in result.run_results.items():
+                stats = validation.statistics or {}
+                outcome.evaluated += int(stats.get("evaluated_expectations", 0))
+                outcome.successful += int(stats.get("successful_expectations", 0))
+                outcome.failed += int(stats.get("unsuccessful_expectations", 0))
+                suite_name = getattr(validation, "suite_name", None) or str(identifier)
+                outcome.expectations.extend(_outcome(suite_name, evr) for evr in validation.results)
+                result_file = project.result_file(identifier)
+                if result_file is not None:
+                    outcome.result_files.append(result_file)
+                if site is not None:
+                    page = project.page(identifier, site)
+                    if page:
+                        outcome.pages.append(page)
+            report.releases.append(outcome)
+    finally:
+        bar.close()
+
+    # (e) Data Docs once more, then the summary
+    if site is not None:
+        report.data_docs_index = project.finish_docs(site)
+    report.elapsed = time.perf_counter() - started
+    _print_summary(report, out)
+    return report
+
+
+def _print_summary(report: RunReport, out: TextIO) -> None:
+    print("", file=out)
+    print(report.summary_table(), file=out)
+    print("", file=out)
+    total = len(report.releases)
+    failed = report.failed_releases
+    if failed:
+        print(
+            f"{total - len(failed)} of {total} release(s) passed every critical expectation; "
+            f"{len(failed)} failed: {', '.join(r.label for r in failed)}",
+            file=out,
+        )
+    else:
+        print(f"All {total} release(s) passed every critical expectation.", file=out)
+    warnings = report.warnings
+    if warnings:
+        print(
+            f"{len(warnings)} warning/info expectation(s) failed (reported, not failing the run).",
+            file=out,
+        )
+    if report.data_docs_index is not None:
+        print(f"Data Docs: {report.data_docs_index}", file=out)
+    else:
+        results = report.project_dir / "gx" / "uncommitted" / "validations"
+        print(f"Validation results: {results.resolve()}", file=out)
+    print(f"Done in {report.elapsed:.1f} s.", file=out, flush=True)
