@@ -377,7 +377,7 @@ def test_rates_are_fractions(tmp_path):
         (9, "max_value: expected a number, got the string '85%'"),
         (11, "min_value: must be >= 0, got -1"),
     ]
-    assert issues[0].hint == "this is a fraction: write 0.85 for 85 %"
+    assert issues[0].hint == "rates are fractions between 0 and 1: if you meant 85 %, write 0.85"
     assert issues[1].hint == "write a fraction: 0.85 for 85%"
 
 

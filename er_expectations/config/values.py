@@ -86,7 +86,8 @@ def _check_bounds(spec: ParamSpec, node: Node, value: float) -> None:
         op = "<" if spec.exclusive_maximum else "<="
         hint = None
         if high == 1.0 and 1.0 < value <= 100.0:
-            hint = f"this is a fraction: write {format_number(value / 100)} for {node.text} %"
+            hint = (f"rates are fractions between 0 and 1: if you meant {node.text} %, "
+                    f"write {format_number(value / 100)}")
         raise ValueProblem(
             f"{spec.name}: must be {op} {format_number(high)}, got {node.text}", hint
         )
