@@ -13,6 +13,7 @@ from collections.abc import Mapping
 __all__ = [
     "STATISTIC_LABELS",
     "METRIC_LABELS",
+    "design_kind",
     "design_phrase",
     "fmt_number",
     "fmt_interval",
@@ -88,8 +89,9 @@ def fmt_interval(lo: float, hi: float, digits: int = 3) -> str:
 
 def range_phrase(min_value: float | None, max_value: float | None, digits: int = 3) -> str:
     """'is between 0.850 and 0.950', 'is at least 0.900', 'is at most 12.0'."""
-    def n(v: float) -> str:
-        return fmt_number(v, digits) if not float(v).is_integer() or abs(v) >= 100 else f"{v:g}"
+    def n(v: float) -> str:  # thresholds are shown as the user wrote them (0.75, not 0.750)
+        v = float(v)
+        return f"{int(v):,}" if v.is_integer() and abs(v) >= 1000 else f"{v:.{digits + 3}g}"
 
     has_min = min_value is not None and not (isinstance(min_value, float) and math.isinf(min_value))
     has_max = max_value is not None and not (isinstance(max_value, float) and math.isinf(max_value))
@@ -102,19 +104,22 @@ def range_phrase(min_value: float | None, max_value: float | None, digits: int =
     return "is reported (no bounds set)"
 
 
+def design_kind(weights: object) -> str:
+    """Adjective for the benchmark design: 'size-proportional', 'uniformly sampled', 'weighted'."""
+    if isinstance(weights, Mapping) or weights not in (None, "cluster_size", "uniform"):
+        return "weighted"
+    return "uniformly sampled" if weights == "uniform" else "size-proportional"
+
+
 def design_phrase(weights: object, reference_column: str, draws_column: str | None = None) -> str:
-    """Describe the benchmark design: 'the size-proportional benchmark in `benchmark_id`'."""
-    if isinstance(weights, Mapping):
-        weights = weights.get("column")
-        what = f"the benchmark in `{reference_column}` weighted by column `{weights}`"
-    elif weights == "uniform":
-        what = f"the uniformly sampled benchmark in `{reference_column}`"
-    elif weights in (None, "cluster_size"):
-        what = f"the size-proportional benchmark in `{reference_column}`"
-    else:
-        what = f"the benchmark in `{reference_column}` weighted by column `{weights}`"
+    """Describe the benchmark design: 'the size-proportional benchmark in benchmark_id'."""
+    kind = design_kind(weights)
+    what = f"the {kind} benchmark in {reference_column}"
+    if kind == "weighted":
+        column = weights.get("column") if isinstance(weights, Mapping) else weights
+        what += f" (weights from column {column})"
     if draws_column:
-        what += f" (draws counted from `{draws_column}`)"
+        what += f" (draws counted from {draws_column})"
     return what
 
 

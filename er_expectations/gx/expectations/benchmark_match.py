@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...text import design_phrase, fmt_level, fmt_number, statistic_label
+from ...text import fmt_level, fmt_number, statistic_label
 from ..metrics import (
     BENCHMARK_SAMPLE,
     CLUSTERING_TABLE,
@@ -20,7 +20,7 @@ from ..metrics import (
     SUMMARY_STATISTIC,
     TABLE_KEYS,
 )
-from .estimated import _SampledExpectation, estimate_details
+from .estimated import _SampledExpectation, design_fragment, estimate_details
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 
@@ -60,15 +60,15 @@ class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
     @classmethod
     def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         level = float(kwargs.get("ci_level") or 0.95)
+        design, design_params = design_fragment(kwargs)
         params = {
             "label": statistic_label(kwargs.get("statistic") or "?"),
             "prediction_column": kwargs.get("prediction_column"),
             "level": fmt_level(level),
-            "design": design_phrase(kwargs.get("weights") or "cluster_size", kwargs.get("reference_column") or "?",
-                                    kwargs.get("draws_column")),
+            **design_params,
         }
         template = ("The $label of the predicted clustering in $prediction_column lies within the $level "
-                    "confidence interval of the true $label estimated from $design.")
+                    f"confidence interval of the true $label estimated from {design}.")
         return template, params
 
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):

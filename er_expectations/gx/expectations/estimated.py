@@ -14,7 +14,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ...api import sample_error_frame
 from ...stats import METRICS
-from ...text import design_phrase, fmt_level, observed_estimate, range_phrase
+from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
 from ._base import TOP_CLUSTERS, ERExpectation, check_range, json_number
 
@@ -52,6 +52,21 @@ def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[
         "observed_text": observed_estimate(est.estimate, est.std_error, est.ci_lower, est.ci_upper,
                                            ci_level=est.ci_level, clusters=est.clusters, draws=est.draws),
     }
+
+
+def design_fragment(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """'the $design_kind benchmark in $reference_column …' with the columns as separate params."""
+    weights = kwargs.get("weights") or "cluster_size"
+    kind = design_kind(weights)
+    params: dict[str, Any] = {"design_kind": kind, "reference_column": kwargs.get("reference_column") or "?"}
+    template = "the $design_kind benchmark in $reference_column"
+    if kind == "weighted":
+        params["weights_column"] = weights.get("column") if isinstance(weights, dict) else weights
+        template += " (weights from $weights_column)"
+    if kwargs.get("draws_column"):
+        params["draws_column"] = kwargs["draws_column"]
+        template += " (draws from $draws_column)"
+    return template, params
 
 
 class _SampledExpectation(ERExpectation):
@@ -130,20 +145,20 @@ class _EstimatedMetricExpectation(_SampledExpectation):
         elif METRICS[cls.metric_id()].uses_beta:
             label = f"{label}1 score"
         level = float(kwargs.get("ci_level") or 0.95)
+        design, design_params = design_fragment(kwargs)
         params: dict[str, Any] = {
             "label": label,
             "range": range_phrase(kwargs.get("min_value"), kwargs.get("max_value")),
             "prediction_column": kwargs.get("prediction_column"),
-            "design": design_phrase(kwargs.get("weights") or "cluster_size", kwargs.get("reference_column") or "?",
-                                    kwargs.get("draws_column")),
             "level": fmt_level(level),
+            **design_params,
         }
         if kwargs.get("bound") == "interval":
             template = ("Estimated $label of $prediction_column $range at $level confidence "
-                        "(the whole confidence interval), from $design.")
+                        f"(the whole confidence interval), from {design}.")
         else:
             template = ("Estimated $label of $prediction_column $range (point estimate; $level confidence "
-                        "interval reported), from $design.")
+                        f"interval reported), from {design}.")
         return template, params
 
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
