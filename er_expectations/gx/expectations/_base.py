@@ -23,7 +23,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ..render import config_of, result_details, string_block, table_block
 
-__all__ = ["ERExpectation", "json_number", "check_range"]
+__all__ = ["ERExpectation", "check_min_max", "check_range", "json_number"]
 
 #: Number of sampled clusters listed under a failed estimate.
 TOP_CLUSTERS = 10
@@ -47,6 +47,16 @@ def check_range(lo: float, hi: float, min_value: float | None, max_value: float 
     if min_value is not None and lo < min_value:
         return False
     return not (max_value is not None and hi > max_value)
+
+
+def check_min_max(values: dict[str, Any]) -> dict[str, Any]:
+    """Shared root validation: at least one bound, and min_value ≤ max_value."""
+    lo, hi = values.get("min_value"), values.get("max_value")
+    if lo is None and hi is None:
+        raise ValueError("give min_value, max_value or both")
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"min_value ({lo}) is greater than max_value ({hi})")
+    return values
 
 
 class ERExpectation(BatchExpectation):

@@ -16,7 +16,7 @@ from ...api import sample_error_frame
 from ...stats import METRICS
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
-from ._base import TOP_CLUSTERS, ERExpectation, check_range, json_number
+from ._base import TOP_CLUSTERS, ERExpectation, check_min_max, check_range, json_number
 
 __all__ = [
     "ExpectEstimatedPairwisePrecisionToBeBetween",
@@ -113,12 +113,7 @@ class _EstimatedMetricExpectation(_SampledExpectation):
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_bounds(cls, values):
-        lo, hi = values.get("min_value"), values.get("max_value")
-        if lo is None and hi is None:
-            raise ValueError("give min_value, max_value or both")
-        if lo is not None and hi is not None and lo > hi:
-            raise ValueError(f"min_value ({lo}) is greater than max_value ({hi})")
-        return values
+        return check_min_max(values)
 
     @classmethod
     @abstractmethod

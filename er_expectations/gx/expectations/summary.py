@@ -16,7 +16,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ...text import fmt_number, fmt_q, range_phrase, statistic_label
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from ._base import ERExpectation, check_range, json_number
+from ._base import ERExpectation, check_min_max, check_range, json_number
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",
@@ -47,12 +47,7 @@ class _ClusteringStatisticExpectation(ERExpectation):
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_bounds(cls, values):
-        lo, hi = values.get("min_value"), values.get("max_value")
-        if lo is None and hi is None:
-            raise ValueError("give min_value, max_value or both")
-        if lo is not None and hi is not None and lo > hi:
-            raise ValueError(f"min_value ({lo}) is greater than max_value ({hi})")
-        return values
+        return check_min_max(values)
 
     @classmethod
     @abstractmethod
