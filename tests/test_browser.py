@@ -106,6 +106,28 @@ def test_passing_page_and_suite_page_in_the_browser(site):
 
 @pytest.mark.browser
 @requires_chromium
+def test_severity_in_the_browser(tmp_path_factory, tmp_path):
+    from test_offline_docs import CRIT_RUN, WARN_RUN, build_severity_site
+
+    built = build_severity_site(tmp_path_factory.mktemp("browser_severity"))
+    index_text = visible_text(dump_dom(built["site"] / "index.html"))
+    assert "2 validation results: 0 passed, 1 passed with warnings, 1 failed" in index_text
+    assert "passed with warnings" in index_text and "Critical failed" in index_text
+    dom = dump_dom(built["pages"][WARN_RUN])
+    text = visible_text(dom)
+    assert "Status: Passed with warnings (1 warning/info expectation failed)" in text
+    for badge in ("critical", "warning", "info"):
+        assert f'<span class="er-sev er-sev-{badge}"' in dom, badge
+    assert page_problems(dom) == []
+    assert "Status: Failed (1 critical expectation failed" in visible_text(
+        dump_dom(built["pages"][CRIT_RUN]))
+    png = screenshot(built["pages"][WARN_RUN], tmp_path / "offline_severity.png", height=1200)
+    _keep(png)
+    assert png.stat().st_size > 10_000
+
+
+@pytest.mark.browser
+@requires_chromium
 def test_remote_hosts_are_blocked(tmp_path):
     # a page that would show a marker if it managed to load a remote script
     page = tmp_path / "remote.html"

@@ -443,3 +443,202 @@ def test_an_expectation_that_raised_shows_as_error(tmp_path):
     assert "⚠ error" in text
     assert "1 expectation raised an error" in text
     assert "0 passed, 0 failed, 1 error" in text
+
+
+# ---- severity: only a failed critical expectation fails a result ------------------------------
+
+SEVERITY_SUITE = "er_severity_checks"
+WARN_RUN = "only_warnings_fail"
+CRIT_RUN = "critical_fails"
+
+
+def _status_cells(page: str) -> list[tuple[str, str]]:
+    """(status word, severity badge) of every expectation row of a processed validation page."""
+    return re.findall(r'<span class="er-status er-\w+">(\w+)</span>'
+                      r'<span class="er-sev er-sev-\w+"[^<>]*>(\w+)</span>', page)
+
+
+def build_severity_site(root: Path) -> dict:
+    """Two runs of a suite with a critical, a warning and an info expectation: the first fails
+    only the warning one, the second also the critical one."""
+    import great_expectations.expectations as gxe
+
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
+    ctx = gx.get_context(mode="file", project_root_dir=root)
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    ctx.variables.save()
+    batch_definition = (ctx.data_sources.add_pandas("frames").add_dataframe_asset("records")
+                        .add_batch_definition_whole_dataframe("whole_frame"))
+    suite = ctx.suites.add(gx.ExpectationSuite(name=SEVERITY_SUITE))
+    suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column="record_id"))  # critical
+    suite.add_expectation(gxe.ExpectColumnValuesToBeInSet(column="cluster_id", value_set=["c1", "c2"],
+                                                          severity="warning"))
+    suite.add_expectation(gxe.ExpectTableRowCountToBeBetween(min_value=1, max_value=10,
+                                                             severity="info"))
+    vd = ctx.validation_definitions.add(
+        gx.ValidationDefinition(name="severity_vd", data=batch_definition, suite=suite))
+    checkpoint = ctx.checkpoints.add(gx.Checkpoint(
+        name="severity_cp", validation_definitions=[vd],
+        actions=[UpdateDataDocsAction(name="docs"), OfflineDataDocsAction(name="offline")]))
+    warn_only = pd.DataFrame({"record_id": [1, 2, 3], "cluster_id": ["c1", "c2", "c9"]})
+    critical = pd.DataFrame({"record_id": [1, None, 3], "cluster_id": ["c1", "c2", "c9"]})
+    results = {}
+    for run, frame in ((WARN_RUN, warn_only), (CRIT_RUN, critical)):
+        results[run] = checkpoint.run(batch_parameters={"dataframe": frame},
+                                      run_id=RunIdentifier(run_name=run))
+    site = local_site_dir(ctx)
+    pages = {}
+    for run, result in results.items():
+        (key,) = result.run_results
+        pages[run] = site.joinpath("validations", *key.to_tuple()[:-1], key.to_tuple()[-1] + ".html")
+    return {"root": root, "ctx": ctx, "site": site, "results": results, "pages": pages}
+
+
+@pytest.fixture(scope="module")
+def severity_site(tmp_path_factory) -> dict:
+    return build_severity_site(tmp_path_factory.mktemp("severity"))
+
+
+def test_gx_alone_fails_both_runs(severity_site):
+    # the reason for the severity rule: GX's own success flag ignores severity
+    assert [r.success for r in severity_site["results"].values()] == [False, False]
+
+
+def test_index_applies_the_severity_rule(severity_site):
+    index = (severity_site["site"] / "index.html").read_text(encoding="utf-8")
+    rows = {status: visible_text(cells) for status, cells
+            in re.findall(r'<tr class="er-row-(\w+)">(.*?)</tr>', index, re.S)}
+    assert set(rows) == {"warnings", "failed"}
+    assert WARN_RUN in rows["warnings"] and "⚠ passed with warnings" in rows["warnings"]
+    assert CRIT_RUN in rows["failed"] and "✘ failed" in rows["failed"]
+    # counts: critical failed, warning/info failed, passed / evaluated
+    assert "0 1 2 / 3" in rows["warnings"]
+    assert "1 1 1 / 3" in rows["failed"]
+    text = visible_text(index)
+    assert "2 validation results: 0 passed, 1 passed with warnings, 1 failed" in text
+    assert "Critical failed" in text and "Warning / info failed" in text
+    assert page_problems(index) == []
+
+
+def test_validation_pages_show_severity_and_a_consistent_status(severity_site):
+    warn = severity_site["pages"][WARN_RUN].read_text(encoding="utf-8")
+    crit = severity_site["pages"][CRIT_RUN].read_text(encoding="utf-8")
+    # GX's order on the page: table-level first, then the columns alphabetically
+    assert _status_cells(warn) == [("passed", "info"), ("failed", "warning"), ("passed", "critical")]
+    assert _status_cells(crit) == [("passed", "info"), ("failed", "warning"), ("failed", "critical")]
+    warn_text, crit_text = visible_text(warn), visible_text(crit)
+    assert "Status: Passed with warnings (1 warning/info expectation failed)" in warn_text
+    assert "Status: Failed (1 critical expectation failed, 1 warning/info expectation failed)" in crit_text
+    assert "Severity rule:" in warn_text
+    for page in (warn, crit):
+        assert page.count("<!-- er-overall -->") == 1
+        assert page_problems(page) == []
+
+
+def test_severity_markup_is_idempotent(severity_site):
+    from er_expectations.gx.offline_docs import PageVerdict
+
+    page = severity_site["pages"][WARN_RUN].read_text(encoding="utf-8")
+    verdict = PageVerdict("warnings", 0, 1, 0,
+                          ((True, "info"), (False, "warning"), (True, "critical")))
+    assert offline_page(page, verdict=verdict) == page
+    # a verdict that does not match the page's status icons adds no badge at all
+    wrong = PageVerdict("warnings", 0, 1, 0, ((True, "info"), (True, "warning"), (True, "critical")))
+    assert _status_cells(offline_page(page, verdict=wrong)) == []
+
+
+def test_index_without_context_keeps_the_severity_status(severity_site, tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(severity_site["site"], site)
+    make_site_offline(site)  # read back from the processed pages
+    text = visible_text((site / "index.html").read_text(encoding="utf-8"))
+    assert "2 validation results: 0 passed, 1 passed with warnings, 1 failed" in text
+
+
+# ---- the index cache: stored results are read once ---------------------------------------------
+
+
+def _count_reads(monkeypatch, ctx) -> dict:
+    store = ctx.validation_results_store
+    backend = store.store_backend
+    reads = {"backend": 0, "store": 0}
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            reads[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(backend, "get", counting("backend", backend.get))
+    monkeypatch.setattr(store, "get", counting("store", store.get))
+    return reads
+
+
+def test_second_run_reuses_cached_rows(demo, tmp_path, monkeypatch):
+    ctx, site = _fresh_copy(demo, tmp_path)
+    make_site_offline(site, ctx)
+    cache = site / ".er-offline-index-cache.json"
+    assert cache.is_file()
+    assert len(offline_docs.json.loads(cache.read_text(encoding="utf-8"))["rows"]) == 2
+    reads = _count_reads(monkeypatch, ctx)
+
+    def no_page_work(*args, **kwargs):
+        raise AssertionError("a page carrying the marker was processed again")
+
+    monkeypatch.setattr(offline_docs, "offline_page", no_page_work)
+    before = _snapshot(site)
+    assert make_site_offline(site, ctx) == []
+    assert reads == {"backend": 0, "store": 0}
+    assert _snapshot(site) == before  # the cache is not rewritten either
+
+
+def test_a_changed_result_file_is_read_again(demo, tmp_path, monkeypatch):
+    ctx, site = _fresh_copy(demo, tmp_path)
+    make_site_offline(site, ctx)
+    (key,) = [k for k in ctx.validation_results_store.list_keys() if k.run_id.run_name == HOSTILE_RUN]
+    backend = ctx.validation_results_store.store_backend
+    path = Path(backend.full_base_directory) / backend._convert_key_to_filepath(key.to_tuple())
+    doc = offline_docs.json.loads(path.read_text(encoding="utf-8"))
+    for result in doc["results"]:
+        if not result["success"]:
+            result["expectation_config"]["severity"] = "warning"
+    path.write_text(offline_docs.json.dumps(doc), encoding="utf-8")
+    reads = _count_reads(monkeypatch, ctx)
+    assert make_site_offline(site, ctx) == [site / "index.html"]
+    assert reads == {"backend": 1, "store": 0}
+    text = visible_text((site / "index.html").read_text(encoding="utf-8"))
+    assert "2 validation results: 1 passed, 1 passed with warnings, 0 failed" in text
+
+
+def test_a_broken_cache_is_rebuilt(demo, tmp_path, monkeypatch):
+    ctx, site = _fresh_copy(demo, tmp_path)
+    cache = site / ".er-offline-index-cache.json"
+    cache.write_text("{not json", encoding="utf-8")
+    make_site_offline(site, ctx)
+    assert "2 validation results: 1 passed, 1 failed" in visible_text(
+        (site / "index.html").read_text(encoding="utf-8"))
+    assert offline_docs.json.loads(cache.read_text(encoding="utf-8"))["version"]
+    reads = _count_reads(monkeypatch, ctx)
+    make_site_offline(site, ctx)
+    assert reads == {"backend": 0, "store": 0}
+
+
+def test_page_order_follows_gx_layout():
+    def res(kind, column=None, observed=None, severity=None):
+        kwargs = {"column": column} if column is not None else {}
+        config = {"type": kind, "kwargs": kwargs}
+        if severity:
+            config["severity"] = severity
+        return {"expectation_config": config, "success": True,
+                "result": {"observed_value": observed} if observed is not None else {}}
+
+    b, a = res("expect_b", "b"), res("expect_a", "a", severity="info")
+    table = res("expect_table_row_count_to_be_between")
+    # table-level first, then the columns alphabetically
+    assert offline_docs._page_order([b, a, table]) == [table, a, b]
+    # ... or in the order the ordered-column-list expectation observed
+    listed = res("expect_table_columns_to_match_ordered_list", observed=["b", "a"])
+    assert offline_docs._page_order([a, listed, b]) == [listed, b, a]
+    verdict = offline_docs._verdict({"results": [b, a, table]})
+    assert verdict.status == "passed"
+    assert verdict.expectations == ((True, "critical"), (True, "info"), (True, "critical"))

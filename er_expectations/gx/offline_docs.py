@@ -16,12 +16,23 @@ JavaScript). :func:`make_site_offline` post-processes a built site so that it ne
   "Failed only" filter, collapsed sections shown open, print styles) and a header line saying the
   page was made offline-readable by er-expectations;
 * it rewrites ``index.html`` as a static, escaped table of the validation results (from the
-  context's validation results store, or from the pages on disk without a context).
+  context's validation results store, or from the pages on disk without a context);
+* it applies expectation **severity**, which GX's own success flag ignores: a result is
+  "failed" only when a critical expectation failed (``expectation_config.severity``, critical by
+  default), else "error" when an expectation raised, else "passed with warnings" when a warning
+  or info expectation failed, else "passed". The index shows these statuses with the counts;
+  validation pages get a severity badge next to each expectation's status and a status line
+  that follows the same rule.
 
 The processing is idempotent: pages carry :data:`MARKER`, which names the version of this module
 that processed them, and are skipped on the next run (a page GX rebuilt has no marker; a new
 version of this module redoes every page). Every file is written atomically (temporary file in
 the same folder, then :func:`os.replace`), so a crash never leaves a half-written page.
+
+The index is rebuilt on every call, so it must stay cheap as results pile up: stored results are
+read as raw JSON (no GX deserialisation), and the row derived from each result file is cached in
+``.er-offline-index-cache.json`` in the site folder, keyed by the file's path relative to the
+store and valid while its modification time, size and inode are unchanged.
 
 Typical use, after GX built the docs (the checkpoint action
 :class:`er_expectations.gx.actions.OfflineDataDocsAction` does this for you)::
@@ -34,12 +45,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import html
+import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +63,7 @@ __all__ = [
     "MARKER",
     "NOTE_TEXT",
     "OFFLINE_CSS",
+    "PageVerdict",
     "local_site_dir",
     "make_site_offline",
     "offline_page",
@@ -141,8 +155,27 @@ i.fa-check-circle{color:var(--er-pass)}i.fa-times{color:var(--er-fail)}
 i.fa-exclamation-triangle{color:var(--er-warn)}
 /* pass/fail status written as real text next to the icon */
 .er-status{font-weight:600;white-space:nowrap;margin-left:.25rem}
-td:has(> div > span > .er-status){width:6.5rem;white-space:nowrap}
-.er-pass{color:var(--er-pass)}.er-fail{color:var(--er-fail)}.er-error{color:var(--er-warn)}
+td:has(> div > span > .er-status){width:8.5rem;white-space:nowrap}
+.er-pass{color:var(--er-pass)}.er-fail{color:var(--er-fail)}.er-error,.er-warn{color:var(--er-warn)}
+/* severity of each expectation (badge after its status) and the severity-aware status line */
+.er-sev{display:inline-block;margin-left:.45rem;padding:0 .3rem;border:1px solid;border-radius:3px;
+  font-size:11px;font-weight:600;line-height:1.4;vertical-align:1px;white-space:nowrap}
+.er-sev-critical{color:#8c1d18;background:#fdecea;border-color:#f1aeb5}
+.er-sev-warning{color:#6b4a00;background:#fff4d6;border-color:#e5c66b}
+.er-sev-info{color:#3d4b5c;background:#eef2f6;border-color:#c5ced8}
+.er-pass+.er-sev{color:var(--er-muted);background:#fff;border-color:var(--er-border);font-weight:400}
+.er-overall{font-weight:600}
+.er-overall-details{color:#1f2328}
+.er-rule{color:var(--er-muted);font-size:12.5px}
+/* er-expectations observed values: the value first, its interval and sample size under it */
+td:has(> div > span > .er-obs){min-width:18rem}
+.er-obs-lead,.er-obs-main,.er-obs-sub{display:block}
+.er-obs b{font-weight:700;white-space:nowrap}
+.er-obs-sub{color:var(--er-muted);font-size:12.5px}
+.er-obs{font-variant-numeric:tabular-nums}
+/* tables nested in a result (e.g. the clusters behind an error): no breaks inside words */
+.show-scrollbars table,.show-scrollbars table .show-scrollbars{overflow-wrap:break-word}
+.show-scrollbars table td,.show-scrollbars table th{font-variant-numeric:tabular-nums}
 footer,.ge-walkthrough-modal,.modal{display:none!important}
 /* "Failed only" filter without JavaScript: CSS :has() on GX's own radio buttons */
 .btn-group-toggle{display:flex;gap:.5rem;flex-wrap:wrap}
@@ -161,17 +194,26 @@ button.btn,.fixed-table-toolbar,.filter-control{display:none!important}
 .er-summary{margin:.2rem 0 .8rem;color:var(--er-muted)}
 .er-summary strong{color:#1f2328}
 .er-filter{display:inline-flex;align-items:center;gap:.35rem;margin:.2rem 0 .5rem;font-size:13px}
-body:has(#er-failed-only:checked) tr.er-row-passed{display:none}
+body:has(#er-failed-only:checked) tr.er-row-passed,
+body:has(#er-failed-only:checked) tr.er-row-warnings{display:none}
+.er-index .er-rule{max-width:60rem;margin:.2rem 0 .6rem}
+.er-results tr.er-run th{background:#eef1f4;text-align:left;font-weight:400;padding:.4rem .55rem}
+.er-run-name{font-weight:600}
+.er-results td:first-child{white-space:nowrap}
+.er-results td.er-num.er-fail,.er-results td.er-num.er-warn{font-weight:700}
+.er-zero{color:var(--er-muted)}
 .er-results td.er-num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums;width:1%}
 .er-results th{white-space:nowrap}
 .er-suites{width:auto;min-width:40rem}
 .er-suites td.er-num{width:auto}
-.er-results td.er-time{white-space:nowrap;font-variant-numeric:tabular-nums}
-.er-results td{overflow-wrap:anywhere}
+.er-results .er-time{white-space:nowrap;font-variant-numeric:tabular-nums}
+.er-results td{overflow-wrap:break-word}
+.er-results th.er-num-head{white-space:normal;text-align:right;width:6.5rem}
 .er-results tbody tr:nth-child(even){background:#fafbfc}
 .er-results tr.er-row-failed td:first-child{box-shadow:inset 3px 0 0 var(--er-fail)}
 .er-results tr.er-row-error td:first-child{box-shadow:inset 3px 0 0 var(--er-warn)}
 .er-results tr.er-row-passed td:first-child{box-shadow:inset 3px 0 0 var(--er-pass)}
+.er-results tr.er-row-warnings td:first-child{box-shadow:inset 3px 0 0 var(--er-warn)}
 .er-sub{display:block;color:var(--er-muted);font-size:12px}
 .er-muted{color:var(--er-muted)}
 .er-empty{color:var(--er-muted);font-style:italic}
@@ -197,8 +239,11 @@ def _fingerprint() -> str:
     return hashlib.sha256(source).hexdigest()[:12]
 
 
+_VERSION = _fingerprint()
 #: ``<meta>`` present once in every processed page; it names the version that processed it.
-MARKER = f'<meta name="er-offline" content="er-expectations {_fingerprint()}">'
+MARKER = f'<meta name="er-offline" content="er-expectations {_VERSION}">'
+_MARKER_BYTES = MARKER.encode()
+_HEAD_BYTES = 16384  # the marker follows <head>: a processed page shows it in its first bytes
 
 _BLOCK = "<!-- er-offline:{0} -->{1}<!-- /er-offline:{0} -->"
 _ANY_BLOCK = re.compile(r"<!-- er-offline:(\w+) -->.*?<!-- /er-offline:\1 -->\n?", re.S)
@@ -311,12 +356,15 @@ def _fix_tag(tag: re.Match, *, static_prefix: str | None, site: Path | None) -> 
 
 
 def offline_page(page: str, *, strings: Iterable[str] = (), crumb_parts: list[str] | None = None,
-                 static_prefix: str | None = None, site: Path | None = None) -> str:
+                 static_prefix: str | None = None, site: Path | None = None,
+                 verdict: PageVerdict | None = None) -> str:
     """Return the offline version of one Data Docs page (idempotent: f(f(x)) == f(x)).
 
     ``strings`` are data or config strings known to appear in the page (run name, column names,
-    unexpected values...), ``crumb_parts`` the raw breadcrumb of a validation page, and
-    ``static_prefix`` the relative path from the page to the site root (to use the local logo).
+    unexpected values...), ``crumb_parts`` the raw breadcrumb of a validation page,
+    ``static_prefix`` the relative path from the page to the site root (to use the local logo),
+    and ``verdict`` the severity reading of the page's validation result (a badge per
+    expectation and a severity-aware status line; see :class:`PageVerdict`).
     """
     page = _ANY_BLOCK.sub("", page)
     page = _repair_crumb(page, crumb_parts or [])
@@ -330,6 +378,9 @@ def offline_page(page: str, *, strings: Iterable[str] = (), crumb_parts: list[st
     page = _STATUS_ICON.sub(
         lambda m: m.group(1) + '<span class="er-status {}">{}</span>'.format(*_STATUS_WORD[m.group(2)])
         + m.group(3), page)
+    page = _OBSERVED_CELL.sub(_observed, page)
+    if verdict is not None:
+        page = _apply_verdict(page, verdict)
     extra_css = "".join(f'body:has(#option2:checked) a[href="#{sid}"]{{display:none}}\n'
                         for sid in passed_sections)
     return _inject(page, extra_css)
@@ -352,12 +403,226 @@ def _inject(page: str, extra_css: str = "") -> str:
 
 
 # ----------------------------------------------------------------------------------------------
+# severity
+
+
+_SEVERITIES = ("critical", "warning", "info")
+
+
+@dataclass(frozen=True)
+class PageVerdict:
+    """What the severity rule says about one stored validation result.
+
+    ``status`` is ``"failed"`` when a critical expectation failed, else ``"error"`` when an
+    expectation raised, else ``"warnings"`` when a warning or info expectation failed, else
+    ``"passed"``. ``expectations`` holds ``(success, severity)`` for every expectation result,
+    in the order GX lays them out on the validation page.
+    """
+
+    status: str
+    critical_failed: int = 0
+    warnings_failed: int = 0
+    errors: int = 0
+    expectations: tuple[tuple[bool, str], ...] = ()
+
+
+def _severity(result: Any) -> str:
+    """Severity of one expectation result (a JSON dict): "critical" (GX's default and the
+    reading of any unknown value), "warning" or "info"."""
+    config = result.get("expectation_config") if isinstance(result, dict) else None
+    raw = config.get("severity") if isinstance(config, dict) else None
+    text = str(getattr(raw, "value", raw) or "").strip().lower()
+    return text if text in _SEVERITIES else "critical"
+
+
+def _raised(result: Any) -> bool:
+    """True when an expectation result (JSON dict or GX object) carries an exception (GX 1.x
+    nests it per metric)."""
+    info = (result.get("exception_info") if isinstance(result, dict)
+            else getattr(result, "exception_info", None)) or {}
+    if not isinstance(info, dict):
+        return False
+    if info.get("raised_exception"):
+        return True
+    return any(isinstance(v, dict) and v.get("raised_exception") for v in info.values())
+
+
+def _page_order(results: list[dict]) -> list[dict]:
+    """The expectation results in the order of GX's ValidationResultsPageRenderer: table-level
+    ones first, then one section per column (alphabetical, or the observed order of the first
+    ``expect_table_columns_to_match_ordered_list`` result when it names the same columns)."""
+    table: list[dict] = []
+    columns: dict[Any, list[dict]] = {}
+    configs = [r.get("expectation_config") for r in results]
+    configs = [c if isinstance(c, dict) else {} for c in configs]
+    for result, config in zip(results, configs, strict=True):
+        kwargs = config.get("kwargs")
+        if isinstance(kwargs, dict) and "column" in kwargs:
+            try:
+                columns.setdefault(kwargs["column"], []).append(result)
+            except TypeError:  # an unhashable column: GX could not render it either
+                return []
+        else:
+            table.append(result)
+    try:
+        ordered = sorted(columns)
+    except TypeError:
+        return []
+    listed = next((r for r, c in zip(results, configs, strict=True)
+                   if c.get("type") == "expect_table_columns_to_match_ordered_list"), None)
+    if listed is not None:
+        outcome = listed.get("result")
+        observed = outcome.get("observed_value") if isinstance(outcome, dict) else None
+        with contextlib.suppress(TypeError):
+            if isinstance(observed, list) and set(observed) == set(ordered):
+                ordered = observed
+    return table + [r for column in ordered for r in columns.get(column, [])]
+
+
+def _verdict(doc: dict) -> PageVerdict:
+    """Apply the severity rule to a stored validation result (its JSON dict)."""
+    results = [r for r in (doc.get("results") or []) if isinstance(r, dict)]
+    critical = warnings = errors = 0
+    for result in results:
+        if _raised(result):
+            errors += 1
+        elif result.get("success") is not True:
+            if _severity(result) == "critical":
+                critical += 1
+            else:
+                warnings += 1
+    if critical or (not results and doc.get("success") is False):
+        status = "failed"
+    elif errors:
+        status = "error"
+    else:
+        status = "warnings" if warnings else "passed"
+    layout = tuple((r.get("success") is True, _severity(r)) for r in _page_order(results))
+    return PageVerdict(status, critical, warnings, errors, layout)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _verdict_details(v: PageVerdict) -> str:
+    """Plain-text counts, e.g. '2 critical expectations failed, 1 warning/info expectation failed'."""
+    bits = []
+    if v.critical_failed:
+        bits.append(f"{_plural(v.critical_failed, 'critical expectation')} failed")
+    if v.warnings_failed:
+        bits.append(f"{_plural(v.warnings_failed, 'warning/info expectation')} failed")
+    if v.errors:
+        bits.append(f"{_plural(v.errors, 'expectation')} raised an error")
+    return ", ".join(bits)
+
+
+_SEVERITY_TITLE = {
+    "critical": "critical: a failure fails the validation",
+    "warning": "warning: a failure is reported but does not fail the validation",
+    "info": "info: a failure is reported but does not fail the validation",
+}
+_OVERALL = {  # status -> (GX icon classes, word on the page, our CSS class)
+    "passed": ("check-circle text-success", "Succeeded", "er-pass"),
+    "warnings": ("exclamation-triangle text-warning", "Passed with warnings", "er-warn"),
+    "failed": ("times text-danger", "Failed", "er-fail"),
+    "error": ("exclamation-triangle text-warning", "Error", "er-error"),
+}
+_STATUS_DONE = re.compile(
+    r"""<i\s+class="fas fa-(check-circle|times|exclamation-triangle)\b[^"]*"[^<>]*>\s*</i>"""
+    r"""<span class="er-status er-\w+">\w+</span>"""
+)
+_SEV_BADGE = re.compile(r'<span class="er-sev er-sev-\w+"[^<>]*>[^<]*</span>')
+_OVERALL_LINE = re.compile(
+    r"""(<span class="h6"\s*>Status:</span>\s*)(?:<!-- er-overall -->.*?<!-- /er-overall -->|"""
+    r"""<i class="fas fa-(?:check-circle|times)\b[^"]*" aria-hidden="true"></i>\s*(?:Succeeded|Failed)\b)""",
+    re.S,
+)
+_OVERALL_DATA = re.compile(
+    r'<span class="er-overall er-\w+" data-er-status="(passed|warnings|failed|error)" '
+    r'data-er-critical="(\d+)" data-er-warnings="(\d+)" data-er-errors="(\d+)">'
+)
+
+
+def _badge(severity: str) -> str:
+    e = html.escape
+    return (f'<span class="er-sev er-sev-{e(severity)}" title="{e(_SEVERITY_TITLE[severity])}">'
+            f"{e(severity)}</span>")
+
+
+def _overall_html(v: PageVerdict) -> str:
+    icon, word, cls = _OVERALL[v.status]
+    details = _verdict_details(v)
+    e = html.escape
+    counts = f' <span class="er-overall-details">({e(details)})</span>' if details else ""
+    rule = ('<br><span class="er-rule">Severity rule: only a failed critical expectation fails '
+            "the validation; failed warning and info expectations are reported.</span>"
+            if v.critical_failed or v.warnings_failed else "")
+    return (f'<!-- er-overall --><span class="er-overall {cls}" data-er-status="{e(v.status)}" '
+            f'data-er-critical="{v.critical_failed}" data-er-warnings="{v.warnings_failed}" '
+            f'data-er-errors="{v.errors}"><i class="fas fa-{icon}" aria-hidden="true"></i> {e(word)}'
+            f"</span>{counts}{rule}<!-- /er-overall -->")
+
+
+def _apply_verdict(page: str, verdict: PageVerdict) -> str:
+    """Severity badge in each status cell and a severity-aware overall status line.
+
+    The badges are only added when the status icons of the page match the stored results one to
+    one (same number, same pass/fail in GX's order), so a page laid out differently never gets a
+    wrong badge. Badges and the status line from an earlier run are replaced (idempotent).
+    """
+    page = _SEV_BADGE.sub("", page)
+    icons = list(_STATUS_DONE.finditer(page))
+    expected = verdict.expectations
+    if icons and len(icons) == len(expected) and all(
+            (m.group(1) == "check-circle") == ok for m, (ok, _) in zip(icons, expected, strict=True)):
+        pieces, last = [], 0
+        for m, (_, severity) in zip(icons, expected, strict=True):
+            pieces += [page[last:m.end()], _badge(severity)]
+            last = m.end()
+        page = "".join(pieces) + page[last:]
+    return _OVERALL_LINE.sub(lambda m: m.group(1) + _overall_html(verdict), page, count=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# observed values of er-expectations: value first, the interval and sample size under it
+
+_NUM = r"(?:[−-]?\d[\d,]*(?:\.\d+)?|[−-]?∞|—)"
+_OBSERVED_TEXT = re.compile(
+    rf"(?:predicted (?P<predicted>{_NUM}); )?(?P<label>true value estimated )?"
+    rf"(?P<value>{_NUM}(?: ± {_NUM})?|undefined)"
+    r" \((?P<sub>[^()<>]*\b(?:clusters|draws|records)\b[^()<>]*)\)"
+)
+_OBSERVED_CELL = re.compile(
+    r"""(<td id="section-\d+-content-block-\d+-cell-\d+-3"[^<>]*><div class="show-scrollbars">\s*<span\s*>\s*)"""
+    r"""([^<>]+?)(\s*</span>)"""
+)
+
+
+def _observed(match: re.Match) -> str:
+    text = match.group(2)
+    m = _OBSERVED_TEXT.fullmatch(text)
+    if m is None:
+        return match.group(0)
+    # the text is GX-escaped already and these groups hold only numbers and fixed words
+    lead = (f'<span class="er-obs-lead">predicted <b>{m.group("predicted")}</b>;</span> '
+            if m.group("predicted") else "")
+    return (f'{match.group(1)}<span class="er-obs">{lead}<span class="er-obs-main">'
+            f'{m.group("label") or ""}<b>{m.group("value")}</b></span> '
+            f'<span class="er-obs-sub">({m.group("sub")})</span></span>{match.group(3)}')
+
+
+# ----------------------------------------------------------------------------------------------
 # the index
+
+_CACHE_FILE = ".er-offline-index-cache.json"
+_CACHED_FIELDS = ("status", "passed", "evaluated", "critical_failed", "warnings_failed", "errors",
+                  "batch_details")
 
 
 @dataclass
 class _Row:
-    status: str  # "passed" | "failed" | "error"
+    status: str  # "passed" | "warnings" | "failed" | "error"
     run_time: _dt.datetime | None
     run_name: str
     batch: str
@@ -366,12 +631,26 @@ class _Row:
     passed: int | None
     evaluated: int | None
     page: Path | None
+    critical_failed: int | None = None
+    warnings_failed: int | None = None
+    errors: int | None = None
     strings: list[str] = field(default_factory=list)
     crumb: list[str] = field(default_factory=list)
+    source: Callable[[], dict] | None = None  # reads the stored result again (pages to redo)
+    doc: dict | None = None  # the stored result, when this run read it anyway
 
     def sort_key(self) -> tuple:
         ts = self.run_time.timestamp() if self.run_time else float("-inf")
         return (-ts, self.run_name, self.suite, self.batch)
+
+    def result(self) -> dict | None:
+        """The stored validation result as JSON (read at most once), or None if unreadable."""
+        if self.doc is None and self.source is not None:
+            try:
+                self.doc = self.source()
+            except Exception:  # the page is still made offline, only without severity badges
+                self.source = None
+        return self.doc
 
 
 def _strings_in(obj: Any, out: list[str], limit: int = _MAX_REPAIR_STRINGS) -> list[str]:
@@ -406,40 +685,125 @@ def _batch_details(meta: dict) -> str:
     return ", ".join(bits)
 
 
-def _raised(result: Any) -> bool:
-    """True when an expectation result carries an exception (GX nests it per metric in 1.x)."""
-    info = getattr(result, "exception_info", None) or {}
-    if not isinstance(info, dict):
-        return False
-    if info.get("raised_exception"):
-        return True
-    return any(isinstance(v, dict) and v.get("raised_exception") for v in info.values())
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _rows_from_store(context, site: Path) -> list[_Row]:
+def _digest(doc: dict) -> dict:
+    """The index fields of one stored validation result (JSON-safe: they are cached)."""
+    verdict = _verdict(doc)
+    stats = doc.get("statistics") or {}
+    details = _batch_details(doc.get("meta") or {})
+    if verdict.errors:
+        note = f"{_plural(verdict.errors, 'expectation')} raised an error"
+        details = f"{details}; {note}" if details else note
+    return {"status": verdict.status, "passed": _count(stats.get("successful_expectations")),
+            "evaluated": _count(stats.get("evaluated_expectations")),
+            "critical_failed": verdict.critical_failed, "warnings_failed": verdict.warnings_failed,
+            "errors": verdict.errors, "batch_details": details}
+
+
+def _read_result(store, key) -> dict:
+    """One stored validation result as a JSON dict, read raw from the store backend (no GX
+    deserialisation); falls back to ``store.get`` for backends that keep objects."""
+    backend = getattr(store, "store_backend", None)
+    raw: Any = None
+    if backend is not None:
+        with contextlib.suppress(Exception):
+            raw = backend.get(key.to_tuple())
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8")
+    doc = json.loads(raw) if isinstance(raw, str) else raw
+    if not (isinstance(doc, dict) and "results" in doc):
+        doc = store.get(key).to_json_dict()
+    return doc
+
+
+def _result_stamp(backend, key_tuple: tuple) -> tuple[str | None, list[int] | None]:
+    """(file path relative to the store, [mtime_ns, size, inode]) of a filesystem-stored result;
+    (None, None) for other backends, which are read every time."""
+    base = getattr(backend, "full_base_directory", None)
+    to_path = getattr(backend, "_convert_key_to_filepath", None)
+    if not isinstance(base, (str, os.PathLike)) or not callable(to_path):
+        return None, None
+    try:
+        rel = to_path(key_tuple)
+        st = os.stat(os.path.join(base, rel))
+    except Exception:  # a private GX helper: any surprise just disables the cache for it
+        return None, None
+    return Path(rel).as_posix(), [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+class _RowCache:
+    """Index fields per result file, valid while the file's (mtime, size, inode) is unchanged.
+
+    It lives in the site folder (``.er-offline-index-cache.json``), belongs to this version of
+    the module (another version starts afresh), drops entries of results that are gone, and is
+    rewritten atomically and only when it changed.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.old = self._load()
+        self.new: dict[str, dict] = {}
+
+    def _load(self) -> dict:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("version") != _VERSION:
+            return {}
+        rows = data.get("rows")
+        return rows if isinstance(rows, dict) else {}
+
+    def get(self, name: str, stamp: list[int]) -> dict | None:
+        entry = self.old.get(name)
+        if not (isinstance(entry, dict) and entry.get("stamp") == stamp):
+            return None
+        row = entry.get("row")
+        if not (isinstance(row, dict) and set(row) == set(_CACHED_FIELDS)):
+            return None
+        self.new[name] = entry
+        return row
+
+    def put(self, name: str, stamp: list[int], row: dict) -> None:
+        self.new[name] = {"stamp": stamp, "row": row}
+
+    def save(self) -> None:
+        if self.new == self.old:
+            return
+        text = json.dumps({"version": _VERSION, "rows": self.new}, sort_keys=True,
+                          separators=(",", ":"), ensure_ascii=False)
+        _write_atomic(self.path, text + "\n")
+
+
+def _rows_from_store(context, site: Path, cache: _RowCache | None = None) -> list[_Row]:
     store = context.validation_results_store
+    backend = getattr(store, "store_backend", None)
     rows = []
     for key in store.list_keys():
         run_id = key.run_id
         suite = key.expectation_suite_identifier.name
+        run_name = run_id.run_name or "__none__"
         batch = key.batch_identifier or "__none__"
-        page = _validation_page(site, key.to_tuple())
-        row = _Row("error", run_id.run_time, run_id.run_name or "__none__", batch, "", suite,
-                   None, None, page if page.is_file() else None,
-                   crumb=["Validations", suite, run_id.run_name or "__none__"])
+        key_tuple = key.to_tuple()
+        page = _validation_page(site, key_tuple)
+        row = _Row("error", run_id.run_time, run_name, batch, "", suite, None, None,
+                   page if page.is_file() else None, crumb=["Validations", suite, run_name],
+                   source=functools.partial(_read_result, store, key))
+        name, stamp = _result_stamp(backend, key_tuple)
+        fields = cache.get(name, stamp) if cache is not None and name and stamp else None
         try:
-            res = store.get(key)
-            stats = res.statistics or {}
-            errors = sum(_raised(r) for r in (res.results or []))
-            row.status = "passed" if res.success else ("error" if errors else "failed")
-            row.passed = stats.get("successful_expectations")
-            row.evaluated = stats.get("evaluated_expectations")
-            row.batch_details = _batch_details(res.meta)
-            if errors:
-                note = f"{errors} expectation{'s' if errors > 1 else ''} raised an error"
-                row.batch_details = f"{row.batch_details}; {note}" if row.batch_details else note
-            row.strings = _strings_in(res.to_json_dict(), [])
+            if fields is None:
+                row.doc = row.source()
+                fields = _digest(row.doc)
+                if cache is not None and name and stamp:
+                    cache.put(name, stamp, fields)
+            for attr in _CACHED_FIELDS:
+                setattr(row, attr, fields[attr])
         except Exception as exc:  # an unreadable result must not hide the others
+            row.status, row.source = "error", None
             row.batch_details = f"result could not be read: {type(exc).__name__}"
         row.strings += [s for s in (suite, row.run_name, batch) if "<" in s]
         rows.append(row)
@@ -451,7 +815,8 @@ _STAT_CELL = r"{0}</div></td>\s*<td\b[^>]*><div[^>]*>\s*(\d+)\s*</div>"
 
 
 def _rows_from_pages(site: Path) -> list[_Row]:
-    """Index rows read back from the validation pages (when no context is given)."""
+    """Index rows read back from the validation pages (when no context is given). A page that
+    this module processed with a context carries the severity-aware status; GX's status else."""
     rows = []
     root = site / "validations"
     for page in sorted(root.rglob("*.html")) if root.is_dir() else []:
@@ -464,14 +829,20 @@ def _rows_from_pages(site: Path) -> list[_Row]:
         except ValueError:
             run_time = None
         text = page.read_text(encoding="utf-8", errors="replace")
-        m = _OVERVIEW_STATUS.search(text)
-        status = {"check-circle": "passed", "times": "failed"}.get(m.group(1), "error") if m else "error"
         counts = [re.search(_STAT_CELL.format(label), text)
                   for label in ("Successful Expectations", "Evaluated Expectations")]
         passed, evaluated = (int(c.group(1)) if c else None for c in counts)
-        rows.append(_Row(status, run_time, run_name, page.stem, "", suite, passed, evaluated, page,
-                         strings=[s for s in (suite, run_name, page.stem) if "<" in s],
-                         crumb=["Validations", suite, run_name]))
+        row = _Row("error", run_time, run_name, page.stem, "", suite, passed, evaluated, page,
+                   strings=[s for s in (suite, run_name, page.stem) if "<" in s],
+                   crumb=["Validations", suite, run_name])
+        ours = _OVERALL_DATA.search(text)
+        if ours:
+            row.status = ours.group(1)
+            row.critical_failed, row.warnings_failed, row.errors = map(int, ours.group(2, 3, 4))
+        else:
+            m = _OVERVIEW_STATUS.search(text)
+            row.status = {"check-circle": "passed", "times": "failed"}.get(m.group(1), "error") if m else "error"
+        rows.append(row)
     return rows
 
 
@@ -512,46 +883,73 @@ def _fmt_time(t: _dt.datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S")
 
 
-_STATUS_TEXT = {"passed": ("✔", "passed"), "failed": ("✘", "failed"), "error": ("⚠", "error")}
+_STATUS_TEXT = {"passed": ("✔", "passed", "er-pass"),
+                "warnings": ("⚠", "passed with warnings", "er-warn"),
+                "failed": ("✘", "failed", "er-fail"),
+                "error": ("⚠", "error", "er-error")}
+
+
+def _tally(rows: list[_Row]) -> str:
+    """'12 passed, 3 passed with warnings, 1 failed' (zero warnings/errors left out), as HTML."""
+    n = {s: sum(r.status == s for r in rows) for s in _STATUS_TEXT}
+    parts = [f'<span class="er-pass">{n["passed"]} passed</span>']
+    if n["warnings"]:
+        parts.append(f'<span class="er-warn">{n["warnings"]} passed with warnings</span>')
+    parts.append(f'<span class="er-fail">{n["failed"]} failed</span>')
+    if n["error"]:
+        parts.append(f'<span class="er-error">{n["error"]} error</span>')
+    return ", ".join(parts)
+
+
+def _num_cell(value: int | None, cls: str) -> str:
+    if value is None:
+        return '<td class="er-num er-muted">–</td>'
+    return f'<td class="er-num{f" {cls}" if value else " er-zero"}">{value}</td>'
 
 
 def _index_html(site: Path, rows: list[_Row], suites: list[tuple[str, Path | None]]) -> str:
     e = html.escape
     rows = sorted(rows, key=_Row.sort_key)
-    n_fail = sum(r.status == "failed" for r in rows)
-    n_err = sum(r.status == "error" for r in rows)
-    n_pass = len(rows) - n_fail - n_err
-    trs = []
+    groups: dict[tuple, list[_Row]] = {}
     for r in rows:
-        glyph, word = _STATUS_TEXT[r.status]
-        cls = {"passed": "er-pass", "failed": "er-fail", "error": "er-error"}[r.status]
+        groups.setdefault((r.run_time, r.run_name), []).append(r)
+    trs = []
+    run = None
+    for r in rows:
+        if (r.run_time, r.run_name) != run:  # one heading row per run (newest first)
+            run = (r.run_time, r.run_name)
+            group = groups[run]
+            trs.append(
+                f'<tr class="er-run"><th colspan="8">Run <span class="er-run-name">{e(r.run_name)}'
+                f"</span> at {e(_fmt_time(r.run_time))}: "
+                f"{_plural(len(group), 'result')}, {_tally(group)}</th></tr>")
+        glyph, word, cls = _STATUS_TEXT[r.status]
         counts = (f"{r.passed} / {r.evaluated}" if r.passed is not None and r.evaluated is not None
                   else "–")
-        link = _link(r.page, site)
         details = f'<span class="er-sub">{e(r.batch_details)}</span>' if r.batch_details else ""
         trs.append(
             f'<tr class="er-row-{e(r.status)}">'
             f'<td><span class="er-status {cls}">{glyph} {word}</span></td>'
-            f'<td class="er-time">{e(_fmt_time(r.run_time))}</td>'
-            f"<td>{e(r.run_name)}</td><td>{e(r.batch)}{details}</td><td>{e(r.suite)}</td>"
-            f'<td class="er-num">{e(counts)}</td><td>{link}</td></tr>')
-    body_rows = "\n".join(trs) or '<tr><td colspan="7" class="er-empty">No validation results yet.</td></tr>'
-    n_results = {name: [0, 0] for name, _ in suites}
+            f"<td>{e(r.batch)}{details}</td>"
+            f"{_num_cell(r.critical_failed, 'er-fail')}{_num_cell(r.warnings_failed, 'er-warn')}"
+            f'<td class="er-num">{e(counts)}</td><td>{e(r.suite)}</td>'
+            f'<td>{e(r.run_name)}<span class="er-sub er-time">{e(_fmt_time(r.run_time))}</span></td>'
+            f"<td>{_link(r.page, site)}</td></tr>")
+    body_rows = "\n".join(trs) or '<tr><td colspan="8" class="er-empty">No validation results yet.</td></tr>'
+    per_suite = {name: [0, 0, 0] for name, _ in suites}
     for r in rows:
-        if r.suite in n_results:
-            n_results[r.suite][0] += 1
-            n_results[r.suite][1] += r.status != "passed"
+        if r.suite in per_suite:
+            per_suite[r.suite][0] += 1
+            per_suite[r.suite][1] += r.status in ("failed", "error")
+            per_suite[r.suite][2] += r.status == "warnings"
     suite_rows = "\n".join(
         f"<tr><td>{e(name)}</td>"
-        f'<td class="er-num">{n_results[name][0]}</td><td class="er-num">{n_results[name][1]}</td>'
-        f"<td>{_link(page, site)}</td></tr>"
+        + "".join(f'<td class="er-num">{n}</td>' for n in per_suite[name])
+        + f"<td>{_link(page, site)}</td></tr>"
         for name, page in suites
-    ) or '<tr><td colspan="4" class="er-empty">No expectation suites.</td></tr>'
+    ) or '<tr><td colspan="5" class="er-empty">No expectation suites.</td></tr>'
     summary = (f"<strong>{len(rows)}</strong> validation result{'s' if len(rows) != 1 else ''}: "
-               f'<span class="er-pass">{n_pass} passed</span>, '
-               f'<span class="er-fail">{n_fail} failed</span>'
-               + (f', <span class="er-error">{n_err} error</span>' if n_err else "")
-               + ". Newest first.")
+               f"{_tally(rows)}. Newest first.")
     page = f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -564,16 +962,21 @@ def _index_html(site: Path, rows: list[_Row], suites: list[tuple[str, Path | Non
 <main class="er-index">
 <h1>Validation results</h1>
 <p class="er-summary">{summary}</p>
+<p class="er-rule">A validation result fails only when a <strong>critical</strong> expectation fails.
+Failed <strong>warning</strong> and <strong>info</strong> expectations are counted and shown, but
+the result then passes with warnings. An expectation that raised an error makes the result an error.</p>
 <label class="er-filter"><input type="checkbox" id="er-failed-only"> Show failed and errored results only</label>
+<div class="table-responsive">
 <table class="table er-results">
-<thead><tr><th>Status</th><th>Run time</th><th>Run name</th><th>Batch / release</th><th>Suite</th><th>Passed / evaluated</th><th>Page</th></tr></thead>
+<thead><tr><th>Status</th><th>Batch / release</th><th class="er-num-head">Critical failed</th><th class="er-num-head">Warning / info failed</th><th class="er-num-head">Passed / evaluated</th><th>Suite</th><th>Run</th><th>Page</th></tr></thead>
 <tbody>
 {body_rows}
 </tbody>
 </table>
+</div>
 <h2>Expectation suites</h2>
 <table class="er-results er-suites">
-<thead><tr><th>Suite</th><th>Validation results</th><th>Not passed</th><th>Page</th></tr></thead>
+<thead><tr><th>Suite</th><th>Validation results</th><th>Failed or error</th><th>Passed with warnings</th><th>Page</th></tr></thead>
 <tbody>
 {suite_rows}
 </tbody>
@@ -615,12 +1018,25 @@ def _site_files(site: Path, pattern: str) -> Iterator[Path]:
     return (p for p in sorted(site.rglob(pattern)) if p.is_file())
 
 
+def _carries_marker(path: Path) -> bool:
+    """True when the page was processed by this version (the marker sits right after <head>)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError:
+        return False
+    return _MARKER_BYTES in head
+
+
 def make_site_offline(site_dir: str | os.PathLike[str], context=None) -> list[Path]:
     """Post-process the Data Docs site in ``site_dir`` for offline reading; return changed files.
 
-    With a GX ``context`` the index is built from its validation results store and data strings
-    of each result are re-escaped where GX inserted them raw; without one, the index is read back
-    from the validation pages on disk. Running it again on an unchanged site changes nothing.
+    With a GX ``context`` the index is built from its validation results store (raw JSON, the
+    derived rows cached in ``.er-offline-index-cache.json`` in the site, which is not listed among
+    the changed files), validation pages get severity badges and a severity-aware status line,
+    and data strings of each result are re-escaped where GX inserted them raw; without one, the
+    index is read back from the validation pages on disk. Pages that already carry this
+    version's marker are skipped. Running it again on an unchanged site changes nothing.
     """
     site = Path(site_dir)
     if not site.is_dir():
@@ -629,26 +1045,36 @@ def make_site_offline(site_dir: str | os.PathLike[str], context=None) -> list[Pa
         with contextlib.suppress(OSError):
             stale.unlink()
 
-    rows = _rows_from_store(context, site) if context is not None else _rows_from_pages(site)
+    cache = _RowCache(site / _CACHE_FILE) if context is not None else None
+    rows = _rows_from_store(context, site, cache) if context is not None else _rows_from_pages(site)
     by_page = {r.page.resolve(): r for r in rows if r.page is not None}
     suites = _load_suites(context)
-    suite_strings: list[str] = []
-    for suite in suites:
-        _strings_in(suite.to_json_dict(), suite_strings)
+    suite_strings: list[str] | None = None
     index = site / "index.html"
     changed: list[Path] = []
     for path in _site_files(site, "*.html"):
+        if path != index and _carries_marker(path):
+            continue  # processed by this very version already (pages GX rebuilt have no marker)
         old = path.read_text(encoding="utf-8", errors="replace")
         if path == index:
             new = _index_html(site, rows, _suites([s.name for s in suites], site, rows))
         elif MARKER in old:
-            continue  # processed by this very version already (pages GX rebuilt have no marker)
+            continue
         else:
+            if suite_strings is None:
+                suite_strings = []
+                for suite in suites:
+                    _strings_in(suite.to_json_dict(), suite_strings)
             row = by_page.get(path.resolve())
             rel_root = os.path.relpath(site, path.parent)
             prefix = "" if rel_root == "." else Path(rel_root).as_posix() + "/"
             strings = list(row.strings) if row else []
             crumb = row.crumb if row else []
+            verdict = None
+            doc = row.result() if row is not None and context is not None else None
+            if doc is not None:
+                _strings_in(doc, strings)
+                verdict = _verdict(doc)
             if row is None and path.is_relative_to(site / "validations"):
                 parts = path.relative_to(site / "validations").parts
                 if len(parts) >= 4:
@@ -656,7 +1082,7 @@ def make_site_offline(site_dir: str | os.PathLike[str], context=None) -> list[Pa
                     strings += [s for s in crumb[1:] + [path.stem] if "<" in s]
             strings += suite_strings
             new = offline_page(old, strings=strings, crumb_parts=crumb, static_prefix=prefix,
-                               site=site)
+                               site=site, verdict=verdict)
         if new != old:
             _write_atomic(path, new)
             changed.append(path)
@@ -666,6 +1092,8 @@ def make_site_offline(site_dir: str | os.PathLike[str], context=None) -> list[Pa
         if new != old:
             _write_atomic(path, new)
             changed.append(path)
+    if cache is not None:
+        cache.save()
     return changed
 
 
