@@ -199,3 +199,20 @@ def test_suite_round_trips_through_a_file_context(tmp_path):
     assert kinds == ["expect_hill_number_to_be_between", "expect_estimated_pairwise_f_to_be_between"]
     assert again.expectations[0].q == "inf"
     assert again.expectations[1].weights == {"column": "w"} and again.expectations[1].beta == 0.5
+
+
+def test_checkpoint_internals_used_by_the_runner_exist():
+    """The runner executes a checkpoint's validation definitions one by one (progress bar) and
+    then its actions once, through these GX 1.24 internals of ``Checkpoint.run``."""
+    import inspect
+
+    from great_expectations.checkpoint.checkpoint import Checkpoint
+
+    params = {name: list(inspect.signature(getattr(Checkpoint, name)).parameters)
+              for name in ("_build_result_key", "_construct_result", "_run_actions")}
+    assert params["_build_result_key"][1:] == ["validation_definition", "run_id", "batch_identifier"]
+    assert params["_construct_result"][1:] == ["run_id", "run_results"]
+    assert params["_run_actions"][1:] == ["checkpoint_result"]
+    from great_expectations.core.validation_definition import ValidationDefinition
+
+    assert "checkpoint_id" in inspect.signature(ValidationDefinition.run).parameters

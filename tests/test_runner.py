@@ -207,7 +207,9 @@ def test_rerun_is_idempotent_and_gx_can_reopen_the_project(toy_run):
         "toy__beta__toy_checks",
         "toy__gamma__toy_checks",
     ]
-    assert sorted(c.name for c in ctx.checkpoints.all()) == ["toy__alpha", "toy__beta", "toy__gamma"]
+    # one checkpoint per release, and the one over all releases that the run executes
+    assert sorted(c.name for c in ctx.checkpoints.all()) == ["toy", "toy__alpha", "toy__beta", "toy__gamma"]
+    assert len(ctx.checkpoints.get("toy").validation_definitions) == 3
     source = ctx.data_sources.get("toy")
     asset = source.get_asset("releases")
     assert sorted(b.name for b in asset.batch_definitions) == [

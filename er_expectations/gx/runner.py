@@ -753,11 +753,10 @@ class _Project:
         return stored
 
     # validation definitions and checkpoints ----------------------------------------------
-    def checkpoint(self, label: str, name: str, definition: Any, suites: Mapping[str, Any]) -> Any:
-        from great_expectations.checkpoint import UpdateDataDocsAction
-
+    def validation_definitions(self, name: str, definition: Any, suites: Mapping[str, Any]) -> list[Any]:
+        """One validation definition per suite for the release batch ``definition``."""
         gx = self.gx
-        definitions = [
+        return [
             self.ctx.validation_definitions.add_or_update(
                 gx.ValidationDefinition(
                     name=f"{self.name}__{name}__{suite_name}", data=definition, suite=suite
@@ -765,20 +764,24 @@ class _Project:
             )
             for suite_name, suite in suites.items()
         ]
-        actions: list[Any] = []
-        site = self.prepared.site_name
-        if site is not None:
-            from .actions import OfflineDataDocsAction
 
-            actions = [
-                UpdateDataDocsAction(name="update_data_docs", site_names=[site]),
-                OfflineDataDocsAction(name="offline_data_docs", site_name=site),
-            ]
+    def _actions(self) -> list[Any]:
+        site = self.prepared.site_name
+        if site is None:
+            return []
+        from .actions import OfflineDataDocsAction
+
+        # one action builds the run's pages in a single GX build (GX's UpdateDataDocsAction would
+        # rebuild GX's whole index once per validation result) and makes the site offline
+        return [OfflineDataDocsAction(name="data_docs", site_name=site, build=True)]
+
+    def checkpoint(self, name: str, definitions: Sequence[Any]) -> Any:
+        """A stored GX checkpoint over ``definitions`` with the YAML's actions (Data Docs)."""
         return self.ctx.checkpoints.add_or_update(
-            gx.Checkpoint(
-                name=f"{self.name}__{name}",
-                validation_definitions=definitions,
-                actions=actions,
+            self.gx.Checkpoint(
+                name=name,
+                validation_definitions=list(definitions),
+                actions=self._actions(),
                 result_format={"result_format": "SUMMARY"},
             )
         )
@@ -866,6 +869,19 @@ def run_checkpoint(
         suites=suite_names,
     )
     site = prepared.site_name
+    # One stored GX checkpoint per release (GX's own tools can re-run a single release) and
+    # one over all the selected releases, which this run executes: each validation definition
+    # under a progress bar, then the checkpoint's actions once (one Data Docs build, not one
+    # per release), exactly as ``Checkpoint.run`` would do it.
+    per_release = {}
+    for release in selected:
+        name = names[release.label]
+        vds = project.validation_definitions(name, definitions[release.label], suites)
+        project.checkpoint(f"{project.name}__{name}", vds)
+        per_release[release.label] = vds
+    combined = project.checkpoint(project.name, [vd for vds in per_release.values() for vd in vds])
+    run_results: dict[Any, Any] = {}
+    labels_by_result: dict[Any, str] = {}
     bar = tqdm(
         selected,
         desc=f"validating {checkpoint.name}",
@@ -877,11 +893,14 @@ def run_checkpoint(
     try:
         for release in bar:
             bar.set_postfix_str(release.label, refresh=False)
-            name = names[release.label]
-            gx_checkpoint = project.checkpoint(release.label, name, definitions[release.label], suites)
-            result = gx_checkpoint.run(run_id=run_id)
-            outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=gx_checkpoint.name)
-            for identifier, validation in result.run_results.items():
+            outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
+            for vd in per_release[release.label]:
+                validation = vd.run(checkpoint_id=combined.id, run_id=run_id,
+                                    result_format=combined.result_format)
+                identifier = combined._build_result_key(  # noqa: SLF001 - pinned GX 1.24 (contract test)
+                    validation_definition=vd, run_id=run_id, batch_identifier=validation.batch_id)
+                run_results[identifier] = validation
+                labels_by_result[identifier] = release.label
                 stats = validation.statistics or {}
                 outcome.evaluated += int(stats.get("evaluated_expectations", 0))
                 outcome.successful += int(stats.get("successful_expectations", 0))
@@ -891,13 +910,17 @@ def run_checkpoint(
                 result_file = project.result_file(identifier)
                 if result_file is not None:
                     outcome.result_files.append(result_file)
-                if site is not None:
-                    page = project.page(identifier, site)
-                    if page:
-                        outcome.pages.append(page)
             report.releases.append(outcome)
     finally:
         bar.close()
+    result = combined._construct_result(run_id=run_id, run_results=run_results)  # noqa: SLF001
+    combined._run_actions(checkpoint_result=result)  # noqa: SLF001
+    if site is not None:
+        by_label = {o.label: o for o in report.releases}
+        for identifier, label in labels_by_result.items():
+            page = project.page(identifier, site)
+            if page:
+                by_label[label].pages.append(page)
 
     # (e) Data Docs once more, then the summary
     if site is not None:
