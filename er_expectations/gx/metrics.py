@@ -1,6 +1,8 @@
 """GX metric providers: aggregate a batch once, derive every statistic from the aggregate.
 
-Two heavy metrics touch the full batch, each once per batch and set of columns:
+One metric holds the batch's release, ``er.release`` (a
+:class:`~er_expectations.engines.pandas.PandasRelease` keyed by the prediction column), whose
+column factorisations are computed at most once per batch and shared by the aggregates:
 
 * ``er.clustering_table`` → :class:`~er_expectations.stats.ClusteringTable` (SPEC 3);
 * ``er.benchmark_sample`` → :class:`~er_expectations.stats.BenchmarkSample` (SPEC 2.1, 4).
@@ -25,6 +27,7 @@ from ..engines.pandas import PandasRelease
 from ..stats import estimate_metrics, summary_statistics
 
 __all__ = [
+    "RELEASE",
     "CLUSTERING_TABLE",
     "BENCHMARK_SAMPLE",
     "SUMMARY_STATISTIC",
@@ -35,11 +38,13 @@ __all__ = [
     "decode_weights",
 ]
 
+RELEASE = "er.release"
 CLUSTERING_TABLE = "er.clustering_table"
 BENCHMARK_SAMPLE = "er.benchmark_sample"
 SUMMARY_STATISTIC = "er.summary_statistic"
 ESTIMATE = "er.estimate"
 
+RELEASE_KEYS = ("prediction_column",)
 TABLE_KEYS = ("prediction_column", "name_column")
 SAMPLE_KEYS = ("prediction_column", "reference_column", "weights", "draws_column", "name_column")
 
@@ -64,7 +69,33 @@ def _frame(execution_engine: PandasExecutionEngine, metric_domain_kwargs: dict):
     return df
 
 
-class ClusteringTableMetric(TableMetricProvider):
+class ReleaseMetric(TableMetricProvider):
+    """The batch as one release: lazily factorised columns shared by every aggregate."""
+
+    metric_name = RELEASE
+    value_keys = RELEASE_KEYS
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                runtime_configuration):
+        df = _frame(execution_engine, metric_domain_kwargs)
+        return PandasRelease(df, prediction=metric_value_kwargs["prediction_column"])
+
+
+class _OnRelease(TableMetricProvider):
+    """Base of the aggregates: they depend on ``er.release`` with the same prediction column."""
+
+    @classmethod
+    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
+                                     runtime_configuration=None):
+        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
+                                                    execution_engine=execution_engine,
+                                                    runtime_configuration=runtime_configuration)
+        deps[RELEASE] = _dependency(RELEASE, RELEASE_KEYS, metric)
+        return deps
+
+
+class ClusteringTableMetric(_OnRelease):
     """Size distribution and name counts of the predicted clustering (one pass per column)."""
 
     metric_name = CLUSTERING_TABLE
@@ -73,12 +104,10 @@ class ClusteringTableMetric(TableMetricProvider):
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
-        df = _frame(execution_engine, metric_domain_kwargs)
-        rel = PandasRelease(df, prediction=metric_value_kwargs["prediction_column"])
-        return rel.clustering_table(name=metric_value_kwargs.get("name_column"))
+        return metrics[RELEASE].clustering_table(name=metric_value_kwargs.get("name_column"))
 
 
-class BenchmarkSampleMetric(TableMetricProvider):
+class BenchmarkSampleMetric(_OnRelease):
     """The benchmark restricted to the batch's release, one row per sampled cluster."""
 
     metric_name = BENCHMARK_SAMPLE
@@ -87,9 +116,7 @@ class BenchmarkSampleMetric(TableMetricProvider):
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
-        df = _frame(execution_engine, metric_domain_kwargs)
-        rel = PandasRelease(df, prediction=metric_value_kwargs["prediction_column"])
-        return rel.benchmark_sample(
+        return metrics[RELEASE].benchmark_sample(
             reference=metric_value_kwargs["reference_column"],
             weights=decode_weights(metric_value_kwargs["weights"]),
             draws=metric_value_kwargs.get("draws_column"),
