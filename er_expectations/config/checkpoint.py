@@ -232,7 +232,8 @@ def load_checkpoint(path: str | Path) -> CheckpointConfig:
     root = compose_file(path, issues)
     checkpoint = checkpoint_from_node(root, Path(path), issues) if root is not None else None
     issues.raise_if_any()
-    assert checkpoint is not None
+    if not (checkpoint is not None):  # invariant, kept under python -O
+        raise RuntimeError("er-expectations internal error: expected checkpoint is not None")
     return checkpoint
 
 
@@ -436,8 +437,10 @@ class _Reader:
         actions = self.actions(root.get("actions"))
         if self.issues or None in (name, data, releases, suites, suite_paths, actions):
             return None
-        assert name is not None and data is not None and releases is not None
-        assert suites is not None and suite_paths is not None and actions is not None
+        if not (name is not None and data is not None and releases is not None):  # invariant, kept under python -O
+            raise RuntimeError("er-expectations internal error: expected name is not None and data is not None and releases is not None")
+        if not (suites is not None and suite_paths is not None and actions is not None):  # invariant, kept under python -O
+            raise RuntimeError("er-expectations internal error: expected suites is not None and suite_paths is not None and actions is not None")
         return CheckpointConfig(
             name=name,
             path=self.path,
@@ -576,7 +579,8 @@ class _Reader:
                 "add 'prediction_column: <column with the predicted cluster id>'",
             )
         files_node = node.get("files")
-        assert files_node is not None
+        if not (files_node is not None):  # invariant, kept under python -O
+            raise RuntimeError("er-expectations internal error: expected files_node is not None")
         self.note(f"{where}.files", files_node)
         files: list[ReleaseFile] = []
         ok = True
@@ -904,7 +908,8 @@ def _check_wide(
     require: Callable[[Path, str, str, str], None],
     issues: IssueCollector,
 ) -> None:
-    assert predictions.path is not None
+    if not (predictions.path is not None):  # invariant, kept under python -O
+        raise RuntimeError("er-expectations internal error: expected predictions.path is not None")
     path = predictions.path
     require(path, "data.predictions.path", predictions.id_column, "data.predictions.id_column")
     available = columns_of(path, "data.predictions.path")

@@ -57,5 +57,6 @@ def load_any(
                 "'checkpoint: <name>'",
             )
     issues.raise_if_any()
-    assert result is not None
+    if not (result is not None):  # invariant, kept under python -O
+        raise RuntimeError("er-expectations internal error: expected result is not None")
     return result

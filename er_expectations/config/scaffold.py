@@ -213,7 +213,8 @@ def scaffold_checkpoint(
         elif prediction_columns is not None:
             lines.append(f"    columns: {_flow_list(list(prediction_columns))}")
     else:
-        assert prediction_files is not None
+        if not (prediction_files is not None):  # invariant, kept under python -O
+            raise RuntimeError("er-expectations internal error: expected prediction_files is not None")
         lines.append("    files:  # release label: file")
         lines += [
             f"      {double_quoted(str(label))}: {yaml_scalar(path)}"

@@ -113,7 +113,8 @@ def load_suite(
     if root is not None:
         suite = suite_from_node(root, Path(path), issues, resolve_registry(registry))
     issues.raise_if_any()
-    assert suite is not None
+    if not (suite is not None):  # invariant, kept under python -O
+        raise RuntimeError("er-expectations internal error: expected suite is not None")
     return suite
 
 
@@ -352,7 +353,8 @@ def _expectation(
             )
         return None
     name = name_node.value
-    assert isinstance(name, str)
+    if not (isinstance(name, str)):  # invariant, kept under python -O
+        raise RuntimeError("er-expectations internal error: expected isinstance(name, str)")
     spec = registry.get(name)
     if spec is None:
         issues.add(

@@ -220,7 +220,8 @@ def _weights(name: str, node: Node) -> str | dict[str, str]:
                 f"write {name}: {{column: <weight column>}}",
             )
         column = node.get("column")
-        assert column is not None
+        if not (column is not None):  # invariant, kept under python -O
+            raise RuntimeError("er-expectations internal error: expected column is not None")
         return {"column": _text(f"{name}.column", column)}
     value = _expect_scalar(name, node, expected)
     if isinstance(value, str) and value in WEIGHT_DESIGNS:
