@@ -73,6 +73,7 @@ def test_validation_page_html_has_sentences_numbers_and_no_raw_kwargs(demo, expe
     precision = expected["2017-08-08"].loc["pairwise_precision"]
     assert _observed(precision) in text  # e.g. 0.568 ± 0.108 (95 % CI 0.357–0.779, 370 clusters)
     assert "Sampled clusters that contribute most to the error of the pairwise precision" in text
+    assert "Note: Balance of pairwise precision and recall (F1)." in text  # the suite author's note
     assert "<script" not in html.lower()
 
 

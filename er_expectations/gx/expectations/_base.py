@@ -131,6 +131,11 @@ class ERExpectation(BatchExpectation):
                                               **kwargs):
         details = result_details(result)
         blocks = []
+        cfg = config_of(configuration, result)
+        for author_note in _notes(cfg):
+            # the suite author's note for auditors (GX shows notes on suite pages only)
+            blocks.append(string_block("Note: $author_note", {"author_note": author_note},
+                                       styling={"classes": ["er-note"]}))
         note = details.get("note")
         if note and result is not None and not result.success:
             blocks.append(string_block("Why: $note", {"note": note}))
@@ -145,6 +150,18 @@ class ERExpectation(BatchExpectation):
                 rows,
             ))
         return blocks or None
+
+
+def _notes(cfg: Any) -> list[str]:
+    """The expectation's notes as plain text (they are stored HTML-escaped, see gx.suites)."""
+    import html
+
+    notes = getattr(cfg, "notes", None) if cfg is not None else None
+    if not notes:
+        return []
+    if isinstance(notes, str):
+        notes = [notes]
+    return [html.unescape(str(n)) for n in notes]
 
 
 def _fmt_err(x: float) -> str:
