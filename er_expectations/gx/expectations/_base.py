@@ -134,8 +134,8 @@ class ERExpectation(BatchExpectation):
         cfg = config_of(configuration, result)
         for author_note in _notes(cfg):
             # the suite author's note for auditors (GX shows notes on suite pages only)
-            blocks.append(string_block("Note: $author_note", {"author_note": author_note},
-                                       styling={"classes": ["er-note"]}))
+            blocks.append(string_block("Note: $author_note", {"author_note": author_note}, tag="div",
+                                       styling={"classes": ["er-note", "text-muted"]}))
         note = details.get("note")
         if note and result is not None and not result.success:
             blocks.append(string_block("Why: $note", {"note": note}))
