@@ -128,20 +128,31 @@ class PandasRelease:
             if not valid.any():
                 return ClusteringTable(sizes=sizes, counts=counts, n_named_clusters=0,
                                        n_homonymous_clusters=0, n_varied_clusters=0)
-            keys = pcodes[valid] * np.int64(n_names) + ncodes[valid]
+            pc, nc = pcodes[valid], ncodes[valid]
         else:  # no nulls anywhere: skip the masks
-            keys = pcodes * np.int64(n_names) + ncodes
-        pairs = pd.unique(keys)
-        pc, nc = pairs // n_names, pairs % n_names
-        clusters_per_name = np.bincount(nc, minlength=n_names)
-        names_per_cluster = np.bincount(pc, minlength=self._n_pred)
-        homonym = np.bincount(pc[clusters_per_name[nc] >= 2], minlength=self._n_pred) > 0
+            pc, nc = pcodes, ncodes
+        # A cluster has >= 2 distinct names iff its smallest and largest name codes differ;
+        # a name sits in >= 2 clusters iff its smallest and largest cluster codes differ.
+        # Four scatter passes (ufunc.at) instead of de-duplicating (cluster, name) pairs.
+        top = np.iinfo(np.int64).max
+        cmin = np.full(self._n_pred, top, dtype=np.int64)
+        cmax = np.full(self._n_pred, -1, dtype=np.int64)
+        np.minimum.at(cmin, pc, nc)
+        np.maximum.at(cmax, pc, nc)
+        nmin = np.full(n_names, top, dtype=np.int64)
+        nmax = np.full(n_names, -1, dtype=np.int64)
+        np.minimum.at(nmin, nc, pc)
+        np.maximum.at(nmax, nc, pc)
+        named = cmax >= 0
+        shared_name = (nmin != nmax)[nc]
+        homonym = np.zeros(self._n_pred, dtype=bool)
+        homonym[pc[shared_name]] = True
         return ClusteringTable(
             sizes=sizes,
             counts=counts,
-            n_named_clusters=int((names_per_cluster > 0).sum()),
+            n_named_clusters=int(named.sum()),
             n_homonymous_clusters=int(homonym.sum()),
-            n_varied_clusters=int((names_per_cluster >= 2).sum()),
+            n_varied_clusters=int((named & (cmin != cmax)).sum()),
         )
 
     # -- benchmark ------------------------------------------------------------------------
