@@ -39,6 +39,24 @@ def _check_column(df: pd.DataFrame, column: Hashable, parameter: str) -> None:
 
 
 def _factorize(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes (−1 for null) and the values they stand for.
+
+    Integer ids spread over a compact range are coded as ``id − min`` without hashing (the
+    uniques then include values absent from the data, which every caller ignores because
+    their cluster size is 0); everything else goes through ``pd.factorize``.
+    """
+    dtype = values.dtype
+    if getattr(dtype, "kind", None) == "i" and not isinstance(dtype, pd.CategoricalDtype) and len(values):
+        mask = values.isna().to_numpy(dtype=bool)
+        raw = values.to_numpy(dtype=np.int64, na_value=0)
+        present = raw[~mask] if mask.any() else raw
+        if present.size:
+            lo, hi = int(present.min()), int(present.max())
+            if hi - lo < max(len(values), 1 << 16):  # per-cluster arrays stay within the input's size
+                codes = raw - lo
+                if mask.any():
+                    codes[mask] = -1
+                return codes, pd.Index(np.arange(lo, hi + 1, dtype=np.int64))
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
 
