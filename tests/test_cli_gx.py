@@ -155,7 +155,7 @@ def test_init_writes_files_that_validate_and_run(tmp_path, capsys):
     assert main(["validate", str(suite), str(checkpoint)]) == 0
     assert "3 releases" in capsys.readouterr().out
     assert main(["run", str(checkpoint), "--release", "alpha", "--no-progress"]) in (0, 1)
-    assert (tmp_path / "new" / "gx" / "gx" / "great_expectations.yml").is_file()
+    assert (tmp_path / "new" / "gx_project" / "gx" / "great_expectations.yml").is_file()
 
 
 def test_init_refuses_to_overwrite_without_force(tmp_path, capsys):

@@ -656,7 +656,7 @@ def test_checkpoint_with_one_file_per_release():
     assert predictions.prediction_column == "inventor_id"
     assert checkpoint.releases == ("2022-06-30",)  # an unquoted date is taken as written
     assert checkpoint.suites == ("patentsview_inventor_disambiguation",)
-    assert checkpoint.project_dir == (DATA / "gx").resolve()  # default ../gx
+    assert checkpoint.project_dir == (DATA / "gx_project").resolve()  # default ../gx_project
     assert checkpoint.actions == ()
     check_checkpoint_references(checkpoint, load_suites(checkpoint.suite_paths), csv_columns)
 

@@ -3,7 +3,7 @@
 .. code-block:: yaml
 
     checkpoint: patentsview_releases
-    project_dir: ../gx
+    project_dir: ../gx_project
     data:
       records: {path: ../data/records.parquet, id_column: mention_id}
       predictions:                       # one wide file, one column per release ...
@@ -89,7 +89,7 @@ _FORMATS: tuple[str, ...] = ("parquet", "csv")
 ACTIONS: dict[str, tuple[str, ...]] = {"build_data_docs": ("site_name",)}
 #: Action names kept for later versions.
 RESERVED_ACTIONS: tuple[str, ...] = ("alert",)
-_DEFAULT_PROJECT_DIR = "../gx"
+_DEFAULT_PROJECT_DIR = "../gx_project"  # GX keeps its own files in gx/ inside it
 _DEFAULT_SUITE_PATH = "../suites"
 
 

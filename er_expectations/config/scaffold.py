@@ -172,7 +172,7 @@ def scaffold_checkpoint(
     name_columns: Sequence[str] = (),
     name_separator: str = " ",
     name_output_column: str = "full_name",
-    project_dir: str = "../gx",
+    project_dir: str = "../gx_project",
     suite_paths: Sequence[str] | None = None,
     build_data_docs: bool = True,
 ) -> str:
