@@ -82,8 +82,12 @@ class ReleaseMetric(TableMetricProvider):
         return PandasRelease(df, prediction=metric_value_kwargs["prediction_column"])
 
 
-class _OnRelease(TableMetricProvider):
-    """Base of the aggregates: they depend on ``er.release`` with the same prediction column."""
+class _Derived(TableMetricProvider):
+    """A metric computed from another one (``depends_on``), passed only that metric's own
+    value kwargs (``depends_keys``) so that every metric derived from it shares one value."""
+
+    depends_on: str = RELEASE
+    depends_keys: tuple[str, ...] = RELEASE_KEYS
 
     @classmethod
     def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
@@ -91,11 +95,15 @@ class _OnRelease(TableMetricProvider):
         deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
                                                     execution_engine=execution_engine,
                                                     runtime_configuration=runtime_configuration)
-        deps[RELEASE] = _dependency(RELEASE, RELEASE_KEYS, metric)
+        deps[cls.depends_on] = MetricConfiguration(
+            metric_name=cls.depends_on,
+            metric_domain_kwargs=metric.metric_domain_kwargs,
+            metric_value_kwargs={k: metric.metric_value_kwargs.get(k) for k in cls.depends_keys},
+        )
         return deps
 
 
-class ClusteringTableMetric(_OnRelease):
+class ClusteringTableMetric(_Derived):
     """Size distribution and name counts of the predicted clustering (one pass per column)."""
 
     metric_name = CLUSTERING_TABLE
@@ -107,7 +115,7 @@ class ClusteringTableMetric(_OnRelease):
         return metrics[RELEASE].clustering_table(name=metric_value_kwargs.get("name_column"))
 
 
-class BenchmarkSampleMetric(_OnRelease):
+class BenchmarkSampleMetric(_Derived):
     """The benchmark restricted to the batch's release, one row per sampled cluster."""
 
     metric_name = BENCHMARK_SAMPLE
@@ -124,20 +132,12 @@ class BenchmarkSampleMetric(_OnRelease):
         )
 
 
-def _dependency(name: str, keys: tuple[str, ...], metric: MetricConfiguration) -> MetricConfiguration:
-    # only the aggregate's own kwargs, so that every light metric shares one aggregate
-    return MetricConfiguration(
-        metric_name=name,
-        metric_domain_kwargs=metric.metric_domain_kwargs,
-        metric_value_kwargs={k: metric.metric_value_kwargs.get(k) for k in keys},
-    )
-
-
-class SummaryStatisticMetric(TableMetricProvider):
+class SummaryStatisticMetric(_Derived):
     """One summary statistic (SPEC 3) from the clustering table; ``q`` for Hill numbers."""
 
     metric_name = SUMMARY_STATISTIC
     value_keys = (*TABLE_KEYS, "statistic", "q")
+    depends_on, depends_keys = CLUSTERING_TABLE, TABLE_KEYS
 
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
@@ -151,21 +151,14 @@ class SummaryStatisticMetric(TableMetricProvider):
         return {"value": float(values[key]), "n_records": int(values["n_records"]),
                 "n_clusters": int(values["n_clusters"])}
 
-    @classmethod
-    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
-                                     runtime_configuration=None):
-        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
-                                                    execution_engine=execution_engine,
-                                                    runtime_configuration=runtime_configuration)
-        deps[CLUSTERING_TABLE] = _dependency(CLUSTERING_TABLE, TABLE_KEYS, metric)
-        return deps
 
 
-class EstimateMetric(TableMetricProvider):
+class EstimateMetric(_Derived):
     """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample."""
 
     metric_name = ESTIMATE
     value_keys = (*SAMPLE_KEYS, "metric", "beta", "ci_level")
+    depends_on, depends_keys = BENCHMARK_SAMPLE, SAMPLE_KEYS
 
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
@@ -176,11 +169,3 @@ class EstimateMetric(TableMetricProvider):
                                ci_level=float(metric_value_kwargs.get("ci_level") or 0.95))
         return res[mid]
 
-    @classmethod
-    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
-                                     runtime_configuration=None):
-        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
-                                                    execution_engine=execution_engine,
-                                                    runtime_configuration=runtime_configuration)
-        deps[BENCHMARK_SAMPLE] = _dependency(BENCHMARK_SAMPLE, SAMPLE_KEYS, metric)
-        return deps
