@@ -12,9 +12,7 @@ from collections.abc import Mapping
 
 __all__ = [
     "STATISTIC_LABELS",
-    "METRIC_LABELS",
     "design_kind",
-    "design_phrase",
     "fmt_number",
     "fmt_interval",
     "observed_estimate",
@@ -32,18 +30,6 @@ STATISTIC_LABELS: dict[str, str] = {
     "n_clusters": "number of clusters",
 }
 
-METRIC_LABELS: dict[str, str] = {
-    "pairwise_precision": "pairwise precision",
-    "pairwise_recall": "pairwise recall",
-    "pairwise_f": "pairwise F",
-    "cluster_precision": "cluster precision",
-    "cluster_recall": "cluster recall",
-    "cluster_f": "cluster F",
-    "b_cubed_precision": "b-cubed precision",
-    "b_cubed_recall": "b-cubed recall",
-    "b_cubed_f": "b-cubed F",
-    "homogeneity": "homogeneity",
-}
 
 
 def statistic_label(stat: str, *, q: float | None = None) -> str:
@@ -52,7 +38,11 @@ def statistic_label(stat: str, *, q: float | None = None) -> str:
         if q is None and stat.startswith("hill_number_"):
             q = float(stat.rsplit("_", 1)[1])
         return f"Hill number of order {fmt_q(q)}"
-    return STATISTIC_LABELS.get(stat) or METRIC_LABELS.get(stat) or stat.replace("_", " ")
+    if stat in STATISTIC_LABELS:
+        return STATISTIC_LABELS[stat]
+    from .stats import METRICS  # performance metric labels live with their definitions
+
+    return METRICS[stat].label if stat in METRICS else stat.replace("_", " ")
 
 
 def fmt_q(q: float | None) -> str:
@@ -109,18 +99,6 @@ def design_kind(weights: object) -> str:
     if isinstance(weights, Mapping) or weights not in (None, "cluster_size", "uniform"):
         return "weighted"
     return "uniformly sampled" if weights == "uniform" else "size-proportional"
-
-
-def design_phrase(weights: object, reference_column: str, draws_column: str | None = None) -> str:
-    """Describe the benchmark design: 'the size-proportional benchmark in benchmark_id'."""
-    kind = design_kind(weights)
-    what = f"the {kind} benchmark in {reference_column}"
-    if kind == "weighted":
-        column = weights.get("column") if isinstance(weights, Mapping) else weights
-        what += f" (weights from column {column})"
-    if draws_column:
-        what += f" (draws counted from {draws_column})"
-    return what
 
 
 def observed_estimate(estimate: float, std_error: float, ci_lower: float, ci_upper: float, *,

@@ -4,6 +4,6 @@ One backend per engine, imported lazily: ``pandas`` (always available); Spark an
 backends live beside it and import their libraries only when used.
 """
 
-from .base import ReleaseAggregate, WeightsSpec
+from .base import WeightsSpec
 
-__all__ = ["ReleaseAggregate", "WeightsSpec"]
+__all__ = ["WeightsSpec"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..stats import BenchmarkSample, ClusteringTable
 
-__all__ = ["ReleaseAggregate", "WeightsSpec", "parse_weights", "DESIGNS"]
+__all__ = ["WeightsSpec", "parse_weights", "DESIGNS"]
 
 DESIGNS = ("cluster_size", "uniform")
 
@@ -53,15 +52,3 @@ def parse_weights(weights: object, columns: list[str] | None = None) -> WeightsS
             "name the column that holds w_c = 1/p_c, or pick one of the two designs"
         )
     raise InputError(f"weights={weights!r}: give 'cluster_size', 'uniform' or the name of a weights column")
-
-
-@dataclass(frozen=True, slots=True)
-class ReleaseAggregate:
-    """Everything the statistics need about one release, computed in one pass per column.
-
-    ``table`` describes the predicted clustering (SPEC 3); ``sample`` is the benchmark
-    restricted to the release (SPEC 2.1, 4), or None without a reference column.
-    """
-
-    table: ClusteringTable
-    sample: BenchmarkSample | None = None

@@ -16,9 +16,9 @@ import pandas as pd
 
 from ..errors import InputError
 from ..stats import BenchmarkSample, ClusteringTable
-from .base import ReleaseAggregate, WeightsSpec, parse_weights
+from .base import WeightsSpec, parse_weights
 
-__all__ = ["PandasRelease", "aggregate_release", "clustering_table", "benchmark_sample", "contingency"]
+__all__ = ["PandasRelease", "clustering_table", "benchmark_sample", "contingency"]
 
 
 def _check_frame(df: object) -> pd.DataFrame:
@@ -352,18 +352,6 @@ def benchmark_sample(df: pd.DataFrame, *, prediction: Hashable, reference: Hasha
     """The benchmark restricted to the release, aggregated per sampled cluster (SPEC 2.1, 4)."""
     rel = PandasRelease(df, prediction=prediction, record_id=record_id)
     return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
-
-
-def aggregate_release(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable | None = None,
-                      weights: str | dict | WeightsSpec = "cluster_size", draws: Hashable | None = None,
-                      name: Hashable | None = None, record_id: Hashable | None = None) -> ReleaseAggregate:
-    """Both tables of a release, sharing one factorisation of each column."""
-    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
-    table = rel.clustering_table(name=name)
-    sample = None
-    if reference is not None:
-        sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
-    return ReleaseAggregate(table=table, sample=sample)
 
 
 def contingency(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable

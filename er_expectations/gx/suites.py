@@ -12,7 +12,7 @@ from great_expectations.expectations.registry import get_expectation_impl
 from ..config.suite import ExpectationConfig, SuiteConfig
 from ..errors import InputError
 
-__all__ = ["expectation_from_config", "suite_from_config", "unregistered_types"]
+__all__ = ["expectation_from_config", "suite_from_config"]
 
 
 def _gx_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -49,16 +49,3 @@ def suite_from_config(suite: SuiteConfig) -> gx.ExpectationSuite:
     # expectations go in through the constructor: add_expectation() needs an active context
     return gx.ExpectationSuite(name=suite.name, meta=meta,
                                expectations=[expectation_from_config(cfg) for cfg in suite.expectations])
-
-
-def unregistered_types(suite: gx.ExpectationSuite | dict) -> list[str]:
-    """Expectation types named in a stored suite that GX does not know (GX drops them silently)."""
-    items = suite.get("expectations", []) if isinstance(suite, dict) else [e.configuration.to_json_dict() for e in suite.expectations]
-    missing = []
-    for item in items:
-        name = item.get("type") or item.get("expectation_type")
-        try:
-            get_expectation_impl(name)
-        except Exception:
-            missing.append(name)
-    return missing
