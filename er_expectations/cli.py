@@ -1,7 +1,20 @@
 """Command line: ``er-expectations summarize|estimate|run|validate|init``.
 
-Exit codes: 0 success (all expectations passed), 1 some expectation failed, 2 a usage,
-configuration or input error (the message names the file, line, column or option).
+Exit codes, one meaning each (:data:`EXIT_CODES`):
+
+* 0 success (for ``run``: no critical expectation failed and none raised);
+* 1 a critical expectation failed (``run``);
+* 2 a usage, configuration or input error: nothing was validated (the message names the
+  file, line, column or option and the fix);
+* 3 an expectation could not be computed (it raised; ``run``): the results are written and
+  Data Docs show the error, but the release was not fully checked;
+* 4 an internal error of er-expectations (a bug: please report it; ``--debug`` shows the
+  traceback);
+* 5 the GX project stayed locked by another run longer than ``--lock-timeout``;
+* 130 interrupted (Ctrl-C).
+
+Problems are printed as one line each on stderr, never as a traceback unless ``--debug``
+(or ``ER_EXPECTATIONS_DEBUG=1``) is given.
 """
 
 from __future__ import annotations
@@ -16,7 +29,18 @@ import pandas as pd
 
 from .errors import InputError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 130
+#: What every exit code means (documented in ``--help`` and the README).
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_FAILED: "a critical expectation failed",
+    EXIT_USAGE: "usage, configuration or input error (nothing was validated)",
+    EXIT_INCOMPLETE: "an expectation could not be computed (it raised an error)",
+    EXIT_INTERNAL: "internal error of er-expectations (a bug; --debug shows the traceback)",
+    EXIT_BUSY: "the project stayed locked by another run longer than --lock-timeout",
+    EXIT_INTERRUPTED: "interrupted",
+}
 
 
 def _load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
@@ -78,11 +102,27 @@ def _fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if isinstance(x, float) else str(x)
 
 
+def _check_output(output: str | None) -> None:
+    """``-o`` must name a file in an existing folder (checked before any work is done)."""
+    if not output:
+        return
+    from pathlib import Path
+
+    path = Path(output)
+    if path.is_dir():
+        raise InputError(f"--output {output}: is a folder; give a file name, e.g. {path / 'result.txt'}")
+    if not path.parent.is_dir():
+        raise InputError(f"--output {output}: the folder {path.parent} does not exist; create it first")
+
+
 def _emit(text: str, output: str | None) -> None:
     if output:
         from .io import atomic_write_text
 
-        atomic_write_text(output, text)
+        try:
+            atomic_write_text(output, text)
+        except OSError as error:
+            raise InputError(f"--output {output}: cannot write: {error.strerror or error}") from error
     else:
         sys.stdout.write(text)
 
@@ -103,6 +143,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     from .api import summarize
 
     name = _name_arg(args)
+    _check_output(args.output)
     df = _load_frame(args, [args.cluster, *_needed_name_cols(args)] + ([args.record_id] if args.record_id else []))
     s = summarize(df, cluster=args.cluster, name=name, hill_orders=args.hill_orders, record_id=args.record_id)
     if args.format == "json":
@@ -121,6 +162,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from .api import estimate
 
     name = _name_arg(args)
+    _check_output(args.output)
     needed = [args.prediction, args.reference, *_needed_name_cols(args)]
     weights: object = args.weights
     if args.weights not in ("cluster_size", "uniform"):
@@ -195,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"er-expectations {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an error")
+    parser.epilog = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("summarize", help="summary statistics of a predicted clustering (SPEC 3)")
@@ -223,23 +268,64 @@ def build_parser() -> argparse.ArgumentParser:
         add_gx_commands = None
     if add_gx_commands is not None:
         add_gx_commands(sub)
+    for command in sub.choices.values():  # --debug after the command name too
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="print the traceback of an error")
     return parser
 
 
+def _debug_requested(argv: Sequence[str]) -> bool:
+    import os
+
+    return "--debug" in argv or os.environ.get("ER_EXPECTATIONS_DEBUG", "") not in ("", "0")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    """Run the command line; returns the exit code (see :data:`EXIT_CODES`)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug_requested(argv)
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # usage errors (exit 2) and --help/--version (exit 0)
-        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
-    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # usage errors (exit 2) and --help/--version (exit 0)
+            return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
         return int(args.func(args))
-    except InputError as exc:
-        print(f"er-expectations: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("er-expectations: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        code, message = classify_error(exc)
+        print(f"er-expectations: {message}", file=sys.stderr)
+        return code
+
+
+def classify_error(exc: BaseException) -> tuple[int, str]:
+    """The exit code and the one-line message for an exception that reached the command line."""
+    from .config import ConfigError
+    from .errors import ProjectBusyError
+
+    if isinstance(exc, ConfigError):
+        lines = [str(issue) for issue in exc.issues]
+        return EXIT_USAGE, "\n".join(lines) + f"\ner-expectations: {len(lines)} configuration problem(s)"
+    if isinstance(exc, InputError):
+        return EXIT_USAGE, f"error: {exc}"
+    if isinstance(exc, ProjectBusyError):
+        return EXIT_BUSY, f"error: {exc}"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return EXIT_USAGE, f"error: {where}{exc.strerror or exc}"
+    if isinstance(exc, MemoryError):
+        return EXIT_INTERNAL, "error: out of memory"
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    return EXIT_INTERNAL, (
+        f"internal error: {type(exc).__name__}{': ' + detail if detail else ''} "
+        "(this is a bug in er-expectations; run again with --debug for the traceback and report it)"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,12 +19,12 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .cli import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from .config import ConfigError, ConfigIssue
 from .errors import InputError
 
 __all__ = ["add_gx_commands", "cmd_init", "cmd_run", "cmd_validate"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _GLOB_CHARACTERS = set("*?[")
 
 
@@ -57,12 +57,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         report = run_checkpoint(
-            args.checkpoint, releases=args.release, progress=not args.no_progress
+            args.checkpoint, releases=args.release, progress=not args.no_progress,
+            lock_timeout=args.lock_timeout,
         )
     except ConfigError as error:
         _print_issues(error.issues, what="nothing was run and nothing was written")
         return EXIT_USAGE
-    return EXIT_OK if report.success else EXIT_FAILED
+    return {"failed": EXIT_FAILED, "error": EXIT_INCOMPLETE}.get(report.status, EXIT_OK)
 
 
 # -- validate ----------------------------------------------------------------------------
@@ -169,26 +170,24 @@ def _parse_files(items: Sequence[str], errors: list[str]) -> dict[str, str]:
 
 
 def _default_name(records: str) -> str:
-    from .gx.runner import safe_name
+    from .names import safe_name
 
     folder = Path(records).resolve().parent.name
-    name = safe_name(folder) if folder else ""
-    return name if name and name != "release" else "er_checks"
+    return safe_name(folder, fallback="er_checks")
 
 
 def cmd_init(args: argparse.Namespace) -> int:
     """``init``: write ``suites/<name>.yml`` and ``checkpoints/<name>.yml``."""
     from .config import scaffold_checkpoint, scaffold_suite
-    from .gx.runner import is_safe_name, prepare_run, safe_name
+    from .gx.runner import prepare_run
     from .io import atomic_write_text
+    from .names import name_problem
 
     errors: list[str] = []
     name = args.name or _default_name(args.records)
-    if not is_safe_name(name):
-        errors.append(
-            f"--name: '{name}' may only use letters, digits, '_', '.' and '-'; "
-            f"try '{safe_name(name)}'"
-        )
+    problem = name_problem(name, what="suite and checkpoint")
+    if problem is not None:
+        errors.append(f"--name: {problem[0]}; {problem[1]}")
     if (args.predictions is None) == (not args.prediction_files):
         errors.append("give either --predictions FILE (one column per release) or "
                       "--prediction-files LABEL=FILE ... (one file per release)")
@@ -295,6 +294,18 @@ def cmd_init(args: argparse.Namespace) -> int:
 # -- wiring ------------------------------------------------------------------------------
 
 
+def _seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': give a number of seconds >= 0") from None
+    return value
+
+
 def add_gx_commands(sub: argparse._SubParsersAction) -> None:
     """Add ``run``, ``validate`` and ``init`` to the ``er-expectations`` sub-commands."""
     p = sub.add_parser(
@@ -302,7 +313,8 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
         help="validate the releases of a checkpoint file with Great Expectations",
         description="Validate every release of a checkpoint file and build Data Docs. "
         "Exit code 0: every critical expectation passed; 1: one failed; 2: a configuration, "
-        "data or usage error (nothing is written then).",
+        "data or usage error (nothing is written then); 3: an expectation could not be "
+        "computed; 4: internal error; 5: the project stayed locked by another run.",
     )
     p.add_argument("checkpoint", help="checkpoint file (checkpoints/<name>.yml)")
     p.add_argument(
@@ -314,6 +326,14 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
         help="only these releases (labels such as 2022-06-30, or prediction columns); repeatable",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="runs on one project take turns; wait at most this long for another run "
+        "(default: no limit; exit code 5 on timeout)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(

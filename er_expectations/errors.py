@@ -12,3 +12,7 @@ class InputError(ValueError):
 
 class UndefinedMetricWarning(UserWarning):
     """A metric is undefined for the data given (e.g. precision with no predicted pair)."""
+
+
+class ProjectBusyError(RuntimeError):
+    """Another run holds the lock of the Great Expectations project and did not release it in time."""

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["read_table", "table_columns", "atomic_write_text", "combine_name"]
+__all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "table_columns"]
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
@@ -78,19 +78,39 @@ def combine_name(df: pd.DataFrame, columns: Sequence[str], *, separator: str = "
     return name.mask(name == "", pd.NA)
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write a file atomically: a temporary file in the same folder, then ``os.replace``."""
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
+    """Write a file atomically: a temporary file in the same folder, then ``os.replace``.
+
+    Readers see the old file or the new one, never a half-written one, and a run killed while
+    writing leaves at most a hidden ``.<name>.*.tmp`` file. ``str`` is written as UTF-8. The file
+    keeps the mode of the file it replaces, or gets the one a plain ``open()`` would give
+    (``mkstemp`` makes it private); the data is flushed to disk before the rename.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = p.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """:func:`atomic_write` of a text (UTF-8)."""
+    atomic_write(path, text)

@@ -48,6 +48,7 @@ def test_summarize_json_matches_api(small, capsys):
 def test_estimate_with_join_matches_api_and_reports_set_aside(small, capsys, tmp_path):
     rp, bp, merged = small
     target = tmp_path / "out" / "est.json"
+    target.parent.mkdir()
     code = main(["estimate", str(rp), "--join", str(bp), "--on", "rid", "-p", "pred", "-r", "truth",
                  "--format", "json", "-o", str(target)])
     assert code == 0 and capsys.readouterr().out == ""

@@ -1021,10 +1021,10 @@ def test_load_suites_collects_across_files(tmp_path):
 )
 def test_scaffold_suite_round_trips(tmp_path, reference, name):
     text = scaffold_suite(
-        name="my suite: v1", prediction_column="2022", reference_column=reference, name_column=name
+        name="my-suite_v1", prediction_column="2022", reference_column=reference, name_column=name
     )
     suite = load_suite(write(tmp_path, "suite.yml", text))
-    assert suite.name == "my suite: v1"
+    assert suite.name == "my-suite_v1"
     assert all(e.kwargs["prediction_column"] == "2022" for e in suite.expectations)
     names = [e.name for e in suite.expectations]
     assert ("expect_homonymy_rate_to_be_between" in names) == (name is not None)

@@ -25,8 +25,8 @@ from er_expectations.gx.runner import (
     expectation_label,
     prepare_run,
     run_checkpoint,
-    safe_name,
 )
+from er_expectations.names import safe_name
 
 REPO = Path(__file__).resolve().parents[1]
 PV_DATA = REPO / "er_expectations" / "data" / "patentsview"

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..names import name_problem
 from .errors import IssueCollector, close_matches, did_you_mean, quote_list
 from .schema import ParamSpec
 from .values import ValueProblem, convert_param
@@ -425,6 +426,9 @@ class _Reader:
             "'checkpoint: <name>', 'data: ...' and 'suites: [...]'",
         )
         name = self.text(root, "checkpoint", "checkpoint")
+        if name is not None and (problem := name_problem(name, what="checkpoint")) is not None:
+            self.issues.add(root.get("checkpoint"), *problem)
+            name = None
         project_dir = self.project_dir(root)
         data = self.data(root.get("data"))
         releases = self.releases(root.get("releases"))

@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..severity import SEVERITIES  # how a failed expectation is treated (one rule)
+
 __all__ = [
     "BENCHMARK_STATISTICS",
     "BOUNDS",
@@ -62,8 +64,6 @@ PARAM_KINDS: tuple[str, ...] = (
 
 #: Sampling designs a ``weights`` parameter may name (besides ``{column: ...}``).
 WEIGHT_DESIGNS: tuple[str, ...] = ("cluster_size", "uniform")
-#: How a failed expectation is to be treated by whoever reads the results.
-SEVERITIES: tuple[str, ...] = ("critical", "warning", "info")
 #: What ``bound`` compares with the thresholds: the point estimate or its whole interval.
 BOUNDS: tuple[str, ...] = ("estimate", "interval")
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..names import name_problem
 from .errors import (
     ConfigError,
     ConfigIssue,
@@ -200,6 +201,9 @@ def suite_from_node(
             )
 
     name = _required_text(root, "suite", issues, "suite: <name of the expectation suite>")
+    if name is not None and (problem := name_problem(name, what="suite")) is not None:
+        issues.add(root.get("suite"), *problem)
+        name = None
     description = _optional_text(root, "description", issues)
     defaults = _defaults(root.get("defaults"), registry, issues)
 

@@ -51,13 +51,15 @@ import html
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 from urllib.request import url2pathname
+
+from ..io import atomic_write
+from ..severity import severity_of, status_of
 
 __all__ = [
     "MARKER",
@@ -406,9 +408,6 @@ def _inject(page: str, extra_css: str = "") -> str:
 # severity
 
 
-_SEVERITIES = ("critical", "warning", "info")
-
-
 @dataclass(frozen=True)
 class PageVerdict:
     """What the severity rule says about one stored validation result.
@@ -427,12 +426,9 @@ class PageVerdict:
 
 
 def _severity(result: Any) -> str:
-    """Severity of one expectation result (a JSON dict): "critical" (GX's default and the
-    reading of any unknown value), "warning" or "info"."""
+    """Severity of one expectation result (a JSON dict), by :func:`er_expectations.severity.severity_of`."""
     config = result.get("expectation_config") if isinstance(result, dict) else None
-    raw = config.get("severity") if isinstance(config, dict) else None
-    text = str(getattr(raw, "value", raw) or "").strip().lower()
-    return text if text in _SEVERITIES else "critical"
+    return severity_of(config.get("severity") if isinstance(config, dict) else None)
 
 
 def _raised(result: Any) -> bool:
@@ -491,12 +487,9 @@ def _verdict(doc: dict) -> PageVerdict:
                 critical += 1
             else:
                 warnings += 1
-    if critical or (not results and doc.get("success") is False):
+    status = status_of(critical_failed=critical, errors=errors, warnings_failed=warnings)
+    if not results and doc.get("success") is False:
         status = "failed"
-    elif errors:
-        status = "error"
-    else:
-        status = "warnings" if warnings else "passed"
     layout = tuple((r.get("success") is True, _severity(r)) for r in _page_order(results))
     return PageVerdict(status, critical, warnings, errors, layout)
 
@@ -993,25 +986,8 @@ the result then passes with warnings. An expectation that raised an error makes 
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` atomically (temporary file in the same folder + os.replace)."""
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=".er-offline-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Replace ``path`` by ``text`` atomically (see :func:`er_expectations.io.atomic_write`)."""
+    atomic_write(path, text)
 
 
 def _site_files(site: Path, pattern: str) -> Iterator[Path]:

@@ -21,6 +21,7 @@ file, line and hint); data problems raise :class:`InputError`.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -28,9 +29,8 @@ import math
 import os
 import re
 import sys
-import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,32 +48,33 @@ from ..config import (
 )
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..config.yamlnodes import Node, compose_file
-from ..errors import InputError
-from ..io import table_columns
-from ..releases import Release, ReleaseData
+from ..errors import InputError, ProjectBusyError
+from ..io import atomic_write, table_columns
+from ..names import ensure_inside, release_file_names
+from ..releases import ReleaseData
+from ..severity import Status, severity_of, status_of, worst_status
 
 __all__ = [
     "ASSET_NAME",
     "DATA_FOLDER",
+    "LOCK_FILE",
     "ExpectationOutcome",
     "PreparedRun",
     "ReleaseOutcome",
     "RunReport",
     "check_batch_columns",
     "expectation_label",
-    "is_safe_name",
     "prepare_run",
+    "project_lock",
     "run_checkpoint",
-    "safe_name",
 ]
 
 #: Folder of the project (next to ``gx/``) that holds the release tables.
 DATA_FOLDER = "er_data"
+#: Lock file of a project (one run at a time, see :func:`project_lock`).
+LOCK_FILE = ".er-expectations.lock"
 #: Name of the Parquet asset of every checkpoint datasource.
 ASSET_NAME = "releases"
-#: Names GX writes into file names and inline JavaScript (notes section 5.2).
-_SAFE = re.compile(r"[A-Za-z0-9_.-]+")
-_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_.-]+")
 #: Expectation parameters that name a column of the batch.
 _COLUMN_PARAMS: tuple[str, ...] = (
     "prediction_column",
@@ -85,17 +86,6 @@ _COLUMN_PARAMS: tuple[str, ...] = (
 _DEFAULT_SITE = "local_site"
 
 log = logging.getLogger(__name__)
-
-
-def is_safe_name(text: str) -> bool:
-    """True when ``text`` only uses ``[A-Za-z0-9_.-]`` (safe in GX file names and pages)."""
-    return bool(_SAFE.fullmatch(text))
-
-
-def safe_name(text: str) -> str:
-    """``text`` with every run of characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``."""
-    cleaned = _UNSAFE_RUN.sub("_", str(text)).strip("_")
-    return cleaned or "release"
 
 
 # -- the report --------------------------------------------------------------------------
@@ -136,9 +126,14 @@ class ReleaseOutcome:
     pages: list[str] = field(default_factory=list)
 
     @property
+    def errors(self) -> list[ExpectationOutcome]:
+        """Expectations that raised (could not be computed), whatever their severity."""
+        return [e for e in self.expectations if e.error]
+
+    @property
     def failures(self) -> list[ExpectationOutcome]:
-        """Every failed expectation, whatever its severity."""
-        return [e for e in self.expectations if not e.success]
+        """Every failed expectation that did not raise, whatever its severity."""
+        return [e for e in self.expectations if not e.success and not e.error]
 
     @property
     def critical_failures(self) -> list[ExpectationOutcome]:
@@ -151,9 +146,15 @@ class ReleaseOutcome:
         return [e for e in self.failures if e.severity != "critical"]
 
     @property
+    def status(self) -> Status:
+        """``failed``, ``error``, ``warnings`` or ``passed`` by the severity rule (:mod:`er_expectations.severity`)."""
+        return status_of(critical_failed=len(self.critical_failures), errors=len(self.errors),
+                         warnings_failed=len(self.warnings))
+
+    @property
     def success(self) -> bool:
-        """True when no critical expectation failed."""
-        return not self.critical_failures
+        """True when no critical expectation failed and no expectation raised."""
+        return self.status in ("passed", "warnings")
 
 
 @dataclass(slots=True)
@@ -171,9 +172,19 @@ class RunReport:
     elapsed: float = 0.0
 
     @property
+    def status(self) -> Status:
+        """The worst status of its releases (``passed`` for none)."""
+        return worst_status(r.status for r in self.releases)
+
+    @property
     def success(self) -> bool:
-        """True when every release passed all its critical expectations."""
+        """True when every release passed all its critical expectations and none raised."""
         return all(r.success for r in self.releases)
+
+    @property
+    def errors(self) -> list[str]:
+        """Expectations that raised, one line each (``release: label (severity): error: ...``)."""
+        return [f"{r.label}: {e.describe()}" for r in self.releases for e in r.errors]
 
     @property
     def failed_releases(self) -> list[ReleaseOutcome]:
@@ -192,15 +203,18 @@ class RunReport:
             "run_name": self.run_name,
             "run_time": self.run_time.isoformat(),
             "success": self.success,
+            "status": self.status,
             "data_docs_index": str(self.data_docs_index) if self.data_docs_index else None,
             "releases": [
                 {
                     "label": r.label,
                     "success": r.success,
+                    "status": r.status,
                     "evaluated": r.evaluated,
                     "successful": r.successful,
                     "failed": r.failed,
                     "critical_failures": [e.label for e in r.critical_failures],
+                    "errors": [e.describe() for e in r.errors],
                     "warnings": [e.describe() for e in r.warnings],
                 }
                 for r in self.releases
@@ -209,13 +223,15 @@ class RunReport:
 
     def summary_table(self) -> str:
         """One line per release: passed/evaluated, status, failed critical and other checks."""
-        head = ("release", "passed", "status", "failed critical", "failed warning/info")
+        head = ("release", "passed", "status", "failed critical", "errors", "failed warning/info")
+        shown = {"passed": "ok", "warnings": "ok (warnings)", "failed": "FAILED", "error": "ERROR"}
         rows = [
             (
                 r.label,
                 f"{r.successful}/{r.evaluated}",
-                "ok" if r.success else "FAILED",
+                shown[r.status],
                 ", ".join(e.label for e in r.critical_failures) or "-",
+                ", ".join(e.label for e in r.errors) or "-",
                 ", ".join(e.label for e in r.warnings) or "-",
             )
             for r in self.releases
@@ -277,26 +293,8 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
 
     issues: list[ConfigIssue] = []
     where = IssueCollector(str(checkpoint.path))
-    if not is_safe_name(checkpoint.name):
-        where.add(
-            checkpoint.location("checkpoint"),
-            f"checkpoint name '{checkpoint.name}' may only use letters, digits, '_', '.' and '-'",
-            f"Great Expectations writes it into file names and pages; try '{safe_name(checkpoint.name)}'",
-        )
     _check_batch_layout(checkpoint, where)
     issues.extend(where.issues)
-    for suite in suites:
-        if not is_safe_name(suite.name):
-            line, column = _SuiteLocator(suite.path).top_key("suite")
-            issues.append(
-                ConfigIssue(
-                    str(suite.path),
-                    line,
-                    column,
-                    f"suite name '{suite.name}' may only use letters, digits, '_', '.' and '-'",
-                    f"Great Expectations writes it into file names and pages; try '{safe_name(suite.name)}'",
-                )
-            )
     benchmark_columns = (
         table_columns(checkpoint.data.benchmark.path) if checkpoint.data.benchmark else []
     )
@@ -492,15 +490,11 @@ class _SuiteLocator:
 # -- the existing project -----------------------------------------------------------------
 
 
-def _check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> None:
-    """Read-only checks of an existing GX project; raises :class:`ConfigError`."""
-    from great_expectations.expectations.registry import get_expectation_impl
-
-    issues: list[ConfigIssue] = []
-    gx_dir = project_dir / "gx"
+def _check_project_dir(project_dir: Path, checkpoint: CheckpointConfig) -> None:
+    """``project_dir`` must be a folder or not exist yet; raises :class:`ConfigError`."""
     if project_dir.exists() and not project_dir.is_dir():
         line, column = checkpoint.location("project_dir")
-        issues.append(
+        raise ConfigError([
             ConfigIssue(
                 str(checkpoint.path),
                 line,
@@ -508,7 +502,54 @@ def _check_project(project_dir: Path, site_name: str | None, checkpoint: Checkpo
                 f"project_dir: {project_dir} is a file, not a folder",
                 "point project_dir to the folder of the Great Expectations project",
             )
-        )
+        ])
+
+
+@contextlib.contextmanager
+def project_lock(project_dir: Path, *, timeout: float | None = None,
+                 out: TextIO | None = None) -> Iterator[None]:
+    """Hold the project's lock file (``<project_dir>/.er-expectations.lock``) while running.
+
+    GX's file stores are not safe for concurrent writers (two runs raise "suite has changed
+    since it was last saved" and leave Data Docs half built), so runs on one project take
+    turns. The lock is an OS-level lock (``filelock``): a killed run releases it at once.
+    Waits up to ``timeout`` seconds (``None``: no limit), printing once that it waits.
+    """
+    from filelock import FileLock, Timeout
+
+    try:
+        project_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"project_dir: cannot create {project_dir}: {error.strerror or error}") from error
+    lock = FileLock(str(project_dir / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if out is not None:
+            print(f"Another run is using the project {project_dir}; waiting for it to finish ...",
+                  file=out, flush=True)
+        try:
+            lock.acquire(timeout=-1 if timeout is None else timeout)
+        except Timeout:
+            raise ProjectBusyError(
+                f"another run kept the project {project_dir} busy for more than {timeout:g} s "
+                f"(lock file {project_dir / LOCK_FILE}); try again later or raise --lock-timeout"
+            ) from None
+    except OSError as error:
+        raise InputError(f"project_dir: cannot create the lock file in {project_dir}: "
+                         f"{error.strerror or error}") from error
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> None:
+    """Read-only checks of an existing GX project; raises :class:`ConfigError`."""
+    from great_expectations.expectations.registry import get_expectation_impl
+
+    issues: list[ConfigIssue] = []
+    gx_dir = project_dir / "gx"
     suites_dir = gx_dir / "expectations"
     for file in sorted(suites_dir.glob("*.json")) if suites_dir.is_dir() else ():
         try:
@@ -579,49 +620,10 @@ def _project_sites(config_file: Path) -> set[str]:
 # -- phase 2: writes ---------------------------------------------------------------------
 
 
-def _release_names(releases: Sequence[Release]) -> dict[str, str]:
-    """A unique file-safe name per release label (used for files, batches, checkpoints)."""
-    names: dict[str, str] = {}
-    used: set[str] = set()
-    for release in releases:
-        base = safe_name(release.label)
-        name, index = base, 2
-        while name in used:
-            name, index = f"{base}_{index}", index + 1
-        used.add(name)
-        names[release.label] = name
-    return names
-
-
 def _parquet_bytes(frame: Any) -> bytes:
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False)
     return buffer.getvalue()
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _write_atomic(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to a temporary file next to ``path``, then ``os.replace`` it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _severity(value: object) -> str:
-    raw = getattr(value, "value", value)
-    return str(raw or "critical").lower()
 
 
 def _format_q(value: object) -> str:
@@ -662,7 +664,7 @@ def _outcome(suite: str, evr: Any) -> ExpectationOutcome:
         suite=suite,
         expectation=config.type,
         label=expectation_label(config.type, kwargs),
-        severity=_severity(getattr(config, "severity", None)),
+        severity=severity_of(getattr(config, "severity", None)),
         success=bool(evr.success),
         observed=result.get("observed_value") if isinstance(result, Mapping) else None,
         error=error,
@@ -815,6 +817,7 @@ def run_checkpoint(
     releases: Sequence[str] | None = None,
     progress: bool = True,
     out: TextIO | None = None,
+    lock_timeout: float | None = None,
 ) -> RunReport:
     """Validate the releases of a checkpoint file with Great Expectations.
 
@@ -823,6 +826,10 @@ def run_checkpoint(
     (only on a terminal). A summary table and the path of the Data Docs index are printed
     to ``out`` (default ``sys.stdout``). Raises :class:`ConfigError` or :class:`InputError`
     before anything is written when the configuration or the data is bad.
+
+    Runs on one project are serialised by a lock file in the project folder
+    (:func:`project_lock`): a second run waits for the first (``lock_timeout`` seconds at
+    most, ``None`` = as long as it takes) and raises :class:`ProjectBusyError` on timeout.
     """
     out = sys.stdout if out is None else out
     started = time.perf_counter()
@@ -832,15 +839,28 @@ def run_checkpoint(
     checkpoint = prepared.checkpoint
     selected = prepared.data.select(list(releases) if releases else None)
     project_dir = checkpoint.project_dir
-    _check_project(project_dir, prepared.site_name, checkpoint)
-    names = _release_names(selected)
+    _check_project_dir(project_dir, checkpoint)
+    names = release_file_names(r.label for r in selected)
     tables = {r.label: _parquet_bytes(prepared.data.frame(r)) for r in selected}
+    if not project_dir.exists():  # a new project: check before the lock creates its folder
+        _check_project(project_dir, prepared.site_name, checkpoint)
+    with project_lock(project_dir, timeout=lock_timeout, out=out):
+        return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started)
 
-    # (c) the release tables
-    folder = project_dir / DATA_FOLDER / checkpoint.name
+
+def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
+                tables: dict[str, bytes], *, progress: bool, out: TextIO, started: float) -> RunReport:
+    """Phase 1 checks of the existing project and phase 2, under the project's lock."""
+    checkpoint = prepared.checkpoint
+    project_dir = checkpoint.project_dir
+    _check_project(project_dir, prepared.site_name, checkpoint)
+
+    # (c) the release tables, each checked to stay inside the project
+    folder = ensure_inside(project_dir, project_dir / DATA_FOLDER / checkpoint.name)
+    targets = {r.label: ensure_inside(folder, folder / f"{names[r.label]}.parquet") for r in selected}
     try:
         for release in selected:
-            _write_atomic(folder / f"{names[release.label]}.parquet", tables.pop(release.label))
+            atomic_write(targets[release.label], tables.pop(release.label))
     except OSError as error:
         raise InputError(f"cannot write the release tables under {folder}: {error}") from error
 
@@ -936,14 +956,21 @@ def _print_summary(report: RunReport, out: TextIO) -> None:
     print("", file=out)
     total = len(report.releases)
     failed = report.failed_releases
-    if failed:
-        print(
-            f"{total - len(failed)} of {total} release(s) passed every critical expectation; "
-            f"{len(failed)} failed: {', '.join(r.label for r in failed)}",
-            file=out,
-        )
+    errored = [r for r in failed if r.status == "error"]
+    failed = [r for r in failed if r.status == "failed"]
+    if failed or errored:
+        bits = []
+        if failed:
+            bits.append(f"{len(failed)} failed a critical expectation: {', '.join(r.label for r in failed)}")
+        if errored:
+            bits.append(f"{len(errored)} had expectations that could not be computed: "
+                        f"{', '.join(r.label for r in errored)}")
+        passed = total - len(failed) - len(errored)
+        print(f"{passed} of {total} release(s) passed; " + "; ".join(bits) + ".", file=out)
     else:
         print(f"All {total} release(s) passed every critical expectation.", file=out)
+    for line in report.errors:
+        print(f"error: {line}", file=out)
     warnings = report.warnings
     if warnings:
         print(
