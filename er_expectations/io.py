@@ -26,27 +26,63 @@ def _kind(path: Path) -> str:
     raise InputError(f"{path}: unknown file type {suffix!r}; use a .parquet or .csv (or .tsv) file")
 
 
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _read_problem(p: Path, kind: str, exc: BaseException) -> InputError:
+    """A one-line :class:`InputError` naming the file, what is wrong and the fix."""
+    if p.stat().st_size == 0:
+        return InputError(f"{p}: the file is empty (0 bytes); write the table again")
+    if isinstance(exc, UnicodeError):
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return InputError(f"{p}: the file is UTF-16 text; save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)")
+        where = ""
+        if isinstance(exc, UnicodeDecodeError):
+            where = f" (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        return InputError(f"{p}: the file is not UTF-8 text{where}; save it as UTF-8")
+    if kind == "csv":
+        from pandas.errors import EmptyDataError
+
+        if isinstance(exc, EmptyDataError):
+            return InputError(f"{p}: no header row; a CSV file starts with a line naming its columns")
+        return InputError(f"{p}: cannot read the file as CSV: {_one_line(exc)}")
+    return InputError(
+        f"{p}: cannot read the file as Parquet ({_one_line(exc)}); it may be truncated or not a "
+        "Parquet file: write it again"
+    )
+
+
 def table_columns(path: str | os.PathLike) -> list[str]:
     """Column names of a Parquet or CSV file without reading its rows."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{p}: file not found")
-    if _kind(p) == "parquet":
-        import pyarrow.parquet as pq
+        raise InputError(f"{p}: file not found" if not p.is_dir() else f"{p}: is a folder, not a file")
+    kind = _kind(p)
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
 
-        return list(pq.read_schema(p).names)
-    sep = "\t" if p.suffix.lower() == ".tsv" else ","
-    return [str(c) for c in pd.read_csv(p, sep=sep, nrows=0).columns]
+            return list(pq.read_schema(p).names)
+        sep = "\t" if p.suffix.lower() == ".tsv" else ","
+        return [str(c) for c in pd.read_csv(p, sep=sep, nrows=0, encoding="utf-8").columns]
+    except OSError as exc:
+        if exc.errno is not None:  # the operating system refused (permissions, I/O error)
+            raise InputError(f"{p}: cannot read the file: {exc.strerror}") from exc
+        raise _read_problem(p, kind, exc) from exc
+    except Exception as exc:  # pyarrow / parser errors: say which file and what to do
+        raise _read_problem(p, kind, exc) from exc
 
 
 def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Read a Parquet or CSV file (optionally only some columns); ids are kept as strings in CSV."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: file not found")
     kind = _kind(p)
+    available = table_columns(p)
     if columns is not None:
-        available = table_columns(p)
         missing = [c for c in columns if c not in available]
         if missing:
             import difflib
@@ -61,11 +97,13 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) ->
             return pd.read_parquet(p, columns=list(columns) if columns is not None else None)
         sep = "\t" if p.suffix.lower() == ".tsv" else ","
         return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
-                           dtype=str, keep_default_na=True)
-    except InputError:
-        raise
+                           dtype=str, keep_default_na=True, encoding="utf-8")
+    except OSError as exc:
+        if exc.errno is not None:
+            raise InputError(f"{p}: cannot read the file: {exc.strerror}") from exc
+        raise _read_problem(p, kind, exc) from exc
     except Exception as exc:  # pyarrow / parser errors: say which file
-        raise InputError(f"{p}: cannot read the file as {kind}: {exc}") from exc
+        raise _read_problem(p, kind, exc) from exc
 
 
 def combine_name(df: pd.DataFrame, columns: Sequence[str], *, separator: str = " ") -> pd.Series:
