@@ -120,6 +120,7 @@ def estimate(
     """
     check_beta(beta)
     check_ci_level(ci_level)
+    check_flag(bias_adjust, parameter="bias_adjust")
     resolve_metrics(metrics, names=name is not None)
     rel = Release(df, prediction=prediction, name=name, record_id=record_id)
     return rel.estimate(reference=reference, weights=weights, draws=draws, metrics=metrics, beta=beta,
@@ -196,6 +197,13 @@ def sample_error_frame(sample: BenchmarkSample, *, metric: str | None = None, be
     return frame
 
 
+def check_flag(value: object, *, parameter: str) -> bool:
+    """A true/false option must be a bool: ``bias_adjust="no"`` would otherwise read as true."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"{parameter}={value!r} is not true or false; pass {parameter}=True or {parameter}=False")
+
+
 class Release:
     """One release of a record table, for several statistics at the cost of one aggregation.
 
@@ -228,6 +236,7 @@ class Release:
         """Same as :func:`estimate` on this release (with the release's name column)."""
         beta = check_beta(beta)
         ci_level = check_ci_level(ci_level)
+        bias_adjust = check_flag(bias_adjust, parameter="bias_adjust")
         ids = resolve_metrics(metrics, names=self.name is not None)
         sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name)
         results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)

@@ -18,16 +18,53 @@ from ..errors import InputError
 from ..stats import BenchmarkSample, ClusteringTable
 from .base import WeightsSpec, parse_weights
 
-__all__ = ["PandasRelease", "clustering_table", "benchmark_sample", "contingency"]
+__all__ = ["MAX_DRAWS", "PandasRelease", "clustering_table", "benchmark_sample", "contingency"]
+
+#: Largest number of draws of one cluster (their sum must stay exact in float64 arithmetic).
+MAX_DRAWS = 10**9
 
 
 def _check_frame(df: object) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame with one row per record, got {type(df).__name__}")
+    if isinstance(df.columns, pd.MultiIndex):
+        raise InputError(
+            "the table has MultiIndex (several-level) columns; give one level of column names, "
+            "e.g. df.columns = ['_'.join(map(str, c)) for c in df.columns]"
+        )
     return df
 
 
+#: ``pd.api.types.infer_dtype`` results of an object column whose values have several types.
+_MIXED = {"mixed", "mixed-integer", "mixed-integer-float"}
+
+
+def _check_id_types(values: pd.Series, parameter: str) -> None:
+    """Ids of one column must have one type: ``1`` and ``"1"`` would silently be two clusters."""
+    if values.dtype != object:
+        return
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    if kind not in _MIXED or kind == "mixed-integer-float":
+        # ints mixed with floats compare equal (1 == 1.0): pandas codes them as one id
+        return
+    present = values.dropna()
+    seen: dict[str, object] = {}
+    for value in present.drop_duplicates().head(10_000):
+        seen.setdefault(type(value).__name__, value)
+        if len(seen) > 1:
+            break
+    examples = " and ".join(f"{v!r} ({t})" for t, v in list(seen.items())[:2])
+    raise InputError(
+        f"{parameter} column {values.name!r} mixes value types (e.g. {examples}); ids that print alike, "
+        "such as 1 and '1', would count as different clusters. Give the column one type, e.g. "
+        f"df[{values.name!r}] = df[{values.name!r}].astype('string')"
+    )
+
+
 def _check_column(df: pd.DataFrame, column: Hashable, parameter: str) -> None:
+    if isinstance(column, Hashable) and column in df.columns and int((df.columns == column).sum()) > 1:
+        raise InputError(f"{parameter}={column!r}: the table has {int((df.columns == column).sum())} columns "
+                         "with this name; rename them so that each name is used once")
     if not isinstance(column, Hashable) or column not in df.columns:
         cols = [str(c) for c in df.columns]
         close = difflib.get_close_matches(str(column), cols, n=1)
@@ -74,6 +111,7 @@ class PandasRelease:
         if record_id is not None:
             _check_column(self.df, record_id, "record_id")
             ids = self.df[record_id]
+            _check_id_types(ids, "record_id")
             if ids.isna().any():
                 raise InputError(f"record_id column {record_id!r} has {int(ids.isna().sum())} null ids; every record needs an id")
             dup = ids.duplicated(keep=False)
@@ -93,6 +131,7 @@ class PandasRelease:
     @property
     def pred_codes(self) -> np.ndarray:
         if self._pred_codes is None:
+            _check_id_types(self.df[self.prediction], "prediction")
             self._pred_codes, self._pred_uniques = _factorize(self.df[self.prediction])
             self._n_pred = len(self._pred_uniques)
         return self._pred_codes
@@ -199,6 +238,7 @@ class PandasRelease:
         in_rel = pcodes_b >= 0
         records_set_aside = int((~in_rel).sum())
         ref_b = ref_all.iloc[bench_rows]
+        _check_id_types(ref_b, "reference")
         rows = bench_rows[in_rel]
         if rows.size == 0:
             raise InputError(
@@ -267,8 +307,11 @@ class PandasRelease:
 
     def _per_cluster(self, column: Hashable, rows: np.ndarray, ref_codes: np.ndarray, k: int,
                      labels: object, what: str, *, integer: bool) -> np.ndarray:
-        vals = pd.to_numeric(self.df[column].iloc[rows], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         raw = self.df[column].iloc[rows]
+        if pd.api.types.is_bool_dtype(raw.dtype) or pd.api.types.infer_dtype(raw, skipna=True) == "boolean":
+            raise InputError(f"{what} column {column!r} holds true/false values; {what} are numbers "
+                             f"({'w_c = 1/p_c > 0' if what == 'weights' else 'how many times each cluster was drawn'})")
+        vals = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         nonnum = np.isnan(vals) & raw.notna().to_numpy()
         if nonnum.any():
             i = int(np.flatnonzero(nonnum)[0])
@@ -291,12 +334,12 @@ class PandasRelease:
                 f"{what} belong to the cluster: give every record of a cluster the same value"
             )
         if integer:
-            bad = (lo < 1) | (lo != np.floor(lo)) | ~np.isfinite(lo)
+            bad = (lo < 1) | (lo > MAX_DRAWS) | (lo != np.floor(lo)) | ~np.isfinite(lo)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise InputError(
                     f"draws column {column!r}: cluster {labels[i]!r} has {lo[i]:g} draws; draws must be whole "
-                    "numbers >= 1 (how many times the cluster was drawn)"
+                    f"numbers from 1 to {MAX_DRAWS:,} (how many times the cluster was drawn)"
                 )
         return lo
 
@@ -364,6 +407,8 @@ def contingency(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable
     df = _check_frame(df)
     _check_column(df, prediction, "prediction")
     _check_column(df, reference, "reference")
+    _check_id_types(df[prediction], "prediction")
+    _check_id_types(df[reference], "reference")
     pcodes, _ = _factorize(df[prediction])
     pop = pcodes >= 0
     if not pop.any():

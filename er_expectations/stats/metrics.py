@@ -50,7 +50,10 @@ class MetricDef:
 
 
 def _w(sample: BenchmarkSample) -> np.ndarray:
-    return sample.weight.astype(np.float64)
+    """Weights scaled to a maximum of 1: every metric is a ratio, so the scale cancels, and
+    weights such as 1e308 cannot overflow the sums (SPEC 6)."""
+    w = sample.weight.astype(np.float64)
+    return w / w.max()
 
 
 def _s(sample: BenchmarkSample) -> np.ndarray:
@@ -180,8 +183,16 @@ def resolve_metrics(metrics: str | Iterable[str] | None, *, names: bool) -> tupl
         return tuple(m for m in METRICS if names or m not in NAME_STATISTICS)
     if isinstance(metrics, str):
         metrics = (metrics,)
+    if not isinstance(metrics, Iterable) or isinstance(metrics, (bytes, dict)):
+        raise InputError(f"metrics={metrics!r}: give a metric id, a list of metric ids, or None for all; "
+                         f"known ids: {', '.join(METRICS)}")
+    metrics = list(metrics)
+    if not metrics:
+        raise InputError("metrics=[] selects no metric; give metric ids, or None for all of them")
     out: list[str] = []
     for m in metrics:
+        if not isinstance(m, str):
+            raise InputError(f"metrics: {m!r} is not a metric id (a text such as 'pairwise_precision')")
         if m not in METRICS:
             import difflib
 

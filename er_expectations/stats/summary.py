@@ -83,6 +83,9 @@ def parse_hill_orders(orders: Sequence[float] | float, *, parameter: str = "hill
     """Validate Hill orders: real numbers q ≥ 0 (``math.inf`` or the string 'inf' allowed)."""
     if isinstance(orders, (int, float, str)) and not isinstance(orders, bool):
         orders = (orders,)
+    if isinstance(orders, bool) or not isinstance(orders, Iterable) or isinstance(orders, (bytes, dict)):
+        raise InputError(f"{parameter}={orders!r}: give Hill orders q >= 0 as a list, e.g. (0, 1, 2, 'inf')")
+    orders = list(orders)  # an empty list is allowed: no Hill numbers
     out: list[float] = []
     for q in orders:
         if isinstance(q, bool):
