@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +12,8 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "table_columns"]
+__all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "remove_stale_temporaries",
+           "table_columns"]
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
@@ -147,6 +149,24 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: Names of :func:`atomic_write`'s temporary files (``mkstemp`` adds 8 characters).
+_TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+
+
+def remove_stale_temporaries(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files that killed writers left under ``folder``; returns them.
+
+    Call it only while holding the lock of ``folder`` (no other writer is running).
+    """
+    removed = []
+    root = Path(folder)
+    for path in root.rglob(".*.tmp") if root.is_dir() else ():
+        if _TEMPORARY.match(path.name) and path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

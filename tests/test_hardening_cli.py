@@ -349,3 +349,37 @@ def test_lock_timeout_is_exit_5(tmp_path, capsys):
     _no_traceback(err)
     assert "--lock-timeout" in err
     assert not (tmp_path / "project" / "gx").exists()
+
+
+def test_a_run_heals_what_a_killed_run_left_behind(tmp_path, capsys):
+    path = make_toy(tmp_path)
+    assert main(["run", str(path), "--no-progress"]) == 1
+    capsys.readouterr()
+    gx_dir = tmp_path / "project" / "gx"
+    suite_json = gx_dir / "expectations" / "toy_checks.json"
+    suite_json.write_text(suite_json.read_text()[:40])  # killed while GX wrote the suite
+    site = gx_dir / "uncommitted" / "data_docs" / "local_site"
+    pages = sorted((site / "validations").rglob("*.html"))
+    pages[0].unlink()  # killed after storing a result, before building its page
+    stale = site / ".index.html.abcd_123.tmp"
+    stale.write_text("half")
+    other = tmp_path / "project" / "notes.tmp"  # not one of ours: kept
+    other.write_text("mine")
+    assert main(["run", str(path), "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "Replacing the unreadable stored suite" in out
+    assert pages[0].is_file() and not stale.exists() and other.exists()
+    text = (site / "index.html").read_text(encoding="utf-8")
+    assert "not built" not in text
+
+
+def test_an_unreadable_suite_of_another_checkpoint_still_stops_the_run(tmp_path, capsys):
+    path = make_toy(tmp_path)
+    assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0
+    capsys.readouterr()
+    foreign = tmp_path / "project" / "gx" / "expectations" / "someone_else.json"
+    foreign.write_text("{not json")
+    assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 2
+    err = capsys.readouterr().err
+    assert "someone_else.json" in err and "cannot read this stored expectation suite" in err
+    assert foreign.read_text() == "{not json"  # never touched

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from .offline_docs import local_site_dir, make_site_offline
+from .offline_docs import local_site_dir, make_site_offline, results_without_pages
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -53,6 +53,8 @@ class OfflineDataDocsAction(ValidationAction):
             )
 
             identifiers: list = list(checkpoint_result.run_results)
+            # pages an interrupted earlier run did not build
+            identifiers += [k for k in results_without_pages(context, site) if k not in identifiers]
             suites = {key.expectation_suite_identifier.name for key in identifiers}
             identifiers += [ExpectationSuiteIdentifier(name=name) for name in sorted(suites)]
             context.build_data_docs(site_names=[self.site_name], resource_identifiers=identifiers,

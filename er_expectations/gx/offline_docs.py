@@ -69,6 +69,7 @@ __all__ = [
     "local_site_dir",
     "make_site_offline",
     "offline_page",
+    "results_without_pages",
 ]
 
 #: The header line shown at the top of every processed page.
@@ -669,6 +670,23 @@ def _strings_in(obj: Any, out: list[str], limit: int = _MAX_REPAIR_STRINGS) -> l
 def _validation_page(site: Path, parts: Iterable[str]) -> Path:
     parts = list(parts)
     return site.joinpath("validations", *parts[:-1], parts[-1] + ".html")
+
+
+def results_without_pages(context, site: Path) -> list:
+    """Stored validation results whose page is missing from ``site`` (a run killed between
+    storing its results and building its pages), readable ones only: a damaged result stays
+    listed as an error in the index, with nothing built for it."""
+    store = context.validation_results_store
+    missing = []
+    for key in store.list_keys():
+        if _validation_page(site, key.to_tuple()).is_file():
+            continue
+        try:
+            _read_result(store, key)
+        except Exception:  # noqa: BLE001 - unreadable: the index shows it as an error
+            continue
+        missing.append(key)
+    return missing
 
 
 def _batch_details(meta: dict) -> str:

@@ -49,7 +49,7 @@ from ..config import (
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..config.yamlnodes import Node, compose_file
 from ..errors import InputError, ProjectBusyError
-from ..io import atomic_write, table_columns
+from ..io import atomic_write, remove_stale_temporaries, table_columns
 from ..names import ensure_inside, release_file_names
 from ..releases import ReleaseData
 from ..severity import Status, severity_of, status_of, worst_status
@@ -544,17 +544,25 @@ def project_lock(project_dir: Path, *, timeout: float | None = None,
         lock.release()
 
 
-def _check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> None:
-    """Read-only checks of an existing GX project; raises :class:`ConfigError`."""
+def _check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> list[Path]:
+    """Read-only checks of an existing GX project; raises :class:`ConfigError`.
+
+    Returns the stored suites of this checkpoint that a killed run left unreadable: they are
+    written from the suite files anyway, so the run replaces them instead of refusing to run.
+    """
     from great_expectations.expectations.registry import get_expectation_impl
 
     issues: list[ConfigIssue] = []
     gx_dir = project_dir / "gx"
     suites_dir = gx_dir / "expectations"
+    damaged: list[Path] = []
     for file in sorted(suites_dir.glob("*.json")) if suites_dir.is_dir() else ():
         try:
             stored = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
+            if file.stem in checkpoint.suites and not isinstance(error, OSError):
+                damaged.append(file)
+                continue
             issues.append(
                 ConfigIssue(
                     str(file),
@@ -602,6 +610,7 @@ def _check_project(project_dir: Path, site_name: str | None, checkpoint: Checkpo
             )
     if issues:
         raise ConfigError(issues)
+    return damaged
 
 
 def _project_sites(config_file: Path) -> set[str]:
@@ -853,7 +862,12 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     """Phase 1 checks of the existing project and phase 2, under the project's lock."""
     checkpoint = prepared.checkpoint
     project_dir = checkpoint.project_dir
-    _check_project(project_dir, prepared.site_name, checkpoint)
+    damaged = _check_project(project_dir, prepared.site_name, checkpoint)
+    for file in damaged:
+        print(f"Replacing the unreadable stored suite {file} (an interrupted run?) from the suite files.",
+              file=out, flush=True)
+        file.unlink()
+    remove_stale_temporaries(project_dir)
 
     # (c) the release tables, each checked to stay inside the project
     folder = ensure_inside(project_dir, project_dir / DATA_FOLDER / checkpoint.name)
