@@ -65,13 +65,13 @@ def _load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
         df = df.merge(other, on=args.on, how="left", validate="many_to_one")
     missing = [c for c in needed if c not in df.columns]
     if missing:
-        import difflib
+        from .hints import did_you_mean
 
         known = list(dict.fromkeys(main_cols + [c for _, cols in join_frames for c in cols]))
         hints = []
         for m in missing:
-            close = difflib.get_close_matches(m, known, n=1)
-            hints.append(repr(m) + (f" (did you mean {close[0]!r}?)" if close else ""))
+            hint = did_you_mean(m, known)
+            hints.append(f"'{m}'" + (f" ({hint})" if hint else ""))
         raise InputError(f"column(s) {', '.join(hints)} not found in {args.file} or the joined files")
     if args.name_columns:
         df["__name__"] = combine_name(df, args.name_columns, separator=args.name_separator)

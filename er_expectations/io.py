@@ -87,12 +87,12 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) ->
     if columns is not None:
         missing = [c for c in columns if c not in available]
         if missing:
-            import difflib
+            from .hints import did_you_mean
 
             hints = []
             for m in missing:
-                close = difflib.get_close_matches(m, available, n=1)
-                hints.append(f"{m!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+                hint = did_you_mean(m, available)
+                hints.append(f"'{m}'" + (f" ({hint})" if hint else ""))
             raise InputError(f"{p}: no column {', '.join(hints)}; the file has: {', '.join(available[:20])}")
     try:
         if kind == "parquet":

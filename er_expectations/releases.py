@@ -102,12 +102,12 @@ class ReleaseData:
             known = {r.label for r in releases} | {r.key for r in releases}
             unknown = [w for w in wanted if w not in known]
             if unknown:
-                import difflib
+                from .hints import did_you_mean
 
                 hints = []
                 for w in unknown:
-                    close = difflib.get_close_matches(w, sorted(known), n=1)
-                    hints.append(repr(w) + (f" (did you mean {close[0]!r}?)" if close else ""))
+                    hint = did_you_mean(w, sorted(known))
+                    hints.append(f"'{w}'" + (f" ({hint})" if hint else ""))
                 raise InputError(
                     f"--release {', '.join(hints)}: not a release of checkpoint {self.checkpoint.name!r}; "
                     f"known: {', '.join(r.label for r in releases)}"
