@@ -44,7 +44,7 @@ EXIT_CODES: dict[int, str] = {
 
 
 def _load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
-    from .io import combine_name, read_table, table_columns
+    from .io import combine_name, read_table, same_id_kind, table_columns
 
     main_cols = table_columns(args.file)
     join_frames = []
@@ -60,6 +60,7 @@ def _load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
     for path, cols in join_frames:
         extra = [c for c in cols if c in want and (c == args.on or c not in df.columns)]
         other = read_table(path, extra)
+        same_id_kind(df, args.file, other, path, args.on)
         if other[args.on].duplicated().any():
             raise InputError(f"{path}: column {args.on!r} has duplicated ids; a joined file needs one row per record")
         df = df.merge(other, on=args.on, how="left", validate="many_to_one")

@@ -13,7 +13,7 @@ import pandas as pd
 from .errors import InputError
 
 __all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "remove_stale_temporaries",
-           "table_columns"]
+           "id_kind", "same_id_kind", "table_columns"]
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
@@ -106,6 +106,30 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) ->
         raise _read_problem(p, kind, exc) from exc
     except Exception as exc:  # pyarrow / parser errors: say which file
         raise _read_problem(p, kind, exc) from exc
+
+
+def id_kind(ids: pd.Series) -> str:
+    """What kind of values a record id column holds: 'integer', 'number', 'text' or its dtype."""
+    if pd.api.types.is_integer_dtype(ids.dtype):
+        return "integer"
+    if pd.api.types.is_float_dtype(ids.dtype):
+        return "number"
+    if pd.api.types.is_string_dtype(ids.dtype):
+        inferred = pd.api.types.infer_dtype(ids, skipna=True)
+        return "text" if inferred in ("string", "empty") else inferred
+    return str(ids.dtype)
+
+
+def same_id_kind(left: pd.DataFrame, left_path: str | os.PathLike, right: pd.DataFrame,
+                 right_path: str | os.PathLike, column: str, right_column: str | None = None) -> None:
+    """Record ids are joined across files: their types must agree (1 never equals '1')."""
+    a, b = id_kind(left[column]), id_kind(right[right_column or column])
+    if a != b:
+        raise InputError(
+            f"record ids have different types in {left_path} (column {column!r}: {a}) and "
+            f"{right_path} (column {right_column or column!r}: {b}), so no record would match; "
+            "write the ids with one type in every file (e.g. as text in both)"
+        )
 
 
 def combine_name(df: pd.DataFrame, columns: Sequence[str], *, separator: str = " ") -> pd.Series:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .config.checkpoint import CheckpointConfig
 from .errors import InputError
-from .io import combine_name, read_table, table_columns
+from .io import combine_name, read_table, same_id_kind, table_columns
 
 __all__ = ["Release", "ReleaseData", "release_label"]
 
@@ -133,6 +133,7 @@ class ReleaseData:
                 b = self.data.benchmark
                 bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns])
                 _unique_ids(bench, b.id_column, b.path)
+                same_id_kind(base, rec.path, bench, b.path, rec.id_column, b.id_column)
                 bench = bench.rename(columns={b.id_column: rec.id_column})
                 unknown = ~bench[rec.id_column].isin(base[rec.id_column])
                 if unknown.any():
@@ -156,6 +157,7 @@ class ReleaseData:
             keys = [r.key for r in self.all_releases()]
             wide = read_table(pred.path, [pred.id_column, *keys])
             _unique_ids(wide, pred.id_column, pred.path)
+            same_id_kind(self._records(), self.data.records.path, wide, pred.path, self.id_column, pred.id_column)
             self._wide_names = {key: f"__release_{i}" for i, key in enumerate(keys)}
             wide = wide.rename(columns={pred.id_column: self.id_column, **self._wide_names})
             # outer join: a record of the table absent from the release file is outside the
@@ -177,6 +179,7 @@ class ReleaseData:
             return part.rename(columns={internal: self.prediction_column})
         part = read_table(release.path, [pred.id_column, pred.prediction_column])
         _unique_ids(part, pred.id_column, release.path)
+        same_id_kind(base, self.data.records.path, part, release.path, self.id_column, pred.id_column)
         part = part.rename(columns={pred.id_column: self.id_column,
                                     pred.prediction_column: self.prediction_column})
         # outer join, as for the wide layout

@@ -383,3 +383,39 @@ def test_an_unreadable_suite_of_another_checkpoint_still_stops_the_run(tmp_path,
     err = capsys.readouterr().err
     assert "someone_else.json" in err and "cannot read this stored expectation suite" in err
     assert foreign.read_text() == "{not json"  # never touched
+
+
+@pytest.mark.parametrize("which", ["records", "predictions", "benchmark"])
+def test_duplicated_record_rows_in_any_checkpoint_file_are_exit_2(tmp_path, capsys, which):
+    path = make_toy(tmp_path)
+    file = tmp_path / "data" / f"{which}.parquet"
+    frame = pd.read_parquet(file)
+    pd.concat([frame, frame.iloc[[3]]]).to_parquet(file, index=False)
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert f"{which}.parquet" in err and "duplicated record ids" in err and "'r03'" in err
+    assert not (tmp_path / "project").exists()
+
+
+@pytest.mark.parametrize("which", ["predictions", "benchmark"])
+def test_record_ids_of_different_types_across_files_are_exit_2(tmp_path, capsys, which):
+    path = make_toy(tmp_path)
+    file = tmp_path / "data" / f"{which}.parquet"
+    frame = pd.read_parquet(file)
+    frame["rid"] = frame["rid"].str[1:].astype("int64")  # 1 never equals 'r01' nor '1'
+    frame.to_parquet(file, index=False)
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert "record ids have different types" in err and f"{which}.parquet" in err and "integer" in err
+
+
+def test_cli_join_on_ids_of_different_types_is_exit_2(tmp_path, capsys):
+    (tmp_path / "a.csv").write_text("rid,pred\n1,a\n2,a\n", encoding="utf-8")
+    pd.DataFrame({"rid": [1, 2], "t": ["x", "x"]}).to_parquet(tmp_path / "b.parquet")
+    code = main(["estimate", str(tmp_path / "a.csv"), "--join", str(tmp_path / "b.parquet"), "--on", "rid",
+                 "-p", "pred", "-r", "t"])
+    err = capsys.readouterr().err
+    assert code == 2 and "record ids have different types" in err
+    _no_traceback(err)
