@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -167,6 +168,8 @@ def simulate(pop: Population, *, reps: int, n_draws: int, n_boot: int, level: fl
             "width_bootstrap": round(float(np.mean(acc["boot_w"])), 4),
             "width_zero_event_on_degenerate": (round(float(np.array(acc["lin_w"])[deg_among_defined].mean()), 4)
                                                if deg_among_defined.any() else None),
+            "width_ratio_bootstrap_to_linearization": round(float(np.mean(acc["boot_w"]) / np.mean(acc["lin_w"])),
+                                                            4),
         }
     return out
 
@@ -176,13 +179,33 @@ def _print(name: str, res: dict) -> None:
           f"level {res['ci_level']:g} (linearization {res['seconds_linearization']} s, "
           f"bootstrap {res['seconds_bootstrap']} s)")
     head = ("metric", "truth", "degen.", "cov coll.", "cov lin", "cov boot", "cov 0-ev", "w coll.", "w lin",
-            "w boot", "w 0-ev")
+            "w boot", "w 0-ev", "w boot/lin")
     print("  ".join(f"{h:>9}" if i else f"{h:<18}" for i, h in enumerate(head)))
     for m, v in res["metrics"].items():
         vals = (v["true_value"], v["share_degenerate"], v["coverage_collapsed"], v["coverage_linearization"],
                 v["coverage_bootstrap"], v["coverage_zero_event_on_degenerate"], v["width_collapsed"],
-                v["width_linearization"], v["width_bootstrap"], v["width_zero_event_on_degenerate"])
-        print(f"{m:<18}  " + "  ".join("        —" if x is None else f"{x:9.3f}" for x in vals))
+                v["width_linearization"], v["width_bootstrap"], v["width_zero_event_on_degenerate"],
+                v["width_ratio_bootstrap_to_linearization"])
+        print(f"{m:<18}  " + "  ".join("        —" if x is None else f"{x:9.4f}" for x in vals))
+
+
+def speed(*, n_records: int = 200_000, n_draws: int = 4000, n_boot: int = 2000, repeat: int = 3) -> dict:
+    """Time of all metrics with the bootstrap over the linearisation, side by side, on a sample
+    of a few thousand clusters (best of ``repeat``)."""
+    pop = Population(heavy_frame(n_records=n_records))
+    sample = pop.sample(np.random.default_rng(0), n_draws)
+    best = {"linearization": math.inf, "bootstrap": math.inf}
+    for _ in range(repeat):
+        for method in best:
+            t0 = time.perf_counter()
+            estimate_metrics(sample, None, ci_method=method, n_boot=n_boot, seed=1)
+            best[method] = min(best[method], time.perf_counter() - t0)
+    out = {"clusters": int(sample.labels.size), "draws": int(sample.k), "n_boot": n_boot,
+           "seconds": {k: round(v, 4) for k, v in best.items()},
+           "ratio_bootstrap_to_linearization": round(best["bootstrap"] / best["linearization"], 1)}
+    print(f"\nspeed, all metrics, {out['clusters']} clusters / {out['draws']} draws, B = {n_boot}: "
+          f"linearization {out['seconds']['linearization']} s, bootstrap {out['seconds']['bootstrap']} s")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20261126)
     ap.add_argument("--populations", nargs="+", default=["rldata", "heavy"], choices=["rldata", "heavy"])
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-speed", action="store_true", help="skip the timing of the bootstrap")
     args = ap.parse_args(argv)
     results = {}
     for name in args.populations:
@@ -205,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
                              "predicted_clusters": int(df["pred"].nunique())}
         results[name] = res
         _print(name, res)
+    if not args.no_speed:
+        results["speed"] = speed()
     out = Path(args.out) if args.out else HERE / "results" / f"coverage-{_dt.date.today().isoformat()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
