@@ -388,3 +388,32 @@ def test_gx_expectation_rejects_bad_interval_parameters(bad):
     with pytest.raises(ValueError) as caught:
         E(prediction_column="pred", reference_column="ref", min_value=0.5, **bad)
     assert next(iter(bad)) in str(caught.value)
+
+
+# -- coverage by simulation --------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("q", "k"), [(0.02, 40), (0.08, 40), (0.03, 120)])
+def test_zero_event_interval_misses_at_most_alpha_of_samples(q, k):
+    """Clusters with an error have f = 0, the others f = g = 1, so θ = 1 − q. Over many
+    samples of k draws, the share of samples that are error-free *and* whose binomial
+    interval misses θ is at most α (it is (1 − q)^k when q exceeds the bound, else 0);
+    the collapsed interval [1, 1] missed in every error-free sample."""
+    rng = np.random.default_rng(int(q * 1000) + k)
+    n_samples, level = 4000, 0.95
+    theta = 1 - q
+    degenerate = missed = 0
+    for _ in range(n_samples):
+        err = rng.random(k) < q
+        g = np.ones(k)
+        r = ratio_estimate(np.where(err, 0.0, 1.0), g, ci_level=level, bounds=(0.0, 1.0), zero_event=True)
+        if r.interval == "zero_event":
+            degenerate += 1
+            missed += not (r.ci_lower <= theta <= r.ci_upper)
+    p_degenerate = (1 - q) ** k
+    assert degenerate / n_samples == pytest.approx(p_degenerate, abs=4 * math.sqrt(p_degenerate / n_samples) + 1e-3)
+    bound_q = 1 - (1 - level) ** (1 / k)
+    expected_miss = p_degenerate if q > bound_q else 0.0
+    assert expected_miss <= 1 - level
+    assert missed / n_samples == pytest.approx(expected_miss, abs=4 * math.sqrt(0.05 / n_samples))
