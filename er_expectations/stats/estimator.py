@@ -196,14 +196,14 @@ def zero_event_interval(
         what = (f"no sampled draw shows an error (f = g in all {n} draws with g > 0), so the linearised "
                 "interval collapses to a point. The interval is instead the exact one-sided "
                 f"{lvl} binomial bound from the number of draws{eff}: the share of clusters with an "
-                f"error (weighted by g) is at most 1 − (1 − {level:g})^(1/k) = {q:.4g}, so the metric "
+                f"error (weighted by g) is at most 1 − (1 − {level:g})^(1/{k_eff:.4g}) = {q:.4g}, so the metric "
                 f"is at least {lo:.4g} (SPEC 6)")
     else:
         lo, hi = 0.0, q
         what = (f"no sampled draw counts for the numerator (f = 0 in all {n} draws with g > 0). "
                 f"The interval is the exact one-sided {lvl} binomial bound from the number of "
                 f"draws{eff}: the share of clusters with f > 0 (weighted by g) is at most "
-                f"1 − (1 − {level:g})^(1/k) = {q:.4g}, and so is the metric (SPEC 6)")
+                f"1 − (1 − {level:g})^(1/{k_eff:.4g}) = {q:.4g}, and so is the metric (SPEC 6)")
     return lo, hi, what
 
 
