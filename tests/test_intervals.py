@@ -417,3 +417,13 @@ def test_zero_event_interval_misses_at_most_alpha_of_samples(q, k):
     expected_miss = p_degenerate if q > bound_q else 0.0
     assert expected_miss <= 1 - level
     assert missed / n_samples == pytest.approx(expected_miss, abs=4 * math.sqrt(0.05 / n_samples))
+
+
+def test_gx_sentence_names_the_bootstrap():
+    from er_expectations.gx.expectations import ExpectEstimatedPairwiseRecallToBeBetween as E
+
+    template, params = E._sentence({"prediction_column": "pred", "reference_column": "ref", "min_value": 0.9,
+                                    "bound": "interval", "ci_method": "bootstrap", "n_boot": 500})
+    assert "percentile bootstrap of $n_boot resamples" in template and params["n_boot"] == 500
+    template, _ = E._sentence({"prediction_column": "pred", "reference_column": "ref", "min_value": 0.9})
+    assert "bootstrap" not in template
