@@ -16,15 +16,20 @@ from .engines.base import WeightsSpec
 from .engines.pandas import PandasRelease, contingency
 from .errors import InputError
 from .stats import (
+    DEFAULT_N_BOOT,
     METRICS,
     BenchmarkSample,
     check_beta,
     check_ci_level,
+    check_ci_method,
+    check_n_boot,
+    check_seed,
     error_contributions,
     estimate_metrics,
     exact_metrics_from_contingency,
     parse_hill_orders,
     resolve_metrics,
+    resolve_seed,
     summary_statistics,
 )
 from .stats import (
@@ -42,7 +47,7 @@ __all__ = [
 ]
 
 #: Columns of the frame returned by :func:`estimate`.
-ESTIMATE_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note")
+ESTIMATE_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note", "ci_method")
 
 
 def summarize(
@@ -63,8 +68,13 @@ def summarize(
 
 
 def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_level: float,
-                    bias_adjust: bool) -> pd.DataFrame:
-    """Turn ``estimate_metrics`` output into the documented DataFrame (with ``attrs``)."""
+                    bias_adjust: bool, ci_method: str = "linearization", n_boot: int | None = None,
+                    seed: int | None = None) -> pd.DataFrame:
+    """Turn ``estimate_metrics`` output into the documented DataFrame (with ``attrs``).
+
+    Column ``ci_method`` says where each row's interval comes from (linearization,
+    bootstrap, zero_event or none, SPEC 6).
+    """
     rows = {
         mid: {
             "estimate": r.estimate,
@@ -74,13 +84,15 @@ def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_l
             "draws": r.draws,
             "clusters": r.clusters,
             "note": r.note,
+            "ci_method": r.interval,
         }
         for mid, r in results.items()
     }
     frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(ESTIMATE_COLUMNS))
     frame.index.name = "metric"
     frame = frame.astype({"estimate": "float64", "std_error": "float64", "ci_lower": "float64",
-                          "ci_upper": "float64", "draws": "int64", "clusters": "int64", "note": "object"})
+                          "ci_upper": "float64", "draws": "int64", "clusters": "int64", "note": "object",
+                          "ci_method": "object"})
     frame.attrs.update({
         "design": sample.design,
         "ci_level": ci_level,
@@ -90,7 +102,10 @@ def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_l
         "n_clusters": sample.n_clusters,
         "records_set_aside": sample.records_set_aside,
         "clusters_set_aside": sample.clusters_set_aside,
+        "ci_method": ci_method,
     })
+    if ci_method == "bootstrap":
+        frame.attrs.update({"n_boot": n_boot, "seed": seed})
     return frame
 
 
@@ -107,6 +122,9 @@ def estimate(
     *,
     bias_adjust: bool = True,
     record_id: Hashable | None = None,
+    ci_method: str = "linearization",
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = None,
 ) -> pd.DataFrame:
     """Design-based estimates of performance and true-clustering statistics (SPEC 5–7).
 
@@ -115,16 +133,31 @@ def estimate(
     "cluster_size" (size-proportional sampling), "uniform" or a column with w_c = 1/p_c;
     ``draws`` a column with the number of times each cluster was drawn. Returns one row per
     metric with estimate, std_error, ci_lower, ci_upper, draws, clusters and note (why a
-    value is missing or suspicious). ``attrs`` records the design and how many benchmark
-    records/clusters were set aside because the release does not contain them.
+    value is missing or suspicious) and ci_method (where the interval comes from). ``attrs``
+    records the design and how many benchmark records/clusters were set aside because the
+    release does not contain them.
+
+    ``ci_method`` is "linearization" (θ̂ ± z·SE, the default) or "bootstrap" (percentile
+    interval of ``n_boot`` resamples of the draws, seeded by ``seed``; with ``seed=None`` a
+    fresh seed is drawn and recorded in ``attrs['seed']``). A sample without a single error
+    gets the binomial interval of SPEC 6 under either method, with a note.
     """
     check_beta(beta)
     check_ci_level(ci_level)
     check_flag(bias_adjust, parameter="bias_adjust")
+    _check_interval_options(ci_method, n_boot, seed)
     resolve_metrics(metrics, names=name is not None)
     rel = Release(df, prediction=prediction, name=name, record_id=record_id)
     return rel.estimate(reference=reference, weights=weights, draws=draws, metrics=metrics, beta=beta,
-                        ci_level=ci_level, bias_adjust=bias_adjust)
+                        ci_level=ci_level, bias_adjust=bias_adjust, ci_method=ci_method, n_boot=n_boot,
+                        seed=seed)
+
+
+def _check_interval_options(ci_method: str, n_boot: int, seed: int | None) -> None:
+    """Validate ci_method, n_boot and seed before any data is read (SPEC 6)."""
+    check_ci_method(ci_method)
+    check_n_boot(n_boot)
+    check_seed(seed)
 
 
 def exact_metrics(
@@ -232,12 +265,18 @@ class Release:
 
     def estimate(self, reference: Hashable = "benchmark_id", weights: str | dict | WeightsSpec = "cluster_size",
                  draws: Hashable | None = None, metrics: str | Iterable[str] | None = None, beta: float = 1.0,
-                 ci_level: float = 0.95, *, bias_adjust: bool = True) -> pd.DataFrame:
+                 ci_level: float = 0.95, *, bias_adjust: bool = True, ci_method: str = "linearization",
+                 n_boot: int = DEFAULT_N_BOOT, seed: int | None = None) -> pd.DataFrame:
         """Same as :func:`estimate` on this release (with the release's name column)."""
         beta = check_beta(beta)
         ci_level = check_ci_level(ci_level)
         bias_adjust = check_flag(bias_adjust, parameter="bias_adjust")
+        _check_interval_options(ci_method, n_boot, seed)
+        if ci_method == "bootstrap":
+            seed = resolve_seed(seed)
         ids = resolve_metrics(metrics, names=self.name is not None)
         sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name)
-        results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)
-        return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust)
+        results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
+                                   ci_method=ci_method, n_boot=n_boot, seed=seed)
+        return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
+                               ci_method=ci_method, n_boot=n_boot, seed=seed)

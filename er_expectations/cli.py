@@ -175,7 +175,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     df = _load_frame(args, needed)
     est = estimate(df, prediction=args.prediction, reference=args.reference, weights=weights, draws=args.draws,
                    name=name, metrics=args.metrics, beta=args.beta, ci_level=args.ci_level,
-                   bias_adjust=not args.no_bias_adjust, record_id=args.record_id)
+                   bias_adjust=not args.no_bias_adjust, record_id=args.record_id,
+                   ci_method=args.ci_method, n_boot=args.n_boot, seed=args.seed)
     if args.format == "json":
         payload = {
             "attrs": {k: _clean(v) for k, v in est.attrs.items()},
@@ -186,6 +187,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         _emit(est.to_csv(), args.output)
     else:
         lvl = f"{est.attrs['ci_level'] * 100:g}% CI"
+        if est.attrs.get("ci_method") == "bootstrap":
+            lvl = f"{est.attrs['ci_level'] * 100:g}% bootstrap CI"
         head = ["metric", "estimate", "std error", lvl, "draws", "clusters"]
         rows = []
         notes = []
@@ -202,6 +205,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         out.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
         out.append("  ".join("-" * w for w in widths))
         out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+        if est.attrs.get("ci_method") == "bootstrap":
+            out.append(f"Intervals: percentile bootstrap, {est.attrs['n_boot']} resamples of the draws, "
+                       f"seed {est.attrs['seed']}.")
         out += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
         _emit("\n".join(out) + "\n", args.output)
     return EXIT_OK
@@ -261,6 +267,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
     p.add_argument("--ci-level", type=float, default=0.95, help="confidence level in (0, 1) (default 0.95)")
     p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
+    p.add_argument("--ci-method", default="linearization", metavar="METHOD",
+                   help="interval: 'linearization' (estimate ± z·SE, default) or 'bootstrap' "
+                        "(percentile bootstrap over the draws, SPEC 6)")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000, at least 100)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the bootstrap (default: a fresh one, printed with the result)")
     p.set_defaults(func=cmd_estimate)
 
     try:

@@ -102,12 +102,23 @@ def design_kind(weights: object) -> str:
 
 
 def observed_estimate(estimate: float, std_error: float, ci_lower: float, ci_upper: float, *,
-                      ci_level: float, clusters: int, draws: int | None = None, digits: int = 3) -> str:
-    """'0.913 ± 0.019 (95 % CI 0.876–0.950, 401 clusters)'; explicit when no error is available."""
+                      ci_level: float, clusters: int, draws: int | None = None, digits: int = 3,
+                      interval: str = "linearization") -> str:
+    """'0.913 ± 0.019 (95 % CI 0.876–0.950, 401 clusters)'; explicit when no error is available.
+
+    ``interval`` names where the interval comes from (SPEC 6): a bootstrap interval reads
+    '95 % bootstrap CI'; a sample without errors (``zero_event``) shows its binomial
+    interval instead of a zero standard error.
+    """
     if estimate is None or math.isnan(estimate):
         return f"undefined ({clusters} clusters)"
     count = f"{clusters:,} clusters" if draws is None or draws == clusters else f"{clusters:,} clusters, {draws:,} draws"
+    ci = fmt_interval(ci_lower, ci_upper, digits)
+    if interval == "zero_event":
+        return (f"{fmt_number(estimate, digits)} (no variation in the sample; {fmt_level(ci_level)} CI {ci} "
+                f"from the number of draws, {count})")
     if std_error is None or math.isnan(std_error):
         return f"{fmt_number(estimate, digits)} (no standard error, {count})"
+    kind = "bootstrap CI" if interval == "bootstrap" else "CI"
     return (f"{fmt_number(estimate, digits)} ± {fmt_number(std_error, digits)} "
-            f"({fmt_level(ci_level)} CI {fmt_interval(ci_lower, ci_upper, digits)}, {count})")
+            f"({fmt_level(ci_level)} {kind} {ci}, {count})")

@@ -48,6 +48,12 @@ UNIT_INTERVAL_METRICS = set(PERFORMANCE_METRICS) | {"matching_rate"} | set(NAME_
 
 ESTIMATE_COLUMNS = ["estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note"]
 
+# metrics with 0 <= f(c) <= g(c): an error-free sample gets the binomial interval of SPEC 6
+ZERO_EVENT_METRICS = {
+    "pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_recall", "b_cubed_precision",
+    "b_cubed_recall", "matching_rate", "homonymy_rate", "name_variation_rate",
+}
+
 
 # ---------------------------------------------------------------------------
 # small helpers
@@ -433,6 +439,21 @@ def ratio_estimator(f: list[float], g: list[float], bias_adjust=True) -> dict:
     return {"estimate": estimate, "std_error": math.sqrt(v), "ratio": ratio, "case": "ok"}
 
 
+def zero_event_ref(f, g, ci_level):
+    """SPEC 6, sample without errors: (lower, upper) or None. Written from the formula:
+    k* = (sum g)^2 / sum g^2 over the draws with g > 0, q = 1 - (1 - level)^(1/k*)."""
+    pairs = [(fi, gi) for fi, gi in zip(f, g, strict=True) if gi > 0]
+    if len(f) < 2 or not pairs:
+        return None
+    k_eff = sum(gi for _, gi in pairs) ** 2 / sum(gi * gi for _, gi in pairs)
+    q = 1.0 - (1.0 - ci_level) ** (1.0 / k_eff)
+    if all(abs(fi - gi) <= 1e-12 * gi for fi, gi in pairs):
+        return (1.0 - q, 1.0)
+    if all(fi == 0 for fi, _ in pairs):
+        return (0.0, q)
+    return None
+
+
 def expand_draws(rows, metric, only_named=False):
     f, g = [], []
     for row in rows:
@@ -508,6 +529,9 @@ def estimate_ref(
         if m == "homogeneity":
             res = dict(res)
             res["estimate"] = 1.0 - res["estimate"]
+        if m in ZERO_EVENT_METRICS and res["case"] in ("ok", "f_zero"):
+            res = dict(res)
+            res["zero_event"] = zero_event_ref(f, g, ci_level)
         res["draws"] = len(f)
         res["clusters"] = len([row for row in rows if not (only_named and not row["has_name"])])
         out[m] = res
@@ -522,6 +546,9 @@ def estimate_ref(
         "clusters": out["b_cubed_precision"]["clusters"],
         "case": out["b_cubed_precision"]["case"],
     }
+    zp, zr = out["b_cubed_precision"].get("zero_event"), out["b_cubed_recall"].get("zero_event")
+    if zp and zr and zp[1] == zr[1] == 1.0:
+        out["b_cubed_f"]["zero_event"] = (min(zp[0], zr[0]), 1.0)
     for res in out.values():
         se = res["std_error"]
         res["ci_lower"] = res["estimate"] - z * se

@@ -229,7 +229,15 @@ def check_estimate_row(metric, row, expected, ci_level, tol=TOL):
         problems.append(f"estimate {est!r} != {expected['estimate']!r}")
     se = _num(row["std_error"])
     exp_se = expected["std_error"]
-    if math.isnan(exp_se):
+    zero_event = expected.get("zero_event")
+    if zero_event is not None:
+        # a sample without errors: the binomial interval of SPEC 6, whatever the SE
+        got = (_num(row["ci_lower"]), _num(row["ci_upper"]))
+        if not (close(got[0], zero_event[0], tol) and close(got[1], zero_event[1], tol)):
+            problems.append(f"zero-event interval {got!r} != {zero_event!r}")
+        if not close(se, exp_se, tol):
+            problems.append(f"std_error {se!r} != {exp_se!r}")
+    elif math.isnan(exp_se):
         if not math.isnan(se):
             problems.append(f"std_error {se!r} should be NaN ({expected['case']})")
         note = row["note"]

@@ -33,6 +33,7 @@ from ..severity import SEVERITIES  # how a failed expectation is treated (one ru
 __all__ = [
     "BENCHMARK_STATISTICS",
     "BOUNDS",
+    "CI_METHODS",
     "COMMON_PARAMS",
     "ESTIMATED_METRICS",
     "PARAM_KINDS",
@@ -66,6 +67,11 @@ PARAM_KINDS: tuple[str, ...] = (
 WEIGHT_DESIGNS: tuple[str, ...] = ("cluster_size", "uniform")
 #: What ``bound`` compares with the thresholds: the point estimate or its whole interval.
 BOUNDS: tuple[str, ...] = ("estimate", "interval")
+#: How the confidence interval of an estimate is computed (SPEC 6). Mirrors
+#: ``er_expectations.stats.estimator`` (this package imports no numpy; a test keeps them equal).
+CI_METHODS: tuple[str, ...] = ("linearization", "bootstrap")
+DEFAULT_N_BOOT = 2000
+MIN_N_BOOT = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +300,32 @@ def _ci_level() -> ParamSpec:
     )
 
 
+def _interval_method_params() -> tuple[ParamSpec, ...]:
+    # defaults live in the expectation (None: left out of the kwargs)
+    return (
+        ParamSpec(
+            "ci_method",
+            "choice",
+            choices=CI_METHODS,
+            doc="How the confidence interval is computed: linearization (estimate ± z·SE, "
+            "the default) or bootstrap (percentile bootstrap over the sampled draws).",
+        ),
+        ParamSpec(
+            "n_boot",
+            "int",
+            minimum=MIN_N_BOOT,
+            doc=f"Number of bootstrap resamples for ci_method: bootstrap (default {DEFAULT_N_BOOT}, "
+            f"at least {MIN_N_BOOT}).",
+        ),
+        ParamSpec(
+            "seed",
+            "int",
+            minimum=0,
+            doc="Seed of the bootstrap resamples (default: a fresh one, recorded in the result).",
+        ),
+    )
+
+
 _RANGE_RULES: tuple[Rule, ...] = (
     AtLeastOneOf(("min_value", "max_value")),
     NotGreaterThan("min_value", "max_value"),
@@ -346,6 +378,7 @@ def _metric_spec(metric: str, has_beta: bool, label: str) -> ExpectationSpec:
             "require the whole confidence interval inside them (interval).",
         )
     )
+    params.extend(_interval_method_params())
     summary = (
         f"The {label} of the release, estimated from the benchmark, lies between the thresholds."
     )

@@ -24,7 +24,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ..engines.base import WeightsSpec, parse_weights
 from ..engines.pandas import PandasRelease
-from ..stats import estimate_metrics, summary_statistics
+from ..stats import DEFAULT_N_BOOT, estimate_metrics, summary_statistics
 
 __all__ = [
     "RELEASE",
@@ -154,10 +154,14 @@ class SummaryStatisticMetric(_Derived):
 
 
 class EstimateMetric(_Derived):
-    """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample."""
+    """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample.
+
+    ``ci_method`` (linearization | bootstrap), ``n_boot`` and ``seed`` choose the interval
+    (SPEC 6); expectations that leave them out get the linearised interval.
+    """
 
     metric_name = ESTIMATE
-    value_keys = (*SAMPLE_KEYS, "metric", "beta", "ci_level")
+    value_keys = (*SAMPLE_KEYS, "metric", "beta", "ci_level", "ci_method", "n_boot", "seed")
     depends_on, depends_keys = BENCHMARK_SAMPLE, SAMPLE_KEYS
 
     @metric_value(engine=PandasExecutionEngine)
@@ -165,7 +169,11 @@ class EstimateMetric(_Derived):
                 runtime_configuration):
         sample = metrics[BENCHMARK_SAMPLE]
         mid = metric_value_kwargs["metric"]
+        n_boot = metric_value_kwargs.get("n_boot")
         res = estimate_metrics(sample, [mid], beta=float(metric_value_kwargs.get("beta") or 1.0),
-                               ci_level=float(metric_value_kwargs.get("ci_level") or 0.95))
+                               ci_level=float(metric_value_kwargs.get("ci_level") or 0.95),
+                               ci_method=metric_value_kwargs.get("ci_method") or "linearization",
+                               n_boot=DEFAULT_N_BOOT if n_boot is None else n_boot,
+                               seed=metric_value_kwargs.get("seed"))
         return res[mid]
 

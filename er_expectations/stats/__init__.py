@@ -5,7 +5,20 @@ full data into :class:`ClusteringTable` and :class:`BenchmarkSample`; everything
 runs on those small tables.
 """
 
-from .estimator import RatioEstimate, check_ci_level, f_beta_estimate, ratio_estimate, z_value
+from .estimator import (
+    CI_METHODS,
+    DEFAULT_N_BOOT,
+    RatioEstimate,
+    check_ci_level,
+    check_ci_method,
+    check_n_boot,
+    check_seed,
+    f_beta_estimate,
+    ratio_estimate,
+    resolve_seed,
+    z_value,
+    zero_event_interval,
+)
 from .exact import exact_metrics_from_contingency
 from .metrics import (
     METRICS,
@@ -30,6 +43,8 @@ from .summary import (
 )
 
 __all__ = [
+    "CI_METHODS",
+    "DEFAULT_N_BOOT",
     "BenchmarkSample",
     "ClusterErrors",
     "ClusteringTable",
@@ -42,6 +57,9 @@ __all__ = [
     "TRUE_STATISTICS",
     "check_beta",
     "check_ci_level",
+    "check_ci_method",
+    "check_n_boot",
+    "check_seed",
     "cluster_errors",
     "error_contributions",
     "estimate_metrics",
@@ -53,6 +71,8 @@ __all__ = [
     "parse_hill_orders",
     "ratio_estimate",
     "resolve_metrics",
+    "resolve_seed",
     "summary_statistics",
     "z_value",
+    "zero_event_interval",
 ]

@@ -7,7 +7,10 @@ replacement, SPEC 2.1), which is the same as repeating the row.
 
 from __future__ import annotations
 
+import difflib
 import math
+import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
@@ -15,7 +18,32 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["RatioEstimate", "ratio_estimate", "z_value", "check_ci_level", "f_beta_estimate"]
+__all__ = [
+    "CI_METHODS",
+    "DEFAULT_N_BOOT",
+    "RatioEstimate",
+    "bootstrap_counts",
+    "bootstrap_sums",
+    "check_ci_level",
+    "check_ci_method",
+    "check_n_boot",
+    "check_seed",
+    "f_beta_estimate",
+    "percentile_interval",
+    "ratio_estimate",
+    "ratio_replicates",
+    "resolve_seed",
+    "z_value",
+    "zero_event_interval",
+]
+
+#: Interval methods (SPEC 6): the normal interval of the linearised variance, or the
+#: percentile bootstrap over the draws.
+CI_METHODS: tuple[str, ...] = ("linearization", "bootstrap")
+#: Default number of bootstrap replicates.
+DEFAULT_N_BOOT = 2000
+#: Smallest number of bootstrap replicates accepted (the tails of fewer are too noisy).
+MIN_N_BOOT = 100
 
 
 def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
@@ -26,6 +54,44 @@ def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
     if not (0.0 < level < 1.0):
         raise InputError(f"{parameter}={ci_level!r} is outside (0, 1); give a confidence level such as 0.95 (not 95)")
     return level
+
+
+def check_ci_method(ci_method: str, *, parameter: str = "ci_method") -> str:
+    """Validate an interval method: one of :data:`CI_METHODS` (SPEC 6)."""
+    if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
+        close = difflib.get_close_matches(str(ci_method), CI_METHODS, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise InputError(f"{parameter}={ci_method!r} is not an interval method{hint} "
+                         f"Use one of: {', '.join(CI_METHODS)}")
+    return ci_method
+
+
+def check_n_boot(n_boot: int, *, parameter: str = "n_boot") -> int:
+    """Validate the number of bootstrap replicates: an integer ≥ 100 (booleans refused)."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
+        raise InputError(f"{parameter}={n_boot!r} is not an integer; give a number of bootstrap replicates "
+                         f"such as {DEFAULT_N_BOOT}")
+    if int(n_boot) < MIN_N_BOOT:
+        raise InputError(f"{parameter}={n_boot!r} is too small; give at least {MIN_N_BOOT} bootstrap replicates "
+                         f"(default {DEFAULT_N_BOOT}): the tails of the percentile interval need them")
+    return int(n_boot)
+
+
+def check_seed(seed: int | None, *, parameter: str = "seed") -> int | None:
+    """Validate a random seed: ``None`` (fresh randomness) or an integer ≥ 0 (booleans refused)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"{parameter}={seed!r} is not an integer; give a seed such as 42, or none for a fresh one")
+    if int(seed) < 0:
+        raise InputError(f"{parameter}={seed!r} is negative; give a seed ≥ 0")
+    return int(seed)
+
+
+def resolve_seed(seed: int | None) -> int:
+    """The seed to use: ``seed`` itself, or a fresh random 32-bit one that the result records."""
+    checked = check_seed(seed)
+    return secrets.randbits(32) if checked is None else checked
 
 
 def z_value(ci_level: float) -> float:
@@ -42,6 +108,12 @@ class RatioEstimate:
     ``influence`` holds the linearised per-row influence values (f_i − θ g_i)/ḡ used to
     combine estimates that share draws (b-cubed F, subgroup disparities); it is None when
     the estimate is undefined.
+
+    ``interval`` says where ``ci_lower``/``ci_upper`` come from: ``"linearization"``
+    (θ̂ ± z·SE), ``"bootstrap"`` (percentile bootstrap over the draws), ``"zero_event"``
+    (no draw shows an error or an event, so V̂ = 0: the exact binomial bound of
+    :func:`zero_event_interval`) or ``"none"`` (no interval, ``note`` says why). ``seed``
+    is the bootstrap seed when a bootstrap was asked for.
     """
 
     estimate: float
@@ -53,6 +125,8 @@ class RatioEstimate:
     ci_level: float
     note: str = ""
     influence: np.ndarray | None = field(default=None, repr=False, compare=False)
+    interval: str = "none"
+    seed: int | None = None
 
     @property
     def defined(self) -> bool:
@@ -61,6 +135,10 @@ class RatioEstimate:
     @property
     def has_std_error(self) -> bool:
         return not math.isnan(self.std_error)
+
+    @property
+    def has_interval(self) -> bool:
+        return not (math.isnan(self.ci_lower) or math.isnan(self.ci_upper))
 
 
 def _interval(est: float, se: float, level: float, bounds: tuple[float, float] | None) -> tuple[float, float]:
@@ -74,6 +152,61 @@ def _interval(est: float, se: float, level: float, bounds: tuple[float, float] |
     return lo, hi
 
 
+#: Relative tolerance for "f_i = g_i" and "V̂ = 0" (the values are sums of a few products).
+_REL_TOL = 1e-12
+
+
+def _fmt_level(level: float) -> str:
+    return f"{level * 100:g} %"
+
+
+def zero_event_interval(
+    g: np.ndarray, draws: np.ndarray, *, ci_level: float, at_one: bool
+) -> tuple[float, float, str]:
+    """Non-collapsing interval for a sample without a single error or event (SPEC 6).
+
+    Applies to a metric θ = E[f]/E[g] with 0 ≤ f(c) ≤ g(c) for every cluster. Call a draw
+    an *error* when f < g (``at_one``: every sampled draw has f = g, θ̂ = 1) or an *event*
+    when f > 0 (not ``at_one``: every f is 0, θ̂ = 0). Because 0 ≤ f ≤ g,
+
+        1 − θ = E[g − f]/E[g] ≤ E[g·1{f<g}]/E[g] = q      and      θ ≤ E[g·1{f>0}]/E[g] = q,
+
+    where q is the share of clusters with an error (or event) weighted by g·p_c: what
+    is bounded is that cluster-level rate, and through it the metric. With none among
+    k draws of equal g, the exact one-sided Clopper–Pearson bound at level 1 − α is
+    q ≤ 1 − α^(1/k) (the "rule of three": ≈ 3/k at 95 %). Draws with unequal g use
+    Kish's effective number of draws k* = (Σ d g)² / Σ d g² over the draws with g > 0
+    (Korn & Graubard 1998), which is k when g is constant. The interval is
+    [1 − q, 1] (``at_one``) or [0, q]. Returns (lower, upper, note).
+    """
+    level = check_ci_level(ci_level)
+    g = np.asarray(g, dtype=np.float64)
+    d = np.asarray(draws, dtype=np.float64)
+    use = (g > 0) & (d > 0)
+    n = int(round(float(d[use].sum())))
+    dg = d[use] * g[use]
+    k_eff = float(dg.sum() ** 2 / (dg * g[use]).sum()) if n else 0.0
+    if k_eff <= 0:
+        return math.nan, math.nan, ""
+    q = -math.expm1(math.log1p(-level) / k_eff)
+    eff = "" if abs(k_eff - n) <= 1e-9 * n else f" ({k_eff:.1f} effective draws, as g varies)"
+    lvl = _fmt_level(level)
+    if at_one:
+        lo, hi = 1.0 - q, 1.0
+        what = (f"no sampled draw shows an error (f = g in all {n} draws with g > 0), so the linearised "
+                "interval collapses to a point. The interval is instead the exact one-sided "
+                f"{lvl} binomial bound from the number of draws{eff}: the share of clusters with an "
+                f"error (weighted by g) is at most 1 − (1 − {level:g})^(1/{k_eff:.4g}) = {q:.4g}, so the metric "
+                f"is at least {lo:.4g} (SPEC 6)")
+    else:
+        lo, hi = 0.0, q
+        what = (f"no sampled draw counts for the numerator (f = 0 in all {n} draws with g > 0). "
+                f"The interval is the exact one-sided {lvl} binomial bound from the number of "
+                f"draws{eff}: the share of clusters with f > 0 (weighted by g) is at most "
+                f"1 − (1 − {level:g})^(1/{k_eff:.4g}) = {q:.4g}, and so is the metric (SPEC 6)")
+    return lo, hi, what
+
+
 def ratio_estimate(
     f: np.ndarray,
     g: np.ndarray,
@@ -83,12 +216,17 @@ def ratio_estimate(
     ci_level: float = 0.95,
     bounds: tuple[float, float] | None = None,
     undefined_reason: str = "the denominator E[g] is 0 in this sample",
+    zero_event: bool = False,
 ) -> RatioEstimate:
     """Estimate θ = E[f]/E[g] from per-cluster values ``f``, ``g`` and draw counts (SPEC 6).
 
     θ̂ = (f̄/ḡ)(1 + Σ_i (g_i/ḡ)(f_i/f̄ − g_i/ḡ) / (k(k−1)))  when ``bias_adjust``;
     V̂ = (f̄/ḡ)² Σ_i (g_i/ḡ − f_i/f̄)² / (k(k−1)); the interval is θ̂ ± z√V̂, clipped to
     ``bounds`` if given (the estimate itself is never clipped).
+
+    ``zero_event`` (only for metrics with 0 ≤ f ≤ g): a sample of k ≥ 2 draws in which
+    every f_i = g_i (θ̂ = 1, V̂ = 0) or every f_i = 0 (θ̂ = 0) gets the interval of
+    :func:`zero_event_interval` instead of a point, with a note saying so.
     """
     level = check_ci_level(ci_level)
     f = np.asarray(f, dtype=np.float64)
@@ -108,8 +246,11 @@ def ratio_estimate(
     ratio = fbar / gbar
     influence = (f - ratio * g) / gbar
     if fbar == 0.0:
-        return RatioEstimate(0.0, nan, nan, nan, k, clusters, level,
-                             "no standard error: every sampled value of the numerator is 0", influence)
+        note = "no standard error: every sampled value of the numerator is 0"
+        if zero_event and k >= 2:
+            lo, hi, why = zero_event_interval(g, d, ci_level=level, at_one=False)
+            return RatioEstimate(0.0, nan, lo, hi, k, clusters, level, f"{note}; {why}", influence, "zero_event")
+        return RatioEstimate(0.0, nan, nan, nan, k, clusters, level, note, influence)
     if k < 2:
         return RatioEstimate(ratio, nan, nan, nan, k, clusters, level,
                              "no standard error: fewer than 2 draws", influence)
@@ -119,8 +260,17 @@ def ratio_estimate(
         est = ratio * (1.0 + float((d * (g / gbar) * (f / fbar - g / gbar)).sum()) / kk1)
     var = ratio**2 * float((d * (g / gbar - f / fbar) ** 2).sum()) / kk1
     se = math.sqrt(max(var, 0.0))
+    use = (d > 0) & (g > 0)
+    if zero_event and np.all(np.abs(f[use] - g[use]) <= _REL_TOL * g[use]):
+        lo, hi, why = zero_event_interval(g, d, ci_level=level, at_one=True)
+        return RatioEstimate(est, se, lo, hi, k, clusters, level, f"standard error 0: {why}", influence,
+                             "zero_event")
     lo, hi = _interval(est, se, level, bounds)
-    return RatioEstimate(est, se, lo, hi, k, clusters, level, "", influence)
+    note = ""
+    if se <= _REL_TOL * abs(ratio):
+        note = ("standard error 0: every draw has the same ratio f/g, so the interval has zero width and "
+                "understates the uncertainty (SPEC 6)")
+    return RatioEstimate(est, se, lo, hi, k, clusters, level, note, influence, "linearization")
 
 
 def f_beta_estimate(
@@ -157,6 +307,96 @@ def f_beta_estimate(
     z = z - float((d * z).sum()) / k  # centred (both influences already sum to 0)
     var = float((d * z * z).sum()) / (k * (k - 1))
     se = math.sqrt(max(var, 0.0))
+    if p.interval == r.interval == "zero_event" and p.ci_upper == r.ci_upper == 1.0:
+        # no draw has an error of either kind: F ≥ min(P, R) ≥ 1 − q for the share q of
+        # clusters with any error, which both bounds bound (SPEC 6)
+        lo = min(p.ci_lower, r.ci_lower)
+        note = (f"standard error 0: no sampled draw shows an error of precision or recall; F lies between "
+                f"them, so the interval [{lo:.4g}, 1] of the error-free draws holds for it too (SPEC 6)")
+        return RatioEstimate(est, se, lo, 1.0, k, clusters, level, note, z, "zero_event")
     notes = "; ".join(n for n in (p.note, r.note) if n)
     lo, hi = _interval(est, se, level, (0.0, 1.0))
-    return RatioEstimate(est, se, lo, hi, k, clusters, level, notes, z)
+    return RatioEstimate(est, se, lo, hi, k, clusters, level, notes, z, "linearization")
+
+
+# -- percentile bootstrap over the draws (SPEC 6) ------------------------------------------
+
+#: Replicates per block: bounds the memory of the count matrix to about 16 MB.
+_BLOCK_CELLS = 2_000_000
+
+
+def bootstrap_counts(draws: np.ndarray, n_boot: int, seed: int) -> Iterator[np.ndarray]:
+    """Bootstrap resamples of the draws as count matrices, in blocks of replicates.
+
+    The sample has k = Σ d draws (a cluster drawn d times is d draws). Each replicate draws
+    k of them uniformly with replacement, so the counts of the clusters are
+    Multinomial(k, d/k); a block is a (b, K) float64 array whose rows sum to k. The
+    stream is a function of ``seed``, the draws and ``n_boot`` only.
+    """
+    d = np.asarray(draws, dtype=np.int64)
+    n_clusters = d.shape[0]
+    k = int(d.sum())
+    owner = np.repeat(np.arange(n_clusters, dtype=np.int64), d)
+    rng = np.random.default_rng(seed)
+    block = max(1, min(n_boot, _BLOCK_CELLS // max(k, n_clusters, 1)))
+    done = 0
+    while done < n_boot:
+        b = min(block, n_boot - done)
+        picked = owner[rng.integers(0, k, size=(b, k))]
+        picked += (np.arange(b, dtype=np.int64) * n_clusters)[:, None]
+        yield np.bincount(picked.ravel(), minlength=b * n_clusters).reshape(b, n_clusters).astype(np.float64)
+        done += b
+
+
+def bootstrap_sums(values: np.ndarray, draws: np.ndarray, *, n_boot: int, seed: int) -> np.ndarray:
+    """Σ_j W_bj·values_jm for every replicate b and column m: a (n_boot, m) array.
+
+    ``values`` is (K, m), one row per cluster; ``W`` are the counts of
+    :func:`bootstrap_counts`, so every column of every replicate is computed from the same
+    resample (one matrix product per block).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    return np.vstack([w @ values for w in bootstrap_counts(draws, n_boot, seed)])
+
+
+def ratio_replicates(sum_f: np.ndarray, sum_g: np.ndarray, sum_gf: np.ndarray, sum_gg: np.ndarray,
+                     k: int, *, bias_adjust: bool) -> np.ndarray:
+    """The estimator of :func:`ratio_estimate` on every bootstrap replicate (vectorised).
+
+    From the replicate sums Σf, Σg, Σgf and Σg² over the k resampled draws:
+    θ* = (f̄/ḡ)(1 + (Σgf/(ḡ f̄) − Σg²/ḡ²)/(k(k−1))), which is the bias adjustment of
+    SPEC 6 expanded; θ* = 0 when f̄ = 0 and NaN (undefined) when ḡ = 0, as for θ̂.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fbar, gbar = sum_f / k, sum_g / k
+        ratio = fbar / gbar
+        if bias_adjust and k >= 2:
+            adj = (sum_gf / (gbar * fbar) - sum_gg / (gbar * gbar)) / (k * (k - 1))
+            est = ratio * (1.0 + adj)
+        else:
+            est = ratio
+    est = np.where(fbar == 0.0, 0.0, est)
+    return np.where((gbar == 0.0) | ~np.isfinite(gbar), np.nan, est)
+
+
+def percentile_interval(replicates: np.ndarray, estimate: float, *, ci_level: float,
+                        bounds: tuple[float, float] | None) -> tuple[float, float, int]:
+    """Percentile interval of bootstrap replicates: the α/2 and 1 − α/2 quantiles.
+
+    Undefined replicates (NaN: a resample with ḡ = 0) are left out and counted; the
+    bounds are clipped to the metric's range when the estimate lies in it, as for the
+    linearised interval. Returns (lower, upper, replicates left out).
+    """
+    level = check_ci_level(ci_level)
+    reps = np.asarray(replicates, dtype=np.float64)
+    ok = reps[~np.isnan(reps)]
+    dropped = int(reps.size - ok.size)
+    if ok.size == 0:
+        return math.nan, math.nan, dropped
+    alpha = 1.0 - level
+    lo, hi = (float(x) for x in np.quantile(ok, [alpha / 2.0, 1.0 - alpha / 2.0]))
+    if bounds is not None and bounds[0] <= estimate <= bounds[1]:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return lo, hi, dropped

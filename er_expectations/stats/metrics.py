@@ -9,12 +9,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..errors import InputError
-from .estimator import RatioEstimate, check_ci_level, f_beta_estimate, ratio_estimate
+from .estimator import (
+    DEFAULT_N_BOOT,
+    RatioEstimate,
+    bootstrap_sums,
+    check_ci_level,
+    check_ci_method,
+    check_n_boot,
+    f_beta_estimate,
+    percentile_interval,
+    ratio_estimate,
+    ratio_replicates,
+    resolve_seed,
+)
 from .sample import BenchmarkSample, ClusterErrors, cluster_errors
 
 __all__ = [
@@ -35,7 +47,12 @@ FG = Callable[[BenchmarkSample, ClusterErrors, float], tuple[np.ndarray, np.ndar
 
 @dataclass(frozen=True, slots=True)
 class MetricDef:
-    """One estimable quantity: its id, label, f/g (SPEC 5 and 7) and range."""
+    """One estimable quantity: its id, label, f/g (SPEC 5 and 7) and range.
+
+    ``zero_event`` marks metrics with 0 ≤ f(c) ≤ g(c) for every cluster (a g-weighted
+    share): a sample without a single error (or event) then gets the binomial interval of
+    :func:`~er_expectations.stats.estimator.zero_event_interval` (SPEC 6).
+    """
 
     id: str
     label: str
@@ -47,6 +64,7 @@ class MetricDef:
     needs_names: bool = False
     needs_population_counts: bool = False  # depends on N and |Ĉ| (cluster precision, F)
     undefined_reason: str = "the denominator E[g] is 0 in this sample"
+    zero_event: bool = False
 
 
 def _w(sample: BenchmarkSample) -> np.ndarray:
@@ -141,23 +159,25 @@ _NO_PAIRS = "no sampled cluster has 2 or more records, so there are no pairs to 
 
 _DEFS: tuple[MetricDef, ...] = (
     MetricDef("pairwise_precision", "pairwise precision", "performance", _pp,
-              undefined_reason="no sampled record is in a predicted cluster of 2 or more records"),
-    MetricDef("pairwise_recall", "pairwise recall", "performance", _pr, undefined_reason=_NO_PAIRS),
-    MetricDef("pairwise_f", "pairwise F", "performance", _pf, uses_beta=True, undefined_reason=_NO_PAIRS),
+              undefined_reason="no sampled record is in a predicted cluster of 2 or more records", zero_event=True),
+    MetricDef("pairwise_recall", "pairwise recall", "performance", _pr, undefined_reason=_NO_PAIRS,
+              zero_event=True),
+    MetricDef("pairwise_f", "pairwise F", "performance", _pf, uses_beta=True, undefined_reason=_NO_PAIRS,
+              zero_event=True),
     MetricDef("cluster_precision", "cluster precision", "performance", _cp, needs_population_counts=True),
-    MetricDef("cluster_recall", "cluster recall", "performance", _cr),
+    MetricDef("cluster_recall", "cluster recall", "performance", _cr, zero_event=True),
     MetricDef("cluster_f", "cluster F", "performance", _cf, uses_beta=True, needs_population_counts=True),
-    MetricDef("b_cubed_precision", "b-cubed precision", "performance", _bp),
-    MetricDef("b_cubed_recall", "b-cubed recall", "performance", _br),
+    MetricDef("b_cubed_precision", "b-cubed precision", "performance", _bp, zero_event=True),
+    MetricDef("b_cubed_recall", "b-cubed recall", "performance", _br, zero_event=True),
     MetricDef("b_cubed_f", "b-cubed F", "performance", None, uses_beta=True),
     MetricDef("homogeneity", "homogeneity", "performance", _hom, complement=True,
               undefined_reason="every sampled cluster holds the whole release, so the entropy of the true clustering is 0"),
     MetricDef("average_cluster_size", "average true cluster size", "statistic", _avg, bounds=(1.0, math.inf)),
-    MetricDef("matching_rate", "true matching rate", "statistic", _match),
+    MetricDef("matching_rate", "true matching rate", "statistic", _match, zero_event=True),
     MetricDef("homonymy_rate", "true homonymy rate", "statistic", _homonymy, needs_names=True,
-              undefined_reason="no sampled cluster has a named record"),
+              undefined_reason="no sampled cluster has a named record", zero_event=True),
     MetricDef("name_variation_rate", "true name variation rate", "statistic", _variation, needs_names=True,
-              undefined_reason="no sampled cluster has a named record"),
+              undefined_reason="no sampled cluster has a named record", zero_event=True),
 )
 
 #: Every estimable metric, by id, in output order.
@@ -236,13 +256,11 @@ def _finish(metric: MetricDef, est: RatioEstimate) -> RatioEstimate:
         if not math.isnan(lo) and 0.0 <= 1.0 - est.estimate <= 1.0:
             lo, hi = max(lo, 0.0), min(hi, 1.0)
         influence = None if est.influence is None else -est.influence
-        est = RatioEstimate(1.0 - est.estimate, est.std_error, lo, hi, est.draws, est.clusters,
-                            est.ci_level, est.note.replace("numerator", "entropy term"), influence)
+        est = replace(est, estimate=1.0 - est.estimate, ci_lower=lo, ci_upper=hi,
+                      note=est.note.replace("numerator", "entropy term"), influence=influence)
     extra = _range_note(metric, est.estimate)
     if extra:
-        note = "; ".join(n for n in (est.note, extra) if n)
-        est = RatioEstimate(est.estimate, est.std_error, est.ci_lower, est.ci_upper, est.draws,
-                            est.clusters, est.ci_level, note, est.influence)
+        est = replace(est, note="; ".join(n for n in (est.note, extra) if n))
     return est
 
 
@@ -253,18 +271,30 @@ def estimate_metrics(
     beta: float = 1.0,
     ci_level: float = 0.95,
     bias_adjust: bool = True,
+    ci_method: str = "linearization",
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = None,
 ) -> dict[str, RatioEstimate]:
     """Estimate the requested metrics from a benchmark sample (SPEC 5–7).
 
-    Returns one :class:`RatioEstimate` per metric id, in the order asked.
+    Returns one :class:`RatioEstimate` per metric id, in the order asked. The estimate
+    and standard error never depend on ``ci_method``; with ``"bootstrap"`` the interval is
+    the percentile interval of ``n_boot`` resamples of the draws (seeded by ``seed``; a
+    fresh seed is drawn and recorded in each result when it is None). A sample without a
+    single error keeps its zero-event interval whatever the method (SPEC 6).
     """
     beta = check_beta(beta)
     level = check_ci_level(ci_level)
+    method = check_ci_method(ci_method)
+    if method == "bootstrap":
+        n_boot = check_n_boot(n_boot)
+        seed = resolve_seed(seed)
     ids = resolve_metrics(metrics, names=sample.has_name is not None)
     errors = cluster_errors(sample)
     draws = sample.draws.astype(np.float64)
     out: dict[str, RatioEstimate] = {}
     cache: dict[str, RatioEstimate] = {}
+    values: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def one(mid: str) -> RatioEstimate:
         if mid in cache:
@@ -275,16 +305,56 @@ def estimate_metrics(
             res = f_beta_estimate(p, r, draws, beta=beta, ci_level=level)
         else:
             f, g = d.fg(sample, errors, beta)
+            values[mid] = (f, g)
             bounds = None if d.complement else d.bounds
             res = ratio_estimate(f, g, draws, bias_adjust=bias_adjust, ci_level=level, bounds=bounds,
-                                 undefined_reason=d.undefined_reason)
+                                 undefined_reason=d.undefined_reason, zero_event=d.zero_event)
         res = _finish(d, res)
         cache[mid] = res
         return res
 
     for mid in ids:
         out[mid] = one(mid)
+    if method == "bootstrap":
+        replicates = _bootstrap_replicates(values, draws, sample.k, beta=beta, bias_adjust=bias_adjust,
+                                           n_boot=n_boot, seed=seed)
+        out = {mid: _with_bootstrap(METRICS[mid], res, replicates[mid], level=level, n_boot=n_boot, seed=seed)
+               for mid, res in out.items()}
     return out
+
+
+def _bootstrap_replicates(values: dict[str, tuple[np.ndarray, np.ndarray]], draws: np.ndarray, k: int, *,
+                          beta: float, bias_adjust: bool, n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """Every metric on the same ``n_boot`` resamples of the draws, on the metric's scale (SPEC 6)."""
+    ids = list(values)
+    columns = np.column_stack([c for mid in ids for f, g in [values[mid]] for c in (f, g, g * f, g * g)])
+    sums = bootstrap_sums(columns, draws.astype(np.int64), n_boot=n_boot, seed=seed)
+    reps: dict[str, np.ndarray] = {}
+    for j, mid in enumerate(ids):
+        theta = ratio_replicates(*(sums[:, 4 * j + c] for c in range(4)), k, bias_adjust=bias_adjust)
+        reps[mid] = 1.0 - theta if METRICS[mid].complement else theta
+    if "b_cubed_precision" in reps and "b_cubed_recall" in reps:
+        p, r = reps["b_cubed_precision"], reps["b_cubed_recall"]
+        b2 = beta * beta
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f_rep = (1 + b2) * p * r / (b2 * p + r)
+        reps["b_cubed_f"] = np.where((p > 0) & (r > 0), f_rep, np.where(np.isnan(p) | np.isnan(r), np.nan, 0.0))
+    return reps
+
+
+def _with_bootstrap(metric: MetricDef, res: RatioEstimate, replicates: np.ndarray, *, level: float,
+                    n_boot: int, seed: int) -> RatioEstimate:
+    """Replace a linearised interval by the percentile interval of the replicates."""
+    if res.interval != "linearization":
+        # no interval, or a sample without errors: every replicate repeats the estimate,
+        # so the zero-event interval stands (SPEC 6)
+        return replace(res, seed=seed)
+    lo, hi, dropped = percentile_interval(replicates, res.estimate, ci_level=level, bounds=metric.bounds)
+    note = res.note
+    if dropped:
+        note = "; ".join(n for n in (note, f"{dropped} of {n_boot} bootstrap resamples have no value of the "
+                                           "denominator and are left out") if n)
+    return replace(res, ci_lower=lo, ci_upper=hi, note=note, interval="bootstrap", seed=seed)
 
 
 def error_contributions(sample: BenchmarkSample, metric: str, *, beta: float = 1.0) -> np.ndarray:

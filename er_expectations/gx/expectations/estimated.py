@@ -13,7 +13,7 @@ from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ...api import sample_error_frame
-from ...stats import METRICS
+from ...stats import DEFAULT_N_BOOT, METRICS, check_ci_method, check_n_boot, check_seed
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
 from ._base import TOP_CLUSTERS, ERExpectation, check_min_max, check_range, json_number
@@ -46,11 +46,13 @@ def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[
         "draws": int(est.draws),
         "clusters": int(est.clusters),
         "note": est.note,
+        "ci_method": est.interval,
         "design": sample.design,
         "records_set_aside": int(sample.records_set_aside),
         "clusters_set_aside": int(sample.clusters_set_aside),
         "observed_text": observed_estimate(est.estimate, est.std_error, est.ci_lower, est.ci_upper,
-                                           ci_level=est.ci_level, clusters=est.clusters, draws=est.draws),
+                                           ci_level=est.ci_level, clusters=est.clusters, draws=est.draws,
+                                           interval=est.interval),
     }
 
 
@@ -104,16 +106,32 @@ class _EstimatedMetricExpectation(_SampledExpectation):
     min_value: float | None = None
     max_value: float | None = None
     bound: Literal["estimate", "interval"] = "estimate"
+    ci_method: str = "linearization"
+    n_boot: Any = DEFAULT_N_BOOT
+    seed: Any = None
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
-        "ci_level", "bound",
+        "ci_level", "bound", "ci_method", "n_boot", "seed",
     )
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_bounds(cls, values):
         return check_min_max(values)
+
+    # checked here rather than by pydantic types, which would turn true into 1 and 2000.0 into 2000
+    @pydantic.validator("ci_method")
+    def _check_ci_method(cls, v):
+        return check_ci_method(v)
+
+    @pydantic.validator("n_boot")
+    def _check_n_boot(cls, v):
+        return check_n_boot(v)
+
+    @pydantic.validator("seed")
+    def _check_seed(cls, v):
+        return check_seed(v)
 
     @classmethod
     @abstractmethod
@@ -125,7 +143,8 @@ class _EstimatedMetricExpectation(_SampledExpectation):
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         sample = self._sample_value()
-        value = {**sample, "metric": self.metric_id(), "beta": self._beta(), "ci_level": float(self.ci_level)}
+        value = {**sample, "metric": self.metric_id(), "beta": self._beta(), "ci_level": float(self.ci_level),
+                 "ci_method": self.ci_method, "n_boot": int(self.n_boot), "seed": self.seed}
         return {
             ESTIMATE: MetricConfiguration(ESTIMATE, domain, value),
             BENCHMARK_SAMPLE: MetricConfiguration(BENCHMARK_SAMPLE, domain, {k: sample[k] for k in SAMPLE_KEYS}),
@@ -154,6 +173,9 @@ class _EstimatedMetricExpectation(_SampledExpectation):
         else:
             template = ("Estimated $label of $prediction_column $range (point estimate; $level confidence "
                         f"interval reported), from {design}.")
+        if kwargs.get("ci_method") == "bootstrap":
+            params["n_boot"] = int(kwargs.get("n_boot") or DEFAULT_N_BOOT)
+            template += " Interval: percentile bootstrap of $n_boot resamples of the draws."
         return template, params
 
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
@@ -163,10 +185,13 @@ class _EstimatedMetricExpectation(_SampledExpectation):
         label = METRICS[mid].label
         details = estimate_details(est, sample, metric=mid, label=label)
         details["bound"] = self.bound
+        details["requested_ci_method"] = self.ci_method
+        if self.ci_method == "bootstrap":
+            details.update({"n_boot": int(self.n_boot), "seed": est.seed})
         if not est.defined:
             ok = False
         elif self.bound == "interval":
-            if not est.has_std_error:
+            if not est.has_interval:
                 ok = False
                 details["note"] = "; ".join(x for x in (est.note, "no confidence interval, so the interval bound cannot be checked") if x)
             else:
