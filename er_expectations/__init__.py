@@ -8,11 +8,17 @@ The Python API::
     erx.exact_metrics(df, prediction="inventor_id", reference="true_id")
 
 The formulas are those of the project's SPEC (entity-centric evaluation, Binette et al.).
+
+Importing this package does not import Great Expectations (it takes seconds): the Python
+API needs only numpy and pandas. To use the expectations from GX, register them with::
+
+    import er_expectations.gx  # every expectation, metric and action of er-expectations
+
+(``er-expectations run`` does this itself.)
 """
 
 from __future__ import annotations
 
-from . import gx as _gx  # noqa: E402,F401  registers every expectation, metric and action with GX
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
