@@ -21,7 +21,7 @@ from .config.checkpoint import CheckpointConfig
 from .errors import InputError
 from .io import combine_name, read_table, same_id_kind, table_columns
 
-__all__ = ["Release", "ReleaseData", "release_label"]
+__all__ = ["ReleaseData", "ReleaseSource", "release_label"]
 
 
 def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
@@ -37,7 +37,7 @@ def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Release:
+class ReleaseSource:
     """One release: its display ``label`` and where its prediction comes from (``key``)."""
 
     label: str
@@ -85,14 +85,14 @@ class ReleaseData:
         return columns + list(self.extra_columns)
 
     # -- releases -------------------------------------------------------------------------
-    def all_releases(self) -> list[Release]:
+    def all_releases(self) -> list[ReleaseSource]:
         pred = self.data.predictions
         if pred.layout == "wide":
             cols = pred.match_columns(table_columns(pred.path))
-            return [Release(release_label(c, pred.columns), c, pred.path) for c in cols]
-        return [Release(f.label, f.label, f.path) for f in pred.files]
+            return [ReleaseSource(release_label(c, pred.columns), c, pred.path) for c in cols]
+        return [ReleaseSource(f.label, f.label, f.path) for f in pred.files]
 
-    def select(self, wanted: Sequence[str] | None = None) -> list[Release]:
+    def select(self, wanted: Sequence[str] | None = None) -> list[ReleaseSource]:
         """Releases chosen by the checkpoint's ``releases`` and then by ``wanted`` (labels or keys)."""
         releases = self.all_releases()
         if self.checkpoint.releases != "all":
@@ -167,7 +167,7 @@ class ReleaseData:
             )
         return self._wide
 
-    def frame(self, release: Release) -> pd.DataFrame:
+    def frame(self, release: ReleaseSource) -> pd.DataFrame:
         """The evaluation table of one release: id, prediction, name, reference (and extras)."""
         pred = self.data.predictions
         base = self._records()
