@@ -44,15 +44,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def interleaved(fns: dict, repeat: int) -> dict[str, list[float]]:
-    """Run each function once per round, ``repeat`` rounds; every run's seconds by name."""
-    runs: dict[str, list[float]] = {name: [] for name in fns}
+def interleaved(fns: dict, repeat: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Run each function once per round, ``repeat`` rounds: wall and CPU seconds of every run.
+
+    CPU time (``process_time``, all threads of the process) is reported next to wall time
+    because the machine is shared: other processes stretch wall times, much less CPU times.
+    """
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             fn()
-            runs[name].append(time.perf_counter() - t0)
-    return runs
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    return wall, cpu
 
 
 def fingerprints_per_call(fn) -> int:
@@ -101,19 +107,24 @@ def measure(frames: dict, suite, ctx, *, repeat: int, label: str) -> dict:
         lambda: batch_def.get_batch(batch_parameters={"dataframe": first}).validate(suite))
     api()
     gx_validate()  # warm up both
-    runs = interleaved({"api": api, "gx": gx_validate, "fp": fingerprint}, repeat)
+    runs, cpu_runs = interleaved({"api": api, "gx": gx_validate, "fp": fingerprint}, repeat)
     api_s, gx_s, fp1_s = (min(runs[k]) for k in ("api", "gx", "fp"))
     fp_s = n_fp * fp1_s
+    api_c, gx_c, fp_c = (min(cpu_runs[k]) for k in ("api", "gx", "fp"))
+    fp_c *= n_fp
     return {
         "releases": len(frames),
         "records": int(sum(len(f) for f in frames.values())),
         "api_s": api_s, "gx_validate_s": gx_s, "gx_fingerprint_s": fp_s,
         "fingerprints_per_validation": n_fp,
         "fingerprints_per_batch_validate": n_fp_batch,
-        "runs_s": runs,
+        "runs_s": runs, "cpu_runs_s": cpu_runs,
         "ratio_gx_validate": gx_s / api_s,
         "fingerprint_share_of_gx": fp_s / gx_s,
         "ratio_rest": (gx_s - fp_s) / api_s,
+        "cpu": {"api_s": api_c, "gx_validate_s": gx_c, "gx_fingerprint_s": fp_c,
+                "ratio_gx_validate": gx_c / api_c, "fingerprint_share_of_gx": fp_c / gx_c,
+                "ratio_rest": (gx_c - fp_c) / api_c},
     }
 
 
@@ -126,6 +137,9 @@ def _print(title: str, m: dict) -> None:
           f"batch.validate: {m['fingerprints_per_batch_validate']})")
     print(f"  (rest) GX without the fingerprint        {m['gx_validate_s'] - m['gx_fingerprint_s']:8.3f} s   "
           f"(rest)/(api) {m['ratio_rest']:5.2f}")
+    c = m["cpu"]
+    print(f"  CPU time: (gx)/(api) {c['ratio_gx_validate']:5.2f}, fingerprint {100 * c['fingerprint_share_of_gx']:3.0f} % "
+          f"of gx, (rest)/(api) {c['ratio_rest']:5.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
