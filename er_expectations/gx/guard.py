@@ -35,18 +35,6 @@ class UnregisteredExpectationError(InputError):
     """A suite names expectations GX cannot build, so GX would drop them when loading it."""
 
 
-def _our_names() -> set[str]:
-    from . import expectation_names
-
-    return set(expectation_names())
-
-
-def _fix_for(expectation_type: str) -> str:
-    if expectation_type in _our_names() or expectation_type.startswith("expect_estimated_"):
-        return "not registered: `import er_expectations` before loading the suite"
-    return "not registered: import the package that defines it before loading the suite"
-
-
 def _stored_suite(suite: ExpectationSuite, context: Any = None) -> dict[str, Any] | None:
     """The suite as stored in its data context (raw JSON dict), or None if it is not stored."""
     try:
@@ -98,7 +86,8 @@ def _problem(item: Any) -> str | None:
     if not kind:
         return "an expectation without a 'type'"
     if kind not in _registered_expectations:
-        return f"{kind} ({_fix_for(kind)})"
+        return (f"{kind} (not registered: import the package that defines it before loading the suite; "
+                "er-expectations registers its types on `import er_expectations`)")
     try:
         ExpectationConfiguration(type=kind, kwargs=dict(item.get("kwargs") or {}),
                                  meta=item.get("meta")).to_domain_obj()
