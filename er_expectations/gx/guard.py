@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from great_expectations.core.expectation_suite import ExpectationSuite
+from great_expectations.exceptions import ExpectationNotFoundError
 from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
-from great_expectations.expectations.registry import _registered_expectations
+from great_expectations.expectations.registry import get_expectation_impl
 
 from ..errors import InputError
 
@@ -74,6 +75,14 @@ def _read(suite: SuiteLike, context: Any) -> tuple[str, list[Any], ExpectationSu
     return str(raw.get("name") or getattr(loaded, "name", "") or "?"), expectations, loaded
 
 
+def _registered(expectation_type: str) -> bool:
+    try:
+        get_expectation_impl(expectation_type)
+    except ExpectationNotFoundError:
+        return False
+    return True
+
+
 def _type_of(item: Any) -> str:
     if isinstance(item, Mapping):
         return str(item.get("type") or item.get("expectation_type") or "")
@@ -85,7 +94,7 @@ def _problem(item: Any) -> str | None:
     kind = _type_of(item)
     if not kind:
         return "an expectation without a 'type'"
-    if kind not in _registered_expectations:
+    if not _registered(kind):
         return (f"{kind} (not registered: import the package that defines it before loading the suite; "
                 "er-expectations registers its types on `import er_expectations`)")
     try:
@@ -122,7 +131,7 @@ def require_registered(suite: SuiteLike, *, context: Any = None) -> tuple[str, .
     if loaded is not None:
         present = Counter(e.expectation_type for e in loaded.expectations)
         for kind, count in (Counter(_type_of(i) for i in items) - present).items():
-            if kind in _registered_expectations:
+            if _registered(kind):
                 problems.append(f"{kind} ×{count} (stored in the suite but missing from this suite object: "
                                 "it was loaded before `import er_expectations`; load the suite again)")
     if problems:
