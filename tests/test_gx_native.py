@@ -175,6 +175,72 @@ def test_guard_passes_a_valid_suite_and_rejects_garbage(tmp_path):
         require_registered(tmp_path / "bad.json")
 
 
+def _checkpoint_with_guard(root: Path) -> None:
+    """A file context with the suite of _write_suite, a validation definition and a checkpoint
+    that runs RequireRegisteredAction."""
+    from er_expectations.gx import RequireRegisteredAction
+
+    _write_suite(root)
+    ctx = gx.get_context(mode="file", project_root_dir=root)
+    bd = (ctx.data_sources.add_pandas("p").add_dataframe_asset("a")
+          .add_batch_definition_whole_dataframe("w"))
+    vd = ctx.validation_definitions.add(gx.ValidationDefinition(name="v", data=bd,
+                                                                suite=ctx.suites.get("release_checks")))
+    ctx.checkpoints.add(gx.Checkpoint(name="cp", validation_definitions=[vd],
+                                      actions=[RequireRegisteredAction(name="require_registered")]))
+
+
+_CHECKPOINT_WITHOUT_PLUGIN = textwrap.dedent("""
+    import json, sys
+    import great_expectations as gx
+
+    root, out = sys.argv[1], sys.argv[2]
+    ctx = gx.get_context(mode="file", project_root_dir=root)
+    try:
+        ctx.checkpoints.get("cp")
+        report = {"loaded": True}
+    except Exception as exc:
+        report = {"loaded": False, "error": f"{type(exc).__name__}: {exc}"}
+    report["plugin_imported"] = "er_expectations" in sys.modules
+    json.dump(report, open(out, "w"))
+""")
+
+
+def test_a_checkpoint_with_the_guard_action_does_not_load_without_the_plugin(tmp_path):
+    _checkpoint_with_guard(tmp_path)
+    script = tmp_path / "checkpoint_without_plugin.py"
+    script.write_text(_CHECKPOINT_WITHOUT_PLUGIN)
+    out = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path), str(out)], env=_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["plugin_imported"] is False
+    assert report["loaded"] is False and "er_require_registered" in report["error"]
+
+
+def test_the_guard_action_fails_a_run_that_skipped_a_stored_expectation(tmp_path):
+    _checkpoint_with_guard(tmp_path)
+    # the stored suite also names an expectation of a plugin that is not installed
+    path = tmp_path / "gx" / "expectations" / "release_checks.json"
+    stored = json.loads(path.read_text())
+    stored["expectations"].append({"type": "expect_something_from_another_plugin", "kwargs": {}, "meta": {},
+                                   "id": "00000000-0000-0000-0000-000000000001", "severity": "critical"})
+    path.write_text(json.dumps(stored))
+    ctx = gx.get_context(mode="file", project_root_dir=tmp_path)
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    cp = ctx.checkpoints.get("cp")
+    df = pd.DataFrame({"pred": ["a", "a", "b", "b"]})  # passes both loaded expectations
+    with pytest.raises(UnregisteredExpectationError, match="expect_something_from_another_plugin"):
+        cp.run(batch_parameters={"dataframe": df})
+    # without the unknown type the same checkpoint passes
+    path.write_text(json.dumps({**stored, "expectations": stored["expectations"][:-1]}))
+    ctx = gx.get_context(mode="file", project_root_dir=tmp_path)
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    res = ctx.checkpoints.get("cp").run(batch_parameters={"dataframe": df})
+    assert res.success is True
+
+
 # -- suite parameters, strict bounds ------------------------------------------------------------
 
 def test_suite_parameters_fill_bounds_at_validation(context):

@@ -13,10 +13,11 @@ from . import (
 )
 from .expectations import *  # noqa: F401,F403  (registers the expectations)
 from .expectations import __all__ as EXPECTATION_CLASSES
-from .guard import UnregisteredExpectationError, require_registered
+from .guard import RequireRegisteredAction, UnregisteredExpectationError, require_registered
 
 __all__ = [
     "EXPECTATION_CLASSES",
+    "RequireRegisteredAction",
     "UnregisteredExpectationError",
     "expectation_names",
     "require_registered",

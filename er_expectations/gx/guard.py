@@ -8,7 +8,8 @@ of the suite object. Validation (``batch.validate``, ``ValidationDefinition.run`
 skips it, so a release that fails that check can pass, and saving the suite object again
 (``suite.save()``, ``validation_definitions.add_or_update``) writes the file back without it.
 
-:func:`require_registered` refuses such a suite.
+:func:`require_registered` refuses such a suite; :class:`RequireRegisteredAction` makes a
+checkpoint fail when its run skipped stored expectations.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import os
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from great_expectations.checkpoint.actions import ValidationAction
 from great_expectations.core.expectation_suite import ExpectationSuite
 from great_expectations.exceptions import ExpectationNotFoundError
 from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
@@ -27,7 +29,11 @@ from great_expectations.expectations.registry import get_expectation_impl
 
 from ..errors import InputError
 
-__all__ = ["UnregisteredExpectationError", "require_registered"]
+if TYPE_CHECKING:  # pragma: no cover
+    from great_expectations.checkpoint.actions import ActionContext
+    from great_expectations.checkpoint.checkpoint import CheckpointResult
+
+__all__ = ["RequireRegisteredAction", "UnregisteredExpectationError", "require_registered"]
 
 SuiteLike = ExpectationSuite | Mapping[str, Any] | str | os.PathLike
 
@@ -137,3 +143,35 @@ def require_registered(suite: SuiteLike, *, context: Any = None) -> tuple[str, .
     if problems:
         _raise(name, len(items), problems)
     return tuple(_type_of(i) for i in items)
+
+
+class RequireRegisteredAction(ValidationAction):
+    """Checkpoint action: fail the run when it skipped expectations of a stored suite.
+
+    For each validation result of the run, the suite as stored in the data context must pass
+    :func:`require_registered` and each stored expectation must have a result; otherwise the
+    action raises :class:`UnregisteredExpectationError` and ``checkpoint.run`` fails. A
+    checkpoint saved with this action does not load at all without ``er_expectations``
+    imported (GX refuses the unknown action type), which is the other half of the guard::
+
+        gx.Checkpoint(name="releases", validation_definitions=[...],
+                      actions=[RequireRegisteredAction(name="require_registered"), ...])
+    """
+
+    type: Literal["er_require_registered"] = "er_require_registered"
+
+    def run(self, checkpoint_result: CheckpointResult, action_context: ActionContext | None = None) -> dict:
+        context = self._resolve_context().context
+        store = context.expectations_store
+        checked: dict[str, int] = {}
+        for result in checkpoint_result.run_results.values():
+            stored = store.get(key=store.get_key(name=result.suite_name))
+            name, items, _ = _read(stored, context)
+            require_registered(stored)
+            missing = Counter(_type_of(i) for i in items) - Counter(r.expectation_config.type for r in result.results)
+            if missing:
+                _raise(name, len(items), [f"{kind} ×{n} (stored in the suite but not validated: the suite object "
+                                          "was loaded before its plugin was imported; load it again)"
+                                          for kind, n in missing.items()])
+            checked[name] = len(items)
+        return {"checked_suites": checked}
