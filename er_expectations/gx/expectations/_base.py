@@ -54,13 +54,14 @@ TOP_CLUSTERS = 10
 #: The GX execution engines our metrics run on (the SQL and Spark engines do not exist yet).
 SUPPORTED_ENGINES: tuple[type, ...] = (PandasExecutionEngine,)
 
-#: Why a row_condition is refused (shown to the user).
+#: Why a row_condition is refused (shown to the user; SPEC 2.1 and 8).
 ROW_CONDITION_REFUSED = (
-    "row_condition is not supported by er-expectations expectations: a row condition changes "
-    "the population the benchmark was sampled from, so the design-based estimates (inclusion "
-    "probabilities, SE, interval) and the release statistics would describe a different "
-    "population than the one the sample represents. Filter the DataFrame before validation "
-    "(its own batch) and use a benchmark sampled from that subset instead."
+    "row_condition is not supported by er-expectations expectations: it keeps a subset of the "
+    "records, which changes the population the benchmark was sampled from (the design-based "
+    "estimates, their SE and interval would no longer describe it) and hides the false links "
+    "between the kept records and the others (SPEC 8: a subgroup is a set of entities, never a "
+    "set of records). Validate the whole release; for a subset, filter the DataFrame into its "
+    "own batch and use a benchmark sampled from that subset."
 )
 
 
