@@ -1,7 +1,10 @@
 """Great Expectations integration: metric providers, expectations, checkpoint actions.
 
 Importing this package (which ``import er_expectations`` does) registers every
-expectation, metric and action with GX, so suites that name them load.
+expectation, metric and action with GX, so suites that name them load. Import it before
+GX loads a suite that names them: GX drops unknown expectation types when loading a suite
+(see :func:`require_registered`). The expectation classes are importable from
+``er_expectations.gx.expectations``.
 """
 
 from . import (
@@ -10,8 +13,15 @@ from . import (
 )
 from .expectations import *  # noqa: F401,F403  (registers the expectations)
 from .expectations import __all__ as EXPECTATION_CLASSES
+from .guard import RequireRegisteredAction, UnregisteredExpectationError, require_registered
 
-__all__ = ["EXPECTATION_CLASSES", "expectation_names"]
+__all__ = [
+    "EXPECTATION_CLASSES",
+    "RequireRegisteredAction",
+    "UnregisteredExpectationError",
+    "expectation_names",
+    "require_registered",
+]
 
 
 def expectation_names() -> list[str]:

@@ -10,6 +10,11 @@ column factorisations are computed at most once per batch and shared by the aggr
 Light metrics depend on them and only run the pure statistics: ``er.summary_statistic``
 and ``er.estimate``. GX deduplicates metrics by (name, domain, value kwargs), so every
 expectation of a suite that names the same columns reuses one aggregate.
+
+``er.unsupported_engine`` is what an expectation asks for on any other engine (SQL, Spark):
+its provider, registered for GX's base ``ExecutionEngine`` (GX falls back along the engine's
+class hierarchy), raises one error naming the supported engines, which GX reports on each
+expectation instead of "No provider found for er.… using SqliteExecutionEngine".
 """
 
 from __future__ import annotations
@@ -17,13 +22,14 @@ from __future__ import annotations
 from typing import Any
 
 from great_expectations.core.metric_domain_types import MetricDomainTypes
-from great_expectations.execution_engine import PandasExecutionEngine
+from great_expectations.execution_engine import ExecutionEngine, PandasExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ..engines.base import WeightsSpec, parse_weights
 from ..engines.pandas import PandasRelease
+from ..errors import InputError
 from ..stats import DEFAULT_N_BOOT, estimate_metrics, summary_statistics
 
 __all__ = [
@@ -32,6 +38,7 @@ __all__ = [
     "BENCHMARK_SAMPLE",
     "SUMMARY_STATISTIC",
     "ESTIMATE",
+    "UNSUPPORTED_ENGINE",
     "TABLE_KEYS",
     "SAMPLE_KEYS",
     "encode_weights",
@@ -43,6 +50,7 @@ CLUSTERING_TABLE = "er.clustering_table"
 BENCHMARK_SAMPLE = "er.benchmark_sample"
 SUMMARY_STATISTIC = "er.summary_statistic"
 ESTIMATE = "er.estimate"
+UNSUPPORTED_ENGINE = "er.unsupported_engine"
 
 RELEASE_KEYS = ("prediction_column",)
 TABLE_KEYS = ("prediction_column", "name_column")
@@ -152,7 +160,6 @@ class SummaryStatisticMetric(_Derived):
                 "n_clusters": int(values["n_clusters"])}
 
 
-
 class EstimateMetric(_Derived):
     """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample.
 
@@ -177,3 +184,20 @@ class EstimateMetric(_Derived):
                                seed=metric_value_kwargs.get("seed"))
         return res[mid]
 
+
+class UnsupportedEngineMetric(TableMetricProvider):
+    """Raises the error of an expectation validated on an engine we do not support yet."""
+
+    metric_name = UNSUPPORTED_ENGINE
+    value_keys = ("expectation", "engine")
+
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
+        raise InputError(
+            f"{metric_value_kwargs['expectation']} runs on pandas datasources only "
+            f"(PandasExecutionEngine); this batch uses {metric_value_kwargs['engine']}. "
+            "Spark and SQL engines are not implemented yet: read the table into a pandas "
+            "DataFrame and validate it through a pandas datasource (add_pandas(...)"
+            ".add_dataframe_asset(...))."
+        )

@@ -3,6 +3,12 @@
 Subclasses say *what* is checked (a sentence template and the numbers); this base turns
 that into GX metric dependencies, JSON-safe results and Data Docs renderers. The base
 classes are abstract so GX registers only the concrete expectations.
+
+:class:`BoundedExpectation` holds what every "statistic lies in a range" expectation shares,
+as GX core expectations such as ``ExpectColumnMeanToBeBetween`` do: ``min_value`` /
+``max_value`` (numbers or suite parameters ``{"$PARAMETER": name}``, filled in by GX from
+``expectation_parameters`` at validation) and ``strict_min`` / ``strict_max`` (the bound
+itself fails).
 """
 
 from __future__ import annotations
@@ -11,8 +17,16 @@ import math
 from abc import abstractmethod
 from typing import Any, ClassVar
 
-from great_expectations.expectations.expectation import BatchExpectation
-from great_expectations.expectations.registry import get_metric_kwargs
+from great_expectations.compatibility import pydantic
+from great_expectations.core.id_dict import IDDict
+from great_expectations.core.result_format import ResultFormat
+from great_expectations.core.suite_parameters import (
+    SuiteParameterDict,
+    get_suite_parameter_key,
+    is_suite_parameter,
+)
+from great_expectations.execution_engine import PandasExecutionEngine
+from great_expectations.expectations.expectation import BatchExpectation, parse_result_format
 from great_expectations.render import LegacyDiagnosticRendererType, LegacyRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.render.renderer_configuration import (
@@ -21,12 +35,34 @@ from great_expectations.render.renderer_configuration import (
 )
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from ...text import range_phrase
 from ..render import config_of, result_details, string_block, table_block
 
-__all__ = ["ERExpectation", "check_min_max", "check_range", "json_number"]
+__all__ = [
+    "BoundedExpectation",
+    "ERExpectation",
+    "SUPPORTED_ENGINES",
+    "bounds_phrase",
+    "check_min_max",
+    "check_range",
+    "json_number",
+]
 
 #: Number of sampled clusters listed under a failed estimate.
 TOP_CLUSTERS = 10
+
+#: The GX execution engines our metrics run on (the SQL and Spark engines do not exist yet).
+SUPPORTED_ENGINES: tuple[type, ...] = (PandasExecutionEngine,)
+
+#: Why a row_condition is refused (shown to the user; SPEC 2.1 and 8).
+ROW_CONDITION_REFUSED = (
+    "row_condition is not supported by er-expectations expectations: it keeps a subset of the "
+    "records, which changes the population the benchmark was sampled from (the design-based "
+    "estimates, their SE and interval would no longer describe it) and hides the false links "
+    "between the kept records and the others (SPEC 8: a subgroup is a set of entities, never a "
+    "set of records). Validate the whole release; for a subset, filter the DataFrame into its "
+    "own batch and use a benchmark sampled from that subset."
+)
 
 
 def json_number(x: Any) -> float | int | None:
@@ -40,27 +76,76 @@ def json_number(x: Any) -> float | int | None:
     return x
 
 
-def check_range(lo: float, hi: float, min_value: float | None, max_value: float | None) -> bool:
-    """True when [lo, hi] lies within [min_value, max_value] (None = unbounded)."""
+def check_range(lo: float, hi: float, min_value: float | None, max_value: float | None, *,
+                strict_min: bool = False, strict_max: bool = False) -> bool:
+    """True when [lo, hi] lies within the bounds (None = unbounded; a strict bound is excluded)."""
     if math.isnan(lo) or math.isnan(hi):
         return False
-    if min_value is not None and lo < min_value:
+    if min_value is not None and (lo < min_value or (strict_min and lo == min_value)):
         return False
-    return not (max_value is not None and hi > max_value)
+    return not (max_value is not None and (hi > max_value or (strict_max and hi == max_value)))
 
 
 def check_min_max(values: dict[str, Any]) -> dict[str, Any]:
-    """Shared root validation: at least one bound, and min_value ≤ max_value."""
+    """Shared root validation: at least one bound, and min_value ≤ max_value (< when strict).
+
+    A suite parameter counts as a bound; bounds are compared once GX has filled them in.
+    """
     lo, hi = values.get("min_value"), values.get("max_value")
     if lo is None and hi is None:
         raise ValueError("give min_value, max_value or both")
-    if lo is not None and hi is not None and lo > hi:
+    if lo is None or hi is None or is_suite_parameter(lo) or is_suite_parameter(hi):
+        return values
+    if lo > hi:
         raise ValueError(f"min_value ({lo}) is greater than max_value ({hi})")
+    strict = [k for k in ("strict_min", "strict_max") if values.get(k) is True]
+    if lo == hi and strict:
+        raise ValueError(f"min_value = max_value = {lo} with {' and '.join(strict)}: no value can pass")
     return values
+
+
+def _threshold(value: Any) -> str:
+    """A bound as the user wrote it, or the name of the suite parameter that fills it."""
+    if is_suite_parameter(value):
+        return f"the suite parameter {get_suite_parameter_key(value)}"
+    return range_phrase(value, None).removeprefix("is at least ")
+
+
+def bounds_phrase(kwargs: dict[str, Any]) -> str:
+    """'is between 0.85 and 0.95', 'is greater than 0.9', 'is at most the suite parameter x'."""
+    lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
+    s_lo, s_hi = kwargs.get("strict_min") is True, kwargs.get("strict_max") is True
+    params = is_suite_parameter(lo) or is_suite_parameter(hi)
+    if not (params or s_lo or s_hi or is_suite_parameter(kwargs.get("strict_min"))
+            or is_suite_parameter(kwargs.get("strict_max"))):
+        return range_phrase(lo, hi)
+    unbounded = (None, -math.inf, math.inf)
+    parts = []
+    if not (lo in unbounded and not is_suite_parameter(lo)):
+        op = "greater than" if s_lo else "at least"
+        if is_suite_parameter(kwargs.get("strict_min")):
+            op = f"at least (strictly if {get_suite_parameter_key(kwargs['strict_min'])})"
+        parts.append(f"{op} {_threshold(lo)}")
+    if not (hi in unbounded and not is_suite_parameter(hi)):
+        op = "less than" if s_hi else "at most"
+        if is_suite_parameter(kwargs.get("strict_max")):
+            op = f"at most (strictly if {get_suite_parameter_key(kwargs['strict_max'])})"
+        parts.append(f"{op} {_threshold(hi)}")
+    return "is " + " and ".join(parts) if parts else range_phrase(None, None)
+
+
+def result_level(runtime_configuration: dict | None) -> ResultFormat:
+    """The result_format level of this validation (GX's default is BASIC)."""
+    fmt = parse_result_format((runtime_configuration or {}).get("result_format") or ResultFormat.BASIC)
+    return ResultFormat(fmt["result_format"])
 
 
 class ERExpectation(BatchExpectation):
     """Abstract base: renders a plain-English sentence and a human observed value."""
+
+    #: Declared only to refuse them with the reason (see ROW_CONDITION_REFUSED).
+    row_condition: Any = None
+    condition_parser: Any = None
 
     domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
     metric_dependencies: ClassVar[tuple[str, ...]] = ()
@@ -69,6 +154,12 @@ class ERExpectation(BatchExpectation):
         "tags": ["entity resolution", "record linkage", "deduplication"],
         "contributors": ["er-expectations developers"],
     }
+
+    @pydantic.validator("row_condition", "condition_parser", pre=True)
+    def _refuse_row_condition(cls, value):
+        if value not in (None, ""):
+            raise ValueError(ROW_CONDITION_REFUSED)
+        return None
 
     # -- what subclasses provide ---------------------------------------------------------
     @classmethod
@@ -82,20 +173,45 @@ class ERExpectation(BatchExpectation):
 
     # -- GX plumbing ---------------------------------------------------------------------
     def get_validation_dependencies(self, execution_engine=None, runtime_configuration=None):
-        deps = super().get_validation_dependencies(execution_engine=execution_engine,
-                                                   runtime_configuration=runtime_configuration)
-        from ..metrics import ESTIMATE
+        """The metrics of :meth:`_metric_configs` on the whole batch.
 
-        domain = get_metric_kwargs(metric_name=ESTIMATE, configuration=self.configuration,
-                                   runtime_configuration=runtime_configuration)["metric_domain_kwargs"]
-        for name, cfg in self._metric_configs(domain).items():
+        Same result as GX's ``BatchExpectation.get_validation_dependencies`` followed by
+        ``get_metric_kwargs`` for the domain, without rebuilding the expectation's
+        configuration for every key (GX calls this twice per expectation and batch). On an
+        engine other than pandas the only dependency is ``er.unsupported_engine``, whose
+        provider raises one clear error (see ``gx.metrics``).
+        """
+        from great_expectations.validator.validator import ValidationDependencies
+
+        from ..metrics import UNSUPPORTED_ENGINE
+
+        runtime = runtime_configuration or {}
+        result_format = parse_result_format(runtime.get("result_format", self.result_format))
+        deps = ValidationDependencies(metric_configurations={}, result_format=result_format)
+        domain = IDDict({"batch_id": self.batch_id or None, "table": None, "row_condition": None,
+                         "condition_parser": None})
+        if execution_engine is not None and not isinstance(execution_engine, SUPPORTED_ENGINES):
+            value = {"expectation": self.expectation_type, "engine": type(execution_engine).__name__}
+            configs = {UNSUPPORTED_ENGINE: MetricConfiguration(UNSUPPORTED_ENGINE, domain, value)}
+        else:
+            configs = self._metric_configs(domain)
+        for name, cfg in configs.items():
             deps.set_metric_configuration(metric_name=name, metric_configuration=cfg)
         return deps
 
     # -- renderers -----------------------------------------------------------------------
     @classmethod
+    def _sentence_for(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """:meth:`_sentence` with the range phrase that knows strict bounds and suite parameters."""
+        plain = {k: (None if is_suite_parameter(v) else v) for k, v in kwargs.items()}
+        template, params = cls._sentence(plain)
+        if "range" in params:
+            params["range"] = bounds_phrase(kwargs)
+        return template, params
+
+    @classmethod
     def _prescriptive_template(cls, renderer_configuration: RendererConfiguration) -> RendererConfiguration:
-        template, params = cls._sentence(dict(renderer_configuration.kwargs))
+        template, params = cls._sentence_for(dict(renderer_configuration.kwargs))
         for name, value in params.items():
             kind = RendererValueType.NUMBER if isinstance(value, (int, float)) else RendererValueType.STRING
             renderer_configuration.add_param(name=name, param_type=kind, value=value)
@@ -108,7 +224,7 @@ class ERExpectation(BatchExpectation):
         cfg = config_of(configuration, result)
         if cfg is None:
             return []
-        template, params = cls._sentence(dict(cfg.kwargs))
+        template, params = cls._sentence_for(dict(cfg.kwargs))
         styling = (runtime_configuration or {}).get("styling") or {}
         return [string_block(template, params, styling=styling)]
 
@@ -150,6 +266,42 @@ class ERExpectation(BatchExpectation):
                 rows,
             ))
         return blocks or None
+
+
+class BoundedExpectation(ERExpectation):
+    """Abstract base of "the statistic lies in [min_value, max_value]" expectations.
+
+    Follows GX core's ``ExpectColumnMeanToBeBetween``: bounds may be suite parameters
+    (``{"$PARAMETER": "min_recall"}``, filled in from ``expectation_parameters`` when GX
+    validates), ``strict_min: true`` means value > min_value and ``strict_max: true`` means
+    value < max_value.
+    """
+
+    min_value: float | SuiteParameterDict | None = None
+    max_value: float | SuiteParameterDict | None = None
+    strict_min: bool | SuiteParameterDict = False
+    strict_max: bool | SuiteParameterDict = False
+
+    BOUND_KEYS: ClassVar[tuple[str, ...]] = ("min_value", "max_value", "strict_min", "strict_max")
+
+    @pydantic.root_validator(skip_on_failure=True)
+    def _check_bounds(cls, values):
+        return check_min_max(values)
+
+    def in_range(self, lo: float, hi: float | None = None) -> bool:
+        """True when [lo, hi] (or the value lo) satisfies the bounds once parameters are filled in."""
+        for key in self.BOUND_KEYS:
+            if is_suite_parameter(getattr(self, key)):
+                raise ValueError(f"{key}: suite parameter {get_suite_parameter_key(getattr(self, key))!r} "
+                                 "has no value; pass it in expectation_parameters")
+        return check_range(lo, lo if hi is None else hi, self.min_value, self.max_value,
+                           strict_min=bool(self.strict_min), strict_max=bool(self.strict_max))
+
+    @staticmethod
+    def wants_error_table(runtime_configuration: dict | None) -> bool:
+        """The table of the clusters behind an error is a SUMMARY / COMPLETE detail, like GX
+        core's partial unexpected lists; BASIC gets the observed value and the estimate only."""
+        return result_level(runtime_configuration) in (ResultFormat.SUMMARY, ResultFormat.COMPLETE)
 
 
 def _notes(cfg: Any) -> list[str]:

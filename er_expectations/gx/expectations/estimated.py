@@ -16,7 +16,7 @@ from ...api import sample_error_frame
 from ...stats import DEFAULT_N_BOOT, METRICS, check_ci_method, check_n_boot, check_seed
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
-from ._base import TOP_CLUSTERS, ERExpectation, check_min_max, check_range, json_number
+from ._base import TOP_CLUSTERS, BoundedExpectation, ERExpectation, json_number
 
 __all__ = [
     "ExpectEstimatedPairwisePrecisionToBeBetween",
@@ -100,11 +100,9 @@ class _SampledExpectation(ERExpectation):
         }
 
 
-class _EstimatedMetricExpectation(_SampledExpectation):
+class _EstimatedMetricExpectation(_SampledExpectation, BoundedExpectation):
     """An estimated performance metric (or its interval) lies in [min_value, max_value]."""
 
-    min_value: float | None = None
-    max_value: float | None = None
     bound: Literal["estimate", "interval"] = "estimate"
     ci_method: str = "linearization"
     n_boot: Any = DEFAULT_N_BOOT
@@ -113,12 +111,8 @@ class _EstimatedMetricExpectation(_SampledExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
-        "ci_level", "bound", "ci_method", "n_boot", "seed",
+        "ci_level", "bound", "strict_min", "strict_max", "ci_method", "n_boot", "seed",
     )
-
-    @pydantic.root_validator(skip_on_failure=True)
-    def _check_bounds(cls, values):
-        return check_min_max(values)
 
     # checked here rather than by pydantic types, which would turn true into 1 and 2000.0 into 2000
     @pydantic.validator("ci_method")
@@ -195,10 +189,10 @@ class _EstimatedMetricExpectation(_SampledExpectation):
                 ok = False
                 details["note"] = "; ".join(x for x in (est.note, "no confidence interval, so the interval bound cannot be checked") if x)
             else:
-                ok = check_range(est.ci_lower, est.ci_upper, self.min_value, self.max_value)
+                ok = self.in_range(est.ci_lower, est.ci_upper)
         else:
-            ok = check_range(est.estimate, est.estimate, self.min_value, self.max_value)
-        if not ok and METRICS[mid].kind == "performance":
+            ok = self.in_range(est.estimate)
+        if not ok and METRICS[mid].kind == "performance" and self.wants_error_table(runtime_configuration):
             frame = sample_error_frame(sample, metric=mid, beta=self._beta())
             frame = frame[frame["error_share"] > 0].head(TOP_CLUSTERS)
             details["top_clusters"] = [

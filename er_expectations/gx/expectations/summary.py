@@ -16,7 +16,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ...text import fmt_number, fmt_q, range_phrase, statistic_label
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from ._base import ERExpectation, check_min_max, check_range, json_number
+from ._base import BoundedExpectation, json_number
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",
@@ -34,20 +34,14 @@ def parse_q(q: Any) -> float:
     return float(q)
 
 
-class _ClusteringStatisticExpectation(ERExpectation):
+class _ClusteringStatisticExpectation(BoundedExpectation):
     """A statistic of the predicted clustering lies in [min_value, max_value]."""
 
     prediction_column: str
-    min_value: float | None = None
-    max_value: float | None = None
 
-    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "min_value", "max_value")
-    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "min_value", "max_value")
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", *BoundedExpectation.BOUND_KEYS)
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", *BoundedExpectation.BOUND_KEYS)
     needs_names: ClassVar[bool] = False
-
-    @pydantic.root_validator(skip_on_failure=True)
-    def _check_bounds(cls, values):
-        return check_min_max(values)
 
     @classmethod
     @abstractmethod
@@ -86,7 +80,7 @@ class _ClusteringStatisticExpectation(ERExpectation):
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
         stat = metrics[SUMMARY_STATISTIC]
         value = float(stat["value"])
-        ok = check_range(value, value, self.min_value, self.max_value)
+        ok = self.in_range(value)
         text = (f"{fmt_number(value)} ({stat['n_records']:,} records in {stat['n_clusters']:,} clusters)")
         return {
             "success": bool(ok),
@@ -123,8 +117,8 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
 
     q: float | str
 
-    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", "min_value", "max_value")
-    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", "min_value", "max_value")
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", *BoundedExpectation.BOUND_KEYS)
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", *BoundedExpectation.BOUND_KEYS)
 
     @pydantic.validator("q")
     def _check_q(cls, q):
@@ -152,8 +146,8 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
 class _NamedStatisticExpectation(_ClusteringStatisticExpectation):
     name_column: str
     needs_names: ClassVar[bool] = True
-    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", "min_value", "max_value")
-    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", "min_value", "max_value")
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", *BoundedExpectation.BOUND_KEYS)
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", *BoundedExpectation.BOUND_KEYS)
 
 
 class ExpectHomonymyRateToBeBetween(_NamedStatisticExpectation):
