@@ -419,3 +419,34 @@ def test_cli_join_on_ids_of_different_types_is_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "record ids have different types" in err
     _no_traceback(err)
+
+
+def test_strict_bounds_from_yaml_reach_gx(tmp_path, capsys):
+    strict = SUITE.replace("""  - expectation: expect_estimated_pairwise_recall_to_be_between
+    min_value: 0.8
+""", """  - expectation: expect_estimated_pairwise_recall_to_be_between
+    min_value: 0.0
+    max_value: 1.0
+    strict_max: true
+""")
+    path = make_toy(tmp_path, suite=strict)
+    # alpha is perfect: recall 1.0 equals max_value, which a strict bound excludes
+    assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 1
+    assert "pairwise_recall" in capsys.readouterr().out
+    path.write_text(path.read_text())  # the same files without the strict flag pass
+    (tmp_path / "suites" / "toy.yml").write_text(strict.replace("    strict_max: true\n", ""))
+    assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0
+
+
+def test_strict_bounds_that_exclude_everything_are_a_config_error(tmp_path, capsys):
+    suite = tmp_path / "s.yml"
+    suite.write_text("""suite: s
+defaults: {prediction_column: p}
+expectations:
+  - expectation: expect_matching_rate_to_be_between
+    min_value: 0.5
+    max_value: 0.5
+    strict_min: true
+""")
+    assert main(["validate", str(suite)]) == 2
+    assert "s.yml:7:17: min_value = max_value = 0.5 with strict_min: no value can pass" in capsys.readouterr().err

@@ -114,10 +114,12 @@ class AtLeastOneOf:
 
 @dataclass(frozen=True, slots=True)
 class NotGreaterThan:
-    """When both are set, parameter ``lower`` must not exceed parameter ``upper``."""
+    """When both are set, parameter ``lower`` must not exceed parameter ``upper``; nor equal
+    it when one of the true/false parameters ``strict`` is true (no value could pass)."""
 
     lower: str
     upper: str
+    strict: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +273,8 @@ def _thresholds(
             maximum=maximum,
             doc=f"Largest acceptable {what} (.inf for no limit).",
         ),
+        ParamSpec("strict_min", "bool", doc=f"true: the {what} must be greater than min_value, not equal."),
+        ParamSpec("strict_max", "bool", doc=f"true: the {what} must be less than max_value, not equal."),
     )
 
 
@@ -328,7 +332,7 @@ def _interval_method_params() -> tuple[ParamSpec, ...]:
 
 _RANGE_RULES: tuple[Rule, ...] = (
     AtLeastOneOf(("min_value", "max_value")),
-    NotGreaterThan("min_value", "max_value"),
+    NotGreaterThan("min_value", "max_value", strict=("strict_min", "strict_max")),
 )
 
 

@@ -460,6 +460,13 @@ def _check_rules(
                     f"{rule.lower} ({_show(low)}) is greater than {rule.upper} ({_show(high)})",
                     f"{rule.lower} must not exceed {rule.upper}; swap or correct them",
                 )
+            strict = [flag for flag in rule.strict if values.get(flag) is True]
+            if isinstance(low, int | float) and low == high and strict:
+                issues.add(
+                    sources.get(strict[0], item),
+                    f"{rule.lower} = {rule.upper} = {_show(low)} with {' and '.join(strict)}: no value can pass",
+                    f"drop {' and '.join(strict)} or widen the range",
+                )
         elif isinstance(rule, RequiredWhen):
             if {rule.name, rule.other} & unusable:
                 continue

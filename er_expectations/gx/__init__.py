@@ -1,6 +1,6 @@
 """Great Expectations integration: metric providers, expectations, checkpoint actions.
 
-Importing this package (which ``import er_expectations`` does) registers every
+Importing this package (``import er_expectations.gx``; the runner does it) registers every
 expectation, metric and action with GX, so suites that name them load. Import it before
 GX loads a suite that names them: GX drops unknown expectation types when loading a suite
 (see :func:`require_registered`). The expectation classes are importable from

@@ -102,7 +102,7 @@ def _problem(item: Any) -> str | None:
         return "an expectation without a 'type'"
     if not _registered(kind):
         return (f"{kind} (not registered: import the package that defines it before loading the suite; "
-                "er-expectations registers its types on `import er_expectations`)")
+                "er-expectations registers its types on `import er_expectations.gx`)")
     try:
         ExpectationConfiguration(type=kind, kwargs=dict(item.get("kwargs") or {}),
                                  meta=item.get("meta")).to_domain_obj()
@@ -127,7 +127,7 @@ def require_registered(suite: SuiteLike, *, context: Any = None) -> tuple[str, .
     expectation must have a registered type and kwargs that validate. For a suite object, the
     check reads the suite as stored in its data context (``context``, or the one it was added
     to) and also refuses a suite object that lacks stored expectations (loaded before
-    ``import er_expectations``: load it again after the import).
+    ``import er_expectations.gx``: load it again after the import).
 
     Raises :class:`UnregisteredExpectationError` (an :class:`~er_expectations.errors.InputError`)
     naming each expectation and the fix.
@@ -139,7 +139,7 @@ def require_registered(suite: SuiteLike, *, context: Any = None) -> tuple[str, .
         for kind, count in (Counter(_type_of(i) for i in items) - present).items():
             if _registered(kind):
                 problems.append(f"{kind} ×{count} (stored in the suite but missing from this suite object: "
-                                "it was loaded before `import er_expectations`; load the suite again)")
+                                "it was loaded before `import er_expectations.gx`; load the suite again)")
     if problems:
         _raise(name, len(items), problems)
     return tuple(_type_of(i) for i in items)
