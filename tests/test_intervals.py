@@ -427,3 +427,26 @@ def test_gx_sentence_names_the_bootstrap():
     assert "percentile bootstrap of $n_boot resamples" in template and params["n_boot"] == 500
     template, _ = E._sentence({"prediction_column": "pred", "reference_column": "ref", "min_value": 0.9})
     assert "bootstrap" not in template
+
+
+def test_gx_benchmark_match_uses_the_zero_event_interval_of_a_zero_estimate(context):
+    """Every sampled true cluster is a singleton: the true matching rate is estimated 0 with
+    interval [0, q]; a prediction with a small matching rate lies inside it (it used to fail
+    with "no confidence interval")."""
+    from er_expectations.gx.expectations import ExpectStatisticToMatchBenchmarkEstimate as E
+
+    n = 40
+    df = pd.DataFrame({
+        "pred": ["m", "m"] + [f"p{i}" for i in range(2, n)],  # 2 of 40 records matched: 0.05
+        "ref": [None, None] + [f"t{i}" for i in range(2, n)],  # 38 singleton true clusters sampled
+    })
+    api = erx.estimate(df, prediction="pred", reference="ref", metrics=["matching_rate"])
+    assert api.loc["matching_rate", "estimate"] == 0.0
+    assert api.loc["matching_rate", "ci_method"] == "zero_event"
+    upper = api.loc["matching_rate", "ci_upper"]
+    assert upper == pytest.approx(1 - 0.05 ** (1 / 38))
+    res = _validate(context, df, [E(statistic="matching_rate", prediction_column="pred", reference_column="ref")],
+                    "match_zero")
+    details = res.results[0].result["details"]
+    assert res.results[0].success is True, details
+    assert details["ci_upper"] == pytest.approx(upper) and details["predicted"] == pytest.approx(0.05)

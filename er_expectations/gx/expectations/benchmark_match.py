@@ -77,7 +77,7 @@ class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
         predicted = float(metrics[SUMMARY_STATISTIC]["value"])
         details = estimate_details(est, sample, metric=self.statistic, label=statistic_label(self.statistic))
         details["predicted"] = predicted
-        if not est.has_std_error:
+        if not est.has_interval:
             ok = False
             details["note"] = "; ".join(x for x in (est.note, "no confidence interval to compare with") if x)
         else:
