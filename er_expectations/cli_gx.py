@@ -258,6 +258,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     suite_text = scaffold_suite(
         name=name,
         prediction_column=target,
+        record_id_column=args.id_column,
         reference_column=args.reference_column,
         name_column=name_column,
     )

@@ -430,3 +430,38 @@ def test_our_dependency_domain_is_the_one_gx_computes():
     gx_domain = get_metric_kwargs(metric_name=ESTIMATE, configuration=exp.configuration)["metric_domain_kwargs"]
     assert ours == gx_domain and ours.to_id() == gx_domain.to_id()
     assert deps.result_format["result_format"] == "BASIC"
+
+
+def test_record_id_column_turns_duplicated_records_into_an_error():
+    """Without a record id a duplicated row silently changes the statistics; with
+    ``record_id_column`` the expectation raises and names the column (SPEC 2.1)."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    from er_expectations.gx.expectations import (
+        ExpectEstimatedPairwisePrecisionToBeBetween,
+        ExpectMatchingRateToBeBetween,
+    )
+
+    ctx = gx.get_context(mode="ephemeral")
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    df = pd.DataFrame({"rid": [f"r{i}" for i in range(12)], "p": list("aabbbcddeeff"),
+                       "t": list("aaabbccddeef")})
+    dup = pd.concat([df, df.head(3)], ignore_index=True)
+    batch = (ctx.data_sources.add_pandas("dups").add_dataframe_asset("a")
+             .add_batch_definition_whole_dataframe("w"))
+    common = {"prediction_column": "p", "min_value": 0.0}
+    suite = ctx.suites.add(gx.ExpectationSuite(name="dups", expectations=[
+        ExpectEstimatedPairwisePrecisionToBeBetween(**common, reference_column="t", record_id_column="rid"),
+        ExpectMatchingRateToBeBetween(**common, record_id_column="rid"),
+        ExpectMatchingRateToBeBetween(**common),
+    ]))
+    res = batch.get_batch(batch_parameters={"dataframe": dup}).validate(suite)
+    raised = [r.exception_info for r in res.results]
+    for info in raised[:2]:
+        messages = " ".join(str(v.get("exception_message")) for v in info.values() if isinstance(v, dict))
+        messages += str(info.get("exception_message") or "")
+        assert "record_id column 'rid' has 3 duplicated ids" in messages, info
+    assert res.results[2].success is True  # without the id nobody can tell
+    clean = batch.get_batch(batch_parameters={"dataframe": df}).validate(suite)
+    assert all(r.success for r in clean.results)

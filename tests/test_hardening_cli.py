@@ -450,3 +450,14 @@ expectations:
 """)
     assert main(["validate", str(suite)]) == 2
     assert "s.yml:7:17: min_value = max_value = 0.5 with strict_min: no value can pass" in capsys.readouterr().err
+
+
+def test_record_id_column_of_a_suite_must_be_the_checkpoints_id(tmp_path, capsys):
+    suite = SUITE.replace("  prediction_column: prediction\n", "  prediction_column: prediction\n  record_id_column: mention\n")
+    path = make_toy(tmp_path, suite=suite)
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"toy\.yml:\d+:\d+: .*record_id_column 'mention' is not a column of the release batches", err)
+    assert "write record_id_column: rid" in err
+    good = make_toy(tmp_path / "good", suite=suite.replace("record_id_column: mention", "record_id_column: rid"))
+    assert main(["run", str(good), "--no-progress", "--release", "alpha"]) == 0

@@ -80,6 +80,7 @@ def scaffold_suite(
     reference_column: str | None = None,
     name_column: str | None = None,
     description: str | None = None,
+    record_id_column: str | None = None,
 ) -> str:
     """A suite file for a clustering in ``prediction_column``.
 
@@ -96,6 +97,8 @@ def scaffold_suite(
         "defaults:  # inherited by every expectation that takes the parameter",
         f"  prediction_column: {yaml_scalar(prediction_column)}",
     ]
+    if record_id_column is not None:
+        lines.append(f"  record_id_column: {yaml_scalar(record_id_column)}  # duplicated records are an error")
     if reference_column is not None:
         lines += [
             f"  reference_column: {yaml_scalar(reference_column)}",

@@ -237,6 +237,15 @@ def _prediction_column() -> ParamSpec:
     )
 
 
+def _record_id_column() -> ParamSpec:
+    return ParamSpec(
+        "record_id_column",
+        "str",
+        doc="Column with the record id: a batch with a duplicated record is then an error "
+        "instead of a silently wrong statistic (checkpoints also check every input file).",
+    )
+
+
 def _reference_column() -> ParamSpec:
     return ParamSpec(
         "reference_column",
@@ -337,7 +346,7 @@ _RANGE_RULES: tuple[Rule, ...] = (
 
 
 def _summary_spec(statistic: str, needs_names: bool, summary: str) -> ExpectationSpec:
-    params: list[ParamSpec] = [_prediction_column()]
+    params: list[ParamSpec] = [_prediction_column(), _record_id_column()]
     if needs_names:
         params.append(_name_column(required=True))
     if statistic == "hill_number":
@@ -358,7 +367,7 @@ def _summary_spec(statistic: str, needs_names: bool, summary: str) -> Expectatio
 
 
 def _metric_spec(metric: str, has_beta: bool, label: str) -> ExpectationSpec:
-    params: list[ParamSpec] = [_prediction_column(), _reference_column(), *_sampling_params()]
+    params: list[ParamSpec] = [_prediction_column(), _record_id_column(), _reference_column(), *_sampling_params()]
     params.extend(_thresholds(minimum=0.0, maximum=1.0, what=f"estimated {label}"))
     if has_beta:
         params.append(
@@ -401,6 +410,7 @@ def _benchmark_statistic_spec() -> ExpectationSpec:
             doc="Which summary statistic to compare.",
         ),
         _prediction_column(),
+        _record_id_column(),
         _reference_column(),
         *_sampling_params(),
         _name_column(required=False),

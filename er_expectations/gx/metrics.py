@@ -52,9 +52,9 @@ SUMMARY_STATISTIC = "er.summary_statistic"
 ESTIMATE = "er.estimate"
 UNSUPPORTED_ENGINE = "er.unsupported_engine"
 
-RELEASE_KEYS = ("prediction_column",)
-TABLE_KEYS = ("prediction_column", "name_column")
-SAMPLE_KEYS = ("prediction_column", "reference_column", "weights", "draws_column", "name_column")
+RELEASE_KEYS = ("prediction_column", "record_id_column")
+TABLE_KEYS = (*RELEASE_KEYS, "name_column")
+SAMPLE_KEYS = (*RELEASE_KEYS, "reference_column", "weights", "draws_column", "name_column")
 
 
 def encode_weights(weights: object) -> str:
@@ -87,7 +87,10 @@ class ReleaseMetric(TableMetricProvider):
     def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
         df = _frame(execution_engine, metric_domain_kwargs)
-        return PandasRelease(df, prediction=metric_value_kwargs["prediction_column"])
+        # with a record id column, duplicated records are an error instead of a silently wrong
+        # estimate (each record must appear once, SPEC 2.1)
+        return PandasRelease(df, prediction=metric_value_kwargs["prediction_column"],
+                             record_id=metric_value_kwargs.get("record_id_column"))
 
 
 class _Derived(TableMetricProvider):

@@ -78,6 +78,7 @@ ASSET_NAME = "releases"
 #: Expectation parameters that name a column of the batch.
 _COLUMN_PARAMS: tuple[str, ...] = (
     "prediction_column",
+    "record_id_column",
     "reference_column",
     "name_column",
     "weights",
@@ -413,6 +414,11 @@ def _column_hint(
     benchmark_columns: Sequence[str],
 ) -> str:
     data = checkpoint.data
+    if param == "record_id_column":
+        return (
+            f"the record id column of the batches is '{data.records.id_column}' "
+            f"(data.records.id_column); write record_id_column: {data.records.id_column}"
+        )
     if param == "prediction_column":
         target = data.predictions.target_column
         return (

@@ -143,6 +143,8 @@ def result_level(runtime_configuration: dict | None) -> ResultFormat:
 class ERExpectation(BatchExpectation):
     """Abstract base: renders a plain-English sentence and a human observed value."""
 
+    #: The record id column: when given, a batch with duplicated records is an error (SPEC 2.1).
+    record_id_column: str | None = None
     #: Declared only to refuse them with the reason (see ROW_CONDITION_REFUSED).
     row_condition: Any = None
     condition_parser: Any = None

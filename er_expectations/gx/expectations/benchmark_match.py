@@ -35,7 +35,8 @@ class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
 
     args_keys: ClassVar[tuple[str, ...]] = ("statistic", "prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "statistic", "prediction_column", "reference_column", "weights", "draws_column", "name_column", "ci_level",
+        "statistic", "prediction_column", "record_id_column", "reference_column", "weights", "draws_column",
+        "name_column", "ci_level",
     )
 
     @pydantic.root_validator(skip_on_failure=True)
@@ -48,8 +49,8 @@ class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
         name = self.name_column if self.statistic in _NAMED else None
         sample = self._sample_value(name)
         est = {**sample, "metric": self.statistic, "beta": 1.0, "ci_level": float(self.ci_level)}
-        stat = {"prediction_column": self.prediction_column, "name_column": name, "statistic": self.statistic,
-                "q": None}
+        stat = {"prediction_column": self.prediction_column, "record_id_column": self.record_id_column,
+                "name_column": name, "statistic": self.statistic, "q": None}
         return {
             ESTIMATE: MetricConfiguration(ESTIMATE, domain, est),
             BENCHMARK_SAMPLE: MetricConfiguration(BENCHMARK_SAMPLE, domain, {k: sample[k] for k in SAMPLE_KEYS}),

@@ -93,6 +93,7 @@ class _SampledExpectation(ERExpectation):
     def _sample_value(self, name_column: str | None = None) -> dict[str, Any]:
         return {
             "prediction_column": self.prediction_column,
+            "record_id_column": self.record_id_column,
             "reference_column": self.reference_column,
             "weights": encode_weights(self.weights),
             "draws_column": self.draws_column,
@@ -110,7 +111,7 @@ class _EstimatedMetricExpectation(_SampledExpectation, BoundedExpectation):
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "prediction_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
         "ci_level", "bound", "strict_min", "strict_max", "ci_method", "n_boot", "seed",
     )
 

@@ -40,7 +40,8 @@ class _ClusteringStatisticExpectation(BoundedExpectation):
     prediction_column: str
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", *BoundedExpectation.BOUND_KEYS)
-    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", *BoundedExpectation.BOUND_KEYS)
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "record_id_column",
+                                               *BoundedExpectation.BOUND_KEYS)
     needs_names: ClassVar[bool] = False
 
     @classmethod
@@ -54,7 +55,8 @@ class _ClusteringStatisticExpectation(BoundedExpectation):
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         name = getattr(self, "name_column", None) if self.needs_names else None
         q = self._q()
-        value = {"prediction_column": self.prediction_column, "name_column": name,
+        value = {"prediction_column": self.prediction_column, "record_id_column": self.record_id_column,
+                 "name_column": name,
                  "statistic": self.statistic_id(), "q": q}
         return {
             SUMMARY_STATISTIC: MetricConfiguration(SUMMARY_STATISTIC, domain, value),
@@ -118,7 +120,8 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
     q: float | str
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", *BoundedExpectation.BOUND_KEYS)
-    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", *BoundedExpectation.BOUND_KEYS)
+    success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "record_id_column", "q",
+                                               *BoundedExpectation.BOUND_KEYS)
 
     @pydantic.validator("q")
     def _check_q(cls, q):
