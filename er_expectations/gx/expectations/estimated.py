@@ -1,5 +1,10 @@
 """Expectations on estimated performance (SPEC 5–6): ``expect_estimated_<metric>_to_be_between``.
 
+One class per metric of ``stats.PERFORMANCE_METRICS``, made from the metric table:
+``ExpectEstimatedPairwisePrecisionToBeBetween``, ``…PairwiseRecall…``, ``…PairwiseF…``,
+``…ClusterPrecision…``, ``…ClusterRecall…``, ``…ClusterF…``, ``…BCubedPrecision…``,
+``…BCubedRecall…``, ``…BCubedF…`` and ``ExpectEstimatedHomogeneityToBeBetween``.
+
 The check is on the point estimate (``bound="estimate"``) or on the whole confidence
 interval (``bound="interval"``: "with 95 % confidence precision ≥ 0.90").
 """
@@ -13,24 +18,17 @@ from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ...api import sample_error_frame
-from ...stats import DEFAULT_N_BOOT, METRICS, check_ci_method, check_n_boot, check_seed
+from ...stats import (
+    DEFAULT_N_BOOT,
+    METRICS,
+    PERFORMANCE_METRICS,
+    check_ci_method,
+    check_n_boot,
+    check_seed,
+)
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
 from ._base import TOP_CLUSTERS, BoundedExpectation, ERExpectation, json_number
-
-__all__ = [
-    "ExpectEstimatedPairwisePrecisionToBeBetween",
-    "ExpectEstimatedPairwiseRecallToBeBetween",
-    "ExpectEstimatedPairwiseFToBeBetween",
-    "ExpectEstimatedClusterPrecisionToBeBetween",
-    "ExpectEstimatedClusterRecallToBeBetween",
-    "ExpectEstimatedClusterFToBeBetween",
-    "ExpectEstimatedBCubedPrecisionToBeBetween",
-    "ExpectEstimatedBCubedRecallToBeBetween",
-    "ExpectEstimatedBCubedFToBeBetween",
-    "ExpectEstimatedHomogeneityToBeBetween",
-    "estimate_details",
-]
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
@@ -212,86 +210,40 @@ class _EstimatedFExpectation(_EstimatedMetricExpectation):
         return float(self.beta)
 
 
-def _doc(metric: str) -> str:
-    return f"Estimated {METRICS[metric].label} (SPEC 5) lies in a range, from a benchmark sample."
+def class_name(metric: str) -> str:
+    """``pairwise_precision`` → ``ExpectEstimatedPairwisePrecisionToBeBetween``."""
+    return "ExpectEstimated" + "".join(part.capitalize() for part in metric.split("_")) + "ToBeBetween"
 
 
-class ExpectEstimatedPairwisePrecisionToBeBetween(_EstimatedMetricExpectation):
-    __doc__ = _doc("pairwise_precision")
+def _expectation_class(metric: str) -> type[_EstimatedMetricExpectation]:
+    """The expectation class of one estimated performance metric of ``stats.METRICS``.
 
-    @classmethod
-    def metric_id(cls) -> str:
-        return "pairwise_precision"
-
-
-class ExpectEstimatedPairwiseRecallToBeBetween(_EstimatedMetricExpectation):
-    __doc__ = _doc("pairwise_recall")
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "pairwise_recall"
-
-
-class ExpectEstimatedPairwiseFToBeBetween(_EstimatedFExpectation):
-    __doc__ = _doc("pairwise_f")
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "pairwise_f"
+    The ten classes differ only by their metric, so they are made from the metric table;
+    GX registers each under the snake case of its name when it is created.
+    """
+    spec = METRICS[metric]
+    name = class_name(metric)
+    doc = f"Estimated {spec.label} (SPEC 5) lies in a range, from a benchmark sample."
+    if spec.needs_population_counts:
+        doc += " Needs a benchmark sampled from the whole release population."
+    base = _EstimatedFExpectation if spec.uses_beta else _EstimatedMetricExpectation
+    return type(name, (base,), {
+        "__doc__": doc,
+        "__module__": __name__,
+        "__qualname__": name,
+        "metric_id": classmethod(lambda cls: metric),
+    })
 
 
-class ExpectEstimatedClusterPrecisionToBeBetween(_EstimatedMetricExpectation):
-    __doc__ = _doc("cluster_precision") + " Needs a benchmark sampled from the whole release population."
+#: One expectation class per estimated performance metric, by metric id.
+ESTIMATED_EXPECTATIONS: dict[str, type[_EstimatedMetricExpectation]] = {
+    metric: _expectation_class(metric) for metric in PERFORMANCE_METRICS
+}
+globals().update({cls.__name__: cls for cls in ESTIMATED_EXPECTATIONS.values()})
 
-    @classmethod
-    def metric_id(cls) -> str:
-        return "cluster_precision"
-
-
-class ExpectEstimatedClusterRecallToBeBetween(_EstimatedMetricExpectation):
-    __doc__ = _doc("cluster_recall")
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "cluster_recall"
-
-
-class ExpectEstimatedClusterFToBeBetween(_EstimatedFExpectation):
-    __doc__ = _doc("cluster_f") + " Needs a benchmark sampled from the whole release population."
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "cluster_f"
-
-
-class ExpectEstimatedBCubedPrecisionToBeBetween(_EstimatedMetricExpectation):
-    __doc__ = _doc("b_cubed_precision")
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "b_cubed_precision"
-
-
-class ExpectEstimatedBCubedRecallToBeBetween(_EstimatedMetricExpectation):
-    __doc__ = _doc("b_cubed_recall")
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "b_cubed_recall"
-
-
-class ExpectEstimatedBCubedFToBeBetween(_EstimatedFExpectation):
-    __doc__ = _doc("b_cubed_f")
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "b_cubed_f"
-
-
-class ExpectEstimatedHomogeneityToBeBetween(_EstimatedMetricExpectation):
-    __doc__ = _doc("homogeneity")
-
-    @classmethod
-    def metric_id(cls) -> str:
-        return "homogeneity"
-
+__all__ = [
+    *(cls.__name__ for cls in ESTIMATED_EXPECTATIONS.values()),  # ExpectEstimated<Metric>ToBeBetween
+    "ESTIMATED_EXPECTATIONS",
+    "class_name",
+    "estimate_details",
+]
