@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from er_expectations.gx import browser
-from er_expectations.gx.browser import (
+import chromium as browser
+from chromium import (
     ChromiumNotFoundError,
     chromium_available,
     dump_dom,

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import er_expectations as erx
-from er_expectations.gx.browser import (
+from chromium import (
     chromium_available,
     dump_dom,
     page_problems,

@@ -28,7 +28,7 @@ from great_expectations.data_context.types.base import ProgressBarsConfig  # noq
 
 from er_expectations.gx import offline_docs  # noqa: E402
 from er_expectations.gx.actions import OfflineDataDocsAction  # noqa: E402
-from er_expectations.gx.browser import page_problems, visible_text  # noqa: E402
+from chromium import page_problems, visible_text  # noqa: E402
 from er_expectations.gx.offline_docs import (  # noqa: E402
     MARKER,
     NOTE_TEXT,
