@@ -65,7 +65,9 @@ __all__ = [
     "OfflineSiteIndexBuilder",
     "SeverityValidationResultsPageRenderer",
     "Verdict",
+    "write_index",
     "configure_site",
+    "index_html",
     "local_site_dir",
     "render_string_template",
     "results_without_pages",
@@ -687,6 +689,21 @@ def index_html(context: Any, site: Path, cache: _RowCache | None = None) -> str:
         home="")
 
 
+def write_index(context: Any, site_name: str = "local_site") -> Path:
+    """Write ``index.html`` of the filesystem site ``site_name`` (atomically, only when its text
+    changed) and return its path; the rows of unchanged result files come from the cache."""
+    site = local_site_dir(context, site_name)
+    with contextlib.suppress(OSError):
+        (site / _OLD_CACHE_FILE).unlink()
+    cache = _RowCache(site / _CACHE_FILE)
+    page = index_html(context, site, cache)
+    index = site / "index.html"
+    if not index.is_file() or index.read_text(encoding="utf-8", errors="replace") != page:
+        atomic_write(index, page)
+    cache.save()
+    return index
+
+
 class OfflineSiteIndexBuilder(DefaultSiteIndexBuilder):
     """Writes the static, escaped index of :func:`index_html` instead of GX's scripted one."""
 
@@ -694,18 +711,7 @@ class OfflineSiteIndexBuilder(DefaultSiteIndexBuilder):
         if not build_index:
             return None, None
         try:
-            site = local_site_dir(self.data_context, self.site_name)
-        except LookupError:
-            site = None
-        if site is None:  # not on the local filesystem: no page links checked, no cache
-            page = index_html(self.data_context, Path("/nonexistent"))
+            return write_index(self.data_context, self.site_name).resolve().as_uri(), None
+        except LookupError:  # not on the local filesystem: no page links, no cache
+            page = index_html(self.data_context, Path(os.devnull))
             return self.target_store.write_index_page(page), None
-        with contextlib.suppress(OSError):
-            (site / _OLD_CACHE_FILE).unlink()
-        cache = _RowCache(site / _CACHE_FILE)
-        page = index_html(self.data_context, site, cache)
-        index = site / "index.html"
-        if not index.is_file() or index.read_text(encoding="utf-8", errors="replace") != page:
-            atomic_write(index, page)
-        cache.save()
-        return index.resolve().as_uri(), None
