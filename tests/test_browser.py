@@ -11,9 +11,8 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 import chromium as browser
+import pytest
 from chromium import (
     ChromiumNotFoundError,
     chromium_available,

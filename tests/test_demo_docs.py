@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-import er_expectations as erx
 from chromium import (
     chromium_available,
     dump_dom,
@@ -22,6 +20,8 @@ from chromium import (
     screenshot,
     visible_text,
 )
+
+import er_expectations as erx
 from er_expectations.gx.runner import run_checkpoint
 from er_expectations.text import observed_estimate
 

@@ -365,7 +365,7 @@ def _attrs(styling: Any, *, extra: Iterable[str] = (), title: str | None = None,
             href = _safe_href(value)
             if href is not None:
                 out += Markup(' href="{}"').format(href)
-        elif key in ("title", "role") or re.fullmatch(r"aria-[a-z]+", key):
+        elif (key == "title" and not title) or key == "role" or re.fullmatch(r"aria-[a-z]+", key):
             out += Markup(' {}="{}"').format(key, value)
     if title:
         out += Markup(' title="{}"').format(title)
@@ -441,14 +441,21 @@ def _classes(styling: Any, key: str | None = None, *extra: str) -> Markup:
     return _attrs(styling, extra=extra)
 
 
+def _paragraphs(text: Any) -> Markup:
+    """A GX markdown block (e.g. a suite author's note) as escaped paragraphs. Entities are
+    decoded first, as markdown would (er-expectations stores notes HTML-escaped), then the text
+    is escaped again: no markup from the note reaches the page."""
+    paras = html.unescape(str(text or "")).split("\n\n")
+    return Markup("").join(Markup("<p>{}</p>").format(p.strip()) for p in paras if p.strip())
+
+
 @functools.lru_cache(maxsize=1)
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("er_expectations", "templates"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["string_template"] = render_string_template
     env.filters["attrs"] = _classes
-    env.filters["paragraphs"] = lambda text: Markup("").join(
-        Markup("<p>{}</p>").format(p.strip()) for p in str(text or "").split("\n\n") if p.strip())
+    env.filters["paragraphs"] = _paragraphs
     assert env.loader is not None
     env.globals["css"] = Markup(env.loader.get_source(env, "docs.css")[0])
     env.globals.update(csp=CSP, note=NOTE_TEXT)
