@@ -769,6 +769,15 @@ def test_verdict_of_hand_worked_results():
     assert verdict_of({"results": [], "success": False}).status == "failed"
 
 
+def test_verdict_of_gx_objects_matches_their_json(severity_site):
+    seen = []
+    for result in severity_site["results"].values():
+        for validation in result.run_results.values():
+            seen.append(verdict_of(validation).status)
+            assert verdict_of(validation) == verdict_of(validation.to_json_dict())
+    assert seen == ["warnings", "failed"]
+
+
 # ---- the index cache: stored results are read once ---------------------------------------------
 
 

@@ -182,15 +182,18 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _get(obj: Any, name: str) -> Any:
+    """``obj[name]`` of a JSON dict or ``obj.name`` of a GX object (None when absent)."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
 def _severity(result: Any) -> str:
-    config = result.get("expectation_config") if isinstance(result, dict) else None
-    return severity_of(config.get("severity") if isinstance(config, dict) else None)
+    return severity_of(_get(_get(result, "expectation_config"), "severity"))
 
 
 def _raised(result: Any) -> bool:
-    """True when an expectation result (JSON dict) carries an exception (GX 1.x nests it per
-    metric)."""
-    info = result.get("exception_info") if isinstance(result, dict) else None
+    """True when an expectation result carries an exception (GX 1.x nests it per metric)."""
+    info = _get(result, "exception_info")
     if not isinstance(info, dict):
         return False
     if info.get("raised_exception"):
@@ -198,16 +201,17 @@ def _raised(result: Any) -> bool:
     return any(isinstance(v, dict) and v.get("raised_exception") for v in info.values())
 
 
-def _outcome(result: dict) -> tuple[str, str]:
-    """(``"passed"`` | ``"failed"`` | ``"error"``, severity) of one expectation result."""
+def _outcome(result: Any) -> tuple[str, str]:
+    """(``"passed"`` | ``"failed"`` | ``"error"``, severity) of one expectation result, given as
+    its JSON dict or as GX's object."""
     if _raised(result):
         return "error", _severity(result)
-    return ("passed" if result.get("success") is True else "failed"), _severity(result)
+    return ("passed" if _get(result, "success") is True else "failed"), _severity(result)
 
 
-def verdict_of(doc: Mapping[str, Any]) -> Verdict:
-    """Apply the severity rule to a validation result given as its JSON dict."""
-    results = [r for r in (doc.get("results") or []) if isinstance(r, dict)]
+def verdict_of(doc: Any) -> Verdict:
+    """Apply the severity rule to a validation result, given as its JSON dict or GX's object."""
+    results = [r for r in (_get(doc, "results") or []) if r is not None]
     critical = warnings = errors = 0
     for result in results:
         outcome, severity = _outcome(result)
@@ -217,7 +221,7 @@ def verdict_of(doc: Mapping[str, Any]) -> Verdict:
             critical += severity == "critical"
             warnings += severity != "critical"
     status = status_of(critical_failed=critical, errors=errors, warnings_failed=warnings)
-    if not results and doc.get("success") is False:
+    if not results and _get(doc, "success") is False:
         status = "failed"
     return Verdict(status, critical, warnings, errors)
 
@@ -281,8 +285,7 @@ class SeverityTableRenderer(ValidationResultsTableContentBlockRenderer):
         def row_generator_fn(configuration=None, result=None, runtime_configuration=None, **kwargs):
             rows = inner(configuration=configuration, result=result,
                          runtime_configuration=runtime_configuration, **kwargs)
-            doc = result.to_json_dict() if result is not None else {}
-            outcome, severity = _outcome(doc)
+            outcome, severity = _outcome(result)
             for row in rows:
                 row[0] = _Block("er_status", status=outcome, severity=severity)
                 if len(row) >= 3:
@@ -311,8 +314,7 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
 
     @classmethod
     def _render_validation_header(cls, validation_results: Any) -> _Block:
-        doc = validation_results.to_json_dict()
-        verdict = verdict_of(doc)
+        verdict = verdict_of(validation_results)
         suite = str(validation_results.suite_name)
         parts = suite.split(".")
         href = "/".join([".."] * (len(parts) + 3) + ["expectations"] + parts) + ".html"
