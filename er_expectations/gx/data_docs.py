@@ -698,10 +698,11 @@ def index_html(context: Any, site: Path, cache: _RowCache | None = None) -> str:
         home="")
 
 
-def write_index(context: Any, site_name: str = "local_site") -> Path:
-    """Write ``index.html`` of the filesystem site ``site_name`` (atomically, only when its text
-    changed) and return its path; the rows of unchanged result files come from the cache."""
-    site = local_site_dir(context, site_name)
+def write_index(context: Any, site_name: str = "local_site", *, site: Path | None = None) -> Path:
+    """Write ``index.html`` of the filesystem site ``site_name`` (folder ``site`` when known),
+    atomically and only when its text changed, and return its path; the rows of unchanged result
+    files come from the cache."""
+    site = site if site is not None else local_site_dir(context, site_name)
     with contextlib.suppress(OSError):
         (site / _OLD_CACHE_FILE).unlink()
     cache = _RowCache(site / _CACHE_FILE)
@@ -719,8 +720,12 @@ class OfflineSiteIndexBuilder(DefaultSiteIndexBuilder):
     def build(self, skip_and_clean_missing: bool = True, build_index: bool = True) -> tuple:
         if not build_index:
             return None, None
+        backend = getattr(self.target_store, "store_backends", {}).get("index_page")
+        base = getattr(backend, "full_base_directory", None)
         try:
-            return write_index(self.data_context, self.site_name).resolve().as_uri(), None
+            site = Path(base) if isinstance(base, str) else local_site_dir(self.data_context,
+                                                                          self.site_name)
+            return write_index(self.data_context, self.site_name, site=site).resolve().as_uri(), None
         except LookupError:  # not on the local filesystem: no page links, no cache
             page = index_html(self.data_context, Path(os.devnull))
             return self.target_store.write_index_page(page), None
