@@ -322,6 +322,13 @@ def test_a_result_without_a_page_is_listed_as_not_built(demo, tmp_path):
     assert page.is_file() and data_docs.results_without_pages(ctx, site) == []
 
 
+def test_index_of_a_site_not_on_this_filesystem_links_without_checking(demo):
+    index = data_docs.index_html(demo["ctx"], data_docs._REMOTE_SITE)
+    hrefs = [h for h in re.findall(r'href="([^"]+)"', index) if h != "index.html"]
+    local = (demo["site"] / "index.html").read_text(encoding="utf-8")
+    assert sorted(hrefs) == sorted(h for h in re.findall(r'href="([^"]+)"', local) if h != "index.html")
+
+
 def test_status_is_real_text_on_validation_pages(demo):
     failed = demo["pages"][HOSTILE_RUN].read_text(encoding="utf-8")
     passed = demo["pages"][GOOD_RUN].read_text(encoding="utf-8")

@@ -616,8 +616,15 @@ def _page_path(site: Path, section: str, parts: Iterable[str]) -> Path:
     return site.joinpath(section, *parts[:-1], parts[-1] + ".html")
 
 
+_REMOTE_SITE = Path("/er-expectations-remote-site")  # stands for a site not on this filesystem
+
+
 def _href(target: Path, site: Path) -> str | None:
-    return quote(target.relative_to(site).as_posix()) if target.is_file() else None
+    """The relative link from the index to ``target``; None when the page is not built (not
+    checked for a site that is not on the local filesystem)."""
+    if site == _REMOTE_SITE or target.is_file():
+        return quote(target.relative_to(site).as_posix())
+    return None
 
 
 def results_without_pages(context: Any, site: Path) -> list:
@@ -727,5 +734,5 @@ class OfflineSiteIndexBuilder(DefaultSiteIndexBuilder):
                                                                           self.site_name)
             return write_index(self.data_context, self.site_name, site=site).resolve().as_uri(), None
         except LookupError:  # not on the local filesystem: no page links, no cache
-            page = index_html(self.data_context, Path(os.devnull))
+            page = index_html(self.data_context, _REMOTE_SITE)
             return self.target_store.write_index_page(page), None
