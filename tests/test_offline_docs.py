@@ -234,6 +234,11 @@ def test_action_run_directly(demo, tmp_path):
     before = _snapshot(demo["site"])
     assert action.run(checkpoint_result=None) == {"site_dir": str(demo["site"]), "rebuilt": False}
     assert _snapshot(demo["site"]) == before
+    # build=True with no result to build writes the index only (GX reads [] as "everything")
+    action.build = True
+    assert action.run(checkpoint_result=None) == {"site_dir": str(demo["site"]), "rebuilt": False}
+    assert _snapshot(demo["site"]) == before
+    action.build = False
     # a new project: the site is configured and built (an empty index)
     empty = gx.get_context(mode="file", project_root_dir=tmp_path)
     action._data_context = empty
