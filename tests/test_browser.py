@@ -1,7 +1,7 @@
 """The offline Data Docs seen through headless Chromium, with every remote host blocked.
 
 Tests marked ``browser`` need Debian's ``chromium`` (``./run test`` installs it); they are skipped
-with a reason when it is missing. The HTML helpers of :mod:`er_expectations.gx.browser` are tested
+with a reason when it is missing. The HTML helpers of ``tests/chromium.py`` are tested
 without a browser. Set ``ER_OFFLINE_SHOTS=/some/dir`` to keep a copy of the screenshots.
 """
 
@@ -11,10 +11,9 @@ import os
 import shutil
 from pathlib import Path
 
+import chromium as browser
 import pytest
-
-from er_expectations.gx import browser
-from er_expectations.gx.browser import (
+from chromium import (
     ChromiumNotFoundError,
     chromium_available,
     dump_dom,
@@ -58,7 +57,7 @@ def test_index_in_the_browser(site, tmp_path):
     assert "<script" not in dom.lower()
     text = visible_text(dom)
     for needle in (GOOD_RUN, HOSTILE_RUN, SUITE, "passed", "failed",
-                   "made offline-readable by er-expectations"):
+                   "written by er-expectations for offline reading"):
         assert needle in text, needle
     assert "2 validation results: 1 passed, 1 failed" in text
     assert page_problems(dom) == []
@@ -76,8 +75,8 @@ def test_validation_page_in_the_browser(site, tmp_path):
     dom = dump_dom(page)
     assert "<script" not in dom.lower()
     text = visible_text(dom)
-    for needle in (SUITE, HOSTILE_RUN, HOSTILE, "Status: Failed", "Show All", "Failed Only",
-                   "made offline-readable by er-expectations"):
+    for needle in (SUITE, HOSTILE_RUN, HOSTILE, "Status: Failed", "Show failed expectations only",
+                   "written by er-expectations for offline reading"):
         assert needle in text, needle
     # the icon of each result row comes with its status as real text (CSS ::before is not in
     # the DOM): 2 failed and 2 passed expectations
@@ -97,7 +96,7 @@ def test_passing_page_and_suite_page_in_the_browser(site):
 
     text = visible_text(dump_dom(site["pages"][GOOD_RUN]))
     assert "Status: Succeeded" in text and GOOD_RUN in text
-    assert "failed" not in text.replace("Failed Only", "")
+    assert "failed" not in text.replace("Show failed expectations only", "")
     suite_page = site["site"] / "expectations" / f"{SUITE}.html"
     dom = dump_dom(suite_page)
     assert SUITE in visible_text(dom)

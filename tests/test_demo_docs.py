@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-import er_expectations as erx
-from er_expectations.gx.browser import (
+from chromium import (
     chromium_available,
     dump_dom,
     page_problems,
     screenshot,
     visible_text,
 )
+
+import er_expectations as erx
 from er_expectations.gx.runner import run_checkpoint
 from er_expectations.text import observed_estimate
 

@@ -8,12 +8,12 @@ same action type twice (do not ``importlib.reload`` it).
 
 from __future__ import annotations
 
-import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from .offline_docs import local_site_dir, make_site_offline, results_without_pages
+from .data_docs import configure_site, local_site_dir, results_without_pages, write_index
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -21,14 +21,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["OfflineDataDocsAction"]
 
-logger = logging.getLogger(__name__)
-
 
 class OfflineDataDocsAction(ValidationAction):
-    """Make a local Data Docs site readable offline after the checkpoint updated it.
+    """Keep a local Data Docs site on er-expectations' offline pages (:mod:`.data_docs`).
 
-    GX runs every ``UpdateDataDocsAction`` of a checkpoint before the other actions, so this action
-    sees the freshly built pages whatever its position in the list::
+    The action points the site's configuration at the offline view, severity renderer and index
+    builder; when that changed the configuration, the whole site is rebuilt once (its pages were
+    written by other views). Alongside GX's ``UpdateDataDocsAction``, which then builds offline
+    pages itself, nothing else is done::
 
         gx.Checkpoint(name="releases", validation_definitions=[...],
                       actions=[UpdateDataDocsAction(name="update_data_docs"),
@@ -37,34 +37,36 @@ class OfflineDataDocsAction(ValidationAction):
 
     type: Literal["er_offline_data_docs"] = "er_offline_data_docs"
     site_name: str = "local_site"
-    #: Build the pages of this checkpoint's results itself, in ONE GX build without GX's index
-    #: (use instead of ``UpdateDataDocsAction``, which rebuilds GX's index from every stored
-    #: result once per validation result; the offline index replaces GX's anyway).
+    #: Build this checkpoint's pages (and those an interrupted earlier run did not build) and the
+    #: index in ONE GX build: use instead of ``UpdateDataDocsAction``, which builds once per result.
     build: bool = False
 
     def run(
         self, checkpoint_result: CheckpointResult, action_context: ActionContext | None = None
     ) -> dict:
         context = self._resolve_context().context
-        site = local_site_dir(context, self.site_name)
-        if self.build:
+        changed = configure_site(context, self.site_name)
+        try:
+            site: Path | None = local_site_dir(context, self.site_name)
+        except LookupError:  # a site on another store (S3, ...): nothing to check on disk
+            site = None
+        if changed or (self.build and site is not None and not (site / "index.html").is_file()):
+            identifiers = None  # everything: the pages on disk came from another view
+        elif self.build:
             from great_expectations.data_context.types.resource_identifiers import (
                 ExpectationSuiteIdentifier,
             )
 
-            identifiers: list = list(checkpoint_result.run_results)
-            # pages an interrupted earlier run did not build
-            identifiers += [k for k in results_without_pages(context, site) if k not in identifiers]
+            identifiers = list(checkpoint_result.run_results) if checkpoint_result else []
+            if site is not None:
+                identifiers += [k for k in results_without_pages(context, site) if k not in identifiers]
             suites = {key.expectation_suite_identifier.name for key in identifiers}
             identifiers += [ExpectationSuiteIdentifier(name=name) for name in sorted(suites)]
-            context.build_data_docs(site_names=[self.site_name], resource_identifiers=identifiers,
-                                    build_index=False)
-            changed = make_site_offline(site, context)
-            return {"site_dir": str(site), "offline_pages": [str(p) for p in changed]}
-        if not (site / "index.html").is_file():
-            # nothing to post-process (no UpdateDataDocsAction ran and the docs were never built)
-            logger.warning("er_offline_data_docs: Data Docs site %r not built yet (%s); add an "
-                           "UpdateDataDocsAction to the checkpoint", self.site_name, site)
-            return {"site_dir": str(site), "offline_pages": [], "skipped": "site not built"}
-        changed = make_site_offline(site, context)
-        return {"site_dir": str(site), "offline_pages": [str(p) for p in changed]}
+            if not identifiers:  # GX would read an empty list as "build everything"
+                if site is not None:
+                    write_index(context, self.site_name, site=site)
+                return {"site_dir": str(site) if site else None, "rebuilt": False}
+        else:
+            return {"site_dir": str(site) if site else None, "rebuilt": False}
+        context.build_data_docs(site_names=[self.site_name], resource_identifiers=identifiers)
+        return {"site_dir": str(site) if site else None, "rebuilt": identifiers is None}

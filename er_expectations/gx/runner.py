@@ -788,8 +788,8 @@ class _Project:
             return []
         from .actions import OfflineDataDocsAction
 
-        # one action builds the run's pages in a single GX build (GX's UpdateDataDocsAction would
-        # rebuild GX's whole index once per validation result) and makes the site offline
+        # one action builds the run's pages and the index in a single GX build through the
+        # site's offline view and index builder (GX's UpdateDataDocsAction builds once per result)
         return [OfflineDataDocsAction(name="data_docs", site_name=site, build=True)]
 
     def checkpoint(self, name: str, definitions: Sequence[Any]) -> Any:
@@ -819,11 +819,10 @@ class _Project:
         return urls[0].get("site_url") if urls else None
 
     def finish_docs(self, site: str) -> Path:
-        from .offline_docs import local_site_dir, make_site_offline
+        """The index page of the site the checkpoint's action built (nothing is rebuilt)."""
+        from .data_docs import local_site_dir
 
-        site_dir = Path(local_site_dir(self.ctx, site))
-        make_site_offline(site_dir, self.ctx)
-        return (site_dir / "index.html").resolve()
+        return (Path(local_site_dir(self.ctx, site)) / "index.html").resolve()
 
 
 def run_checkpoint(

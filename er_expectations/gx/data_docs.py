@@ -1,0 +1,738 @@
+"""Data Docs that read offline, built through Great Expectations' own site extension points.
+
+A GX Data Docs site is configured by ``data_docs_sites`` in ``great_expectations.yml``: each
+section (expectation suites, validation results) names a page *renderer* and a *view*, and the
+site names an *index builder*. :func:`configure_site` points a filesystem site at the classes of
+this module, so every GX build (``context.build_data_docs``, ``UpdateDataDocsAction``, the
+er-expectations runner) writes offline pages directly; nothing is rewritten afterwards.
+
+* :class:`OfflinePageView` renders GX's page content tree with Jinja2 templates shipped in
+  ``er_expectations/templates/`` with **autoescaping on**: every data or configuration string
+  (suite names, run names, column names, observed values, notes, cluster ids) is escaped by
+  construction. Pages carry a strict Content-Security-Policy ``<meta>`` (no scripts, no remote
+  loads), an inline stylesheet from ``templates/docs.css``, no ``<script>`` and no external
+  resource; collapsible sections are native ``<details>`` elements and the "failed only" filter
+  is a CSS-only checkbox.
+* :class:`SeverityValidationResultsPageRenderer` is GX's validation page renderer whose status
+  cells carry the expectation's **severity** and whose overview states the severity-aware status
+  of :mod:`er_expectations.severity` (failed / error / passed with warnings / passed).
+* :class:`OfflineSiteIndexBuilder` writes ``index.html``: every stored validation result, newest
+  run first, with its severity-aware status, counts and a link to its page (or "not built").
+  The index fields of each result file are cached in ``.er-index-cache.json`` in the site folder
+  (valid while the file's modification time, size and inode are unchanged), so the index stays
+  cheap as results pile up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime as _dt
+import functools
+import hashlib
+import html
+import json
+import os
+import re
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+from urllib.request import url2pathname
+
+from great_expectations.render import RenderedComponentContent
+from great_expectations.render.renderer.column_section_renderer import (
+    ValidationResultsColumnSectionRenderer,
+)
+from great_expectations.render.renderer.content_block.validation_results_table_content_block import (
+    ValidationResultsTableContentBlockRenderer,
+)
+from great_expectations.render.renderer.page_renderer import ValidationResultsPageRenderer
+from great_expectations.render.renderer.site_builder import DefaultSiteIndexBuilder
+from great_expectations.render.view import DefaultJinjaPageView
+from jinja2 import Environment, PackageLoader
+from markupsafe import Markup, escape
+
+from ..io import atomic_write
+from ..severity import severity_of, status_of
+
+__all__ = [
+    "CSP",
+    "NOTE_TEXT",
+    "OfflinePageView",
+    "OfflineSiteIndexBuilder",
+    "SeverityValidationResultsPageRenderer",
+    "Verdict",
+    "write_index",
+    "configure_site",
+    "index_html",
+    "local_site_dir",
+    "render_string_template",
+    "results_without_pages",
+    "site_config",
+    "verdict_of",
+]
+
+_MODULE = __name__
+#: The header line shown at the top of every page.
+NOTE_TEXT = (
+    "Offline edition: this page was written by er-expectations for offline reading "
+    "(no external resources: no scripts, web fonts or remote images)."
+)
+#: No script may run, nothing may be fetched from another host. Local images and inline styles
+#: stay allowed ("file:" because Chromium does not treat file:// pages as 'self').
+CSP = (
+    "default-src 'none'; img-src 'self' file: data:; style-src 'self' file: 'unsafe-inline'; "
+    "font-src 'self' file: data:; base-uri 'none'; form-action 'none'"
+)
+_CACHE_FILE = ".er-index-cache.json"
+_OLD_CACHE_FILE = ".er-offline-index-cache.json"  # written by the post-processor this replaces
+
+
+# ----------------------------------------------------------------------------------------------
+# site configuration
+
+
+def site_config(base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``base`` (a ``data_docs_sites`` entry) with this module's renderer, views and index builder.
+
+    The store backend and every other key of ``base`` are kept; a new entry stores its pages in
+    ``uncommitted/data_docs/local_site/`` like GX's default site.
+    """
+    config = copy.deepcopy(dict(base or {}))
+    config.setdefault("class_name", "SiteBuilder")
+    config.setdefault("store_backend", {"class_name": "TupleFilesystemStoreBackend",
+                                        "base_directory": "uncommitted/data_docs/local_site/"})
+    config["show_how_to_buttons"] = False
+    view = {"module_name": _MODULE, "class_name": "OfflinePageView"}
+    sections = config.get("site_section_builders")
+    sections = copy.deepcopy(sections) if isinstance(sections, dict) else {}
+    for name in ("expectations", "validations", "profiling"):
+        section = sections.get(name)
+        section = dict(section) if isinstance(section, dict) else {}
+        section["view"] = dict(view)
+        if name == "validations":
+            section["renderer"] = {"module_name": _MODULE,
+                                   "class_name": "SeverityValidationResultsPageRenderer"}
+        sections[name] = section
+    config["site_section_builders"] = sections
+    config["site_index_builder"] = {"module_name": _MODULE, "class_name": "OfflineSiteIndexBuilder"}
+    return config
+
+
+def configure_site(context: Any, site_name: str = "local_site") -> bool:
+    """Make the Data Docs site ``site_name`` of ``context`` use this module; True if it changed.
+
+    A site configured by GX (or by an older er-expectations) is updated in
+    ``great_expectations.yml``; the caller should then rebuild the whole site, whose pages were
+    written by other views. A missing site is added with GX's default local folder.
+    """
+    sites = context.variables.data_docs_sites or {}
+    current = sites.get(site_name)
+    wanted = site_config(current if isinstance(current, Mapping) else None)
+    if current == wanted:
+        return False
+    if current is None:
+        context.add_data_docs_site(site_name=site_name, site_config=wanted)
+    else:
+        context.update_data_docs_site(site_name=site_name, site_config=wanted)
+    return True
+
+
+def local_site_dir(context: Any, site_name: str = "local_site") -> Path:
+    """Folder of the filesystem Data Docs site ``site_name`` of ``context`` (it may not exist yet)."""
+    sites = context.variables.data_docs_sites or {}
+    if site_name not in sites:
+        raise LookupError(f"no Data Docs site named {site_name!r}; configured: {sorted(sites)}")
+    url = context.get_docs_sites_urls(site_name=site_name, only_if_exists=False)[0]["site_url"]
+    parts = urlsplit(url or "")
+    if parts.scheme != "file":
+        raise LookupError(f"Data Docs site {site_name!r} is not on the local filesystem: {url}")
+    return Path(url2pathname(parts.path)).parent
+
+
+# ----------------------------------------------------------------------------------------------
+# severity (one reading of a stored result, for the pages and the index)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The severity rule applied to one validation result (see :mod:`er_expectations.severity`)."""
+
+    status: str  # "passed" | "warnings" | "failed" | "error"
+    critical_failed: int = 0
+    warnings_failed: int = 0
+    errors: int = 0
+
+    def details(self) -> str:
+        """'2 critical expectations failed, 1 warning/info expectation failed' ('' when none)."""
+        bits = []
+        if self.critical_failed:
+            bits.append(f"{_plural(self.critical_failed, 'critical expectation')} failed")
+        if self.warnings_failed:
+            bits.append(f"{_plural(self.warnings_failed, 'warning/info expectation')} failed")
+        if self.errors:
+            bits.append(f"{_plural(self.errors, 'expectation')} raised an error")
+        return ", ".join(bits)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _get(obj: Any, name: str) -> Any:
+    """``obj[name]`` of a JSON dict or ``obj.name`` of a GX object (None when absent)."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _severity(result: Any) -> str:
+    return severity_of(_get(_get(result, "expectation_config"), "severity"))
+
+
+def _raised(result: Any) -> bool:
+    """True when an expectation result carries an exception (GX 1.x nests it per metric)."""
+    info = _get(result, "exception_info")
+    if not isinstance(info, dict):
+        return False
+    if info.get("raised_exception"):
+        return True
+    return any(isinstance(v, dict) and v.get("raised_exception") for v in info.values())
+
+
+def _outcome(result: Any) -> tuple[str, str]:
+    """(``"passed"`` | ``"failed"`` | ``"error"``, severity) of one expectation result, given as
+    its JSON dict or as GX's object."""
+    if _raised(result):
+        return "error", _severity(result)
+    return ("passed" if _get(result, "success") is True else "failed"), _severity(result)
+
+
+def verdict_of(doc: Any) -> Verdict:
+    """Apply the severity rule to a validation result, given as its JSON dict or GX's object."""
+    results = [r for r in (_get(doc, "results") or []) if r is not None]
+    critical = warnings = errors = 0
+    for result in results:
+        outcome, severity = _outcome(result)
+        if outcome == "error":
+            errors += 1
+        elif outcome == "failed":
+            critical += severity == "critical"
+            warnings += severity != "critical"
+    status = status_of(critical_failed=critical, errors=errors, warnings_failed=warnings)
+    if not results and _get(doc, "success") is False:
+        status = "failed"
+    return Verdict(status, critical, warnings, errors)
+
+
+# ----------------------------------------------------------------------------------------------
+# renderers: GX's validation page with severity in the status cells and the overview
+
+
+class _Block(RenderedComponentContent):
+    """A content block of this module's own type, carrying plain JSON fields for the templates."""
+
+    def __init__(self, content_block_type: str, **fields: Any) -> None:
+        super().__init__(content_block_type=content_block_type)
+        self.fields = fields
+
+    def to_json_dict(self) -> dict[str, Any]:
+        d = super().to_json_dict()
+        d.update(self.fields)
+        return d
+
+
+_NUM = r"(?:[−-]?\d[\d,]*(?:\.\d+)?|[−-]?∞|—)"
+_OBSERVED_TEXT = re.compile(
+    rf"(?:predicted (?P<predicted>{_NUM}); )?(?P<label>true value estimated )?"
+    rf"(?P<value>{_NUM}(?: ± {_NUM})?|undefined)"
+    r" \((?P<sub>[^()]*\b(?:clusters|draws|records)\b[^()]*)\)"
+)
+
+
+def _plain(block: Any) -> str | None:
+    """The text of a string-template block (parameters substituted), else None."""
+    if isinstance(block, RenderedComponentContent):
+        block = block.to_json_dict()
+    if isinstance(block, str):
+        return block
+    st = block.get("string_template") if isinstance(block, dict) else None
+    if not isinstance(st, dict):
+        return None
+    params = {k: "" if v is None else str(v) for k, v in (st.get("params") or {}).items()}
+    return string.Template(str(st.get("template", ""))).safe_substitute(params)
+
+
+def _observed_block(cell: list) -> list:
+    """Our estimates ('0.568 ± 0.108 (95 % CI ..., 370 clusters)') as value first, the interval
+    and sample size under it; any other observed value unchanged."""
+    text = _plain(cell[0]) if len(cell) == 1 else None
+    match = _OBSERVED_TEXT.fullmatch(text.strip()) if text else None
+    if match is None:
+        return cell
+    return [_Block("er_observed", **{k: v or "" for k, v in match.groupdict().items()})]
+
+
+class SeverityTableRenderer(ValidationResultsTableContentBlockRenderer):
+    """GX's expectation table whose status cell states the outcome in words with the severity."""
+
+    @classmethod
+    def _get_content_block_fn(cls, expectation_type: str, expectation_config: Any = None) -> Any:
+        inner = super()._get_content_block_fn(expectation_type=expectation_type,
+                                              expectation_config=expectation_config)
+
+        def row_generator_fn(configuration=None, result=None, runtime_configuration=None, **kwargs):
+            rows = inner(configuration=configuration, result=result,
+                         runtime_configuration=runtime_configuration, **kwargs)
+            outcome, severity = _outcome(result)
+            for row in rows:
+                row[0] = _Block("er_status", status=outcome, severity=severity)
+                if len(row) >= 3:
+                    row[2:3] = [_observed_block(row[2] if isinstance(row[2], list) else [row[2]])]
+            return rows
+
+        return row_generator_fn
+
+
+class SeverityColumnSectionRenderer(ValidationResultsColumnSectionRenderer):
+    """GX's column section renderer with :class:`SeverityTableRenderer` as its table."""
+
+    def __init__(self, table_renderer: Mapping[str, Any] | None = None) -> None:
+        super().__init__(table_renderer=dict(table_renderer or {
+            "module_name": _MODULE, "class_name": "SeverityTableRenderer"}))
+
+
+class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
+    """GX's validation page renderer with severity badges and the severity-aware status."""
+
+    def __init__(self, column_section_renderer: Mapping[str, Any] | None = None,
+                 run_info_at_end: bool = False, data_context: Any = None) -> None:
+        super().__init__(column_section_renderer=dict(column_section_renderer or {
+            "module_name": _MODULE, "class_name": "SeverityColumnSectionRenderer"}),
+            run_info_at_end=run_info_at_end, data_context=data_context)
+
+    @classmethod
+    def _render_validation_header(cls, validation_results: Any) -> _Block:
+        verdict = verdict_of(validation_results)
+        suite = str(validation_results.suite_name)
+        parts = suite.split(".")
+        href = "/".join([".."] * (len(parts) + 3) + ["expectations"] + parts) + ".html"
+        meta = validation_results.meta or {}
+        batch = meta.get("batch_kwargs") or meta.get("batch_spec") or {}
+        return _Block("er_overview", suite=suite, suite_href=quote(href),
+                      data_asset=str(batch.get("data_asset_name") or "") if isinstance(batch, dict) else "",
+                      status=verdict.status, details=verdict.details(),
+                      counted=bool(verdict.critical_failed or verdict.warnings_failed))
+
+
+# ----------------------------------------------------------------------------------------------
+# the view: GX's content tree through our Jinja templates, autoescaped
+
+_PARAM = re.compile(r"\$(?:(\$)|\{(\w+)\}|(\w+))")
+_TAGS = frozenset({"span", "div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "i", "b", "strong",
+                   "em", "code", "pre", "small", "li", "ul", "ol", "a", "u", "sub", "sup"})
+_ICON = re.compile(r"\bfa-(check-circle|times|exclamation-triangle|comment|question-circle)\b")
+_CLASS = re.compile(r"^[A-Za-z][\w-]*$")
+
+
+def _tag(name: Any, default: str = "span") -> str:
+    name = str(name or default).lower()
+    return name if name in _TAGS else default
+
+
+def _safe_href(value: Any) -> str | None:
+    """A relative link (no scheme, no host), percent-encoded; None for anything else."""
+    text = str(value or "")
+    if not text or text.startswith(("/", "\\")) or any(ord(c) < 32 for c in text):
+        return None
+    if urlsplit(text).scheme or ":" in text.split("/", 1)[0]:
+        return None
+    return quote(text, safe="/#.-_~%")
+
+
+def _attrs(styling: Any, *, extra: Iterable[str] = (), title: str | None = None,
+           allow_href: bool = False) -> Markup:
+    """HTML attributes from a GX styling dict: CSS classes, ``title``/``role``/``aria-*`` and a
+    relative ``href``; everything escaped, inline styles and other attributes dropped."""
+    styling = styling if isinstance(styling, Mapping) else {}
+    raw = styling.get("classes")
+    classes = [c for c in (raw if isinstance(raw, list) else []) if isinstance(c, str)]
+    classes = [c for c in [*classes, *extra] if _CLASS.match(c)]
+    out = Markup(' class="{}"').format(" ".join(classes)) if classes else Markup("")
+    attributes = styling.get("attributes")
+    for key, value in (attributes.items() if isinstance(attributes, Mapping) else ()):
+        key = str(key).lower()
+        if key == "href" and allow_href:
+            href = _safe_href(value)
+            if href is not None:
+                out += Markup(' href="{}"').format(href)
+        elif (key == "title" and not title) or key == "role" or re.fullmatch(r"aria-[a-z]+", key):
+            out += Markup(' {}="{}"').format(key, value)
+    if title:
+        out += Markup(' title="{}"').format(title)
+    return out
+
+
+def _element(tag: str, styling: Any, content: Markup, **kw: Any) -> Markup:
+    tag = _tag(tag)
+    has_href = isinstance(styling, Mapping) and _safe_href(
+        (styling.get("attributes") or {}).get("href") if isinstance(styling.get("attributes"), Mapping) else None)
+    if tag == "a" and not has_href:
+        tag = "span"
+    attrs = _attrs(styling, allow_href=tag == "a", **kw)
+    return Markup("<{0}{1}>{2}</{0}>").format(Markup(tag), attrs, content)
+
+
+def _param_value(name: str, value: Any) -> Markup:
+    """One template parameter as escaped text. GX's two "trusted HTML" parameters are rebuilt,
+    never passed through: the status icon becomes our own icon element, a ``<pre>`` JSON block
+    escaped text in a ``<pre>``."""
+    text = "" if value is None else str(value)
+    if name == "html_success_icon":
+        icon = _ICON.search(text)
+        return Markup('<i class="fas fa-{}" aria-hidden="true"></i>').format(
+            icon.group(1) if icon else "question-circle")
+    if name == "formatted_json" and text.startswith("<pre>") and text.endswith("</pre>"):
+        return Markup("<pre>{}</pre>").format(html.unescape(text[5:-6]))
+    return escape(text)
+
+
+def _literal(text: str) -> Markup:
+    return Markup("<br>").join(escape(line) for line in text.split("\n"))
+
+
+def render_string_template(st: Any) -> Markup:
+    """A GX ``string_template`` (``{"template": "... $param ...", "params": ..., "styling": ...}``)
+    as HTML: the template text and every parameter value escaped, GX's styling reduced to
+    classes, safe attributes and element names from a fixed list."""
+    if not isinstance(st, Mapping):
+        return escape("" if st is None else str(st))
+    template = str(st.get("template") or "")
+    params = st.get("params") if isinstance(st.get("params"), Mapping) else {}
+    styling = st.get("styling") if isinstance(st.get("styling"), Mapping) else {}
+    per_param = styling.get("params") if isinstance(styling.get("params"), Mapping) else {}
+    default = styling.get("default") if isinstance(styling.get("default"), Mapping) else None
+    pieces: list[Markup] = []
+    last = 0
+    for m in _PARAM.finditer(template):
+        pieces.append(_literal(template[last:m.start()]))
+        last = m.end()
+        if m.group(1):
+            pieces.append(Markup("$"))
+            continue
+        name = m.group(2) or m.group(3)
+        if name not in params:
+            pieces.append(_literal(m.group(0)))
+            continue
+        value = _param_value(name, params[name])
+        style = per_param.get(name) if isinstance(per_param.get(name), Mapping) else default
+        if style is not None and name != "html_success_icon":
+            value = _element(style.get("tag", "span"), style, value)
+        pieces.append(value)
+    pieces.append(_literal(template[last:]))
+    tooltip = st.get("tooltip")
+    tip = str(tooltip.get("content", "")) if isinstance(tooltip, Mapping) else None
+    return _element(st.get("tag", "span"), styling, Markup("").join(pieces), title=tip)
+
+
+def _classes(styling: Any, key: str | None = None, *extra: str) -> Markup:
+    """The ``class`` attribute from a GX styling dict (or its ``key`` sub-dict)."""
+    if isinstance(styling, Mapping) and key is not None:
+        styling = styling.get(key)
+    return _attrs(styling, extra=extra)
+
+
+def _paragraphs(text: Any) -> Markup:
+    """A GX markdown block (e.g. a suite author's note) as escaped paragraphs. Entities are
+    decoded first, as markdown would (er-expectations stores notes HTML-escaped), then the text
+    is escaped again: no markup from the note reaches the page."""
+    paras = html.unescape(str(text or "")).split("\n\n")
+    return Markup("").join(Markup("<p>{}</p>").format(p.strip()) for p in paras if p.strip())
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("er_expectations", "templates"), autoescape=True,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["string_template"] = render_string_template
+    env.filters["attrs"] = _classes
+    env.filters["paragraphs"] = _paragraphs
+    assert env.loader is not None
+    env.globals["css"] = Markup(env.loader.get_source(env, "docs.css")[0])
+    env.globals.update(csp=CSP, note=NOTE_TEXT)
+    return env
+
+
+def _home(document: Mapping[str, Any]) -> str:
+    """The relative path from a page to the site root (GX's page layout)."""
+    kind = str(document.get("renderer_type") or "")
+    dots = str(document.get("expectation_suite_name") or "").count(".")
+    if "ValidationResults" in kind or "ProfilingResults" in kind:
+        return "../" * (dots + 4)
+    if "ExpectationSuite" in kind:
+        return "../" * (dots + 1)
+    return ""
+
+
+class OfflinePageView(DefaultJinjaPageView):
+    """GX page view that renders with ``er_expectations/templates/page.html.j2`` (autoescaped)."""
+
+    def render(self, document: Any, template: str | None = None, **kwargs: Any) -> str:
+        self._validate_document(document)
+        doc = document.to_json_dict()
+        return _environment().get_template(template or "page.html.j2").render(
+            doc=doc, home=_home(doc), sections=doc.get("sections") or [])
+
+
+# ----------------------------------------------------------------------------------------------
+# the index
+
+
+@dataclass
+class _Row:
+    status: str
+    run_time: _dt.datetime | None
+    run_name: str
+    batch: str
+    suite: str
+    href: str | None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple:
+        ts = self.run_time.timestamp() if self.run_time else float("-inf")
+        return (-ts, self.run_name, self.suite, self.batch)
+
+
+_CACHED = ("status", "passed", "evaluated", "critical_failed", "warnings_failed", "errors",
+           "details")
+
+
+def _fingerprint() -> str:
+    """Changes whenever this module changes, so rows cached by another version are redone."""
+    try:
+        return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    except OSError:  # pragma: no cover - e.g. imported from a zip file
+        return "unknown"
+
+
+_VERSION = _fingerprint()
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _batch_details(meta: Any) -> str:
+    """``key=value`` of the batch identifiers (not the file path or GX's dataframe placeholder)."""
+    batch = (meta or {}).get("active_batch_definition") if isinstance(meta, dict) else None
+    ids = (batch or {}).get("batch_identifiers") if isinstance(batch, dict) else None
+    if not isinstance(ids, dict):
+        return ""
+    return ", ".join(f"{k}={v}" for k, v in sorted(ids.items(), key=lambda kv: str(kv[0]))
+                     if k != "path" and isinstance(v, (str, int, float)) and v != "<DATAFRAME>")
+
+
+def _digest(doc: dict) -> dict[str, Any]:
+    """The index fields of one stored validation result (JSON-safe: they are cached)."""
+    verdict = verdict_of(doc)
+    stats = doc.get("statistics") if isinstance(doc.get("statistics"), dict) else {}
+    details = _batch_details(doc.get("meta"))
+    if verdict.errors:
+        note = f"{_plural(verdict.errors, 'expectation')} raised an error"
+        details = f"{details}; {note}" if details else note
+    return {"status": verdict.status, "passed": _count(stats.get("successful_expectations")),
+            "evaluated": _count(stats.get("evaluated_expectations")),
+            "critical_failed": verdict.critical_failed, "warnings_failed": verdict.warnings_failed,
+            "errors": verdict.errors, "details": details}
+
+
+def _read_result(store: Any, key: Any) -> dict:
+    """One stored validation result as a JSON dict, read raw from the store backend (no GX
+    deserialisation); ``store.get`` for backends that keep objects."""
+    backend = getattr(store, "store_backend", None)
+    raw: Any = None
+    if backend is not None:
+        with contextlib.suppress(Exception):
+            raw = backend.get(key.to_tuple())
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8")
+    doc = json.loads(raw) if isinstance(raw, str) else raw
+    if not (isinstance(doc, dict) and "results" in doc):
+        doc = store.get(key).to_json_dict()
+    return doc
+
+
+def _stamp(backend: Any, key: Any) -> tuple[str | None, list[int] | None]:
+    """(file relative to the store, [mtime_ns, size, inode]) of a filesystem-stored result;
+    (None, None) for other backends, which are read every time."""
+    base = getattr(backend, "full_base_directory", None)
+    to_path = getattr(backend, "_convert_key_to_filepath", None)
+    if not isinstance(base, (str, os.PathLike)) or not callable(to_path):
+        return None, None
+    try:
+        rel = to_path(key.to_tuple())
+        st = os.stat(os.path.join(base, rel))
+    except Exception:  # noqa: BLE001 - a private GX helper: a surprise only disables the cache
+        return None, None
+    return Path(rel).as_posix(), [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+class _RowCache:
+    """Index fields per result file, valid while its (mtime, size, inode) is unchanged; rewritten
+    atomically and only when it changed; rows of another module version are ignored."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.old: dict[str, Any] = {}
+        if path is not None:
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("version") == _VERSION \
+                        and isinstance(data.get("rows"), dict):
+                    self.old = data["rows"]
+        self.new: dict[str, Any] = {}
+
+    def get(self, name: str, stamp: list[int]) -> dict | None:
+        entry = self.old.get(name)
+        row = entry.get("row") if isinstance(entry, dict) and entry.get("stamp") == stamp else None
+        if not (isinstance(row, dict) and set(row) == set(_CACHED)):
+            return None
+        self.new[name] = entry
+        return row
+
+    def put(self, name: str, stamp: list[int], row: dict) -> None:
+        self.new[name] = {"stamp": stamp, "row": row}
+
+    def save(self) -> None:
+        if self.path is None or self.new == self.old:
+            return
+        atomic_write(self.path, json.dumps({"version": _VERSION, "rows": self.new},
+                                           sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def _page_path(site: Path, section: str, parts: Iterable[str]) -> Path:
+    parts = list(parts)
+    return site.joinpath(section, *parts[:-1], parts[-1] + ".html")
+
+
+_REMOTE_SITE = Path("/er-expectations-remote-site")  # stands for a site not on this filesystem
+
+
+def _href(target: Path, site: Path) -> str | None:
+    """The relative link from the index to ``target``; None when the page is not built (not
+    checked for a site that is not on the local filesystem)."""
+    if site == _REMOTE_SITE or target.is_file():
+        return quote(target.relative_to(site).as_posix())
+    return None
+
+
+def results_without_pages(context: Any, site: Path) -> list:
+    """Stored validation results whose page is missing from ``site`` (a run killed between
+    storing its results and building its pages), readable ones only: a damaged result stays
+    listed as an error in the index, with nothing built for it."""
+    store = context.validation_results_store
+    missing = []
+    for key in store.list_keys():
+        if _page_path(site, "validations", key.to_tuple()).is_file():
+            continue
+        try:
+            _read_result(store, key)
+        except Exception:  # noqa: BLE001 - unreadable: the index shows it as an error
+            continue
+        missing.append(key)
+    return missing
+
+
+def _rows(context: Any, site: Path, cache: _RowCache) -> list[_Row]:
+    store = context.validation_results_store
+    backend = getattr(store, "store_backend", None)
+    rows = []
+    for key in store.list_keys():
+        run_id = key.run_id
+        row = _Row("error", run_id.run_time, str(run_id.run_name or "__none__"),
+                   str(key.batch_identifier or "__none__"), key.expectation_suite_identifier.name,
+                   _href(_page_path(site, "validations", key.to_tuple()), site))
+        name, stamp = _stamp(backend, key)
+        try:
+            fields = cache.get(name, stamp) if name and stamp else None
+            if fields is None:
+                fields = _digest(_read_result(store, key))
+                if name and stamp:
+                    cache.put(name, stamp, fields)
+        except Exception as exc:  # noqa: BLE001 - an unreadable result must not hide the others
+            fields = {"status": "error", "details": f"result could not be read: {type(exc).__name__}"}
+        row.status, row.fields = fields["status"], fields
+        rows.append(row)
+    return sorted(rows, key=_Row.sort_key)
+
+
+def _fmt_time(t: _dt.datetime | None) -> str:
+    if t is None:
+        return "unknown"
+    if t.tzinfo is not None:
+        return t.astimezone(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return t.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _tally(rows: list[_Row]) -> dict[str, int]:
+    return {s: sum(r.status == s for r in rows) for s in ("passed", "warnings", "failed", "error")}
+
+
+def index_html(context: Any, site: Path, cache: _RowCache | None = None) -> str:
+    """The index page of ``site``: every stored validation result and every suite."""
+    rows = _rows(context, site, cache or _RowCache(None))
+    runs: list[dict[str, Any]] = []
+    for row in rows:
+        if not runs or (runs[-1]["time"], runs[-1]["name"]) != (row.run_time, row.run_name):
+            runs.append({"time": row.run_time, "name": row.run_name,
+                         "when": _fmt_time(row.run_time), "rows": []})
+        runs[-1]["rows"].append(row)
+    for run in runs:
+        run["tally"] = _tally(run["rows"])
+    names: set[str] = {r.suite for r in rows}
+    with contextlib.suppress(Exception):  # a broken suite file must not break the index
+        names |= {str(k.name) for k in context.expectations_store.list_keys()}
+    suites = []
+    for name in sorted(names):
+        mine = [r for r in rows if r.suite == name]
+        suites.append({"name": name, "results": len(mine),
+                       "failed": sum(r.status in ("failed", "error") for r in mine),
+                       "warnings": sum(r.status == "warnings" for r in mine),
+                       "href": _href(_page_path(site, "expectations", name.split(".")), site)})
+    return _environment().get_template("index.html.j2").render(
+        runs=runs, total=len(rows), overall=_tally(rows), suites=suites, fmt_time=_fmt_time,
+        home="")
+
+
+def write_index(context: Any, site_name: str = "local_site", *, site: Path | None = None) -> Path:
+    """Write ``index.html`` of the filesystem site ``site_name`` (folder ``site`` when known),
+    atomically and only when its text changed, and return its path; the rows of unchanged result
+    files come from the cache."""
+    site = site if site is not None else local_site_dir(context, site_name)
+    with contextlib.suppress(OSError):
+        (site / _OLD_CACHE_FILE).unlink()
+    cache = _RowCache(site / _CACHE_FILE)
+    page = index_html(context, site, cache)
+    index = site / "index.html"
+    if not index.is_file() or index.read_text(encoding="utf-8", errors="replace") != page:
+        atomic_write(index, page)
+    cache.save()
+    return index
+
+
+class OfflineSiteIndexBuilder(DefaultSiteIndexBuilder):
+    """Writes the static, escaped index of :func:`index_html` instead of GX's scripted one."""
+
+    def build(self, skip_and_clean_missing: bool = True, build_index: bool = True) -> tuple:
+        if not build_index:
+            return None, None
+        backend = getattr(self.target_store, "store_backends", {}).get("index_page")
+        base = getattr(backend, "full_base_directory", None)
+        try:
+            site = Path(base) if isinstance(base, str) else local_site_dir(self.data_context,
+                                                                          self.site_name)
+            return write_index(self.data_context, self.site_name, site=site).resolve().as_uri(), None
+        except LookupError:  # not on the local filesystem: no page links, no cache
+            page = index_html(self.data_context, _REMOTE_SITE)
+            return self.target_store.write_index_page(page), None
