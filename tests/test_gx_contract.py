@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import great_expectations as gx
 import numpy as np
@@ -209,18 +210,11 @@ def test_suite_round_trips_through_a_file_context(tmp_path):
     assert again.expectations[1].weights == {"column": "w"} and again.expectations[1].beta == 0.5
 
 
-def test_checkpoint_internals_used_by_the_runner_exist():
-    """The runner executes a checkpoint's validation definitions one by one (progress bar) and
-    then its actions once, through these GX 1.24 internals of ``Checkpoint.run``."""
-    import inspect
+def test_the_runner_uses_no_private_gx_api():
+    """The runner stores one checkpoint per release, runs each with ``Checkpoint.run`` and builds
+    Data Docs once with ``build_data_docs``: public GX APIs only (no ``._name`` of a GX object)."""
+    import re
 
-    from great_expectations.checkpoint.checkpoint import Checkpoint
-
-    params = {name: list(inspect.signature(getattr(Checkpoint, name)).parameters)
-              for name in ("_build_result_key", "_construct_result", "_run_actions")}
-    assert params["_build_result_key"][1:] == ["validation_definition", "run_id", "batch_identifier"]
-    assert params["_construct_result"][1:] == ["run_id", "run_results"]
-    assert params["_run_actions"][1:] == ["checkpoint_result"]
-    from great_expectations.core.validation_definition import ValidationDefinition
-
-    assert "checkpoint_id" in inspect.signature(ValidationDefinition.run).parameters
+    source = (Path(__file__).resolve().parents[1] / "er_expectations" / "gx" / "runner.py").read_text(encoding="utf-8")
+    assert not re.search(r"\b(combined|checkpoint|ctx|context|cp|vd)\._[a-z]", source)
+    assert "SLF001" not in source

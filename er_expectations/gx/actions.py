@@ -8,12 +8,11 @@ same action type twice (do not ``importlib.reload`` it).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from .data_docs import configure_site, local_site_dir, results_without_pages, write_index
+from .data_docs import build_site
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -45,28 +44,5 @@ class OfflineDataDocsAction(ValidationAction):
         self, checkpoint_result: CheckpointResult, action_context: ActionContext | None = None
     ) -> dict:
         context = self._resolve_context().context
-        changed = configure_site(context, self.site_name)
-        try:
-            site: Path | None = local_site_dir(context, self.site_name)
-        except LookupError:  # a site on another store (S3, ...): nothing to check on disk
-            site = None
-        if changed or (self.build and site is not None and not (site / "index.html").is_file()):
-            identifiers = None  # everything: the pages on disk came from another view
-        elif self.build:
-            from great_expectations.data_context.types.resource_identifiers import (
-                ExpectationSuiteIdentifier,
-            )
-
-            identifiers = list(checkpoint_result.run_results) if checkpoint_result else []
-            if site is not None:
-                identifiers += [k for k in results_without_pages(context, site) if k not in identifiers]
-            suites = {key.expectation_suite_identifier.name for key in identifiers}
-            identifiers += [ExpectationSuiteIdentifier(name=name) for name in sorted(suites)]
-            if not identifiers:  # GX would read an empty list as "build everything"
-                if site is not None:
-                    write_index(context, self.site_name, site=site)
-                return {"site_dir": str(site) if site else None, "rebuilt": False}
-        else:
-            return {"site_dir": str(site) if site else None, "rebuilt": False}
-        context.build_data_docs(site_names=[self.site_name], resource_identifiers=identifiers)
-        return {"site_dir": str(site) if site else None, "rebuilt": identifiers is None}
+        identifiers = list(checkpoint_result.run_results) if checkpoint_result else []
+        return build_site(context, self.site_name, identifiers if self.build else None)

@@ -65,6 +65,7 @@ __all__ = [
     "OfflineSiteIndexBuilder",
     "SeverityValidationResultsPageRenderer",
     "Verdict",
+    "build_site",
     "write_index",
     "configure_site",
     "index_html",
@@ -736,3 +737,41 @@ class OfflineSiteIndexBuilder(DefaultSiteIndexBuilder):
         except LookupError:  # not on the local filesystem: no page links, no cache
             page = index_html(self.data_context, _REMOTE_SITE)
             return self.target_store.write_index_page(page), None
+
+
+def build_site(context: Any, site_name: str, results: list | None) -> dict[str, Any]:
+    """Keep the local site ``site_name`` on the offline pages and build what a run needs.
+
+    Points the site's configuration at the offline view, renderer and index builder (when that
+    changed it, or the site was never built, everything is rebuilt once). With ``results``
+    (validation result identifiers), their pages, those an interrupted earlier run did not
+    build, their suites' pages and the index are built in ONE GX build; ``None`` builds nothing
+    more (GX's ``UpdateDataDocsAction`` does it). Used by :class:`~.actions.OfflineDataDocsAction`
+    and the runner.
+    """
+    from great_expectations.data_context.types.resource_identifiers import (
+        ExpectationSuiteIdentifier,
+    )
+
+    changed = configure_site(context, site_name)
+    try:
+        site: Path | None = local_site_dir(context, site_name)
+    except LookupError:  # a site on another store (S3, ...): nothing to check on disk
+        site = None
+    shown = str(site) if site else None
+    if changed or (results is not None and site is not None and not (site / "index.html").is_file()):
+        identifiers = None  # everything: the pages on disk came from another view
+    elif results is not None:
+        identifiers = list(results)
+        if site is not None:
+            identifiers += [k for k in results_without_pages(context, site) if k not in identifiers]
+        suites = {key.expectation_suite_identifier.name for key in identifiers}
+        identifiers += [ExpectationSuiteIdentifier(name=name) for name in sorted(suites)]
+        if not identifiers:  # GX would read an empty list as "build everything"
+            if site is not None:
+                write_index(context, site_name, site=site)
+            return {"site_dir": shown, "rebuilt": False}
+    else:
+        return {"site_dir": shown, "rebuilt": False}
+    context.build_data_docs(site_names=[site_name], resource_identifiers=identifiers)
+    return {"site_dir": shown, "rebuilt": identifiers is None}

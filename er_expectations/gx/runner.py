@@ -792,13 +792,13 @@ class _Project:
         # site's offline view and index builder (GX's UpdateDataDocsAction builds once per result)
         return [OfflineDataDocsAction(name="data_docs", site_name=site, build=True)]
 
-    def checkpoint(self, name: str, definitions: Sequence[Any]) -> Any:
-        """A stored GX checkpoint over ``definitions`` with the YAML's actions (Data Docs)."""
+    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True) -> Any:
+        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or none."""
         return self.ctx.checkpoints.add_or_update(
             self.gx.Checkpoint(
                 name=name,
                 validation_definitions=list(definitions),
-                actions=self._actions(),
+                actions=self._actions() if actions else [],
                 result_format={"result_format": "SUMMARY"},
             )
         )
@@ -818,10 +818,11 @@ class _Project:
             return None
         return urls[0].get("site_url") if urls else None
 
-    def finish_docs(self, site: str) -> Path:
-        """The index page of the site the checkpoint's action built (nothing is rebuilt)."""
-        from .data_docs import local_site_dir
+    def build_docs(self, site: str, results: list[Any]) -> Path:
+        """One Data Docs build for the run's ``results``; returns the index page."""
+        from .data_docs import build_site, local_site_dir
 
+        build_site(self.ctx, site, results)
         return (Path(local_site_dir(self.ctx, site)) / "index.html").resolve()
 
 
@@ -908,18 +909,15 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         suites=suite_names,
     )
     site = prepared.site_name
-    # One stored GX checkpoint per release (GX's own tools can re-run a single release) and
-    # one over all the selected releases, which this run executes: each validation definition
-    # under a progress bar, then the checkpoint's actions once (one Data Docs build, not one
-    # per release), exactly as ``Checkpoint.run`` would do it.
+    # One stored GX checkpoint per release, run here with ``Checkpoint.run`` under a progress
+    # bar, without actions; then ONE Data Docs build for the whole run. The checkpoint over all
+    # the selected releases is stored too, with the Data Docs action, for GX's own tools.
     per_release = {}
     for release in selected:
         name = names[release.label]
         vds = project.validation_definitions(name, definitions[release.label], suites)
-        project.checkpoint(f"{project.name}__{name}", vds)
-        per_release[release.label] = vds
-    combined = project.checkpoint(project.name, [vd for vds in per_release.values() for vd in vds])
-    run_results: dict[Any, Any] = {}
+        per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
+    combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions])
     labels_by_result: dict[Any, str] = {}
     bar = tqdm(
         selected,
@@ -932,13 +930,9 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     try:
         for release in bar:
             bar.set_postfix_str(release.label, refresh=False)
+            result = per_release[release.label].run(run_id=run_id)
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
-            for vd in per_release[release.label]:
-                validation = vd.run(checkpoint_id=combined.id, run_id=run_id,
-                                    result_format=combined.result_format)
-                identifier = combined._build_result_key(  # noqa: SLF001 - pinned GX 1.24 (contract test)
-                    validation_definition=vd, run_id=run_id, batch_identifier=validation.batch_id)
-                run_results[identifier] = validation
+            for identifier, validation in result.run_results.items():
                 labels_by_result[identifier] = release.label
                 stats = validation.statistics or {}
                 outcome.evaluated += int(stats.get("evaluated_expectations", 0))
@@ -952,18 +946,15 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
             report.releases.append(outcome)
     finally:
         bar.close()
-    result = combined._construct_result(run_id=run_id, run_results=run_results)  # noqa: SLF001
-    combined._run_actions(checkpoint_result=result)  # noqa: SLF001
+
+    # (e) Data Docs: this run's pages, the pages an interrupted run missed and the index
     if site is not None:
+        report.data_docs_index = project.build_docs(site, list(labels_by_result))
         by_label = {o.label: o for o in report.releases}
         for identifier, label in labels_by_result.items():
             page = project.page(identifier, site)
             if page:
                 by_label[label].pages.append(page)
-
-    # (e) Data Docs once more, then the summary
-    if site is not None:
-        report.data_docs_index = project.finish_docs(site)
     report.elapsed = time.perf_counter() - started
     _print_summary(report, out)
     return report
