@@ -39,9 +39,11 @@ def parse_weights(weights: object, columns: list[str] | None = None) -> WeightsS
     if isinstance(weights, WeightsSpec):
         return weights
     if isinstance(weights, dict):
-        if set(weights) != {"column"} or not isinstance(weights["column"], str):
+        if set(weights) != {"column"} or not isinstance(weights["column"], str) or not weights["column"]:
             raise InputError(f"weights={weights!r}: give 'cluster_size', 'uniform' or {{'column': <name>}}")
         return WeightsSpec("column", weights["column"])
+    if isinstance(weights, str) and not weights:
+        raise InputError("weights='': give 'cluster_size', 'uniform' or the name of a weights column")
     if isinstance(weights, str):
         if weights in DESIGNS:
             return WeightsSpec(weights)

@@ -7,7 +7,6 @@ replacement, SPEC 2.1), which is the same as repeating the row.
 
 from __future__ import annotations
 
-import difflib
 import math
 import secrets
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..errors import InputError
+from ..hints import did_you_mean
 
 __all__ = [
     "CI_METHODS",
@@ -59,8 +59,8 @@ def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
 def check_ci_method(ci_method: str, *, parameter: str = "ci_method") -> str:
     """Validate an interval method: one of :data:`CI_METHODS` (SPEC 6)."""
     if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
-        close = difflib.get_close_matches(str(ci_method), CI_METHODS, n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = did_you_mean(str(ci_method), CI_METHODS)
+        hint = f"; {close}" if close else ""
         raise InputError(f"{parameter}={ci_method!r} is not an interval method{hint} "
                          f"Use one of: {', '.join(CI_METHODS)}")
     return ci_method

@@ -214,10 +214,10 @@ def resolve_metrics(metrics: str | Iterable[str] | None, *, names: bool) -> tupl
         if not isinstance(m, str):
             raise InputError(f"metrics: {m!r} is not a metric id (a text such as 'pairwise_precision')")
         if m not in METRICS:
-            import difflib
+            from ..hints import did_you_mean
 
-            close = difflib.get_close_matches(str(m), list(METRICS), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            close = did_you_mean(m, list(METRICS))
+            hint = f"; {close}" if close else ""
             raise InputError(f"metrics: unknown metric id {m!r}{hint} Known ids: {', '.join(METRICS)}")
         if m in NAME_STATISTICS and not names:
             raise InputError(f"metrics: {m!r} needs a name column; pass name=<column>")

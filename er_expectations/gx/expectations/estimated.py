@@ -18,6 +18,7 @@ from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ...api import sample_error_frame
+from ...engines.base import parse_weights
 from ...stats import (
     DEFAULT_N_BOOT,
     METRICS,
@@ -80,12 +81,7 @@ class _SampledExpectation(ERExpectation):
 
     @pydantic.validator("weights")
     def _check_weights(cls, w):
-        if isinstance(w, dict):
-            if set(w) != {"column"}:
-                raise ValueError("weights must be 'cluster_size', 'uniform' or {'column': <name>}")
-            return w
-        if not w:
-            raise ValueError("weights must be 'cluster_size', 'uniform' or {'column': <name>}")
+        parse_weights(w)  # the one parser of the option (engines.base); raises InputError (a ValueError)
         return w
 
     def _sample_value(self, name_column: str | None = None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from ...stats import parse_hill_orders
 from ...text import fmt_number, fmt_q, range_phrase, statistic_label
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from ._base import BoundedExpectation, json_number
@@ -28,10 +29,8 @@ __all__ = [
 
 
 def parse_q(q: Any) -> float:
-    """Hill order from a number or 'inf'."""
-    if isinstance(q, str) and q.strip().lower() in {"inf", ".inf", "infinity"}:
-        return math.inf
-    return float(q)
+    """Hill order from a number or 'inf' (:func:`~er_expectations.stats.parse_hill_orders`)."""
+    return parse_hill_orders((q,), parameter="q")[0]
 
 
 class _ClusteringStatisticExpectation(BoundedExpectation):
@@ -125,12 +124,7 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
 
     @pydantic.validator("q")
     def _check_q(cls, q):
-        try:
-            value = parse_q(q)
-        except (TypeError, ValueError):
-            raise ValueError(f"q={q!r} is not a number; give q >= 0 or 'inf'") from None
-        if math.isnan(value) or value < 0:
-            raise ValueError(f"q={q!r}: Hill numbers are defined for q >= 0")
+        value = parse_q(q)  # InputError (a ValueError) with the reason
         return "inf" if math.isinf(value) else value
 
     @classmethod
@@ -143,7 +137,10 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
     @classmethod
     def _label(cls, kwargs: dict[str, Any]) -> str:
         q = kwargs.get("q")
-        return f"Hill number of order {fmt_q(parse_q(q)) if q is not None else '?'}"
+        try:
+            return f"Hill number of order {fmt_q(parse_q(q))}"
+        except ValueError:  # a page of a stored result with a bad q still renders
+            return "Hill number of order ?"
 
 
 class _NamedStatisticExpectation(_ClusteringStatisticExpectation):
