@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +32,7 @@ from er_expectations.config import (
     scaffold_suite,
 )
 from er_expectations.config.scaffold import yaml_scalar
+from er_expectations.config.yamlnodes import read_yaml
 
 DATA = Path(__file__).parent / "data" / "config"
 PACKAGE_DATA = Path(__file__).parent.parent / "er_expectations" / "data" / "patentsview"
@@ -387,7 +387,7 @@ def test_quoted_numbers_and_wrong_text_types(tmp_path):
         """
         - expectation: expect_matching_rate_to_be_between
           min_value: "0.5"
-          note: yes
+          note: true
         - expectation: expect_estimated_homogeneity_to_be_between
           min_value: 0.1
           weights: size
@@ -400,7 +400,7 @@ def test_quoted_numbers_and_wrong_text_types(tmp_path):
     issues = issues_of(path)
     assert [(issue.line, issue.message) for issue in issues] == [
         (7, "min_value: expected a number, got the string '0.5'"),
-        (8, "note: expected text, got the boolean yes (YAML reads 'yes' as true)"),
+        (8, "note: expected text, got the boolean true"),
         (
             11,
             "weights: expected 'cluster_size' or 'uniform' or {column: <weight column>}, "
@@ -410,7 +410,34 @@ def test_quoted_numbers_and_wrong_text_types(tmp_path):
         (15, "weights: a weights mapping takes the single key 'column', got 'col'"),
     ]
     assert issues[0].hint == "remove the quotes: min_value: 0.5"
-    assert issues[1].hint == 'put it in quotes: "yes"'
+    assert issues[1].hint == 'put it in quotes: "true"'
+
+
+def test_yaml_1_2_reads_yes_and_on_as_text(tmp_path):
+    """YAML 1.2 (ruamel.yaml): yes/no/on/off are text and 010 is ten, not YAML 1.1's guesses."""
+    path = suite_with(
+        tmp_path,
+        """
+        - expectation: expect_matching_rate_to_be_between
+          min_value: 0.5
+          note: yes
+        - expectation: expect_matching_rate_to_be_between
+          min_value: 0.5
+          strict_min: on
+        - expectation: expect_hill_number_to_be_between
+          q: 010
+          min_value: 1
+    """,
+    )
+    issues = issues_of(path)
+    assert [(issue.line, issue.message) for issue in issues] == [
+        (11, "strict_min: expected true or false, got the string 'on'"),
+    ]
+    text = "".join(line for line in path.read_text().splitlines(keepends=True) if "strict_min: on" not in line)
+    (tmp_path / "ok.yml").write_text(text)
+    suite = load_suite(tmp_path / "ok.yml")
+    assert suite.expectations[0].note == "yes"
+    assert suite.expectations[2].kwargs["q"] == 10
 
 
 # -- booleans and infinity ---------------------------------------------------------------
@@ -435,7 +462,10 @@ def test_booleans_are_not_numbers(tmp_path, text):
         (10, "min_value: expected a number"),
         (11, "ci_level: expected a number"),
     ]
-    assert all("got the boolean" in issue.message for issue in issues)
+    if text in ("yes", "on"):  # YAML 1.2: text, not a boolean
+        assert all(f"got the string '{text}'" in issue.message for issue in issues)
+    else:
+        assert all("got the boolean" in issue.message for issue in issues)
 
 
 @pytest.mark.parametrize("text", [".inf", "inf", "Inf", '"inf"', "+.inf", "infinity", ".INF"])
@@ -1084,9 +1114,9 @@ def test_scaffold_checkpoint_round_trips(tmp_path):
 @settings(deadline=None)
 @given(st.text())
 def test_yaml_scalar_reads_back_as_the_same_text(text):
-    assert yaml.safe_load(f"key: {yaml_scalar(text)}  # comment\n")["key"] == text
-    assert yaml.safe_load(f"key: [{yaml_scalar(text)}, x]\n")["key"] == [text, "x"]
-    assert yaml.safe_load(f"key: {{a: {yaml_scalar(text)}, b: x}}\n")["key"] == {
+    assert read_yaml(f"key: {yaml_scalar(text)}  # comment\n")["key"] == text
+    assert read_yaml(f"key: [{yaml_scalar(text)}, x]\n")["key"] == [text, "x"]
+    assert read_yaml(f"key: {{a: {yaml_scalar(text)}, b: x}}\n")["key"] == {
         "a": text,
         "b": "x",
     }

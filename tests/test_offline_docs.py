@@ -172,12 +172,14 @@ def _remote_refs(text: str) -> tuple[list[str], int]:
 
 def _write_test_site_config(root: Path, site: dict) -> None:
     """Put ``site`` back as the project's local_site in great_expectations.yml (old-kind sites)."""
-    import yaml
+    from ruamel.yaml import YAML
 
+    yaml = YAML(typ="safe", pure=True)
     path = root / "gx" / "great_expectations.yml"
-    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config = yaml.load(path.read_text(encoding="utf-8"))
     config["data_docs_sites"]["local_site"] = site
-    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    with path.open("w", encoding="utf-8") as handle:
+        yaml.dump(config, handle)
 
 
 GX_DEFAULT_SITE = {"class_name": "SiteBuilder", "show_how_to_buttons": True,
@@ -200,9 +202,9 @@ def test_checkpoint_round_trips_the_action(demo):
 
 
 def test_the_site_is_configured_with_our_view_renderer_and_index_builder(demo):
-    import yaml
+    from er_expectations.config.yamlnodes import read_yaml
 
-    config = yaml.safe_load((demo["root"] / "gx" / "great_expectations.yml").read_text())
+    config = read_yaml((demo["root"] / "gx" / "great_expectations.yml").read_text())
     site = config["data_docs_sites"]["local_site"]
     module = "er_expectations.gx.data_docs"
     assert site["site_index_builder"] == {"module_name": module, "class_name": "OfflineSiteIndexBuilder"}

@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-import yaml
+from ruamel.yaml.error import YAMLError
+
+from .yamlnodes import read_yaml
 
 __all__ = ["double_quoted", "scaffold_checkpoint", "scaffold_suite", "yaml_scalar"]
 
@@ -64,8 +66,8 @@ def _plain_is_safe(text: str) -> bool:
     if not text or text != text.strip() or _QUOTE_CHARACTERS & set(text) or text[0] in "-?":
         return False
     try:
-        return yaml.safe_load(text) == text
-    except yaml.YAMLError:
+        return read_yaml(text) == text
+    except YAMLError:
         return False
 
 

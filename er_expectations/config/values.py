@@ -136,7 +136,7 @@ def _number(name: str, node: Node, *, allow_inf: bool) -> float:
                 "infinity is not allowed for this parameter",
             )
         parsed = _float_or_none(value)
-        if parsed is not None and not node.quoted:  # PyYAML reads 1e-3 as a string
+        if parsed is not None and not node.quoted:  # plain text Python reads as a number (1_000)
             return parsed
         if parsed is not None:
             hint = f"remove the quotes: {_key(name)}: {value.strip()}"

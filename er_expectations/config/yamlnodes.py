@@ -1,10 +1,11 @@
 """Location-aware YAML: every key and value keeps the line and column it came from.
 
-PyYAML's composer (``yaml.compose`` with the safe loader) builds a node graph whose nodes
-carry ``start_mark``; this module turns that graph into a small tree of :class:`Node`
-objects, with the scalars converted by PyYAML's safe constructor. Along the way it
-reports, instead of silently resolving them, the things plain ``yaml.safe_load`` hides:
-duplicate keys in a mapping (PyYAML keeps the last one), keys that are not scalars,
+ruamel.yaml's composer (YAML 1.2, the safe constructor; ruamel.yaml comes with GX) builds a
+node graph whose nodes carry ``start_mark``; this module turns that graph into a small tree
+of :class:`Node` objects, with the scalars converted by the safe constructor. YAML 1.2 reads
+``yes``/``no``/``on``/``off`` as text and ``010`` as ten, where YAML 1.1 loaders guess a
+boolean or an octal number. Along the way it reports, instead of silently resolving them,
+the things a plain loader hides: duplicate keys in a mapping, keys that are not scalars,
 unknown tags, recursive aliases.
 """
 
@@ -16,15 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from yaml.constructor import ConstructorError
-from yaml.error import MarkedYAMLError
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-from yaml.reader import ReaderError
+from ruamel.yaml import YAML
+from ruamel.yaml.constructor import ConstructorError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from ruamel.yaml.nodes import Node as YAMLNode
+from ruamel.yaml.reader import ReaderError
 
 from .errors import IssueCollector
 
-__all__ = ["Node", "compose_file", "compose_text", "describe"]
+__all__ = ["Node", "compose_file", "compose_text", "describe", "read_yaml"]
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -140,7 +142,7 @@ def compose_file(path: str | Path, issues: IssueCollector) -> Node | None:
 def compose_text(text: str, issues: IssueCollector) -> Node | None:
     """Compose YAML source text into a :class:`Node` tree (``None`` if nothing usable)."""
     try:
-        raw = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = _yaml().compose(text)
     except MarkedYAMLError as error:
         _report_yaml_error(error, issues)
         return None
@@ -154,13 +156,27 @@ def compose_text(text: str, issues: IssueCollector) -> Node | None:
             "remove the control character (YAML files hold printable text)",
         )
         return None
-    except yaml.YAMLError as error:  # pragma: no cover - PyYAML marks its other errors
+    except YAMLError as error:  # pragma: no cover - ruamel.yaml marks its other errors
         issues.add(None, f"invalid YAML: {error}")
         return None
     if raw is None:
         issues.add((1, 1), "the file is empty", "see the documented layout of this file")
         return None
     return _Builder(issues).build(raw)
+
+
+def _yaml() -> YAML:
+    """A YAML 1.2 reader with the safe constructor (no Python objects from tags)."""
+    return YAML(typ="safe", pure=True)
+
+
+def read_yaml(text: str) -> object:
+    """Plain data from YAML text, read as this module reads files (YAML 1.2, safe)."""
+    return _yaml().load(text)
+
+
+def _tag(node: YAMLNode) -> str:
+    return str(getattr(node.tag, "value", node.tag))
 
 
 def _report_yaml_error(error: MarkedYAMLError, issues: IssueCollector) -> None:
@@ -190,15 +206,15 @@ def _report_yaml_error(error: MarkedYAMLError, issues: IssueCollector) -> None:
 
 
 class _Builder:
-    """Converts PyYAML nodes into :class:`Node` trees, reporting what it cannot accept."""
+    """Converts ruamel.yaml nodes into :class:`Node` trees, reporting what it cannot accept."""
 
     def __init__(self, issues: IssueCollector) -> None:
         self.issues = issues
-        self.constructor = yaml.SafeLoader("")
+        self.constructor = _yaml().constructor
         self.in_progress: set[int] = set()
         self.count = 0
 
-    def build(self, raw: yaml.Node) -> Node:
+    def build(self, raw: YAMLNode) -> Node:
         line, column = raw.start_mark.line + 1, raw.start_mark.column + 1
         self.count += 1
         if self.count > _NODE_LIMIT:
@@ -246,20 +262,20 @@ class _Builder:
         return Node("scalar", value, line, column, text=raw.value, quoted=raw.style is not None)
 
     def _sequence(self, raw: SequenceNode, line: int, column: int) -> Node:
-        if raw.tag != _SEQ_TAG:
+        if _tag(raw) != _SEQ_TAG:
             self.issues.add(
                 (line, column),
-                f"unsupported tag {raw.tag!r} on a list",
+                f"unsupported tag {_tag(raw)!r} on a list",
                 "remove the tag (the '!...' prefix)",
             )
             return Node("invalid", None, line, column)
         return Node("sequence", tuple(self.build(item) for item in raw.value), line, column)
 
     def _mapping(self, raw: MappingNode, line: int, column: int) -> Node:
-        if raw.tag != _MAP_TAG:
+        if _tag(raw) != _MAP_TAG:
             self.issues.add(
                 (line, column),
-                f"unsupported tag {raw.tag!r} on a mapping",
+                f"unsupported tag {_tag(raw)!r} on a mapping",
                 "remove the tag (the '!...' prefix)",
             )
             return Node("invalid", None, line, column)
@@ -267,7 +283,7 @@ class _Builder:
         index: dict[str, int] = {}
         merged: list[tuple[Node, Node]] = []
         for raw_key, raw_value in raw.value:
-            if isinstance(raw_key, ScalarNode) and raw_key.tag == _MERGE_TAG:
+            if isinstance(raw_key, ScalarNode) and _tag(raw_key) == _MERGE_TAG:
                 merged.extend(self._merge_source(raw_value))
                 continue
             key = self.build(raw_key)
@@ -298,7 +314,7 @@ class _Builder:
                 pairs.append((key, value))
         return Node("mapping", tuple(pairs), line, column, _keys=index)
 
-    def _merge_source(self, raw: yaml.Node) -> list[tuple[Node, Node]]:
+    def _merge_source(self, raw: YAMLNode) -> list[tuple[Node, Node]]:
         sources = raw.value if isinstance(raw, SequenceNode) else [raw]
         pairs: list[tuple[Node, Node]] = []
         for source in sources:

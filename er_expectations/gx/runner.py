@@ -622,11 +622,13 @@ def _check_project(project_dir: Path, site_name: str | None, checkpoint: Checkpo
 def _project_sites(config_file: Path) -> set[str]:
     if not config_file.is_file():
         return {_DEFAULT_SITE}
-    import yaml
+    from ruamel.yaml.error import YAMLError
+
+    from ..config.yamlnodes import read_yaml
 
     try:
-        config = yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        config = read_yaml(config_file.read_text(encoding="utf-8")) or {}
+    except (OSError, YAMLError):
         return set()
     sites = config.get("data_docs_sites") if isinstance(config, dict) else None
     return set(sites) if isinstance(sites, dict) else set()
