@@ -206,7 +206,8 @@ def _name_column(names: pa.Array, name_dtype: str):
         return pd.array(names, dtype="str")
     values = np.asarray(names.to_pylist(), dtype=object)
     if name_dtype == "object":
-        return values
+        # a Series: an object ndarray or array would be inferred as ``str`` by pandas 3
+        return pd.Series(values, dtype=object, copy=False)
     return pd.Categorical(values)
 
 
@@ -372,7 +373,8 @@ def with_name_dtype(df: pd.DataFrame, name_dtype: str) -> pd.DataFrame:
     if name_dtype == "str" and df[NAME].dtype == "str":
         return df
     out = df.copy(deep=False)
-    out[NAME] = _name_column(pa.array(df[NAME].array, from_pandas=True), name_dtype)
+    column = _name_column(pa.array(df[NAME].array, from_pandas=True), name_dtype)
+    out[NAME] = column.set_axis(df.index) if isinstance(column, pd.Series) else column
     out.attrs = {**df.attrs}
     return out
 
