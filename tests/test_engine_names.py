@@ -39,7 +39,7 @@ HYP = settings(
 
 # Strings that differ only slightly (case, accents, spaces, empty) so that a coding that
 # normalised anything would be caught.
-STRINGS = ["a", "A", "a ", "", "é", "é", "b", "ab", "名前", "x" * 40]
+STRINGS = ["a", "A", "a ", "", "\u00e9", "e\u0301", "b", "ab", "\u540d\u524d", "x" * 40]
 NULLS = [None, math.nan, pd.NA]
 STRING_DTYPES = [
     "str",
@@ -233,3 +233,25 @@ def test_names_only_outside_the_benchmark_and_release():
     df.loc[3, "name"] = "x"  # now "x" sits on cluster 3 of the release too
     sample = benchmark_sample(df, prediction="pred", reference="ref", name="name")
     assert engine_flags(sample) == {"A": (True, False, True)}
+
+
+@pytest.mark.parametrize("dtype", STRING_DTYPES + ["object_mixed"])
+def test_near_identical_strings_stay_apart(dtype):
+    """Case, trailing space, empty string and the two Unicode forms of "é" are six names:
+    one per cluster gives no homonymy; a benchmark cluster holding all of them varies."""
+    near = ["a", "A", "a ", "", "\u00e9", "e\u0301"]
+    df = pd.DataFrame({
+        "pred": id_column(list(range(6)) + [9] * 6, "int"),
+        "ref": id_column([None] * 6 + [5] * 6, "int"),
+        "name": name_column(near + near[::-1], dtype),
+    })
+    table = clustering_table(df, cluster="pred", name="name")
+    assert (table.n_named_clusters, table.n_homonymous_clusters, table.n_varied_clusters) == (7, 7, 1)
+    apart = pd.DataFrame({"pred": id_column(list(range(6)), "int"), "name": name_column(near, dtype)})
+    table = clustering_table(apart, cluster="pred", name="name")
+    assert (table.n_named_clusters, table.n_homonymous_clusters, table.n_varied_clusters) == (6, 0, 0)
+    sample = benchmark_sample(df, prediction="pred", reference="ref", name="name")
+    assert engine_flags(sample) == {5: (True, True, True)}
+    alone = df.assign(pred=id_column([None] * 6 + [9] * 6, "int"))  # the six singletons leave
+    sample = benchmark_sample(alone, prediction="pred", reference="ref", name="name")
+    assert engine_flags(sample) == {5: (False, True, True)}
