@@ -67,10 +67,10 @@ def _factorize(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
 
 
-def _arrow_strings(values: pd.Series) -> pa.Array | None:
-    """The column as one Arrow string array when every non-null value is a ``str``, else None.
+def _arrow_strings(values: pd.Series) -> pa.Array | pa.ChunkedArray | None:
+    """The column as Arrow strings when every non-null value is a ``str``, else None.
 
-    Arrow-backed strings are taken as they are (no copy but the joining of chunks); an
+    Arrow-backed strings are taken as they are (no copy); an
     object column is converted, and kept only if Arrow infers a string type (so bytes,
     numbers or mixed values fall back to ``pd.factorize``). NaN, None and pd.NA become
     nulls, as they are nulls for ``pd.factorize``. Two ``str`` are equal iff their UTF-8
@@ -89,16 +89,25 @@ def _arrow_strings(values: pd.Series) -> pa.Array | None:
             return None
     else:
         return None
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return None
     return arr
 
 
-def _arrow_codes(indices: pa.Array) -> np.ndarray:
+def _arrow_codes(indices: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Arrow integer indices as int64 codes, −1 for null."""
-    return np.asarray(pc.fill_null(indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.asarray(pc.fill_null(indices, -1).to_numpy(), dtype=np.int64)
+
+
+def _dictionary_encode(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """Codes (−1 for null) and distinct values of Arrow strings, in one C++ hash pass.
+
+    The chunks of a chunked array are encoded against one shared dictionary.
+    """
+    encoded = pc.dictionary_encode(arr)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), arr.type))
+    return _arrow_codes(encoded.indices), encoded.dictionary
 
 
 def _factorize_names(values: pd.Series) -> tuple[np.ndarray, int]:
@@ -112,8 +121,8 @@ def _factorize_names(values: pd.Series) -> tuple[np.ndarray, int]:
         return np.asarray(values.cat.codes, dtype=np.int64), len(values.cat.categories)
     arr = _arrow_strings(values)
     if arr is not None:
-        encoded = pc.dictionary_encode(arr)
-        return _arrow_codes(encoded.indices), len(encoded.dictionary)
+        codes, dictionary = _dictionary_encode(arr)
+        return codes, len(dictionary)
     codes, uniques = _factorize(values)
     return codes, len(uniques)
 
@@ -369,10 +378,9 @@ class PandasRelease:
         _check_column(self.df, name, "name")
         arr = None if name in self._names else _arrow_strings(self.df[name])
         if arr is not None:
-            encoded = pc.dictionary_encode(arr.take(pa.array(rows)))
-            nb = _arrow_codes(encoded.indices)
-            n_names = len(encoded.dictionary)
-            pop = _arrow_codes(pc.index_in(arr, value_set=encoded.dictionary)) if n_names else nb[:0]
+            nb, dictionary = _dictionary_encode(arr.take(pa.array(rows)))
+            n_names = len(dictionary)
+            pop = _arrow_codes(pc.index_in(arr, value_set=dictionary)) if n_names else nb[:0]
         else:
             pop, n_names = self.name_codes(name)
             nb = pop[rows]
