@@ -70,11 +70,11 @@ def _factorize(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
 def _arrow_strings(values: pd.Series) -> pa.Array | pa.ChunkedArray | None:
     """The column as Arrow strings when every non-null value is a ``str``, else None.
 
-    Arrow-backed strings are taken as they are (no copy); an
-    object column is converted, and kept only if Arrow infers a string type (so bytes,
-    numbers or mixed values fall back to ``pd.factorize``). NaN, None and pd.NA become
-    nulls, as they are nulls for ``pd.factorize``. Two ``str`` are equal iff their UTF-8
-    bytes are, so Arrow's coding groups exactly as ``pd.factorize`` does.
+    Arrow-backed strings are taken as they are (no copy, chunks kept); an object column is
+    converted, and kept only if Arrow infers a string type (so bytes, numbers or mixed
+    values fall back to ``pd.factorize``). NaN, None and pd.NA become nulls, as they are
+    nulls for ``pd.factorize``. Two ``str`` are equal iff their UTF-8 bytes are, so Arrow's
+    coding groups exactly as ``pd.factorize`` does.
     """
     dtype = values.dtype
     arrow_type = dtype.pyarrow_dtype if isinstance(dtype, pd.ArrowDtype) else None
