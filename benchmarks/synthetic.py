@@ -27,13 +27,17 @@ How it is made (all vectorised numpy / pyarrow, no Python loop per record):
   from a pool of (number of entities / 2); distinct entities therefore share
   names (about 20 % of the entities). 25 % of the entities have a second name
   variant ("J. Smith" or "John Q. Smith") that 30 % of their records carry.
-  A small share of names is null.
+  A small share of names is null. With ``record_names`` (the many-names shape of
+  bench_core.py), that share of the records carries a name of its own (the entity's
+  name followed by the record number), so that large clusters hold thousands of
+  distinct names.
 * Benchmark: ``n_draws`` records are drawn uniformly with replacement (cluster
   size design, p_c proportional to |c|); the whole true cluster of each drawn record
   is labelled. ``draws`` counts how often each labelled cluster was drawn.
 
 Ids are int64 (``id_kind="int"``) or strings (``id_kind="str"``, pandas' ``str``
 dtype backed by pyarrow, ~15 characters like ``pv-000001234567``).
+Names are pandas' ``str`` dtype, or ``object`` / ``category`` (``name_dtype``).
 
 ``load_release`` caches releases as parquet in ``benchmarks/.cache/``.
 
