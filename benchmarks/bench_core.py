@@ -2,6 +2,7 @@
 
     python benchmarks/bench_core.py [--sizes 1e6 1e7] [--kinds int str] [--quick]
                                     [--shape zipf2|patentsview] [--no-patentsview]
+                                    [--many-names-sizes 2e6] [--name-dtypes str object]
                                     [--profile] [--out PATH]
 
 For each size and id kind, in the same process and on the same DataFrame:
@@ -11,6 +12,12 @@ For each size and id kind, in the same process and on the same DataFrame:
     ``erx.estimate(df, prediction, reference, draws="draws", name="name")`` with
     all metrics, best of ``--repeat``;
 ratio = (b) / (a). Absolute times depend on the machine; the ratio much less.
+
+Many names (``--many-names-sizes``, default 2e6): the same measurement on releases where
+half of the records carry a name of their own (``record_names=0.5``), so that the large
+benchmark clusters hold thousands of records and up to ~1,500 distinct names each
+(~65,000 distinct benchmark names, ~1.2M in the population at 2M records), for each id
+kind and each name dtype of ``--name-dtypes`` (pyarrow ``str``, ``object``, ``category``).
 
 Peak memory of (b) above its input, in separate runs:
 - tracemalloc peak (numpy and pandas report their buffers to it);
@@ -26,7 +33,8 @@ with the benchmark on mention_id; name = name_first + " " + name_last), total
 time of summarize + estimate over all releases, file reading excluded: the
 first (cold) pass and the best of ``--repeat`` passes.
 
-Targets: ratio <= 5 at 10M records; peak <= 3 x input; PatentsView < 2 s.
+Targets: ratio <= 5 at 10M records and, for the many-names shape, from 1M records;
+peak <= 3 x input; PatentsView < 2 s.
 Results are printed and written to benchmarks/results/core-<date>.json.
 """
 
@@ -71,6 +79,8 @@ INPUT_COLUMNS = [PREDICTION, REFERENCE, DRAWS, NAME]
 
 TARGET_RATIO = 5.0  # at 10M records
 TARGET_RATIO_AT = 10_000_000
+TARGET_RATIO_MANY_NAMES_AT = 1_000_000
+MANY_NAMES = 0.5  # share of records with a name of their own in the many-names shape
 TARGET_MEMORY = 3.0  # peak / input columns
 TARGET_PATENTSVIEW_S = 2.0
 
@@ -308,10 +318,24 @@ def bench_synthetic(
     memory: bool,
     profile_dir: Path | None,
     log: Callable[[str], None],
+    record_names: float = 0.0,
+    name_dtype: str = "str",
 ) -> dict:
     t0 = time.perf_counter()
-    df = synthetic.load_release(n_records, seed=0, id_kind=id_kind, shape=shape, cache=cache)
-    log(f"  data ready in {time.perf_counter() - t0:.1f} s ({len(df):,} records, {id_kind} ids)")
+    df = synthetic.load_release(
+        n_records,
+        seed=0,
+        id_kind=id_kind,
+        shape=shape,
+        record_names=record_names,
+        name_dtype=name_dtype,
+        cache=cache,
+    )
+    bench_names = df.loc[df[REFERENCE].notna(), NAME]
+    log(
+        f"  data ready in {time.perf_counter() - t0:.1f} s ({len(df):,} records, {id_kind} ids, "
+        f"{name_dtype} names: {bench_names.nunique():,} distinct on {len(bench_names):,} benchmark records)"
+    )
     truth = exact_pairwise(df)
     input_bytes = int(df[INPUT_COLUMNS].memory_usage(index=False, deep=True).sum())
 
@@ -387,7 +411,7 @@ def bench_synthetic(
         )
     profile = None
     if profile_dir is not None:
-        path = profile_dir / f"profile-{n_records:.0e}-{id_kind}.txt".replace("+", "")
+        path = profile_dir / f"profile-{run_key(n_records, id_kind, record_names, name_dtype)}.txt"
         profile_call(call, path)
         profile = (
             str(path.relative_to(HERE.parent)) if path.is_relative_to(HERE.parent) else str(path)
@@ -398,8 +422,12 @@ def bench_synthetic(
         "n_records": n_records,
         "id_kind": id_kind,
         "shape": shape,
+        "record_names": record_names,
+        "name_dtype": name_dtype,
         "n_benchmark_records": int(df[REFERENCE].notna().sum()),
         "n_benchmark_clusters": int(df[REFERENCE].nunique()),
+        "n_benchmark_names": int(bench_names.nunique()),
+        "n_names": int(df[NAME].nunique()),
         "n_draws": int(df.groupby(REFERENCE)[DRAWS].first().sum()),
         "groupby_s": groupby_best,
         "groupby_runs_s": runs["groupby"],
@@ -580,11 +608,22 @@ def environment() -> dict:
     }
 
 
+def run_key(n_records: int, id_kind: str, record_names: float = 0.0, name_dtype: str = "str") -> str:
+    """Short label of one synthetic run, e.g. ``1e07-int`` or ``2e06-str-many-object``."""
+    key = f"{n_records:.0e}-{id_kind}".replace("+", "")
+    if record_names:
+        key += "-many"
+    if name_dtype != "str":
+        key += f"-{name_dtype}"
+    return key
+
+
 def check_targets(runs: list[dict], pv: dict | None) -> dict:
     targets: dict[str, dict] = {}
     for r in runs:
-        key = f"{r['n_records']:.0e}-{r['id_kind']}".replace("+", "")
-        if r["n_records"] >= TARGET_RATIO_AT:
+        key = run_key(r["n_records"], r["id_kind"], r.get("record_names", 0.0), r.get("name_dtype", "str"))
+        at = TARGET_RATIO_MANY_NAMES_AT if r.get("record_names") else TARGET_RATIO_AT
+        if r["n_records"] >= at:
             targets[f"ratio {key}"] = {
                 "value": r["ratio"],
                 "limit": TARGET_RATIO,
@@ -609,10 +648,14 @@ def _cell(value: float | None, fmt: str, width: int) -> str:
     return f"{'-':>{width}}" if value is None else f"{value:>{width}{fmt}}"
 
 
+def _names_label(r: dict) -> str:
+    return ("many " if r.get("record_names") else "") + r.get("name_dtype", "str")
+
+
 def format_table(runs: list[dict], pv: dict | None, targets: dict) -> str:
     lines = []
     header = (
-        f"{'records':>11} {'ids':>4} {'(a) groupby':>12} {'(b) erx':>9} {'b/a':>6}"
+        f"{'records':>11} {'ids':>4} {'names':>13} {'(a) groupby':>12} {'(b) erx':>9} {'b/a':>6}"
         f" {'r/a':>6} {'b0/a':>6} {'name/a':>7} {'input MiB':>10} {'peak MiB':>9} {'peak/in':>8}"
         f" {'RSS/in':>7}"
     )
@@ -620,7 +663,8 @@ def format_table(runs: list[dict], pv: dict | None, targets: dict) -> str:
     for r in runs:
         peak = r.get("peak_bytes")
         lines.append(
-            f"{r['n_records']:>11,} {r['id_kind']:>4} {r['groupby_s']:>11.3f}s {r['core_s']:>8.3f}s"
+            f"{r['n_records']:>11,} {r['id_kind']:>4} {_names_label(r):>13}"
+            f" {r['groupby_s']:>11.3f}s {r['core_s']:>8.3f}s"
             + _cell(r["ratio"], ".2f", 7)
             + _cell(r.get("ratio_release"), ".2f", 7)
             + _cell(r.get("ratio_noname"), ".2f", 7)
@@ -632,6 +676,7 @@ def format_table(runs: list[dict], pv: dict | None, targets: dict) -> str:
         )
     lines.append(
         "(a) df.groupby(prediction).size(); (b) summarize + estimate with names, all metrics;"
+        "\nnames: name dtype; many = the many-names shape (half of the records carry a name of their own)."
         "\nr: the same through erx.Release (one aggregation); b0: (b) without names; name: pd.factorize(name column) alone; all best of runs."
         "\npeak = tracemalloc peak + sampled pyarrow peak of (b); RSS = rise of peak RSS."
     )
@@ -666,6 +711,8 @@ def run(
     diagnostics: bool = True,
     repeat: int = 3,
     shape: str = "zipf2",
+    many_names_sizes: list[int] | None = None,
+    name_dtypes: list[str] | None = None,
     patentsview: bool = True,
     cache: bool = True,
     memory: bool = True,
@@ -701,6 +748,29 @@ def run(
                     log=log,
                 )
             )
+    for n in many_names_sizes or []:
+        for kind in kinds:
+            for name_dtype in name_dtypes or ["str"]:
+                log(f"synthetic {n:,} records, {kind} ids, many names ({name_dtype})")
+                runs.append(
+                    bench_synthetic(
+                        n,
+                        kind,
+                        summarize,
+                        estimate,
+                        metrics=metrics,
+                        metrics_noname=metrics_noname,
+                        diagnostics=diagnostics,
+                        repeat=repeat,
+                        shape=shape,
+                        cache=cache,
+                        memory=memory,
+                        profile_dir=profile_dir,
+                        log=log,
+                        record_names=MANY_NAMES,
+                        name_dtype=name_dtype,
+                    )
+                )
     pv = None
     if patentsview:
         log("PatentsView")
@@ -718,6 +788,9 @@ def run(
             "kinds": kinds,
             "repeat": repeat,
             "shape": shape,
+            "many_names_sizes": many_names_sizes or [],
+            "name_dtypes": name_dtypes or ["str"],
+            "record_names": MANY_NAMES,
             "metrics": metrics or "all (default)",
             "seed": 0,
             "misplaced": 0.03,
@@ -732,7 +805,9 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7])
+    parser.add_argument(
+        "--sizes", type=float, nargs="*", default=[1e6, 1e7], help="sizes of the default shape (none: skip it)"
+    )
     parser.add_argument("--kinds", nargs="+", choices=["int", "str"], default=["int", "str"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
@@ -741,6 +816,20 @@ def main(argv: list[str] | None = None) -> int:
         help="smoke test: 1e5 records, 1 repeat, results to core-<date>-quick.json",
     )
     parser.add_argument("--shape", choices=sorted(synthetic.SHAPES), default="zipf2")
+    parser.add_argument(
+        "--many-names-sizes",
+        type=float,
+        nargs="*",
+        default=[2e6],
+        help="sizes of the many-names shape (none: skip it)",
+    )
+    parser.add_argument(
+        "--name-dtypes",
+        nargs="+",
+        choices=list(synthetic.NAME_DTYPES),
+        default=["str", "object"],
+        help="name column dtypes of the many-names runs",
+    )
     parser.add_argument("--no-patentsview", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument(
@@ -753,9 +842,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes]
+    many_names_sizes = [int(s) for s in args.many_names_sizes]
     repeat = args.repeat
     if args.quick:
         sizes, repeat = [100_000], 1
+        many_names_sizes = [100_000] if many_names_sizes else []
 
     erx = _erx()
     metrics = all_metrics(erx)
@@ -771,6 +862,8 @@ def main(argv: list[str] | None = None) -> int:
         diagnostics=not args.no_diagnostics,
         repeat=repeat,
         shape=args.shape,
+        many_names_sizes=many_names_sizes,
+        name_dtypes=args.name_dtypes,
         patentsview=not args.no_patentsview,
         cache=not args.no_cache,
         memory=not args.no_memory,

@@ -27,13 +27,17 @@ How it is made (all vectorised numpy / pyarrow, no Python loop per record):
   from a pool of (number of entities / 2); distinct entities therefore share
   names (about 20 % of the entities). 25 % of the entities have a second name
   variant ("J. Smith" or "John Q. Smith") that 30 % of their records carry.
-  A small share of names is null.
+  A small share of names is null. With ``record_names`` (the many-names shape of
+  bench_core.py), that share of the records carries a name of its own (the entity's
+  name followed by the record number), so that large clusters hold thousands of
+  distinct names.
 * Benchmark: ``n_draws`` records are drawn uniformly with replacement (cluster
   size design, p_c proportional to |c|); the whole true cluster of each drawn record
   is labelled. ``draws`` counts how often each labelled cluster was drawn.
 
 Ids are int64 (``id_kind="int"``) or strings (``id_kind="str"``, pandas' ``str``
 dtype backed by pyarrow, ~15 characters like ``pv-000001234567``).
+Names are pandas' ``str`` dtype, or ``object`` / ``category`` (``name_dtype``).
 
 ``load_release`` caches releases as parquet in ``benchmarks/.cache/``.
 
@@ -197,6 +201,19 @@ def _scramble(n: int, rng: np.random.Generator) -> np.ndarray:
 
 # --------------------------------------------------------------------------- release
 
+NAME_DTYPES = ("str", "object", "category")
+
+
+def _name_column(names: pa.Array, name_dtype: str):
+    """The name column in the requested pandas dtype."""
+    if name_dtype == "str":
+        return pd.array(names, dtype="str")
+    values = np.asarray(names.to_pylist(), dtype=object)
+    if name_dtype == "object":
+        # a Series: an object ndarray or array would be inferred as ``str`` by pandas 3
+        return pd.Series(values, dtype=object, copy=False)
+    return pd.Categorical(values)
+
 
 def make_release(
     n_records: int,
@@ -211,12 +228,21 @@ def make_release(
     outside: float = 0.0,
     variant_rate: float = 0.25,
     null_names: float = 0.001,
+    record_names: float = 0.0,
+    name_dtype: str = "str",
 ) -> pd.DataFrame:
     """A synthetic release with truth, prediction, benchmark and names.
 
     ``outside`` is the share of records left out of the release (null
     prediction); the benchmark is still drawn from all records.
+    ``record_names`` is the share of records whose name is a spelling of their
+    entity's name found on no other record ("Kato Miren 3f2a"): with 0.5, a
+    benchmark cluster of 3000 records carries ~1500 distinct names.
+    ``name_dtype`` is "str" (pandas' pyarrow-backed strings), "object" (Python
+    strings, None for null) or "category".
     """
+    if name_dtype not in NAME_DTYPES:
+        raise ValueError(f"name_dtype must be one of {NAME_DTYPES}, not {name_dtype!r}")
     n = int(n_records)
     if n < 1:
         raise ValueError("n_records must be >= 1")
@@ -274,6 +300,12 @@ def make_release(
     name_code = true + use_variant * n_true
     name_null = rng.random(n) < null_names if null_names > 0 else None
     names = dictionary.take(pa.array(name_code, mask=name_null))
+    if record_names > 0:
+        # a record-specific suffix: the record's index
+        own = rng.random(n) < record_names
+        tag = pc.utf8_lower(pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string()))
+        suffixed = pc.binary_join_element_wise(names, tag.cast(pa.large_string()), pa.scalar(" ", pa.large_string()))
+        names = pc.if_else(pa.array(own), suffixed, names)
 
     # Ids: scrambled integer labels, or strings built from them.
     true_label = _scramble(n_true, rng)[true]
@@ -287,7 +319,7 @@ def make_release(
             PREDICTION: _labels(pred_label, id_kind=id_kind, prefix="pv-", mask=outside_mask),
             REFERENCE: _labels(true_label, id_kind=id_kind, prefix="tc-", mask=~in_benchmark),
             DRAWS: pd.arrays.IntegerArray(record_draws, ~in_benchmark),
-            NAME: pd.array(names, dtype="str"),
+            NAME: _name_column(names, name_dtype),
         }
     )
     df.attrs["synthetic"] = {
@@ -300,6 +332,8 @@ def make_release(
         "max_size": max_size,
         "cutoff": cutoff,
         "outside": outside,
+        "record_names": record_names,
+        "name_dtype": name_dtype,
         "n_true_clusters": n_true,
         "n_benchmark_clusters": int((draw_count > 0).sum()),
         "n_benchmark_records": int(in_benchmark.sum()),
@@ -320,12 +354,33 @@ SHAPES: dict[str, dict] = {
 
 
 def cache_path(
-    n_records: int, *, seed: int, id_kind: str, misplaced: float, n_draws: int, shape: str
+    n_records: int,
+    *,
+    seed: int,
+    id_kind: str,
+    misplaced: float,
+    n_draws: int,
+    shape: str,
+    record_names: float = 0.0,
 ) -> Path:
+    names = f"-r{record_names:g}" if record_names else ""
     return CACHE_DIR / (
         f"release-v{GENERATOR_VERSION}-{shape}-n{int(n_records)}-{id_kind}-s{seed}"
-        f"-m{misplaced:g}-d{n_draws}.parquet"
+        f"-m{misplaced:g}-d{n_draws}{names}.parquet"
     )
+
+
+def with_name_dtype(df: pd.DataFrame, name_dtype: str) -> pd.DataFrame:
+    """``df`` with its name column converted to ``name_dtype`` (see NAME_DTYPES)."""
+    if name_dtype not in NAME_DTYPES:
+        raise ValueError(f"name_dtype must be one of {NAME_DTYPES}, not {name_dtype!r}")
+    if name_dtype == "str" and df[NAME].dtype == "str":
+        return df
+    out = df.copy(deep=False)
+    column = _name_column(pa.array(df[NAME].array, from_pandas=True), name_dtype)
+    out[NAME] = column.set_axis(df.index) if isinstance(column, pd.Series) else column
+    out.attrs = {**df.attrs}
+    return out
 
 
 def load_release(
@@ -336,14 +391,20 @@ def load_release(
     misplaced: float = 0.03,
     n_draws: int = 400,
     shape: str = "zipf2",
+    record_names: float = 0.0,
+    name_dtype: str = "str",
     cache: bool = True,
 ) -> pd.DataFrame:
-    """make_release with a named size shape (see SHAPES), cached as parquet."""
+    """make_release with a named size shape (see SHAPES), cached as parquet.
+
+    The cache holds the name column as ``str``; other ``name_dtype`` are converted after
+    loading.
+    """
     kwargs = {"seed": seed, "id_kind": id_kind, "misplaced": misplaced, "n_draws": n_draws}
-    path = cache_path(n_records, shape=shape, **kwargs)
+    path = cache_path(n_records, shape=shape, record_names=record_names, **kwargs)
     if cache and path.exists():
-        return pd.read_parquet(path)
-    df = make_release(n_records, **kwargs, **SHAPES[shape])
+        return with_name_dtype(pd.read_parquet(path), name_dtype)
+    df = make_release(n_records, **kwargs, record_names=record_names, **SHAPES[shape])
     if cache:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
@@ -355,7 +416,7 @@ def load_release(
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
-    return df
+    return with_name_dtype(df, name_dtype)
 
 
 # --------------------------------------------------------------------------- shape check

@@ -4,6 +4,10 @@ The full table is touched in a fixed number of vectorised passes: one factorisat
 the prediction column (cluster sizes, N, |Ĉ|), one of the name column when names are
 used, and one null-check of the reference column. Everything about the benchmark is
 then computed on its own rows only (a few thousand), SPEC 4.
+
+String name columns (pyarrow-backed, or object columns holding only ``str``) are coded
+by Arrow's C++ hash kernels (``dictionary_encode``, ``index_in``), never by a Python loop
+over values; categorical names by their category codes.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..stats import BenchmarkSample, ClusteringTable
@@ -98,6 +104,66 @@ def _factorize(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
 
 
+def _arrow_strings(values: pd.Series) -> pa.Array | pa.ChunkedArray | None:
+    """The column as Arrow strings when every non-null value is a ``str``, else None.
+
+    Arrow-backed strings are taken as they are (no copy, chunks kept); an object column is
+    converted, and kept only if Arrow infers a string type (so bytes, numbers or mixed
+    values fall back to ``pd.factorize``). NaN, None and pd.NA become nulls, as they are
+    nulls for ``pd.factorize``. Two ``str`` are equal iff their UTF-8 bytes are, so Arrow's
+    coding groups exactly as ``pd.factorize`` does.
+    """
+    dtype = values.dtype
+    arrow_type = dtype.pyarrow_dtype if isinstance(dtype, pd.ArrowDtype) else None
+    if isinstance(dtype, pd.StringDtype) or (
+        arrow_type is not None and (pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type))
+    ):
+        arr = pa.array(values.array)
+    elif isinstance(dtype, np.dtype) and dtype.kind == "O":
+        try:
+            arr = pa.array(values.to_numpy(dtype=object), from_pandas=True)
+        except (pa.ArrowException, TypeError, ValueError):  # not all str (or an unencodable str)
+            return None
+    else:
+        return None
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    return arr
+
+
+def _arrow_codes(indices: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Arrow integer indices as int64 codes, −1 for null."""
+    return np.asarray(pc.fill_null(indices, -1).to_numpy(), dtype=np.int64)
+
+
+def _dictionary_encode(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """Codes (−1 for null) and distinct values of Arrow strings, in one C++ hash pass.
+
+    The chunks of a chunked array are encoded against one shared dictionary.
+    """
+    encoded = pc.dictionary_encode(arr)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks() if encoded.num_chunks else pa.array([], pa.dictionary(pa.int32(), arr.type))
+    return _arrow_codes(encoded.indices), encoded.dictionary
+
+
+def _factorize_names(values: pd.Series) -> tuple[np.ndarray, int]:
+    """Codes (−1 for null) of a name column and the number of codes (SPEC 3, 7).
+
+    Categorical columns give their category codes (categories are distinct, so equal
+    names share a code; unused categories have no record); string columns are coded by
+    Arrow's hash table; anything else goes through :func:`_factorize`.
+    """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return np.asarray(values.cat.codes, dtype=np.int64), len(values.cat.categories)
+    arr = _arrow_strings(values)
+    if arr is not None:
+        codes, dictionary = _dictionary_encode(arr)
+        return codes, len(dictionary)
+    codes, uniques = _factorize(values)
+    return codes, len(uniques)
+
+
 class PandasRelease:
     """One release of a record table, with lazily factorised columns shared by all statistics.
 
@@ -160,8 +226,7 @@ class PandasRelease:
     def name_codes(self, name: Hashable) -> tuple[np.ndarray, int]:
         if name not in self._names:
             _check_column(self.df, name, "name")
-            codes, uniques = _factorize(self.df[name])
-            self._names[name] = (codes, len(uniques))
+            self._names[name] = _factorize_names(self.df[name])
         return self._names[name]
 
     # -- summary of the predicted clustering ------------------------------------------------
@@ -346,28 +411,25 @@ class PandasRelease:
     def _name_flags(self, name: Hashable, rows: np.ndarray, ref_codes: np.ndarray, k: int):
         """Homonymy, name-variation and has-name flags of each sampled cluster (SPEC 7).
 
-        Only the names that occur on benchmark records matter, so unless the name column was
-        already factorised (summary statistics of the same release), the population is
-        scanned with a membership test against those few names instead of being hashed.
+        A sampled cluster is homonymous when one of its names occurs on more records of the
+        release than inside the cluster; it varies when it holds two distinct names. Only the
+        names of benchmark records matter: for a string column not yet coded (summary
+        statistics of the same release code it), the benchmark names are coded and every
+        record of the release is looked up among them in one Arrow ``index_in`` pass; other
+        columns are coded whole (categories, integers: no hashing of strings).
         """
         _check_column(self.df, name, "name")
-        col = self.df[name]
-        if name in self._names:
-            ncodes, n_names = self._names[name]
-            nb = ncodes[rows]
-            in_pop = ncodes[(ncodes >= 0) & (self.pred_codes >= 0)] if self.has_nulls else ncodes[ncodes >= 0]
-            pop_count = np.bincount(in_pop, minlength=max(n_names, 1))
+        arr = None if name in self._names else _arrow_strings(self.df[name])
+        if arr is not None:
+            nb, dictionary = _dictionary_encode(arr.take(pa.array(rows)))
+            n_names = len(dictionary)
+            pop = _arrow_codes(pc.index_in(arr, value_set=dictionary)) if n_names else nb[:0]
         else:
-            codes_b, uniques_b = pd.factorize(col.iloc[rows], use_na_sentinel=True)
-            nb = np.asarray(codes_b, dtype=np.int64)
-            n_names = len(uniques_b)
-            pop_count = np.zeros(max(n_names, 1), dtype=np.int64)
-            if n_names:
-                member = col.isin(uniques_b).to_numpy(dtype=bool, na_value=False)
-                if self.has_nulls:
-                    member = member & (self.pred_codes >= 0)
-                pop_codes = pd.Index(uniques_b).get_indexer(col[member])
-                pop_count = np.bincount(pop_codes[pop_codes >= 0], minlength=n_names)
+            pop, n_names = self.name_codes(name)
+            nb = pop[rows]
+        if self.has_nulls and pop.size:
+            pop = pop[self.pred_codes >= 0]
+        pop_count = np.bincount(pop[pop >= 0], minlength=max(n_names, 1))
         named = nb >= 0
         has_name = np.bincount(ref_codes[named], minlength=k) > 0
         if not named.any():
