@@ -727,50 +727,32 @@ def run(
             f"note: load average {load_start[0]:.1f} on {os.cpu_count()} cpus before the run: "
             "other processes compete, absolute times are noisy (ratios less so)"
         )
+    # (size, id kind, share of records with a name of their own, name dtype, label)
+    jobs = [(n, kind, 0.0, "str", f"synthetic {n:,} records, {kind} ids") for n in sizes for kind in kinds]
+    jobs += [(n, kind, MANY_NAMES, name_dtype, f"synthetic {n:,} records, {kind} ids, many names ({name_dtype})")
+             for n in many_names_sizes or [] for kind in kinds for name_dtype in name_dtypes or ["str"]]
     runs = []
-    for n in sizes:
-        for kind in kinds:
-            log(f"synthetic {n:,} records, {kind} ids")
-            runs.append(
-                bench_synthetic(
-                    n,
-                    kind,
-                    summarize,
-                    estimate,
-                    metrics=metrics,
-                    metrics_noname=metrics_noname,
-                    diagnostics=diagnostics,
-                    repeat=repeat,
-                    shape=shape,
-                    cache=cache,
-                    memory=memory,
-                    profile_dir=profile_dir,
-                    log=log,
-                )
+    for n, kind, record_names, name_dtype, label in jobs:
+        log(label)
+        runs.append(
+            bench_synthetic(
+                n,
+                kind,
+                summarize,
+                estimate,
+                metrics=metrics,
+                metrics_noname=metrics_noname,
+                diagnostics=diagnostics,
+                repeat=repeat,
+                shape=shape,
+                cache=cache,
+                memory=memory,
+                profile_dir=profile_dir,
+                log=log,
+                record_names=record_names,
+                name_dtype=name_dtype,
             )
-    for n in many_names_sizes or []:
-        for kind in kinds:
-            for name_dtype in name_dtypes or ["str"]:
-                log(f"synthetic {n:,} records, {kind} ids, many names ({name_dtype})")
-                runs.append(
-                    bench_synthetic(
-                        n,
-                        kind,
-                        summarize,
-                        estimate,
-                        metrics=metrics,
-                        metrics_noname=metrics_noname,
-                        diagnostics=diagnostics,
-                        repeat=repeat,
-                        shape=shape,
-                        cache=cache,
-                        memory=memory,
-                        profile_dir=profile_dir,
-                        log=log,
-                        record_names=MANY_NAMES,
-                        name_dtype=name_dtype,
-                    )
-                )
+        )
     pv = None
     if patentsview:
         log("PatentsView")
