@@ -136,9 +136,9 @@ def _integer(name: str, node: Node) -> int:
         )
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
     hint = "write a whole number, e.g. 2"
+    if isinstance(value, float) and value.is_integer():
+        hint = f"write it without the decimal point: {_key(name)}: {int(value)}"
     if isinstance(value, str) and node.quoted and value.strip().lstrip("+-").isdigit():
         hint = f"remove the quotes: {_key(name)}: {value.strip()}"
     raise ValueProblem(f"{name}: expected an integer, got {describe(node)}", hint)

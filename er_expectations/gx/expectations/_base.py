@@ -207,7 +207,7 @@ def _check_bounds(info: Any, value: float) -> None:
 def check_field_value(field: Any, value: Any) -> Any:
     """The checks every parameter gets from its field declaration, before pydantic's own.
 
-    Numbers: booleans refused, integers must be whole, NaN refused, infinity only where
+    Numbers: booleans refused, integers must be integers (not 2000.0), NaN refused, infinity only where
     the field has ``allow_inf``, then the field's bounds. Text: not blank. Choices: one of
     the ``Literal`` values (with a "did you mean"). Other values go to pydantic unchanged.
     """
@@ -331,6 +331,10 @@ def result_level(runtime_configuration: dict | None) -> ResultFormat:
     return ResultFormat(fmt["result_format"])
 
 
+#: Fields of every GX expectation that are not parameters of ours.
+_NOT_PARAMETERS = frozenset(BatchExpectation.__fields__) | {"row_condition", "condition_parser"}
+
+
 class ERExpectation(BatchExpectation):
     """Abstract base: renders a plain-English sentence and a human observed value."""
 
@@ -359,14 +363,13 @@ class ERExpectation(BatchExpectation):
 
     @pydantic.validator("*", pre=True)
     def _check_declared(cls, value, field):
-        return check_field_value(field, value)
+        return value if field.name in _NOT_PARAMETERS else check_field_value(field, value)
 
     @classmethod
     def parameter_fields(cls) -> dict[str, Any]:
         """The expectation's own parameters (pydantic fields), without GX's common fields
         (``id``, ``meta``, ``notes``, ``severity``, ...) and the refused ``row_condition``."""
-        common = set(BatchExpectation.__fields__) | {"row_condition", "condition_parser"}
-        return {name: field for name, field in cls.__fields__.items() if name not in common}
+        return {name: field for name, field in cls.__fields__.items() if name not in _NOT_PARAMETERS}
 
     # -- what subclasses provide ---------------------------------------------------------
     @classmethod
