@@ -1153,8 +1153,8 @@ def test_yaml_scalar_reads_back_as_the_same_text(text):
 
 
 def test_config_package_does_not_import_gx(tmp_path):
-    """Reading suite and checkpoint files (``validate``) does not pull in Great Expectations,
-    which takes seconds to import; the package root brings only the numpy/pandas API."""
+    """Importing the configuration layer does not pull in Great Expectations, which takes
+    seconds to import; validating a suite imports the GX classes that declare its parameters."""
     script = tmp_path / "imports.py"
     script.write_text(textwrap.dedent("""
         import sys

@@ -11,8 +11,7 @@ import pytest
 
 import er_expectations as erx
 from er_expectations.cli import main as cli_main
-from er_expectations.config import load_suite
-from er_expectations.config import default_registry
+from er_expectations.config import default_registry, load_suite
 from er_expectations.engines.pandas import PandasRelease
 from er_expectations.errors import InputError
 from er_expectations.stats import estimate_metrics, fg_values, ratio_estimate

@@ -451,9 +451,10 @@ def _check_model(
 
     trial = dict(kwargs)
     trial.update({key: _Unusable() for key in unusable})
-    reported: set[str | None] = set()
-    for field, at, message, hint in model_problems(model, trial):
-        if field is not None and (field in unusable or field in reported):
-            continue  # already reported, or a second complaint about one value
-        reported.add(field)
+    reported: set[str] = set()
+    for param, at, message, hint in model_problems(model, trial):
+        if param is not None:
+            if param in unusable or param in reported:
+                continue  # already reported, or a second complaint about one value
+            reported.add(param)
         issues.add(sources.get(at, item) if at is not None else item, message, hint)
