@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import types
 import typing
 from abc import abstractmethod
@@ -134,11 +135,11 @@ class ParameterError(ValueError):
         return _rebuild_parameter_error, self.args
 
 
-NAME_COLUMN_DOC = "Column with the name used for homonymy and name variation."
-
 def _rebuild_parameter_error(message: str, at: str | None, hint: str | None) -> ParameterError:
     return ParameterError(message, at=at, hint=hint)
 
+
+NAME_COLUMN_DOC = "Column with the name used for homonymy and name variation."
 
 #: A bound: a number or a suite parameter ``{"$PARAMETER": name}`` filled in by GX.
 Threshold = float | SuiteParameterDict | None
@@ -194,9 +195,10 @@ def _check_bounds(info: Any, value: float) -> None:
         raise ParameterError(
             f"must be strictly between {format_number(low)} and {format_number(high)}, got {got}", hint=hint
         )
-    for limit, op, fails in ((info.ge, ">=", lambda x, b: x < b), (info.gt, ">", lambda x, b: x <= b),
-                             (info.le, "<=", lambda x, b: x > b), (info.lt, "<", lambda x, b: x >= b)):
-        if limit is not None and fails(value, limit):
+    checks = ((info.ge, ">=", operator.lt), (info.gt, ">", operator.le),
+              (info.le, "<=", operator.gt), (info.lt, "<", operator.ge))
+    for limit, op, outside in checks:
+        if limit is not None and outside(value, limit):
             hint = None
             if op in ("<=", "<") and limit == 1 and 1.0 < value <= 100.0:
                 hint = (f"rates are fractions between 0 and 1: if you meant {got} %, "
