@@ -415,7 +415,7 @@ def _expectation(
                 )
     kwargs = {key: value for key, value in values.items() if key not in _COMMON}
     if spec.model is not None:
-        _check_model(spec.model, kwargs, unusable & set(params), sources, item, issues)
+        _check_model(spec.model, kwargs, unusable & (set(params) - _COMMON), sources, item, issues)
     severity = values.get("severity")
     note = values.get("note")
     return ExpectationConfig(
