@@ -13,8 +13,9 @@ from collections.abc import Mapping
 __all__ = [
     "STATISTIC_LABELS",
     "design_kind",
-    "fmt_number",
     "fmt_interval",
+    "fmt_number",
+    "format_number",
     "observed_estimate",
     "range_phrase",
     "statistic_label",
@@ -67,6 +68,15 @@ def fmt_number(x: float | None, digits: int = 3) -> str:
     if abs(x) >= 100:
         return f"{x:,.1f}"
     return f"{x:.{digits}f}"
+
+
+def format_number(value: float) -> str:
+    """A number as a person would write it in a file: ``0.95``, ``2``, ``inf``."""
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:g}" if abs(value) >= 1e-4 else repr(value)
 
 
 def fmt_level(ci_level: float) -> str:

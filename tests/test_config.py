@@ -174,7 +174,7 @@ def test_valid_suite_loads_with_typed_values():
 
     assert bcubed.kwargs["beta"] == 2.0 and bcubed.kwargs["weights"] == {"column": "w"}
     assert bcubed.kwargs["draws_column"] == "draws" and bcubed.kwargs["ci_level"] == 0.9
-    assert bcubed.kwargs["bound"] == "estimate" and bcubed.severity == "warning"
+    assert "bound" not in bcubed.kwargs and bcubed.severity == "warning"  # the model's default applies
 
     assert homonymy.kwargs == {
         "prediction_column": "inventor_id",
@@ -187,7 +187,7 @@ def test_valid_suite_loads_with_typed_values():
     assert matching.kwargs["max_value"] == 1.0
 
 
-def test_defaults_apply_and_explicit_null_restores_the_registry_default(tmp_path):
+def test_defaults_apply_and_explicit_null_restores_the_model_default(tmp_path):
     path = suite_with(
         tmp_path,
         """
@@ -206,7 +206,8 @@ def test_defaults_apply_and_explicit_null_restores_the_registry_default(tmp_path
     (expectation,) = load_suite(path).expectations
     assert expectation.severity == "warning" and expectation.note == "shared note"
     assert "draws_column" not in expectation.kwargs
-    assert expectation.kwargs["ci_level"] == 0.95
+    assert "ci_level" not in expectation.kwargs  # left to the expectation's default, 0.95
+    assert default_registry()[expectation.name].param("ci_level").default == 0.95
 
 
 def test_custom_registry_is_used(tmp_path):
@@ -226,10 +227,36 @@ def test_custom_registry_is_used(tmp_path):
     )
     for registry in ([spec], {spec.name: spec}):
         (expectation,) = load_suite(path, registry).expectations
-        assert expectation.kwargs == {"flag": False, "count": 3}
+        assert expectation.kwargs == {"flag": False}  # unwritten: left to the expectation
     issues = issues_of(path)  # the default registry does not know it
     assert [issue.line for issue in issues] == [3]
     assert "unknown expectation 'expect_custom'" in issues[0].message
+
+
+def test_a_registry_of_gx_classes_is_derived_from_their_fields(tmp_path):
+    from er_expectations.gx.expectations import ExpectMatchingRateToBeBetween
+
+    path = write(
+        tmp_path,
+        "s.yml",
+        """
+        suite: s
+        defaults: {prediction_column: cluster}
+        expectations:
+          - expectation: expect_matching_rate_to_be_between
+            min_value: 0.2
+          - expectation: expect_matching_rate_to_be_between
+            min_value: 2
+          - expectation: expect_hill_number_to_be_between
+            q: 2
+            min_value: 1
+    """,
+    )
+    issues = issues_of(path, lambda p: load_suite(p, [ExpectMatchingRateToBeBetween]))
+    assert [(issue.line, issue.message) for issue in issues] == [
+        (7, "min_value: must be <= 1, got 2"),
+        (8, "unknown expectation 'expect_hill_number_to_be_between'"),
+    ]
 
 
 # -- every mistake of a file, at its line ------------------------------------------------
@@ -502,9 +529,9 @@ def test_infinity_where_it_does_not_belong(tmp_path):
     )
     issues = issues_of(path)
     assert [(issue.line, issue.message) for issue in issues] == [
-        (7, "q: must be >= 0, got -.inf"),
+        (7, "q: must be >= 0, got -inf"),
         (8, "min_value (inf) is greater than max_value (3)"),
-        (11, "max_value: must be <= 1, got .inf"),
+        (11, "max_value: must be <= 1, got inf"),
         (12, "beta: expected a finite number, got the string 'inf'"),
         (13, "ci_level: expected a finite number, got .inf"),
         (15, "min_value: expected a number, got .nan (not a number)"),
@@ -1126,8 +1153,8 @@ def test_yaml_scalar_reads_back_as_the_same_text(text):
 
 
 def test_config_package_does_not_import_gx(tmp_path):
-    """Reading suite and checkpoint files (``validate``) does not pull in Great Expectations,
-    which takes seconds to import; the package root brings only the numpy/pandas API."""
+    """Importing the configuration layer does not pull in Great Expectations, which takes
+    seconds to import; validating a suite imports the GX classes that declare its parameters."""
     script = tmp_path / "imports.py"
     script.write_text(textwrap.dedent("""
         import sys

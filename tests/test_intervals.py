@@ -11,8 +11,7 @@ import pytest
 
 import er_expectations as erx
 from er_expectations.cli import main as cli_main
-from er_expectations.config import load_suite
-from er_expectations.config import schema as config_schema
+from er_expectations.config import default_registry, load_suite
 from er_expectations.engines.pandas import PandasRelease
 from er_expectations.errors import InputError
 from er_expectations.stats import estimate_metrics, fg_values, ratio_estimate
@@ -270,10 +269,11 @@ def test_cli_estimate_options(tmp_path, capsys):
     assert "n_boot" in capsys.readouterr().err
 
 
-def test_schema_mirrors_the_estimator_constants():
-    assert config_schema.CI_METHODS == est_mod.CI_METHODS
-    assert config_schema.DEFAULT_N_BOOT == est_mod.DEFAULT_N_BOOT
-    assert config_schema.MIN_N_BOOT == est_mod.MIN_N_BOOT
+def test_interval_parameters_are_declared_from_the_estimator_constants():
+    spec = default_registry()["expect_estimated_pairwise_recall_to_be_between"]
+    assert spec.param("ci_method").choices == est_mod.CI_METHODS
+    assert spec.param("n_boot").default == est_mod.DEFAULT_N_BOOT
+    assert spec.model.__fields__["n_boot"].field_info.ge == est_mod.MIN_N_BOOT
 
 
 SUITE = """

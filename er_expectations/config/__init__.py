@@ -1,8 +1,9 @@
 """YAML configuration of er-expectations: suite and checkpoint files as typed models.
 
 Every loader collects all the problems of a file and raises them together in one
-:class:`ConfigError`, each with file, line, column and a hint. This package does not
-import Great Expectations, pandas or pyarrow.
+:class:`ConfigError`, each with file, line, column and a hint. Importing this package
+does not import Great Expectations, pandas or pyarrow; validating a suite imports the GX
+expectation classes, which declare the parameters (see :mod:`.schema`).
 
 >>> from er_expectations.config import load_suite, load_checkpoint, load_any
 """
@@ -26,21 +27,18 @@ from .loading import load_any
 from .scaffold import scaffold_checkpoint, scaffold_suite
 from .schema import (
     COMMON_PARAMS,
-    AtLeastOneOf,
     ExpectationSpec,
-    NotGreaterThan,
     ParamSpec,
     Registry,
-    RequiredWhen,
     default_registry,
     make_registry,
+    spec_from_model,
 )
 from .suite import ExpectationConfig, SuiteConfig, load_suite, load_suites
 
 __all__ = [
     "COMMON_PARAMS",
     "ActionConfig",
-    "AtLeastOneOf",
     "BenchmarkSource",
     "CheckpointConfig",
     "ConfigError",
@@ -49,12 +47,10 @@ __all__ = [
     "ExpectationConfig",
     "ExpectationSpec",
     "NameSpec",
-    "NotGreaterThan",
     "ParamSpec",
     "PredictionsSource",
     "Registry",
     "ReleaseFile",
-    "RequiredWhen",
     "SuiteConfig",
     "TableSource",
     "check_checkpoint_references",
@@ -66,4 +62,5 @@ __all__ = [
     "make_registry",
     "scaffold_checkpoint",
     "scaffold_suite",
+    "spec_from_model",
 ]

@@ -16,7 +16,7 @@ __all__ = ["load_any"]
 
 def load_any(
     path: str | Path,
-    registry: Registry | Iterable[ExpectationSpec] | None = None,
+    registry: Registry | Iterable[ExpectationSpec | type] | None = None,
 ) -> SuiteConfig | CheckpointConfig:
     """Load a suite (top-level ``suite:``) or a checkpoint (top-level ``checkpoint:``).
 

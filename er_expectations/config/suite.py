@@ -19,12 +19,14 @@
         min_value: 1.5
 
 Which expectations exist and what parameters they take comes from a registry
-(:func:`~er_expectations.config.schema.default_registry` unless the caller passes one).
+(:func:`~er_expectations.config.schema.default_registry`, derived from the GX expectation
+classes, unless the caller passes one). Each value is read with messages about the YAML
+node; then the expectation model is built, so its bounds and the rules between parameters
+apply, reported at the line of the parameter concerned.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,16 +42,13 @@ from .errors import (
 )
 from .schema import (
     COMMON_PARAMS,
-    AtLeastOneOf,
     ExpectationSpec,
-    NotGreaterThan,
     ParamSpec,
     Registry,
-    RequiredWhen,
     default_registry,
     make_registry,
 )
-from .values import ValueProblem, convert_param, format_number
+from .values import ValueProblem, convert_param
 from .yamlnodes import Node, compose_file, describe
 
 __all__ = [
@@ -70,9 +69,10 @@ _SUFFIXES = (".yml", ".yaml")
 class ExpectationConfig:
     """One expectation of a suite, ready for Great Expectations.
 
-    ``kwargs`` holds every parameter that has a value after the suite defaults and the
-    registry defaults were applied (numbers as ``float``, infinity as ``math.inf``);
-    ``note`` and ``severity`` are kept apart. ``line`` is where the entry starts.
+    ``kwargs`` holds every parameter written for the expectation or in the suite defaults
+    (numbers as ``float``, infinity as ``math.inf``); parameters nobody wrote are left to
+    the expectation's defaults. ``note`` and ``severity`` are kept apart. ``line`` is where
+    the entry starts.
     """
 
     name: str
@@ -93,9 +93,10 @@ class SuiteConfig:
 
 
 def resolve_registry(
-    registry: Registry | Iterable[ExpectationSpec] | None,
+    registry: Registry | Iterable[ExpectationSpec | type] | None,
 ) -> Mapping[str, ExpectationSpec]:
-    """The registry to validate against: the default one, a mapping, or a list of specs."""
+    """The registry to validate against: the default one, a mapping, or a list of specs or
+    GX expectation classes."""
     if registry is None:
         return default_registry()
     if isinstance(registry, Mapping):
@@ -105,7 +106,7 @@ def resolve_registry(
 
 def load_suite(
     path: str | Path,
-    registry: Registry | Iterable[ExpectationSpec] | None = None,
+    registry: Registry | Iterable[ExpectationSpec | type] | None = None,
 ) -> SuiteConfig:
     """Load and validate a suite file; raises :class:`ConfigError` listing every problem."""
     issues = IssueCollector(str(path))
@@ -122,7 +123,7 @@ def load_suite(
 def load_suites(
     paths: Iterable[str | Path],
     *,
-    registry: Registry | Iterable[ExpectationSpec] | None = None,
+    registry: Registry | Iterable[ExpectationSpec | type] | None = None,
 ) -> dict[str, SuiteConfig]:
     """Load every suite under ``paths`` (folders are searched for ``*.yml`` / ``*.yaml``).
 
@@ -397,14 +398,14 @@ def _expectation(
         node = given.get(param.name)
         if node is None:
             node = defaults.get(param.name)
-        value: object = param.default
         if node is not None and not node.is_null:
-            value = _convert(param, node, issues)
             sources[param.name] = node
-        if value is _INVALID:
-            unusable.add(param.name)
-            continue
-        if value is None and param.required:
+            value = _convert(param, node, issues)
+            if value is _INVALID:
+                unusable.add(param.name)
+            else:
+                values[param.name] = value
+        elif param.required:
             unusable.add(param.name)
             if param.name not in misspelt:
                 issues.add(
@@ -412,15 +413,9 @@ def _expectation(
                     f"missing required parameter '{param.name}' for {name}",
                     f"add '{param.name}: ...' to this expectation or to the suite's defaults",
                 )
-            continue
-        values[param.name] = value
-    _check_rules(spec, values, sources, item, issues, unusable)
-
-    kwargs = {
-        key: value
-        for key, value in values.items()
-        if value is not None and key not in ("note", "severity")
-    }
+    kwargs = {key: value for key, value in values.items() if key not in _COMMON}
+    if spec.model is not None:
+        _check_model(spec.model, kwargs, unusable & (set(params) - _COMMON), sources, item, issues)
     severity = values.get("severity")
     note = values.get("note")
     return ExpectationConfig(
@@ -432,53 +427,34 @@ def _expectation(
     )
 
 
-def _check_rules(
-    spec: ExpectationSpec,
-    values: Mapping[str, object],
+_COMMON = frozenset(param.name for param in COMMON_PARAMS)
+
+
+class _Unusable:
+    """Stands for a value already reported: its field fails in the model, so the model's
+    rules that need it are not checked (they would report a consequence)."""
+
+    def __repr__(self) -> str:
+        return "<already reported>"
+
+
+def _check_model(
+    model: type,
+    kwargs: Mapping[str, object],
+    unusable: set[str],
     sources: Mapping[str, Node],
     item: Node,
     issues: IssueCollector,
-    unusable: set[str],
 ) -> None:
-    """Check the cross-parameter rules whose parameters all have usable values."""
-    for rule in spec.rules:
-        if isinstance(rule, AtLeastOneOf):
-            if unusable & set(rule.names):
-                continue  # a misspelt or wrong value is already reported
-            if all(values.get(name) is None for name in rule.names):
-                issues.add(
-                    item,
-                    f"{spec.name} needs at least one of {quote_list(rule.names)}",
-                    "add " + " and/or ".join(f"'{name}: ...'" for name in rule.names),
-                )
-        elif isinstance(rule, NotGreaterThan):
-            low, high = values.get(rule.lower), values.get(rule.upper)
-            if isinstance(low, int | float) and isinstance(high, int | float) and low > high:
-                where = sources.get(rule.lower, item)
-                issues.add(
-                    where,
-                    f"{rule.lower} ({_show(low)}) is greater than {rule.upper} ({_show(high)})",
-                    f"{rule.lower} must not exceed {rule.upper}; swap or correct them",
-                )
-            strict = [flag for flag in rule.strict if values.get(flag) is True]
-            if isinstance(low, int | float) and low == high and strict:
-                issues.add(
-                    sources.get(strict[0], item),
-                    f"{rule.lower} = {rule.upper} = {_show(low)} with {' and '.join(strict)}: no value can pass",
-                    f"drop {' and '.join(strict)} or widen the range",
-                )
-        elif isinstance(rule, RequiredWhen):
-            if {rule.name, rule.other} & unusable:
-                continue
-            other = values.get(rule.other)
-            if other in rule.values and values.get(rule.name) is None:
-                where = sources.get(rule.other, item)
-                issues.add(
-                    where,
-                    f"'{rule.name}' is required when {rule.other} is '{other}'",
-                    f"add '{rule.name}: <column>' to this expectation or to the suite's defaults",
-                )
+    """Build the expectation model: its bounds and rules report at the parameter's node."""
+    from ..gx.expectations._base import model_problems  # Great Expectations, only here
 
-
-def _show(value: float) -> str:
-    return format_number(value) if not math.isnan(value) else "nan"
+    trial = dict(kwargs)
+    trial.update({key: _Unusable() for key in unusable})
+    reported: set[str] = set()
+    for param, at, message, hint in model_problems(model, trial):
+        if param is not None:
+            if param in unusable or param in reported:
+                continue  # already reported, or a second complaint about one value
+            reported.add(param)
+        issues.add(sources.get(at, item) if at is not None else item, message, hint)

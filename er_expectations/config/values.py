@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..text import format_number
 from .errors import did_you_mean, quote_list
 from .schema import WEIGHT_DESIGNS, ParamSpec
 from .yamlnodes import Node, describe
@@ -30,15 +31,6 @@ class ValueProblem(Exception):
         self.hint = hint
 
 
-def format_number(value: float) -> str:
-    """A number as a person would write it: ``0.95``, ``2``, ``inf``."""
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:g}" if abs(value) >= 1e-4 else repr(value)
-
-
 def parse_inf(text: str) -> float | None:
     """``math.inf`` / ``-math.inf`` for the spellings of infinity, else ``None``."""
     word = text.strip().lower()
@@ -50,7 +42,11 @@ def parse_inf(text: str) -> float | None:
 
 
 def convert_param(spec: ParamSpec, node: Node) -> object:
-    """The value of ``node`` for parameter ``spec``; raises :class:`ValueProblem` if it does not fit."""
+    """The value of ``node`` for parameter ``spec``; raises :class:`ValueProblem` if it does not fit.
+
+    Only how the value is written is checked here; bounds and the rules between parameters
+    belong to the expectation model (see :mod:`er_expectations.config.schema`).
+    """
     kind = spec.kind
     if kind == "str":
         return _text(spec.name, node)
@@ -61,36 +57,8 @@ def convert_param(spec: ParamSpec, node: Node) -> object:
     if kind == "weights":
         return _weights(spec.name, node)
     if kind == "int":
-        value: float = _integer(spec.name, node)
-    else:
-        value = _number(spec.name, node, allow_inf=kind == "number_or_inf")
-    if kind == "probability" and not 0.0 < value < 1.0:
-        hint = (
-            f"write it as a fraction, e.g. {format_number(value / 100)} for {node.text} %"
-            if 1.0 < value < 100.0
-            else "use a level such as 0.9, 0.95 or 0.99"
-        )
-        raise ValueProblem(f"{spec.name}: must be strictly between 0 and 1, got {node.text}", hint)
-    if kind == "nonneg_float" and value < 0:
-        raise ValueProblem(f"{spec.name}: must be >= 0, got {node.text}")
-    _check_bounds(spec, node, value)
-    return int(value) if kind == "int" else value
-
-
-def _check_bounds(spec: ParamSpec, node: Node, value: float) -> None:
-    low, high = spec.minimum, spec.maximum
-    if low is not None and (value < low or (spec.exclusive_minimum and value == low)):
-        op = ">" if spec.exclusive_minimum else ">="
-        raise ValueProblem(f"{spec.name}: must be {op} {format_number(low)}, got {node.text}")
-    if high is not None and (value > high or (spec.exclusive_maximum and value == high)):
-        op = "<" if spec.exclusive_maximum else "<="
-        hint = None
-        if high == 1.0 and 1.0 < value <= 100.0:
-            hint = (f"rates are fractions between 0 and 1: if you meant {node.text} %, "
-                    f"write {format_number(value / 100)}")
-        raise ValueProblem(
-            f"{spec.name}: must be {op} {format_number(high)}, got {node.text}", hint
-        )
+        return _integer(spec.name, node)
+    return _number(spec.name, node, allow_inf=kind == "number_or_inf")
 
 
 def _key(name: str) -> str:
@@ -168,9 +136,9 @@ def _integer(name: str, node: Node) -> int:
         )
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
     hint = "write a whole number, e.g. 2"
+    if isinstance(value, float) and value.is_integer():
+        hint = f"write it without the decimal point: {_key(name)}: {int(value)}"
     if isinstance(value, str) and node.quoted and value.strip().lstrip("+-").isdigit():
         hint = f"remove the quotes: {_key(name)}: {value.strip()}"
     raise ValueProblem(f"{name}: expected an integer, got {describe(node)}", hint)

@@ -16,14 +16,16 @@ __all__ = ["expectation_from_config", "suite_from_config"]
 
 
 def _gx_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The kwargs without an infinite bound on its open side (no bound; JSON has no infinity).
+
+    An infinite ``q`` needs nothing: the model stores it as ``"inf"``.
+    """
     out: dict[str, Any] = {}
     for key, value in kwargs.items():
         if key == "max_value" and isinstance(value, float) and math.isinf(value) and value > 0:
             continue  # no upper bound
         if key == "min_value" and isinstance(value, float) and math.isinf(value) and value < 0:
             continue
-        if key == "q" and isinstance(value, float) and math.isinf(value):
-            value = "inf"
         out[key] = value
     return out
 

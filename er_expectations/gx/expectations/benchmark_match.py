@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from ...stats import NAME_STATISTICS, TRUE_STATISTICS
 from ...text import fmt_level, fmt_number, statistic_label
 from ..metrics import (
     BENCHMARK_SAMPLE,
@@ -20,18 +21,21 @@ from ..metrics import (
     SUMMARY_STATISTIC,
     TABLE_KEYS,
 )
+from ._base import NAME_COLUMN_DOC, ParameterError
 from .estimated import _SampledExpectation, design_fragment, estimate_details
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 
-_NAMED = ("homonymy_rate", "name_variation_rate")
+_NAMED = NAME_STATISTICS
 
 
 class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
     """The prediction's statistic lies in the confidence interval of its estimated true value (SPEC 7)."""
 
-    statistic: Literal["average_cluster_size", "matching_rate", "homonymy_rate", "name_variation_rate"]
-    name_column: str | None = None
+    statistic: Literal[TRUE_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
+        ..., description="Which summary statistic to compare.")
+    name_column: str | None = pydantic.Field(
+        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
 
     args_keys: ClassVar[tuple[str, ...]] = ("statistic", "prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (
@@ -39,10 +43,12 @@ class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
         "name_column", "ci_level",
     )
 
-    @pydantic.root_validator(skip_on_failure=True)
+    @pydantic.root_validator(skip_on_failure=False)
     def _check_names(cls, values):
-        if values.get("statistic") in _NAMED and not values.get("name_column"):
-            raise ValueError(f"statistic {values.get('statistic')!r} needs name_column")
+        statistic = values.get("statistic")
+        if statistic in _NAMED and "name_column" in values and not values["name_column"]:
+            raise ParameterError(f"'name_column' is required when statistic is '{statistic}'", at="statistic",
+                                 hint="give name_column, the column with the names")
         return values
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:

@@ -19,17 +19,18 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ...api import sample_error_frame
 from ...engines.base import parse_weights
-from ...stats import (
-    DEFAULT_N_BOOT,
-    METRICS,
-    PERFORMANCE_METRICS,
-    check_ci_method,
-    check_n_boot,
-    check_seed,
-)
+from ...stats import CI_METHODS, DEFAULT_N_BOOT, METRICS, PERFORMANCE_METRICS
+from ...stats.estimator import MIN_N_BOOT
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
-from ._base import TOP_CLUSTERS, BoundedExpectation, ERExpectation, json_number
+from ._base import (
+    TOP_CLUSTERS,
+    BoundedExpectation,
+    ERExpectation,
+    Threshold,
+    json_number,
+    threshold,
+)
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
@@ -73,11 +74,15 @@ def design_fragment(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 class _SampledExpectation(ERExpectation):
     """Common fields of expectations that read the benchmark sample."""
 
-    prediction_column: str
-    reference_column: str
-    weights: str | dict[str, str] = "cluster_size"
-    draws_column: str | None = None
-    ci_level: float = pydantic.Field(0.95, gt=0.0, lt=1.0)
+    reference_column: str = pydantic.Field(
+        ..., description="Column with the benchmark (true) cluster id; null outside the benchmark.")
+    weights: str | dict[str, str] = pydantic.Field(
+        "cluster_size", description="Benchmark sampling design: cluster_size (clusters drawn with probability "
+        "proportional to their size), uniform, or {column: <weight column>}.")
+    draws_column: str | None = pydantic.Field(
+        None, description="Column with how many times each benchmark cluster was drawn (default 1).")
+    ci_level: float = pydantic.Field(
+        0.95, gt=0.0, lt=1.0, description="Confidence level of the interval, strictly between 0 and 1.")
 
     @pydantic.validator("weights")
     def _check_weights(cls, w):
@@ -98,29 +103,25 @@ class _SampledExpectation(ERExpectation):
 class _EstimatedMetricExpectation(_SampledExpectation, BoundedExpectation):
     """An estimated performance metric (or its interval) lies in [min_value, max_value]."""
 
-    bound: Literal["estimate", "interval"] = "estimate"
-    ci_method: str = "linearization"
-    n_boot: Any = DEFAULT_N_BOOT
-    seed: Any = None
+    min_value: Threshold = threshold("min", ge=0.0, le=1.0)
+    max_value: Threshold = threshold("max", ge=0.0, le=1.0)
+    bound: Literal["estimate", "interval"] = pydantic.Field(
+        "estimate", description="Compare the point estimate with the thresholds (estimate) or require the "
+        "whole confidence interval inside them (interval).")
+    ci_method: Literal[CI_METHODS] = pydantic.Field(  # type: ignore[valid-type]
+        "linearization", description="How the confidence interval is computed: linearization (estimate ± z·SE, "
+        "the default) or bootstrap (percentile bootstrap over the sampled draws).")
+    n_boot: int = pydantic.Field(
+        DEFAULT_N_BOOT, ge=MIN_N_BOOT, description=f"Number of bootstrap resamples for ci_method: bootstrap "
+        f"(default {DEFAULT_N_BOOT}, at least {MIN_N_BOOT}).")
+    seed: int | None = pydantic.Field(
+        None, ge=0, description="Seed of the bootstrap resamples (default: a fresh one, recorded in the result).")
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
         "ci_level", "bound", "strict_min", "strict_max", "ci_method", "n_boot", "seed",
     )
-
-    # checked here rather than by pydantic types, which would turn true into 1 and 2000.0 into 2000
-    @pydantic.validator("ci_method")
-    def _check_ci_method(cls, v):
-        return check_ci_method(v)
-
-    @pydantic.validator("n_boot")
-    def _check_n_boot(cls, v):
-        return check_n_boot(v)
-
-    @pydantic.validator("seed")
-    def _check_seed(cls, v):
-        return check_seed(v)
 
     @classmethod
     @abstractmethod
@@ -199,7 +200,7 @@ class _EstimatedMetricExpectation(_SampledExpectation, BoundedExpectation):
 
 
 class _EstimatedFExpectation(_EstimatedMetricExpectation):
-    beta: float = pydantic.Field(1.0, gt=0.0)
+    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision, > 0 (1 = F1).")
     success_keys: ClassVar[tuple[str, ...]] = (*_EstimatedMetricExpectation.success_keys, "beta")
 
     def _beta(self) -> float:

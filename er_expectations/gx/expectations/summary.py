@@ -17,7 +17,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from ...stats import parse_hill_orders
 from ...text import fmt_number, fmt_q, range_phrase, statistic_label
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from ._base import BoundedExpectation, json_number
+from ._base import NAME_COLUMN_DOC, BoundedExpectation, Threshold, json_number, threshold
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",
@@ -35,8 +35,6 @@ def parse_q(q: Any) -> float:
 
 class _ClusteringStatisticExpectation(BoundedExpectation):
     """A statistic of the predicted clustering lies in [min_value, max_value]."""
-
-    prediction_column: str
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", *BoundedExpectation.BOUND_KEYS)
     success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "record_id_column",
@@ -108,6 +106,9 @@ class ExpectAverageClusterSizeToBeBetween(_ClusteringStatisticExpectation):
 class ExpectMatchingRateToBeBetween(_ClusteringStatisticExpectation):
     """Share of records in predicted clusters of size ≥ 2 lies in a range (SPEC 3)."""
 
+    min_value: Threshold = threshold("min", ge=0.0, le=1.0)
+    max_value: Threshold = threshold("max", ge=0.0, le=1.0)
+
     @classmethod
     def statistic_id(cls) -> str:
         return "matching_rate"
@@ -116,7 +117,8 @@ class ExpectMatchingRateToBeBetween(_ClusteringStatisticExpectation):
 class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
     """Hill number of order q of the cluster-size distribution lies in a range (SPEC 3)."""
 
-    q: float | str
+    q: float | str = pydantic.Field(..., ge=0.0, allow_inf=True,
+                                    description="Order of the Hill number, q >= 0 (.inf allowed).")
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "q", *BoundedExpectation.BOUND_KEYS)
     success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "record_id_column", "q",
@@ -144,7 +146,11 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
 
 
 class _NamedStatisticExpectation(_ClusteringStatisticExpectation):
-    name_column: str
+    """A rate over the predicted clusters that needs their names."""
+
+    name_column: str = pydantic.Field(..., description=NAME_COLUMN_DOC)
+    min_value: Threshold = threshold("min", ge=0.0, le=1.0)
+    max_value: Threshold = threshold("max", ge=0.0, le=1.0)
     needs_names: ClassVar[bool] = True
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", *BoundedExpectation.BOUND_KEYS)
     success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "name_column", *BoundedExpectation.BOUND_KEYS)

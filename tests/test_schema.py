@@ -1,0 +1,298 @@
+"""One declaration of the expectation parameters: the GX models, read by the YAML loader.
+
+The YAML registry is derived from the pydantic fields of the GX expectation classes; these
+tests pin that the two cannot drift (same parameter names, every parameter loads and
+builds) and that a suite file and the equivalent GX constructor refuse the same values.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+from great_expectations.compatibility import pydantic
+from great_expectations.expectations.registry import get_expectation_impl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import er_expectations.gx  # noqa: F401  (registers the expectations)
+from er_expectations.config import COMMON_PARAMS, ConfigError, default_registry, load_suite
+from er_expectations.gx.expectations import (
+    ExpectAverageClusterSizeToBeBetween,
+    ExpectEstimatedPairwiseRecallToBeBetween,
+    ExpectMatchingRateToBeBetween,
+)
+from er_expectations.gx.suites import suite_from_config
+
+REGISTRY = default_registry()
+COMMON = {param.name for param in COMMON_PARAMS}
+
+
+def yaml_value(value: object) -> str:
+    """A Python value as YAML flow text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {yaml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return '"' + value + '"'
+    return str(value)
+
+
+def suite_text(entries: list[tuple[str, dict[str, object]]]) -> str:
+    lines = ["suite: s", "expectations:"]
+    for name, kwargs in entries:
+        lines.append(f"  - expectation: {name}")
+        lines.extend(f"    {key}: {yaml_value(value)}" for key, value in kwargs.items())
+    return "\n".join(lines) + "\n"
+
+
+def yaml_issues(name: str, kwargs: dict[str, object]) -> list[str]:
+    """The messages of the suite with this one expectation (empty: it loads)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "suite.yml"
+        path.write_text(suite_text([(name, kwargs)]), encoding="utf-8")
+        try:
+            load_suite(path)
+        except ConfigError as error:
+            return [str(issue) for issue in error.issues]
+    return []
+
+
+def gx_error(name: str, kwargs: dict[str, object]) -> str | None:
+    """The message of the GX constructor with these kwargs (``None``: it builds)."""
+    try:
+        get_expectation_impl(name)(**kwargs)
+    except (pydantic.ValidationError, ValueError) as error:
+        return str(error)
+    return None
+
+
+# -- the two lists of parameters are one --------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_yaml_parameters_are_exactly_the_gx_fields(name):
+    spec = REGISTRY[name]
+    model = get_expectation_impl(name)
+    assert spec.model is model
+    fields = model.parameter_fields()
+    assert {param.name for param in spec.params} == set(fields)
+    assert {param.name for param in spec.all_params()} - set(fields) == COMMON  # note, severity
+    assert not COMMON & set(fields)
+    for param in spec.params:
+        field = fields[param.name]
+        assert param.required == field.required
+        assert param.doc and param.doc == field.field_info.description, param.name
+        if not field.required:
+            assert param.default == field.default
+
+
+def _valid(param) -> object:
+    """A value every expectation accepts for a parameter of this kind."""
+    special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
+               "weights": {"column": "w"}}
+    if param.name in special:
+        return special[param.name]
+    if param.kind == "str":
+        return f"col_{param.name}"
+    if param.kind == "bool":
+        return False
+    if param.kind == "choice":
+        return param.choices[-1]
+    if param.default is not None:
+        return param.default
+    raise AssertionError(f"no valid value for {param.name} ({param.kind})")
+
+
+def test_every_gx_parameter_loads_from_yaml_and_builds_the_gx_expectation(tmp_path):
+    entries = [(name, {param.name: _valid(param) for param in spec.params}) for name, spec in sorted(REGISTRY.items())]
+    path = tmp_path / "all.yml"
+    path.write_text(suite_text(entries), encoding="utf-8")
+    suite = load_suite(path)
+    for (name, written), cfg in zip(entries, suite.expectations, strict=True):
+        assert cfg.name == name
+        assert cfg.kwargs == written  # every parameter reached the kwargs, as written
+        assert set(cfg.kwargs) == set(get_expectation_impl(name).parameter_fields())
+    gx_suite = suite_from_config(suite)
+    assert [exp.expectation_type for exp in gx_suite.expectations] == [name for name, _ in entries]
+
+
+# -- a suite and the GX constructor refuse the same values --------------------------------
+
+PRECISION = "expect_estimated_pairwise_precision_to_be_between"
+F_SCORE = "expect_estimated_pairwise_f_to_be_between"
+BENCHMARK = "expect_statistic_to_match_benchmark_estimate"
+HILL = "expect_hill_number_to_be_between"
+
+
+def _base(name: str) -> dict[str, object]:
+    base: dict[str, object] = {"prediction_column": "p"}
+    if "estimated" in name or name == BENCHMARK:
+        base["reference_column"] = "r"
+    if name in ("expect_homonymy_rate_to_be_between", "expect_name_variation_rate_to_be_between"):
+        base["name_column"] = "n"
+    return base
+
+
+BAD = [
+    ("expect_matching_rate_to_be_between", {"min_value": 1.5}, "min_value: must be <= 1, got 1.5"),
+    ("expect_homonymy_rate_to_be_between", {"max_value": 85}, "max_value: must be <= 1, got 85"),
+    ("expect_name_variation_rate_to_be_between", {"max_value": math.inf}, "max_value: must be <= 1, got inf"),
+    ("expect_average_cluster_size_to_be_between", {"min_value": -1}, "min_value: must be >= 0, got -1"),
+    (HILL, {"q": -1, "min_value": 1}, "q: must be >= 0, got -1"),
+    (HILL, {"min_value": 1}, "q"),
+    (F_SCORE, {"min_value": 0.5, "beta": 0}, "beta: must be > 0, got 0"),
+    (F_SCORE, {"min_value": 0.5, "beta": math.inf}, "beta"),
+    (PRECISION, {"min_value": 0.5, "ci_level": 1.0}, "ci_level: must be strictly between 0 and 1, got 1"),
+    (PRECISION, {"min_value": 0.5, "ci_level": 0}, "ci_level: must be strictly between 0 and 1, got 0"),
+    (PRECISION, {"min_value": 0.5, "n_boot": 99}, "n_boot: must be >= 100, got 99"),
+    (PRECISION, {"min_value": 0.5, "n_boot": 2000.0}, "n_boot"),
+    (PRECISION, {"min_value": 0.5, "n_boot": True}, "n_boot"),
+    (PRECISION, {"min_value": 0.5, "seed": -1}, "seed: must be >= 0, got -1"),
+    (PRECISION, {"min_value": 0.5, "bound": "intervall"}, "bound"),
+    (PRECISION, {"min_value": 0.5, "ci_method": "boot"}, "ci_method"),
+    (PRECISION, {"min_value": 0.9, "max_value": 0.5}, "min_value (0.9) is greater than max_value (0.5)"),
+    (PRECISION, {"min_value": 0.5, "max_value": 0.5, "strict_min": True},
+     "min_value = max_value = 0.5 with strict_min: no value can pass"),
+    (PRECISION, {}, f"{PRECISION} needs at least one of 'min_value' or 'max_value'"),
+    (PRECISION, {"min_value": True}, "min_value"),
+    (PRECISION, {"min_value": math.nan}, "min_value"),
+    (PRECISION, {"min_value": 0.5, "prediction_column": ""}, "prediction_column"),
+    (PRECISION, {"min_value": 0.5, "weights": {"col": "w"}}, "weights"),
+    (BENCHMARK, {"statistic": "homonymy_rate"}, "'name_column' is required when statistic is 'homonymy_rate'"),
+    (BENCHMARK, {"statistic": "precision"}, "statistic"),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs", "words"), BAD)
+def test_a_suite_and_the_gx_constructor_refuse_the_same_values(name, kwargs, words):
+    given_kwargs = {**_base(name), **kwargs}
+    issues = yaml_issues(name, given_kwargs)
+    error = gx_error(name, given_kwargs)
+    assert len(issues) == 1, issues
+    assert error is not None
+    assert words in issues[0]
+    # the parameter (or the rule) is named by both
+    assert words.split(":")[0].split(" ")[0].strip("'") in error
+
+
+GOOD = [
+    ("expect_matching_rate_to_be_between", {"min_value": 1}),
+    ("expect_matching_rate_to_be_between", {"min_value": 0, "max_value": 1}),
+    ("expect_average_cluster_size_to_be_between", {"min_value": 1.5, "max_value": math.inf}),
+    (HILL, {"q": math.inf, "min_value": 1}),
+    (HILL, {"q": 0, "max_value": 1e6}),
+    (F_SCORE, {"max_value": 0.5, "beta": 0.01}),
+    (PRECISION, {"min_value": 0.5, "max_value": 0.5}),
+    (PRECISION, {"min_value": 0.5, "ci_level": 0.5, "n_boot": 100, "seed": 0, "ci_method": "bootstrap"}),
+    (BENCHMARK, {"statistic": "homonymy_rate", "name_column": "n"}),
+    (BENCHMARK, {"statistic": "matching_rate"}),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), GOOD)
+def test_a_suite_and_the_gx_constructor_accept_the_same_values(name, kwargs):
+    given_kwargs = {**_base(name), **kwargs}
+    assert yaml_issues(name, given_kwargs) == []
+    assert gx_error(name, given_kwargs) is None
+
+
+_NUMERIC = sorted(
+    (name, param.name)
+    for name, spec in REGISTRY.items()
+    for param in spec.params
+    if param.kind in ("float", "int", "number_or_inf")
+)
+_NUMBERS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.booleans(),
+    st.sampled_from([0, 1, 0.5, 1.0, 100, 99, -0.0, 1e-9, 2000.0]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(target=st.sampled_from(_NUMERIC), value=_NUMBERS)
+def test_any_number_is_refused_by_both_or_by_neither(target, value):
+    """For every numeric parameter of every expectation, a suite file loads exactly when the
+    GX constructor builds (bounds, integers, infinity, booleans and NaN alike)."""
+    name, param = target
+    kwargs = _base(name)
+    if name == HILL and param != "q":
+        kwargs["q"] = 2
+    if name == BENCHMARK:
+        kwargs["statistic"] = "matching_rate"
+    elif param not in ("min_value", "max_value"):
+        kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
+    kwargs[param] = value
+    issues = yaml_issues(name, kwargs)
+    error = gx_error(name, kwargs)
+    assert (issues == []) == (error is None), (issues, error)
+    if issues:
+        assert len(issues) == 1 and f"{param}:" in issues[0] and param in error
+
+
+# -- GX-native users get the checks that were YAML-only ----------------------------------
+
+
+def test_rate_bounds_are_checked_by_the_gx_models():
+    with pytest.raises(pydantic.ValidationError) as caught:
+        ExpectMatchingRateToBeBetween(prediction_column="p", min_value=85)
+    text = str(caught.value)
+    assert "must be <= 1, got 85" in text and "write 0.85" in text
+    with pytest.raises(pydantic.ValidationError, match="must be <= 1, got 1.2"):
+        ExpectEstimatedPairwiseRecallToBeBetween(prediction_column="p", reference_column="r", max_value=1.2)
+    with pytest.raises(pydantic.ValidationError, match="must be >= 0, got -1"):
+        ExpectAverageClusterSizeToBeBetween(prediction_column="p", min_value=-1)
+    # suite parameters are compared once GX fills them in
+    ExpectMatchingRateToBeBetween(prediction_column="p", min_value={"$PARAMETER": "lo"})
+
+
+def test_a_rule_error_names_the_parameter_and_the_fix():
+    with pytest.raises(pydantic.ValidationError) as caught:
+        ExpectEstimatedPairwiseRecallToBeBetween(prediction_column="p", reference_column="r", min_value=0.9,
+                                                 max_value=0.5)
+    assert "min_value (0.9) is greater than max_value (0.5); min_value must not exceed max_value" in str(
+        caught.value
+    )
+
+
+def test_suite_errors_point_at_the_parameter_line(tmp_path):
+    path = tmp_path / "s.yml"
+    path.write_text(textwrap.dedent("""
+        suite: s
+        defaults:
+          prediction_column: p
+          reference_column: r
+          ci_level: 1.5
+        expectations:
+          - expectation: expect_estimated_pairwise_recall_to_be_between
+            min_value: 0.9
+            max_value: 0.5
+          - expectation: expect_statistic_to_match_benchmark_estimate
+            statistic: homonymy_rate
+          - expectation: expect_matching_rate_to_be_between
+            strict_max: true
+            max_value: 0
+            min_value: 0
+    """).lstrip("\n"), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_suite(path)
+    found = [(issue.line, issue.column, issue.message) for issue in caught.value.issues]
+    assert found == [
+        (5, 13, "ci_level: must be strictly between 0 and 1, got 1.5"),  # once, where it is written
+        (8, 16, "min_value (0.9) is greater than max_value (0.5)"),
+        (11, 16, "'name_column' is required when statistic is 'homonymy_rate'"),
+        (13, 17, "min_value = max_value = 0 with strict_max: no value can pass"),
+    ]
+    assert caught.value.issues[0].hint == "write it as a fraction, e.g. 0.015 for 1.5 %"
