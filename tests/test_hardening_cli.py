@@ -461,3 +461,36 @@ def test_record_id_column_of_a_suite_must_be_the_checkpoints_id(tmp_path, capsys
     assert "write record_id_column: rid" in err
     good = make_toy(tmp_path / "good", suite=suite.replace("record_id_column: mention", "record_id_column: rid"))
     assert main(["run", str(good), "--no-progress", "--release", "alpha"]) == 0
+
+
+def test_a_project_config_left_truncated_by_a_killed_run_is_restored(tmp_path, capsys):
+    path = make_toy(tmp_path)
+    assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0
+    capsys.readouterr()
+    project = tmp_path / "project"
+    config = project / "gx" / "great_expectations.yml"
+    good = config.read_text()
+    assert (project / ".er-expectations" / "great_expectations.yml").read_text() == good
+    config.write_text(good[: len(good) // 3])  # GX rewrites it in place: a kill leaves this
+    assert main(["run", str(path), "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "Restored" in out and "great_expectations.yml" in out
+    assert "data_docs_sites" in config.read_text()
+    # without the copy: one clear line naming the file and the fix, exit 2
+    (project / ".er-expectations" / "great_expectations.yml").unlink()
+    config.write_text(good[: len(good) // 3])
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert "great_expectations.yml: cannot open the Great Expectations project" in err and "delete the folder" in err
+
+
+def test_a_new_project_appears_whole(tmp_path, capsys):
+    path = make_toy(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".er-new-project-x1").mkdir()  # left by a run killed while creating the project
+    (project / ".er-new-project-x1" / "gx").mkdir()
+    assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0
+    assert not list(project.glob(".er-new-project-*"))
+    assert (project / "gx" / "great_expectations.yml").is_file()

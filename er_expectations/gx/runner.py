@@ -29,6 +29,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from ..severity import Status, severity_of, status_of, worst_status
 __all__ = [
     "ASSET_NAME",
     "DATA_FOLDER",
+    "CONFIG_BACKUP",
     "LOCK_FILE",
     "ExpectationOutcome",
     "PreparedRun",
@@ -64,6 +66,7 @@ __all__ = [
     "RunReport",
     "check_batch_columns",
     "expectation_label",
+    "open_project",
     "prepare_run",
     "project_lock",
     "run_checkpoint",
@@ -688,10 +691,68 @@ def _outcome(suite: str, evr: Any) -> ExpectationOutcome:
     )
 
 
+#: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
+CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
+
+
+def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
+    """The GX file context of ``project_dir``, safe against runs killed while GX writes.
+
+    GX writes its project configuration (``gx/great_expectations.yml``) in place, and rewrites
+    it whenever a datasource, asset or batch definition changes, so a run killed at that moment
+    leaves it truncated. Hence: a new project is created in a temporary folder and moved into
+    place whole; every run that opens the project keeps a copy of the configuration
+    (``<project_dir>/.er-expectations/great_expectations.yml``, atomically, again when it ends),
+    and a run that finds the configuration unreadable restores that copy and says so. Call it
+    under the project lock.
+    """
+    import shutil
+
+    import great_expectations as gx
+
+    gx_dir = project_dir / "gx"
+    config = gx_dir / "great_expectations.yml"
+    backup = project_dir / CONFIG_BACKUP
+    for stale in project_dir.glob(".er-new-project-*"):  # left by a run killed while creating
+        shutil.rmtree(stale, ignore_errors=True)
+    if not gx_dir.exists():
+        staging = Path(tempfile.mkdtemp(prefix=".er-new-project-", dir=project_dir))
+        try:
+            gx.get_context(mode="file", project_root_dir=str(staging))
+            os.rename(staging / "gx", gx_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    try:
+        context = gx.get_context(mode="file", project_root_dir=str(project_dir))
+    except Exception as error:  # noqa: BLE001 - GX raises many error types here
+        if not backup.is_file():
+            raise InputError(
+                f"{config}: cannot open the Great Expectations project ({type(error).__name__}: "
+                f"{str(error).splitlines()[0] if str(error) else ''}); repair the file, or delete "
+                f"the folder {gx_dir} to start a new project"
+            ) from error
+        atomic_write(config, backup.read_bytes())
+        if out is not None:
+            print(f"Restored {config}, which an interrupted run left unreadable, from the copy "
+                  f"taken when the project was last opened ({backup}).", file=out, flush=True)
+        try:
+            context = gx.get_context(mode="file", project_root_dir=str(project_dir))
+        except Exception as again:  # noqa: BLE001
+            raise InputError(f"{config}: cannot open the Great Expectations project even from "
+                             f"its copy {backup}: {again}") from again
+    keep_config_copy(project_dir)
+    return context
+
+
+def keep_config_copy(project_dir: Path) -> None:
+    """Copy the project's GX configuration to :data:`CONFIG_BACKUP` (atomically)."""
+    atomic_write(project_dir / CONFIG_BACKUP, (project_dir / "gx" / "great_expectations.yml").read_bytes())
+
+
 class _Project:
     """The GX side of a run: context, datasource, suites, validation definitions, checkpoints."""
 
-    def __init__(self, prepared: PreparedRun, project_dir: Path, folder: Path) -> None:
+    def __init__(self, prepared: PreparedRun, project_dir: Path, folder: Path, *, out: TextIO) -> None:
         import great_expectations as gx
         from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -699,12 +760,7 @@ class _Project:
         self.prepared = prepared
         self.name = prepared.checkpoint.name
         self.folder = folder
-        try:
-            self.ctx = gx.get_context(mode="file", project_root_dir=str(project_dir))
-        except Exception as error:  # noqa: BLE001 - GX raises many error types here
-            raise InputError(
-                f"{project_dir}: cannot open the Great Expectations project: {error}"
-            ) from error
+        self.ctx = open_project(project_dir, out=out)
         quiet = ProgressBarsConfig(globally=False, metric_calculations=False)
         current = self.ctx.variables.progress_bars
         if current is None or dict(current) != dict(quiet):
@@ -897,7 +953,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         file=out,
         flush=True,
     )
-    project = _Project(prepared, project_dir, folder)
+    project = _Project(prepared, project_dir, folder, out=out)
     definitions = project.batch_definitions({r.label: names[r.label] for r in selected})
     suites = project.suites()
     run_time = datetime.now(UTC)
@@ -957,6 +1013,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
             page = project.page(identifier, site)
             if page:
                 by_label[label].pages.append(page)
+    keep_config_copy(project_dir)  # the configuration as this run left it, for the next run
     report.elapsed = time.perf_counter() - started
     _print_summary(report, out)
     return report
