@@ -51,3 +51,11 @@ def rldata_dir(data_dir) -> Path:
     if missing:
         pytest.skip(f"RLdata missing in {path}: {', '.join(missing)}")
     return path
+
+
+@pytest.fixture(scope="module")
+def context():
+    """An ephemeral GX context without progress bars, shared by a test module."""
+    from gxtools import quiet_context
+
+    return quiet_context()

@@ -13,9 +13,9 @@ import great_expectations as gx
 import numpy as np
 import pandas as pd
 import pytest
-from great_expectations.data_context.types.base import ProgressBarsConfig
 from great_expectations.expectations.registry import get_expectation_impl, get_renderer_impl
 from great_expectations.render import LegacyDiagnosticRendererType, LegacyRendererType
+from gxtools import validate_frame
 
 import er_expectations as erx
 from er_expectations.config import default_registry
@@ -70,18 +70,8 @@ def _frame(seed: int = 0, n: int = 3000) -> pd.DataFrame:
     })
 
 
-@pytest.fixture(scope="module")
-def context():
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    return ctx
 
 
-def _validate(context, df, expectations, name):
-    suite = context.suites.add(gx.ExpectationSuite(name=name, expectations=expectations))
-    ds = context.data_sources.add_pandas(f"ds_{name}")
-    batch_def = ds.add_dataframe_asset("asset").add_batch_definition_whole_dataframe("whole")
-    return batch_def.get_batch(batch_parameters={"dataframe": df}).validate(suite)
 
 
 def test_heavy_aggregate_runs_once_per_batch_for_many_expectations(context, monkeypatch):
@@ -117,7 +107,7 @@ def test_heavy_aggregate_runs_once_per_batch_for_many_expectations(context, monk
         ExpectAverageClusterSizeToBeBetween(prediction_column="pred", min_value=1.0),
         ExpectHillNumberToBeBetween(prediction_column="pred", q=2, min_value=0.0),
     ]
-    res = _validate(context, _frame(), expectations, "once")
+    res = validate_frame(context, _frame(), expectations, "once")
     assert all(r.exception_info.get("raised_exception") is not True for r in res.results)
     assert len(res.results) == len(expectations)
     # the prediction column is factorised once per batch, shared by both aggregates
@@ -135,7 +125,7 @@ def test_results_equal_the_python_api_and_are_json(context):
         ExpectHillNumberToBeBetween(prediction_column="pred", q="inf", min_value=0.0),
         ExpectHomonymyRateToBeBetween(prediction_column="pred", name_column="name", max_value=1.0),
     ]
-    res = _validate(context, df, expectations, "api")
+    res = validate_frame(context, df, expectations, "api")
     by_type = {r.expectation_config.type: r for r in res.results}
     f = by_type["expect_estimated_pairwise_f_to_be_between"].result["details"]
     assert f["estimate"] == pytest.approx(api.loc["pairwise_f", "estimate"], rel=1e-12)
@@ -156,7 +146,7 @@ def test_interval_bound_is_stricter_than_point_bound(context):
     est = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall"]).iloc[0]
     threshold = (est.estimate + est.ci_lower) / 2  # point estimate above, lower CI bound below
     common = {"prediction_column": "pred", "reference_column": "ref", "min_value": float(threshold)}
-    res = _validate(context, df, [
+    res = validate_frame(context, df, [
         ExpectEstimatedPairwiseRecallToBeBetween(**common, bound="estimate"),
         ExpectEstimatedPairwiseRecallToBeBetween(**common, bound="interval"),
     ], "bounds")
@@ -172,7 +162,7 @@ def test_interval_bound_is_stricter_than_point_bound(context):
 def test_statistic_match_flags_a_prediction_outside_the_interval(context):
     df = _frame(seed=7)
     merged = df.assign(pred="everything")  # one giant cluster: matching rate 1.0
-    res = _validate(context, merged, [
+    res = validate_frame(context, merged, [
         ExpectStatisticToMatchBenchmarkEstimate(prediction_column="pred", reference_column="ref",
                                                 statistic="average_cluster_size"),
     ], "match")

@@ -47,11 +47,6 @@ def _frame(seed: int = 0, n: int = 3000) -> pd.DataFrame:
     })
 
 
-@pytest.fixture(scope="module")
-def context():
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    return ctx
 
 
 _COUNTER = iter(range(10**6))

@@ -8,6 +8,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
+from gxtools import validate_frame
 
 import er_expectations as erx
 from er_expectations.cli import main as cli_main
@@ -325,30 +326,15 @@ def test_suite_accepts_interval_parameters(tmp_path):
 # -- Great Expectations ----------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def context():
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    return ctx
 
 
-def _validate(context, df, expectations, name):
-    import great_expectations as gx
-
-    suite = context.suites.add(gx.ExpectationSuite(name=name, expectations=expectations))
-    ds = context.data_sources.add_pandas(f"ds_{name}")
-    batch_def = ds.add_dataframe_asset("asset").add_batch_definition_whole_dataframe("whole")
-    return batch_def.get_batch(batch_parameters={"dataframe": df}).validate(suite)
 
 
 def test_gx_interval_bound_on_an_error_free_sample(context):
     from er_expectations.gx.expectations import ExpectEstimatedPairwiseRecallToBeBetween as E
 
     common = {"prediction_column": "pred", "reference_column": "ref", "bound": "interval"}
-    res = _validate(context, error_free_frame(), [
+    res = validate_frame(context, error_free_frame(), [
         E(**common, min_value=0.3),  # 0.368 ≥ 0.3: passes
         E(**common, min_value=0.5),  # a point [1, 1] would pass; the binomial interval does not
         E(**common, min_value=0.5, ci_method="bootstrap", n_boot=200, seed=1),
@@ -371,7 +357,7 @@ def test_gx_bootstrap_interval_equals_the_api(context):
     df = random_frame(3)
     api = erx.estimate(df, prediction="pred", reference="ref", draws="draws", metrics=["b_cubed_f"],
                        ci_method="bootstrap", n_boot=400, seed=8)
-    res = _validate(context, df, [E(prediction_column="pred", reference_column="ref", draws_column="draws",
+    res = validate_frame(context, df, [E(prediction_column="pred", reference_column="ref", draws_column="draws",
                                     min_value=0.0, bound="interval", ci_method="bootstrap", n_boot=400, seed=8)],
                     "boot")
     details = res.results[0].result["details"]
@@ -445,7 +431,7 @@ def test_gx_benchmark_match_uses_the_zero_event_interval_of_a_zero_estimate(cont
     assert api.loc["matching_rate", "ci_method"] == "zero_event"
     upper = api.loc["matching_rate", "ci_upper"]
     assert upper == pytest.approx(1 - 0.05 ** (1 / 38))
-    res = _validate(context, df, [E(statistic="matching_rate", prediction_column="pred", reference_column="ref")],
+    res = validate_frame(context, df, [E(statistic="matching_rate", prediction_column="pred", reference_column="ref")],
                     "match_zero")
     details = res.results[0].result["details"]
     assert res.results[0].success is True, details
