@@ -276,9 +276,16 @@ _Columns = Annotated[
 ]
 
 
+_PREDICTIONS_EXAMPLE = (
+    'predictions: {path: <file>, id_column: <column>, columns: "<glob>"} or '
+    "predictions: {files: {<release>: <file>}, id_column: <column>, prediction_column: <column>}"
+)
+
+
 class _WidePredictions(ConfigModel):
     """One file with a column per release."""
 
+    example: ClassVar[str] = _PREDICTIONS_EXAMPLE
     misplaced: ClassVar[dict[str, tuple[str, str]]] = {
         "prediction_column": (
             "'prediction_column' goes with 'files'; with 'path' the release columns are chosen "
@@ -302,6 +309,7 @@ def _some_files(files: dict[str, Any]) -> dict[str, Any]:
 class _FilePredictions(ConfigModel):
     """One file per release, the prediction in ``prediction_column``."""
 
+    example: ClassVar[str] = _PREDICTIONS_EXAMPLE
     misplaced: ClassVar[dict[str, tuple[str, str]]] = {
         "columns": (
             "'columns' goes with 'path' (one wide file); with 'files' each file has its "
@@ -324,12 +332,6 @@ class _Name(ConfigModel):
     columns: name_list("column name")
     separator: str = " "
     output_column: Text = "full_name"
-
-
-_PREDICTIONS_EXAMPLE = (
-    'predictions: {path: <file>, id_column: <column>, columns: "<glob>"} or '
-    "predictions: {files: {<release>: <file>}, id_column: <column>, prediction_column: <column>}"
-)
 
 
 def _layout(data: Any) -> str:

@@ -208,7 +208,7 @@ def report_errors(
             continue
         if node.kind == "invalid" or error.get("input") is _UNREADABLE:
             continue  # reported when the YAML was read
-        message, hint = _wording(model, error, loc, path, node)
+        message, hint = _wording(model, error, loc, path, node, key_node)
         place = key_node if error["type"] == "extra_forbidden" and key_node is not None else node
         issues.add(place, message, hint)
 
@@ -219,6 +219,7 @@ def _wording(
     loc: tuple[Any, ...],
     path: tuple[Any, ...],
     node: Node,
+    key_node: Node | None,
 ) -> tuple[str, str | None]:
     """Message and hint of one error; ``path`` is the part of ``loc`` found in the file."""
     where = _dotted(path)
@@ -245,12 +246,19 @@ def _wording(
         message = owner.missing_key.format(key=key, where=parent)
         if field is not None and field.description:
             message += f" ({field.description})"
+        if key_node is not None:
+            message += " (the key is there but has no value)"
         hint = owner.missing_hints.get(key) or (
             f"write it as {owner.example}" if owner.example else None
         )
         return message, hint
     simple = {
-        "string_type": ("expected text", f'put it in quotes: "{node.text}"' if node.kind == "scalar" else None),
+        "string_type": (
+            "expected text",
+            f'put it in quotes: "{node.text}"'
+            if node.kind == "scalar" and not node.is_null
+            else "write a value or remove the key",
+        ),
         "int_type": ("expected a whole number", None),
         "float_type": ("expected a number", None),
         "bool_type": ("expected true or false", None),
@@ -289,14 +297,14 @@ def _walk(
     node, key_node, path = root, None, []
     for index, part in enumerate(loc):
         last = index == len(loc) - 1
-        if node.kind == "mapping" and isinstance(part, str) and part in node:
+        if last and missing:
+            path.append(part)  # a missing key: the error is about its mapping
+            written = node.key(part) if node.kind == "mapping" else None  # with no value
+            return node if written is None else written, written, tuple(path)
+        elif node.kind == "mapping" and isinstance(part, str) and part in node:
             key_node, node = node.key(part), node.get(part)  # type: ignore[assignment]
         elif node.kind == "sequence" and isinstance(part, int) and part < len(node.elements()):
             node, key_node = node.elements()[part], None
-        elif last and missing:
-            path.append(part)  # a missing key: the error is about its mapping
-            empty = node.get(part) if node.kind == "mapping" else None  # written with no value
-            return node if empty is None else empty, None, tuple(path)
         else:
             continue  # a union tag, or an item made of a single value
         path.append(part)
