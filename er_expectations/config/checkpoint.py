@@ -23,7 +23,10 @@
     actions:
       - build_data_docs
 
-Relative paths are resolved against the folder of the checkpoint file. Loading checks
+The structure is the pydantic model ``_Checkpoint`` (one field per section; a new section
+is a new field), validated in one call so that every problem of the file is reported
+together (see :mod:`.models`). Relative paths are resolved against the folder of the
+checkpoint file. Loading checks
 the file's own content and that the files it names exist; whether the named suites
 and columns exist is checked by :func:`check_checkpoint_references`, which needs the
 suites and a way to list a file's columns.

@@ -30,7 +30,6 @@ from .yamlnodes import Node, describe
 
 __all__ = [
     "ConfigModel",
-    "Label",
     "Text",
     "name_list",
     "node_data",
@@ -113,6 +112,7 @@ def node_locations(root: Node) -> dict[str, tuple[int, int]]:
 
 
 def _label_text(value: Any, what: str) -> str:
+    """A name written as a scalar: numbers and dates are taken as text (``2022-06-30``)."""
     if isinstance(value, bool) or value is None or value is _UNREADABLE:
         raise problem(f"{{where}}: expected a {what}, got {{got}}", f"write the {what} as text")
     if isinstance(value, _dt.date | int | float):
@@ -132,8 +132,6 @@ def _text(value: Any) -> Any:
 
 #: Non-empty text (numbers, booleans and lists are errors).
 Text = Annotated[str, BeforeValidator(_text)]
-#: A name or label written as a scalar: numbers and dates are taken as written.
-Label = Annotated[str, BeforeValidator(lambda value: _label_text(value, "label"))]
 
 
 def name_list(what: str, *, check: Callable[[str, ValidationInfo], str] | None = None) -> Any:
