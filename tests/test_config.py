@@ -1383,3 +1383,27 @@ def test_a_new_section_reports_its_errors_through_the_generic_converter():
         (4, 6, "unknown key 'treshold' in drift[1]", "did you mean 'threshold'?"),
         (5, 1, "unknown key 'extra' in the test file", "expected one of 'drift' or 'name'"),
     ]  # 'threshold' of drift[1] is not also reported missing: 'treshold' meant it
+
+
+def test_numbers_as_release_labels_are_taken_as_written(tmp_path):
+    make_data(tmp_path)
+    path = write(
+        tmp_path,
+        "checkpoints/numbers.yml",
+        """
+        checkpoint: numbers
+        data:
+          records: {path: ../data/records.csv, id_column: mention_id}
+          predictions:
+            files: {010: ../data/a.csv, 1.10: ../data/b.csv, 2022-06-30: ../data/a.csv}
+            id_column: mention_id
+            prediction_column: cluster
+        releases: [010, 1.10, 2022-06-30]
+        suites: [s]
+    """,
+    )
+    checkpoint = load_checkpoint(path)
+    assert checkpoint.releases == ("010", "1.10", "2022-06-30")
+    assert [release.label for release in checkpoint.data.predictions.files] == list(
+        checkpoint.releases
+    )

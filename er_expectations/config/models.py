@@ -85,7 +85,23 @@ def node_data(node: Node) -> Any:
         return [node_data(item) for item in node.elements()]
     if node.kind == "invalid":
         return _UNREADABLE
-    return node.value
+    written = _WRITTEN.get(type(node.value))
+    if written is None:
+        return node.value
+    number = written(node.value)  # validates as the number; a name keeps the text as written
+    number.text = node.text
+    return number
+
+
+class _WrittenInt(int):
+    text: str
+
+
+class _WrittenFloat(float):
+    text: str
+
+
+_WRITTEN: dict[type, type] = {int: _WrittenInt, float: _WrittenFloat}
 
 
 def node_locations(root: Node) -> dict[str, tuple[int, int]]:
@@ -112,11 +128,14 @@ def node_locations(root: Node) -> dict[str, tuple[int, int]]:
 
 
 def _label_text(value: Any, what: str) -> str:
-    """A name written as a scalar: numbers and dates are taken as text (``2022-06-30``)."""
+    """A name written as a scalar: numbers are taken as written (``010``), dates as
+    ``2022-06-30``."""
     if isinstance(value, bool) or value is None or value is _UNREADABLE:
         raise problem(f"{{where}}: expected a {what}, got {{got}}", f"write the {what} as text")
-    if isinstance(value, _dt.date | int | float):
-        value = value.isoformat() if isinstance(value, _dt.date) else str(value)
+    if isinstance(value, _dt.date):
+        value = value.isoformat()
+    elif isinstance(value, int | float):
+        value = getattr(value, "text", str(value))
     if not isinstance(value, str):
         raise problem(f"{{where}}: expected a {what}, got {{got}}", f"write the {what} as text")
     if not value.strip():
