@@ -1366,7 +1366,7 @@ def test_a_new_section_reports_its_errors_through_the_generic_converter():
             3,
             43,
             "drift[0].enabled: expected true or false, got the string 'yes'",
-            None,
+            "write true or false",
         ),
         (
             3,

@@ -372,8 +372,8 @@ class _Data(ConfigModel):
                 f"write it as {_PREDICTIONS_EXAMPLE}",
             )
         if has_files and isinstance(data["files"], dict):
-            _ctx(info).file_labels = list(data["files"])
-        return {key: value for key, value in data.items() if value is not None}
+            _ctx(info).file_labels = list(data["files"])  # for the check of 'releases'
+        return data
 
 
 def _release(label: str, info: ValidationInfo) -> str:

@@ -278,7 +278,7 @@ def _wording(
         ),
         "int_type": ("expected a whole number", None),
         "float_type": ("expected a number", None),
-        "bool_type": ("expected true or false", None),
+        "bool_type": ("expected true or false", "write true or false"),
         "list_type": ("expected a list", "write it as [<item>, ...] or one '- item' per line"),
         "dict_type": ("expected a mapping", "write it as 'key: value' lines below it"),
         "too_short": ("the list is empty", "give at least one item"),
