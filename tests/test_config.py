@@ -1163,3 +1163,247 @@ def test_config_package_does_not_import_gx(tmp_path):
     """), encoding="utf-8")
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+# -- the checkpoint models: every structural error, at its node ---------------------------
+
+VALID_CHECKPOINT = (DATA / "checkpoints" / "patentsview.yml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("after", "indent", "key", "section", "hint"),
+    [
+        ("project_dir: ../gx", "", "projectdir", "the checkpoint file", "did you mean 'project_dir'?"),
+        ("data:", "  ", "benchmarks", "data", "did you mean 'benchmark'?"),
+        ("  predictions:", "    ", "id_colum", "data.predictions", "did you mean 'id_column'?"),
+        ("  predictions:", "    ", "zzz", "data.predictions", None),
+    ],
+)
+def test_an_unknown_key_in_any_section_is_one_issue_at_its_key(
+    tmp_path, after, indent, key, section, hint
+):
+    """Adding one unknown key to a valid checkpoint gives exactly that issue, at the key."""
+    lines = VALID_CHECKPOINT.splitlines()
+    at = lines.index(after) + 1
+    lines.insert(at, f"{indent}{key}: x")
+    path = tmp_path / "checkpoints" / "c.yml"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for folder in ("data", "suites"):
+        (tmp_path / folder).symlink_to(DATA / folder)
+    (issue,) = issues_of(path, load_checkpoint)
+    assert (issue.line, issue.column) == (at + 1, len(indent) + 1)
+    assert issue.message == f"unknown key '{key}' in {section}"
+    if hint is not None:
+        assert issue.hint == hint
+    else:  # no close name: the wide layout's keys are listed
+        assert issue.hint == (
+            "expected one of 'batch_column', 'columns', 'format', 'id_column' or 'path'"
+        )
+
+
+def test_checkpoint_types_lists_and_actions_are_reported_at_their_node(tmp_path):
+    make_data(tmp_path)
+    path = write(
+        tmp_path,
+        "checkpoints/types.yml",
+        """
+        checkpoint: types
+        project_dir: true
+        data:
+          records: {path: ../data/records.csv, id_column: , format: xlsx}
+          predictions: {path: ../data/predictions.csv, id_column: m, columns: {a: 1}}
+          name: {columns: first, separator: 3}
+        releases: 5
+        suites: [s, {a: 1}, '', s]
+        actions:
+          - build_data_docs:
+          - build_data_docs: 3
+          - {build_data_docs: {}, x: 1}
+          - 7
+    """,
+    )
+    issues = issues_of(path, load_checkpoint)
+    assert [(issue.line, issue.column, issue.message) for issue in issues] == [
+        (2, 14, "project_dir: expected text, got the boolean true"),
+        (
+            4,
+            40,
+            "data.records: missing required key 'id_column' (the key is there but has no value)",
+        ),
+        (4, 61, "data.records.format: expected one of 'parquet' or 'csv', got the string 'xlsx'"),
+        (5, 71, "data.predictions.columns: expected a list of column names, got a mapping"),
+        (6, 37, "data.name.separator: expected text, got the number 3"),
+        (7, 11, "releases: expected 'all' or a list of release labels, got the number 5"),
+        (8, 13, "suites[1]: expected a suite name, got a mapping"),
+        (8, 21, "suites[2]: expected a suite name, got an empty string"),
+        (11, 22, "actions[1].build_data_docs: expected a mapping, got the number 3"),
+        (
+            12,
+            5,
+            "actions[2]: an action with options is a mapping with one key, the action name; "
+            "got 2 keys",
+        ),
+        (13, 5, "actions[3]: expected an action name, got the number 7"),
+    ]
+    hints = [issue.hint for issue in issues]
+    assert hints[0] == 'put it in quotes: "true"'
+    assert hints[1] == "write it as records: {path: <file>, id_column: <column>}"
+    assert hints[2] is None  # 'xlsx' is close to neither choice
+    assert hints[5] == "write releases: [5] for a single release"
+    assert hints[10] == "write one of 'build_data_docs'"
+    # the first suite is named once more: reported once the item errors are fixed
+    path.write_text(path.read_text().replace("[s, {a: 1}, '', s]", "[s, t, s]"))
+    assert any(
+        (issue.line, issue.column, issue.message) == (8, 16, "suites: 's' is listed twice")
+        for issue in issues_of(path, load_checkpoint)
+    )
+
+
+def test_checkpoint_layout_of_predictions(tmp_path):
+    make_data(tmp_path)
+    path = write(
+        tmp_path,
+        "checkpoints/layout.yml",
+        """
+        checkpoint: layout
+        data:
+          records: {path: ../data/records.csv, id_column: mention_id}
+          predictions: {files: {a: ../data/a.csv, b: }, id_column: m, prediction_column: p}
+        releases: [a, c]
+        suites: s
+    """,
+    )
+    issues = issues_of(path, load_checkpoint)
+    assert [(issue.line, issue.message, issue.hint) for issue in issues] == [
+        (
+            4,
+            "data.predictions.files.b: expected text, got an empty value",
+            "write a value or remove the key",
+        ),
+        (5, "releases: 'c' is not a key of data.predictions.files", "expected one of 'a' or 'b'"),
+    ]
+    path.write_text(path.read_text().replace("{a: ../data/a.csv, b: }", "{}"))
+    issues = issues_of(path, load_checkpoint)
+    assert [(issue.line, issue.message) for issue in issues] == [
+        (4, "data.predictions.files: no release files given"),
+        (5, "releases: 'a' is not a key of data.predictions.files"),
+        (5, "releases: 'c' is not a key of data.predictions.files"),
+    ]
+    path.write_text("checkpoint: x\ndata:\n  records: {path: ../data/records.csv, id_column: m}\n"
+                    "  predictions: hello\nsuites: s\n")
+    (issue,) = issues_of(path, load_checkpoint)
+    assert (issue.line, issue.column) == (4, 16)
+    assert issue.message == "data.predictions: expected a mapping, got the string 'hello'"
+    assert "predictions: {files: {<release>: <file>}" in issue.hint
+
+
+def test_unreadable_values_are_reported_once(tmp_path):
+    make_data(tmp_path)
+    path = write(
+        tmp_path,
+        "checkpoints/tag.yml",
+        """
+        checkpoint: !foo x
+        data: {records: {path: ../data/records.csv, id_column: m}, predictions: !bar {}}
+        suites: s
+    """,
+    )
+    issues = issues_of(path, load_checkpoint)
+    assert [issue.line for issue in issues] == [1, 2]
+    assert all("tag" in issue.message or "!" in issue.hint for issue in issues)
+
+
+# -- the generic converter: a new section is a new model field ------------------------------
+
+
+def test_a_new_section_reports_its_errors_through_the_generic_converter():
+    """A section added to a model gets positions, did-you-mean and wording with no new code."""
+    from typing import Literal
+
+    from pydantic import field_validator
+
+    from er_expectations.config.errors import IssueCollector
+    from er_expectations.config.models import ConfigModel, validate_node
+    from er_expectations.config.yamlnodes import compose_text
+
+    class Drift(ConfigModel):
+        threshold: float
+        window: int = 3
+        enabled: bool = True
+        metric: Literal["psi", "kl"] = "psi"
+        columns: list[str] = []
+
+        @field_validator("threshold")
+        @classmethod
+        def _positive(cls, value: float) -> float:
+            if value <= 0:
+                raise ValueError(f"must be > 0, got {value}")
+            return value
+
+    class File(ConfigModel):
+        section = "the test file"
+        name: str
+        drift: list[Drift] = []
+
+    text = textwrap.dedent(
+        """
+        name: 3
+        drift:
+          - {threshold: -1, window: 2.5, enabled: yes, metric: kll, columns: a}
+          - {treshold: 1}
+        extra: 1
+        """
+    ).lstrip("\n")
+    issues = IssueCollector("f.yml")
+    root = compose_text(text, issues)
+    assert validate_node(File, root, issues) is None
+    assert [(i.line, i.column, i.message, i.hint) for i in issues.issues] == [
+        (1, 7, "name: expected text, got the number 3", 'put it in quotes: "3"'),
+        (3, 17, "drift[0].threshold: must be > 0, got -1.0", None),
+        (3, 29, "drift[0].window: expected a whole number, got the number 2.5", None),
+        (
+            3,
+            43,
+            "drift[0].enabled: expected true or false, got the string 'yes'",
+            "write true or false",
+        ),
+        (
+            3,
+            56,
+            "drift[0].metric: expected one of 'psi' or 'kl', got the string 'kll'",
+            "did you mean 'kl'?",
+        ),
+        (
+            3,
+            70,
+            "drift[0].columns: expected a list, got the string 'a'",
+            "write it as [<item>, ...] or one '- item' per line",
+        ),
+        (4, 6, "unknown key 'treshold' in drift[1]", "did you mean 'threshold'?"),
+        (5, 1, "unknown key 'extra' in the test file", "expected one of 'drift' or 'name'"),
+    ]  # 'threshold' of drift[1] is not also reported missing: 'treshold' meant it
+
+
+def test_numbers_as_release_labels_are_taken_as_written(tmp_path):
+    make_data(tmp_path)
+    path = write(
+        tmp_path,
+        "checkpoints/numbers.yml",
+        """
+        checkpoint: numbers
+        data:
+          records: {path: ../data/records.csv, id_column: mention_id}
+          predictions:
+            files: {010: ../data/a.csv, 1.10: ../data/b.csv, 2022-06-30: ../data/a.csv}
+            id_column: mention_id
+            prediction_column: cluster
+        releases: [010, 1.10, 2022-06-30]
+        suites: [s]
+    """,
+    )
+    checkpoint = load_checkpoint(path)
+    assert checkpoint.releases == ("010", "1.10", "2022-06-30")
+    assert [release.label for release in checkpoint.data.predictions.files] == list(
+        checkpoint.releases
+    )

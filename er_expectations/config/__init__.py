@@ -1,7 +1,9 @@
 """YAML configuration of er-expectations: suite and checkpoint files as typed models.
 
 Every loader collects all the problems of a file and raises them together in one
-:class:`ConfigError`, each with file, line, column and a hint. Importing this package
+:class:`ConfigError`, each with file, line, column and a hint. The structure of both files
+is declared as pydantic v2 models (:mod:`.models`, :mod:`.checkpoint`, :mod:`.suite`); the
+expectation parameters come from the GX expectation models (:mod:`.schema`). Importing this package
 does not import Great Expectations, pandas or pyarrow; validating a suite imports the GX
 expectation classes, which declare the parameters (see :mod:`.schema`).
 

@@ -23,7 +23,10 @@
     actions:
       - build_data_docs
 
-Relative paths are resolved against the folder of the checkpoint file. Loading checks
+The structure is the pydantic model ``_Checkpoint`` (one field per section; a new section
+is a new field), validated in one call so that every problem of the file is reported
+together (see :mod:`.models`). Relative paths are resolved against the folder of the
+checkpoint file. Loading checks
 the file's own content and that the files it names exist; whether the named suites
 and columns exist is checked by :func:`check_checkpoint_references`, which needs the
 suites and a way to list a file's columns.
@@ -35,12 +38,22 @@ import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+)
 
 from ..names import name_problem
-from .errors import IssueCollector, close_matches, did_you_mean, quote_list
-from .schema import ParamSpec
-from .values import ValueProblem, convert_param
-from .yamlnodes import Node, compose_file, describe, key_name
+from .errors import IssueCollector, did_you_mean, quote_list
+from .models import ConfigModel, Text, name_list, node_locations, problem, validate_node
+from .yamlnodes import Node, compose_file
 
 __all__ = [
     "ACTIONS",
@@ -59,35 +72,8 @@ __all__ = [
     "load_checkpoint",
 ]
 
-#: Top-level keys of a checkpoint file.
-CHECKPOINT_KEYS: tuple[str, ...] = (
-    "checkpoint",
-    "project_dir",
-    "data",
-    "releases",
-    "suites",
-    "suite_paths",
-    "actions",
-)
-_DATA_KEYS: tuple[str, ...] = ("records", "predictions", "benchmark", "name")
-_RECORDS_KEYS: tuple[str, ...] = ("path", "id_column", "format")
-_PREDICTIONS_KEYS: tuple[str, ...] = (
-    "path",
-    "files",
-    "id_column",
-    "columns",
-    "prediction_column",
-    "batch_column",
-    "format",
-)
-_BENCHMARK_KEYS: tuple[str, ...] = ("path", "id_column", "reference_column", "format")
-_NAME_KEYS: tuple[str, ...] = ("columns", "separator", "output_column")
-
 #: File suffix -> table format.
 TABLE_FORMATS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
-_FORMATS: tuple[str, ...] = ("parquet", "csv")
-#: Action name -> the options it accepts.
-ACTIONS: dict[str, tuple[str, ...]] = {"build_data_docs": ("site_name",)}
 #: Action names kept for later versions.
 RESERVED_ACTIONS: tuple[str, ...] = ("alert",)
 _DEFAULT_PROJECT_DIR = "../gx_project"  # GX keeps its own files in gx/ inside it
@@ -224,6 +210,284 @@ class CheckpointConfig:
         return self.locations.get(key, (None, None))
 
 
+# -- the file's structure ----------------------------------------------------------------
+
+
+class _Context:
+    """What the validators of one checkpoint file share: its folder and the release labels."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.file_labels: list[str] | None = None  # keys of data.predictions.files
+
+    def resolve(self, text: str) -> Path:
+        path = Path(text).expanduser()
+        return (path if path.is_absolute() else self.base / path).resolve()
+
+
+def _ctx(info: ValidationInfo) -> _Context:
+    return info.context["checkpoint"]  # type: ignore[index]
+
+
+def _table_file(value: str, info: ValidationInfo) -> tuple[Path, str | None]:
+    """An existing table file: its resolved path and its format (from ``format`` or the suffix)."""
+    ctx = _ctx(info)
+    path = ctx.resolve(value)
+    fmt = info.data.get("format") or TABLE_FORMATS.get(path.suffix.lower())
+    if fmt is None and "format" in info.data:  # a wrong 'format' is reported by itself
+        shown = f"'{path.suffix}'" if path.suffix else "no suffix"
+        raise problem(
+            f"{{where}}: unknown table type ({shown}) for {path}",
+            "use a .parquet or .csv file, or add 'format: parquet' or 'format: csv'",
+        )
+    if not path.exists():
+        raise problem(
+            f"{{where}}: file not found: {path}",
+            f"relative paths are resolved against {ctx.base}",
+        )
+    if path.is_dir() and fmt != "parquet":
+        raise problem(
+            f"{{where}}: {path} is a folder, not a {fmt or 'table'} file",
+            "point to a file; a folder is accepted only as a parquet dataset",
+        )
+    return path, fmt
+
+
+_TableFile = Annotated[Text, AfterValidator(_table_file)]
+_Format = Literal["parquet", "csv"]
+
+
+class _Records(ConfigModel):
+    example: ClassVar[str] = "records: {path: <file>, id_column: <column>}"
+    format: _Format | None = None  # before 'path': the path's validator reads it
+    path: _TableFile
+    id_column: Text
+
+
+class _Benchmark(ConfigModel):
+    example: ClassVar[str] = "benchmark: {path: <file>, id_column: <column>, reference_column: <column>}"
+    format: _Format | None = None
+    path: _TableFile
+    id_column: Text
+    reference_column: Text
+
+
+#: ``columns`` of the wide layout: a glob over the column names, or a list of them.
+_Columns = Annotated[
+    Annotated[Text, Tag("glob")] | Annotated[name_list("column name"), Tag("list")],
+    Discriminator(lambda value: "glob" if isinstance(value, str) else "list"),
+]
+
+
+_PREDICTIONS_EXAMPLE = (
+    'predictions: {path: <file>, id_column: <column>, columns: "<glob>"} or '
+    "predictions: {files: {<release>: <file>}, id_column: <column>, prediction_column: <column>}"
+)
+
+
+class _WidePredictions(ConfigModel):
+    """One file with a column per release."""
+
+    example: ClassVar[str] = _PREDICTIONS_EXAMPLE
+    misplaced: ClassVar[dict[str, tuple[str, str]]] = {
+        "prediction_column": (
+            "'prediction_column' goes with 'files'; with 'path' the release columns are chosen "
+            "by 'columns'",
+            "replace it by 'columns: \"<glob>\"' or a list of column names",
+        ),
+    }
+    format: _Format | None = None
+    path: _TableFile
+    id_column: Text
+    columns: _Columns | None = None
+    batch_column: Text | None = None
+
+
+def _some_files(files: dict[str, Any]) -> dict[str, Any]:
+    if not files:
+        raise problem("{where}: no release files given", "list one file per release")
+    return files
+
+
+class _FilePredictions(ConfigModel):
+    """One file per release, the prediction in ``prediction_column``."""
+
+    example: ClassVar[str] = _PREDICTIONS_EXAMPLE
+    misplaced: ClassVar[dict[str, tuple[str, str]]] = {
+        "columns": (
+            "'columns' goes with 'path' (one wide file); with 'files' each file has its "
+            "prediction in 'prediction_column'",
+            "replace it by 'prediction_column: <column>'",
+        ),
+    }
+    missing_hints: ClassVar[dict[str, str]] = {
+        "prediction_column": "add 'prediction_column: <column with the predicted cluster id>'"
+    }
+    format: _Format | None = None
+    files: Annotated[dict[str, _TableFile], AfterValidator(_some_files)]
+    id_column: Text
+    prediction_column: Text = Field(description="needed with 'files'")
+    batch_column: Text | None = None
+
+
+class _Name(ConfigModel):
+    example: ClassVar[str] = 'name: {columns: [<first name column>, <last name column>], separator: " "}'
+    columns: name_list("column name")
+    separator: str = " "
+    output_column: Text = "full_name"
+
+
+def _layout(data: Any) -> str:
+    return "one file per release" if isinstance(data, dict) and "files" in data else "one wide file"
+
+
+class _Data(ConfigModel):
+    example: ClassVar[str] = "data: {records: {...}, predictions: {...}, benchmark: {...}}"
+    records: _Records
+    predictions: Annotated[
+        Annotated[_WidePredictions, Tag("one wide file")]
+        | Annotated[_FilePredictions, Tag("one file per release")],
+        Discriminator(_layout),
+    ]
+    benchmark: _Benchmark | None = None
+    name: _Name | None = None
+
+    @field_validator("predictions", mode="before")
+    @classmethod
+    def _one_layout(cls, data: Any, info: ValidationInfo) -> Any:
+        """Exactly one of 'path' (wide layout) and 'files' (one file per release)."""
+        if not isinstance(data, dict):
+            return data
+        has_path, has_files = data.get("path") is not None, data.get("files") is not None
+        if has_path and has_files:
+            raise problem(
+                "data.predictions: give either 'path' (one wide file) or 'files' (one file per release), "
+                "not both",
+                "remove one of them",
+                at=("files",),
+            )
+        if not has_path and not has_files:
+            raise problem(
+                "{where}: missing 'path' (one wide file) or 'files' (one file per release)",
+                f"write it as {_PREDICTIONS_EXAMPLE}",
+            )
+        if has_files and isinstance(data["files"], dict):
+            _ctx(info).file_labels = list(data["files"])  # for the check of 'releases'
+        return data
+
+
+def _release(label: str, info: ValidationInfo) -> str:
+    known = _ctx(info).file_labels
+    if known is not None and label not in known:
+        raise problem(
+            f"releases: '{label}' is not a key of data.predictions.files",
+            did_you_mean(label, known, list_all_below=20),
+        )
+    return label
+
+
+def _all_or_list(value: Any) -> Any:
+    if value == "all":
+        return None
+    if not isinstance(value, list | dict):
+        hint = did_you_mean(str(value), ("all",))
+        raise problem(
+            "{where}: expected 'all' or a list of release labels, got {got}",
+            hint or f"write releases: [{value}] for a single release",
+        )
+    return value
+
+
+def _suite_path(text: str, info: ValidationInfo) -> str:
+    ctx = _ctx(info)
+    path = ctx.resolve(text)
+    if not path.exists():
+        raise problem(
+            f"suite_paths: not found: {path}", f"relative paths are resolved against {ctx.base}"
+        )
+    return text
+
+
+def _checkpoint_name(name: str) -> str:
+    found = name_problem(name, what="checkpoint")
+    if found is not None:
+        raise problem(*found)
+    return name
+
+
+def _project_dir(text: str, info: ValidationInfo) -> str:
+    path = _ctx(info).resolve(text)
+    if path.exists() and not path.is_dir():
+        raise problem(
+            f"project_dir: {path} is a file, not a folder",
+            "point project_dir to the folder of the Great Expectations project",
+        )
+    return text
+
+
+class _BuildDataDocs(ConfigModel):
+    """Options of the ``build_data_docs`` action."""
+
+    unknown_key: ClassVar[str] = "unknown option '{key}' for action build_data_docs"
+    site_name: Text | None = None
+
+
+def _action_entry(value: Any) -> Any:
+    """``- name`` or ``- name: {options}`` as ``{name: options}``; reserved names refused."""
+    if isinstance(value, dict):
+        if len(value) != 1:
+            raise problem(
+                "{where}: an action with options is a mapping with one key, the action name; "
+                f"got {len(value)} keys",
+                "write '- build_data_docs: {site_name: local_site}'",
+            )
+        name, options = next(iter(value.items()))
+    elif isinstance(value, str):
+        name, options = value, None
+    else:
+        raise problem(
+            "{where}: expected an action name, got {got}", f"write one of {quote_list(ACTIONS)}"
+        )
+    if name in RESERVED_ACTIONS:
+        raise problem(
+            f"action '{name}' is not available yet in this version",
+            f"remove it; available actions: {quote_list(ACTIONS)}",
+        )
+    return {name: {} if options is None else options}
+
+
+class _Action(ConfigModel):
+    """One entry of ``actions``: a field per action, holding its options."""
+
+    unknown_key: ClassVar[str] = "unknown action '{key}'"
+    build_data_docs: _BuildDataDocs | None = None
+
+
+class _Checkpoint(ConfigModel):
+    """A checkpoint file. A new section of the file is a new field here."""
+
+    section: ClassVar[str] = "the checkpoint file"
+    example: ClassVar[str] = "'checkpoint: <name>', 'data: ...' and 'suites: [...]'"
+    checkpoint: Annotated[Text, AfterValidator(_checkpoint_name)]
+    project_dir: Annotated[Text, AfterValidator(_project_dir)] = _DEFAULT_PROJECT_DIR
+    data: _Data
+    releases: Annotated[
+        name_list("release label", check=_release) | None, BeforeValidator(_all_or_list)
+    ] = None
+    suites: name_list("suite name")
+    suite_paths: name_list("path", check=_suite_path) | None = None
+    actions: list[Annotated[_Action, BeforeValidator(_action_entry)]] = []
+
+
+#: Top-level keys of a checkpoint file.
+CHECKPOINT_KEYS: tuple[str, ...] = tuple(_Checkpoint.model_fields)
+#: Action name -> the options it accepts.
+ACTIONS: dict[str, tuple[str, ...]] = {
+    name: tuple(field.annotation.__args__[0].model_fields)  # type: ignore[union-attr]
+    for name, field in _Action.model_fields.items()
+}
+
+
 # -- loading -----------------------------------------------------------------------------
 
 
@@ -239,581 +503,75 @@ def load_checkpoint(path: str | Path) -> CheckpointConfig:
 
 
 def checkpoint_from_node(root: Node, path: Path, issues: IssueCollector) -> CheckpointConfig | None:
-    """Validate a composed checkpoint document; problems go to ``issues``."""
-    return _Reader(path, issues).checkpoint(root)
-
-
-class _Reader:
-    """Reads a checkpoint document, recording problems and the position of every reference."""
-
-    def __init__(self, path: Path, issues: IssueCollector) -> None:
-        self.path = path
-        self.base = path.absolute().parent
-        self.issues = issues
-        self.locations: dict[str, tuple[int, int]] = {}
-        self.file_labels: list[str] | None = None  # release labels of data.predictions.files
-
-    # -- generic pieces ----------------------------------------------------------------
-    def note(self, key: str, node: Node) -> None:
-        self.locations[key] = (node.line, node.column)
-
-    def mapping(
-        self, node: Node, where: str, allowed: Sequence[str], required: Sequence[str], example: str
-    ) -> Node | None:
-        """Check that ``node`` is a mapping with known keys and the required ones."""
-        if node.kind != "mapping":
-            if node.kind != "invalid":
-                self.issues.add(
-                    node,
-                    f"{where}: expected a mapping, got {describe(node)}",
-                    f"write it as {example}",
-                )
-            return None
-        misspelt: set[str] = set()
-        for key, key_node, _ in node.items():
-            if key not in allowed:
-                misspelt.update(close_matches(key, allowed))
-                self.issues.add(
-                    key_node,
-                    f"unknown key '{key}' in {where}",
-                    did_you_mean(key, allowed, list_all_below=12),
-                )
-        for key in required:
-            value = node.get(key)
-            if (value is None and key not in misspelt) or (value is not None and value.is_null):
-                self.issues.add(
-                    value or node,
-                    f"{where}: missing required key '{key}'",
-                    f"write it as {example}",
-                )
-        return node
-
-    def text(self, parent: Node, key: str, where: str, *, allow_empty: bool = False) -> str | None:
-        """The text value of ``parent[key]`` (``None`` if absent, null or wrong)."""
-        node = parent.get(key)
-        if node is None or node.is_null:
-            return None
-        return self.text_node(node, where, allow_empty=allow_empty)
-
-    def text_node(self, node: Node, where: str, *, allow_empty: bool = False) -> str | None:
-        self.note(where, node)
-        if allow_empty and node.is_str:
-            return node.value  # type: ignore[return-value]
-        try:
-            return convert_param(ParamSpec(where, "str"), node)  # type: ignore[return-value]
-        except ValueProblem as problem:
-            if node.kind != "invalid":
-                self.issues.add(node, problem.message, problem.hint)
-            return None
-
-    def names(self, node: Node, where: str, what: str) -> tuple[str, ...] | None:
-        """A list of names (a single name is accepted); positions go to ``locations``."""
-        if node.kind == "scalar" and not node.is_null:
-            single = self.label(node, where, what)
-            if single is None:
-                return None
-            self.note(f"{where}[0]", node)
-            return (single,)
-        if node.kind != "sequence":
-            if node.kind != "invalid":
-                self.issues.add(
-                    node,
-                    f"{where}: expected a list of {what}s, got {describe(node)}",
-                    f"write {where.rsplit('.', 1)[-1]}: [<{what}>, ...]",
-                )
-            return None
-        result: list[str] = []
-        for index, item in enumerate(node.elements()):
-            label = self.label(item, f"{where}[{index}]", what)
-            if label is None:
-                continue
-            if label in result:
-                self.issues.add(item, f"{where}: '{label}' is listed twice", "list it once")
-                continue
-            self.note(f"{where}[{index}]", item)
-            result.append(label)
-        if not result and not node.elements():
-            self.issues.add(node, f"{where}: the list is empty", f"name at least one {what}")
-        return tuple(result)
-
-    def label(self, node: Node, where: str, what: str) -> str | None:
-        """A name written as a scalar; numbers and dates are taken as written."""
-        if node.kind != "scalar" or node.is_null:
-            if node.kind != "invalid":
-                self.issues.add(
-                    node,
-                    f"{where}: expected a {what}, got {describe(node)}",
-                    f"write the {what} as text",
-                )
-            return None
-        value = node.value if isinstance(node.value, str) else node.text
-        if not value.strip():
-            self.issues.add(node, f"{where}: expected a {what}, got an empty string")
-            return None
-        return value
-
-    def resolve(self, text: str) -> Path:
-        path = Path(text).expanduser()
-        return (path if path.is_absolute() else self.base / path).resolve()
-
-    def table_format(self, path: Path, explicit: str | None, node: Node, where: str) -> str | None:
-        if explicit is not None:
-            return explicit
-        fmt = TABLE_FORMATS.get(path.suffix.lower())
-        if fmt is None:
-            shown = f"'{path.suffix}'" if path.suffix else "no suffix"
-            self.issues.add(
-                node,
-                f"{where}: unknown table type ({shown}) for {path}",
-                "use a .parquet or .csv file, or add 'format: parquet' or 'format: csv'",
-            )
-        return fmt
-
-    def file(
-        self, node: Node | None, where: str, explicit_format: str | None
-    ) -> tuple[Path, str] | None:
-        """An existing table file: resolved path and format, or ``None`` after an issue."""
-        if node is None or node.is_null:
-            return None
-        text = self.text_node(node, where)
-        if text is None:
-            return None
-        self.note(where, node)
-        path = self.resolve(text)
-        fmt = self.table_format(path, explicit_format, node, where)
-        if not path.exists():
-            self.issues.add(
-                node,
-                f"{where}: file not found: {path}",
-                f"relative paths are resolved against {self.base}",
-            )
-            return None
-        if path.is_dir() and fmt != "parquet":
-            self.issues.add(
-                node,
-                f"{where}: {path} is a folder, not a {fmt or 'table'} file",
-                "point to a file; a folder is accepted only as a parquet dataset",
-            )
-            return None
-        return (path, fmt) if fmt is not None else None
-
-    def format_key(self, section: Node, where: str) -> str | None:
-        node = section.get("format")
-        if node is None or node.is_null:
-            return None
-        self.note(f"{where}.format", node)
-        try:
-            return convert_param(ParamSpec(f"{where}.format", "choice", choices=_FORMATS), node)  # type: ignore[return-value]
-        except ValueProblem as problem:
-            self.issues.add(node, problem.message, problem.hint)
-            return None
-
-    # -- sections ----------------------------------------------------------------------
-    def checkpoint(self, root: Node) -> CheckpointConfig | None:
-        if root.kind != "mapping":
-            if root.kind != "invalid":
-                self.issues.add(
-                    root,
-                    f"a checkpoint file must be a mapping, got {describe(root)}",
-                    "start the file with 'checkpoint: <name>'",
-                )
-            return None
-        self.mapping(
-            root,
-            "the checkpoint file",
-            CHECKPOINT_KEYS,
-            ("checkpoint", "data", "suites"),
-            "'checkpoint: <name>', 'data: ...' and 'suites: [...]'",
+    """Validate a composed checkpoint document (one model validation, every error reported
+    at its node); problems go to ``issues``."""
+    ctx = _Context(path.absolute().parent)
+    model = validate_node(_Checkpoint, root, issues, context={"checkpoint": ctx})
+    if not isinstance(model, _Checkpoint) or issues:
+        return None
+    locations = node_locations(root)
+    data = model.data
+    predictions = data.predictions
+    if isinstance(predictions, _WidePredictions):
+        source = PredictionsSource(
+            id_column=predictions.id_column,
+            path=predictions.path[0],
+            format=predictions.path[1],
+            columns=predictions.columns,
+            batch_column=predictions.batch_column,
         )
-        name = self.text(root, "checkpoint", "checkpoint")
-        if name is not None and (problem := name_problem(name, what="checkpoint")) is not None:
-            self.issues.add(root.get("checkpoint"), *problem)
-            name = None
-        project_dir = self.project_dir(root)
-        data = self.data(root.get("data"))
-        releases = self.releases(root.get("releases"))
-        suites_node = root.get("suites")
-        suites = None
-        if suites_node is not None and not suites_node.is_null:
-            self.note("suites", suites_node)
-            suites = self.names(suites_node, "suites", "suite name")
-        suite_paths = self.suite_paths(root.get("suite_paths"))
-        actions = self.actions(root.get("actions"))
-        if self.issues or None in (name, data, releases, suites, suite_paths, actions):
-            return None
-        if not (name is not None and data is not None and releases is not None):  # invariant, kept under python -O
-            raise RuntimeError("er-expectations internal error: expected name is not None and data is not None and releases is not None")
-        if not (suites is not None and suite_paths is not None and actions is not None):  # invariant, kept under python -O
-            raise RuntimeError("er-expectations internal error: expected suites is not None and suite_paths is not None and actions is not None")
-        return CheckpointConfig(
-            name=name,
-            path=self.path,
-            project_dir=project_dir,
-            data=data,
-            releases=releases,
-            suites=suites,
-            suite_paths=suite_paths,
-            actions=actions,
-            locations=self.locations,
+    else:
+        source = PredictionsSource(
+            id_column=predictions.id_column,
+            files=tuple(
+                ReleaseFile(label=label, path=file[0], format=file[1])  # type: ignore[arg-type]
+                for label, file in predictions.files.items()
+            ),
+            prediction_column=predictions.prediction_column,
+            format=predictions.format,
+            batch_column=predictions.batch_column,
         )
-
-    def project_dir(self, root: Node) -> Path:
-        text = self.text(root, "project_dir", "project_dir")
-        path = self.resolve(text if text is not None else _DEFAULT_PROJECT_DIR)
-        node = root.get("project_dir")
-        if node is not None and text is not None and path.exists() and not path.is_dir():
-            self.issues.add(
-                node,
-                f"project_dir: {path} is a file, not a folder",
-                "point project_dir to the folder of the Great Expectations project",
+    records, bench, name = data.records, data.benchmark, data.name
+    default_suites = ctx.resolve(_DEFAULT_SUITE_PATH)
+    suite_paths = [ctx.resolve(text) for text in model.suite_paths or ()] or [default_suites]
+    if default_suites.exists() and default_suites not in suite_paths:
+        suite_paths.append(default_suites)
+    return CheckpointConfig(
+        name=model.checkpoint,
+        path=path,
+        project_dir=ctx.resolve(model.project_dir),
+        data=DataSources(
+            records=TableSource(
+                path=records.path[0], format=records.path[1], id_column=records.id_column  # type: ignore[arg-type]
+            ),
+            predictions=source,
+            benchmark=None
+            if bench is None
+            else BenchmarkSource(
+                path=bench.path[0],
+                format=bench.path[1],  # type: ignore[arg-type]
+                id_column=bench.id_column,
+                reference_column=bench.reference_column,
+            ),
+            name=None
+            if name is None
+            else NameSpec(
+                columns=name.columns, separator=name.separator, output_column=name.output_column
+            ),
+        ),
+        releases="all" if model.releases is None else model.releases,
+        suites=model.suites,
+        suite_paths=tuple(suite_paths),
+        actions=tuple(
+            ActionConfig(
+                name=(chosen := next(iter(action.model_fields_set))),
+                options=getattr(action, chosen).model_dump(exclude_none=True),
+                line=locations.get(f"actions[{index}]", (None, None))[0],
             )
-        return path
-
-    def data(self, node: Node | None) -> DataSources | None:
-        if node is None or node.is_null:
-            return None  # reported as a missing required key
-        example = "data: {records: {...}, predictions: {...}, benchmark: {...}}"
-        if self.mapping(node, "data", _DATA_KEYS, ("records", "predictions"), example) is None:
-            return None
-        records = self.records(node.get("records"))
-        predictions = self.predictions(node.get("predictions"))
-        benchmark = self.benchmark(node.get("benchmark"))
-        name = self.name_spec(node.get("name"))
-        if records is None or predictions is None:
-            return None
-        return DataSources(records=records, predictions=predictions, benchmark=benchmark, name=name)
-
-    def records(self, node: Node | None) -> TableSource | None:
-        if node is None or node.is_null:
-            return None
-        example = "records: {path: <file>, id_column: <column>}"
-        if (
-            self.mapping(node, "data.records", _RECORDS_KEYS, ("path", "id_column"), example)
-            is None
-        ):
-            return None
-        fmt = self.format_key(node, "data.records")
-        file = self.file(node.get("path"), "data.records.path", fmt)
-        id_column = self.text(node, "id_column", "data.records.id_column")
-        if file is None or id_column is None:
-            return None
-        return TableSource(path=file[0], format=file[1], id_column=id_column)
-
-    def predictions(self, node: Node | None) -> PredictionsSource | None:
-        if node is None or node.is_null:
-            return None
-        where = "data.predictions"
-        example = (
-            'predictions: {path: <file>, id_column: <column>, columns: "<glob>"} or '
-            "predictions: {files: {<release>: <file>}, id_column: <column>, prediction_column: <column>}"
-        )
-        if self.mapping(node, where, _PREDICTIONS_KEYS, ("id_column",), example) is None:
-            return None
-        path_node, files_node = node.get("path"), node.get("files")
-        has_path = path_node is not None and not path_node.is_null
-        has_files = files_node is not None and not files_node.is_null
-        fmt = self.format_key(node, where)
-        id_column = self.text(node, "id_column", f"{where}.id_column")
-        if has_path and has_files:
-            self.issues.add(
-                node.key("files"),
-                f"{where}: give either 'path' (one wide file) or "
-                "'files' (one file per release), not both",
-                "remove one of them",
-            )
-            return None
-        if not has_path and not has_files:
-            self.issues.add(
-                node,
-                f"{where}: missing 'path' (one wide file) or 'files' (one file per release)",
-                f"write it as {example}",
-            )
-            return None
-        if has_path:
-            return self.wide_predictions(node, id_column, fmt)
-        return self.file_predictions(node, id_column, fmt)
-
-    def wide_predictions(
-        self, node: Node, id_column: str | None, fmt: str | None
-    ) -> PredictionsSource | None:
-        where = "data.predictions"
-        misplaced = node.key("prediction_column")
-        if misplaced is not None:
-            self.issues.add(
-                misplaced,
-                f"{where}: 'prediction_column' goes with 'files'; with 'path' "
-                "the release columns are chosen by 'columns'",
-                "replace it by 'columns: \"<glob>\"' or a list of column names",
-            )
-        file = self.file(node.get("path"), f"{where}.path", fmt)
-        columns: str | tuple[str, ...] | None = None
-        columns_node = node.get("columns")
-        ok = True
-        if columns_node is not None and not columns_node.is_null:
-            self.note(f"{where}.columns", columns_node)
-            if columns_node.kind == "scalar":
-                columns = self.text(node, "columns", f"{where}.columns")
-                ok = columns is not None
-            else:
-                columns = self.names(columns_node, f"{where}.columns", "column name")
-                ok = bool(columns)
-        batch_column = self.text(node, "batch_column", f"{where}.batch_column")
-        if file is None or id_column is None or misplaced is not None or not ok:
-            return None
-        return PredictionsSource(id_column=id_column, path=file[0], format=file[1], columns=columns,
-                                 batch_column=batch_column)
-
-    def file_predictions(
-        self, node: Node, id_column: str | None, fmt: str | None
-    ) -> PredictionsSource | None:
-        where = "data.predictions"
-        misplaced = node.key("columns")
-        if misplaced is not None:
-            self.issues.add(
-                misplaced,
-                f"{where}: 'columns' goes with 'path' (one wide file); with "
-                "'files' each file has its prediction in 'prediction_column'",
-                "replace it by 'prediction_column: <column>'",
-            )
-        prediction_column = self.text(node, "prediction_column", f"{where}.prediction_column")
-        if prediction_column is None and node.get("prediction_column") is None:
-            self.issues.add(
-                node,
-                f"{where}: missing required key 'prediction_column' (needed with 'files')",
-                "add 'prediction_column: <column with the predicted cluster id>'",
-            )
-        files_node = node.get("files")
-        if not (files_node is not None):  # invariant, kept under python -O
-            raise RuntimeError("er-expectations internal error: expected files_node is not None")
-        self.note(f"{where}.files", files_node)
-        files: list[ReleaseFile] = []
-        ok = True
-        if files_node.kind != "mapping":
-            if files_node.kind != "invalid":
-                self.issues.add(
-                    files_node,
-                    f"{where}.files: expected a mapping of release label: file, "
-                    f"got {describe(files_node)}",
-                    'write files: {"2022-06-30": <file>, "2021-12-30": <file>}',
-                )
-            ok = False
-        else:
-            self.file_labels = [label for label, _, _ in files_node.items()]
-            for _, key_node, value in files_node.items():
-                label = key_name(key_node)
-                spot = f"{where}.files.{label}"
-                self.note(f"{spot}.label", key_node)
-                found = self.file(value, spot, fmt)
-                if found is None:
-                    ok = False
-                    continue
-                files.append(ReleaseFile(label=label, path=found[0], format=found[1]))
-            if not files_node.value:
-                self.issues.add(
-                    files_node,
-                    f"{where}.files: no release files given",
-                    "list one file per release",
-                )
-                ok = False
-        if not ok or id_column is None or prediction_column is None or misplaced is not None:
-            return None
-        batch_column = self.text(node, "batch_column", f"{where}.batch_column")
-        return PredictionsSource(
-            id_column=id_column, files=tuple(files), prediction_column=prediction_column, format=fmt,
-            batch_column=batch_column,
-        )
-
-    def benchmark(self, node: Node | None) -> BenchmarkSource | None:
-        if node is None or node.is_null:
-            return None
-        where = "data.benchmark"
-        example = "benchmark: {path: <file>, id_column: <column>, reference_column: <column>}"
-        if (
-            self.mapping(
-                node, where, _BENCHMARK_KEYS, ("path", "id_column", "reference_column"), example
-            )
-            is None
-        ):
-            return None
-        fmt = self.format_key(node, where)
-        file = self.file(node.get("path"), f"{where}.path", fmt)
-        id_column = self.text(node, "id_column", f"{where}.id_column")
-        reference_column = self.text(node, "reference_column", f"{where}.reference_column")
-        if file is None or id_column is None or reference_column is None:
-            return None
-        return BenchmarkSource(
-            path=file[0], format=file[1], id_column=id_column, reference_column=reference_column
-        )
-
-    def name_spec(self, node: Node | None) -> NameSpec | None:
-        if node is None or node.is_null:
-            return None
-        where = "data.name"
-        example = 'name: {columns: [<first name column>, <last name column>], separator: " "}'
-        if self.mapping(node, where, _NAME_KEYS, ("columns",), example) is None:
-            return None
-        columns_node = node.get("columns")
-        columns = None
-        if columns_node is not None and not columns_node.is_null:
-            self.note(f"{where}.columns", columns_node)
-            columns = self.names(columns_node, f"{where}.columns", "column name")
-        separator = " "
-        separator_node = node.get("separator")
-        if separator_node is not None and not separator_node.is_null:
-            found = self.text(node, "separator", f"{where}.separator", allow_empty=True)
-            if found is None:
-                return None
-            separator = found
-        output = self.text(node, "output_column", f"{where}.output_column")
-        if not columns:
-            return None
-        return NameSpec(columns=columns, separator=separator, output_column=output or "full_name")
-
-    def releases(self, node: Node | None) -> str | tuple[str, ...] | None:
-        if node is None or node.is_null:
-            return "all"
-        self.note("releases", node)
-        if node.kind == "scalar":
-            if node.value == "all":
-                return "all"
-            hint = did_you_mean(str(node.text), ("all",))
-            self.issues.add(
-                node,
-                f"releases: expected 'all' or a list of release labels, got {describe(node)}",
-                hint or f"write releases: [{node.text}] for a single release",
-            )
-            return None
-        labels = self.names(node, "releases", "release label")
-        if labels is None:
-            return None
-        if self.file_labels is not None:
-            known = self.file_labels
-            for index, label in enumerate(labels):
-                if label not in known:
-                    spot = node.elements()[index] if index < len(node.elements()) else node
-                    self.issues.add(
-                        spot,
-                        f"releases: '{label}' is not a key of data.predictions.files",
-                        did_you_mean(label, known, list_all_below=20),
-                    )
-        return labels
-
-    def suite_paths(self, node: Node | None) -> tuple[Path, ...] | None:
-        default = self.resolve(_DEFAULT_SUITE_PATH)
-        if node is None or node.is_null:
-            return (default,)
-        self.note("suite_paths", node)
-        texts = self.names(node, "suite_paths", "path")
-        if texts is None:
-            return None
-        items = node.elements() if node.kind == "sequence" else (node,)
-        paths: list[Path] = []
-        ok = True
-        for index, text in enumerate(texts):
-            path = self.resolve(text)
-            spot = items[index] if index < len(items) else node
-            if not path.exists():
-                self.issues.add(
-                    spot,
-                    f"suite_paths: not found: {path}",
-                    f"relative paths are resolved against {self.base}",
-                )
-                ok = False
-            paths.append(path)
-        if default.exists() and default not in paths:
-            paths.append(default)
-        return tuple(paths) if ok else None
-
-    def actions(self, node: Node | None) -> tuple[ActionConfig, ...] | None:
-        if node is None or node.is_null:
-            return ()
-        if node.kind != "sequence":
-            if node.kind != "invalid":
-                self.issues.add(
-                    node,
-                    f"actions: expected a list, got {describe(node)}",
-                    "write actions: [build_data_docs]",
-                )
-            return None
-        actions: list[ActionConfig] = []
-        ok = True
-        for index, item in enumerate(node.elements()):
-            action = self.action(item, index)
-            if action is None:
-                ok = False
-            else:
-                actions.append(action)
-        return tuple(actions) if ok else None
-
-    def action(self, item: Node, index: int) -> ActionConfig | None:
-        where = f"actions[{index}]"
-        options_node: Node | None = None
-        if item.kind == "mapping":
-            entries = list(item.items())
-            if len(entries) != 1:
-                self.issues.add(
-                    item,
-                    f"{where}: an action with options is a mapping with one key, "
-                    f"the action name; got {len(entries)} keys",
-                    "write '- build_data_docs: {site_name: local_site}'",
-                )
-                return None
-            name, name_node, options_node = entries[0]
-        elif item.is_str:
-            name, name_node = str(item.value), item
-        else:
-            if item.kind != "invalid":
-                self.issues.add(
-                    item,
-                    f"{where}: expected an action name, got {describe(item)}",
-                    f"write one of {quote_list(ACTIONS)}",
-                )
-            return None
-        self.note(where, name_node)
-        if name in RESERVED_ACTIONS:
-            self.issues.add(
-                name_node,
-                f"action '{name}' is not available yet in this version",
-                f"remove it; available actions: {quote_list(ACTIONS)}",
-            )
-            return None
-        if name not in ACTIONS:
-            self.issues.add(
-                name_node,
-                f"unknown action '{name}'",
-                did_you_mean(name, tuple(ACTIONS), list_all_below=10),
-            )
-            return None
-        options: dict[str, object] = {}
-        if options_node is not None and not options_node.is_null:
-            allowed = ACTIONS[name]
-            if options_node.kind != "mapping":
-                if options_node.kind != "invalid":
-                    self.issues.add(
-                        options_node,
-                        f"{where}: the options of {name} must be a mapping, "
-                        f"got {describe(options_node)}",
-                        f"write '- {name}: {{{allowed[0]}: ...}}'",
-                    )
-                return None
-            ok = True
-            for key, key_node, value in options_node.items():
-                if key not in allowed:
-                    self.issues.add(
-                        key_node,
-                        f"unknown option '{key}' for action {name}",
-                        did_you_mean(key, allowed, list_all_below=10),
-                    )
-                    ok = False
-                    continue
-                text = self.text(options_node, key, f"{where}.{key}")
-                if text is None and not value.is_null:
-                    ok = False
-                elif text is not None:
-                    options[key] = text
-            if not ok:
-                return None
-        return ActionConfig(name=name, options=options, line=name_node.line)
+            for index, action in enumerate(model.actions)
+        ),
+        locations=locations,
+    )
 
 
 # -- references --------------------------------------------------------------------------

@@ -30,6 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator
 
 from ..names import name_problem
 from .errors import (
@@ -40,6 +43,7 @@ from .errors import (
     did_you_mean,
     quote_list,
 )
+from .models import ConfigModel, Text, problem, validate_node
 from .schema import (
     COMMON_PARAMS,
     ExpectationSpec,
@@ -60,8 +64,6 @@ __all__ = [
     "resolve_registry",
 ]
 
-#: Top-level keys of a suite file.
-SUITE_KEYS: tuple[str, ...] = ("suite", "description", "defaults", "expectations")
 _SUFFIXES = (".yml", ".yaml")
 
 
@@ -177,95 +179,74 @@ def load_suites(
     return suites
 
 
+def _suite_name(name: str) -> str:
+    found = name_problem(name, what="suite")
+    if found is not None:
+        raise problem(*found)
+    return name
+
+
+def _some_expectations(entries: list[Any]) -> list[Any]:
+    if not entries:
+        raise problem("the suite has no expectations", "add at least one '- expectation: <name>' entry")
+    return entries
+
+
+class _SuiteFile(ConfigModel):
+    """The top level of a suite file (the entries are checked against the registry after)."""
+
+    section: ClassVar[str] = "a suite file"
+    unknown_key: ClassVar[str] = "unknown top-level key '{key}' in {where}"
+    missing_key: ClassVar[str] = "missing required key '{key}'"
+    missing_hints: ClassVar[dict[str, str]] = {
+        "suite": "add 'suite: <name of the expectation suite>'",
+        "expectations": "add 'expectations:' with a list of '- expectation: <name>' entries",
+    }
+    suite: Annotated[Text, AfterValidator(_suite_name)]
+    description: Text | None = None
+    defaults: dict[str, Any] | None = None
+    expectations: Annotated[list[Any], AfterValidator(_some_expectations)]
+
+
+#: Top-level keys of a suite file.
+SUITE_KEYS: tuple[str, ...] = tuple(_SuiteFile.model_fields)
+
+
 def suite_from_node(
     root: Node,
     path: Path,
     issues: IssueCollector,
     registry: Mapping[str, ExpectationSpec],
 ) -> SuiteConfig | None:
-    """Validate a composed suite document; problems go to ``issues``."""
+    """Validate a composed suite document; problems go to ``issues``.
+
+    The top level is one model validation; the defaults and every entry are then checked
+    against the registry, so a file's problems are all reported together.
+    """
+    model = validate_node(_SuiteFile, root, issues)
     if root.kind != "mapping":
-        if root.kind != "invalid":
-            issues.add(
-                root,
-                f"a suite file must be a mapping with the keys {quote_list(SUITE_KEYS, conjunction='and')}, "
-                f"got {describe(root)}",
-                "start the file with 'suite: <name>'",
-            )
         return None
-    for key, key_node, _ in root.items():
-        if key not in SUITE_KEYS:
-            issues.add(
-                key_node,
-                f"unknown top-level key '{key}' in a suite file",
-                did_you_mean(key, SUITE_KEYS, list_all_below=10),
-            )
-
-    name = _required_text(root, "suite", issues, "suite: <name of the expectation suite>")
-    if name is not None and (problem := name_problem(name, what="suite")) is not None:
-        issues.add(root.get("suite"), *problem)
-        name = None
-    description = _optional_text(root, "description", issues)
-    defaults = _defaults(root.get("defaults"), registry, issues)
-
+    defaults_node = root.get("defaults")
+    defaults = {}
+    if defaults_node is not None and defaults_node.kind == "mapping":
+        defaults = _defaults(defaults_node, registry, issues)
     expectations: list[ExpectationConfig] = []
     entries = root.get("expectations")
-    if entries is None:
-        issues.add(
-            root,
-            "missing required key 'expectations'",
-            "add 'expectations:' with a list of '- expectation: <name>' entries",
-        )
-    elif entries.is_null or (entries.kind == "sequence" and not entries.elements()):
-        issues.add(
-            entries,
-            "the suite has no expectations",
-            "add at least one '- expectation: <name>' entry",
-        )
-    elif entries.kind != "sequence":
-        if entries.kind != "invalid":
-            issues.add(
-                entries,
-                f"expectations: expected a list, got {describe(entries)}",
-                "write each expectation as a list item starting with '- expectation: <name>'",
-            )
-    else:
-        for item in entries.elements():
-            parsed = _expectation(item, defaults, registry, issues)
-            if parsed is not None:
-                expectations.append(parsed)
-    if name is None:
+    for item in entries.elements() if entries is not None else ():
+        parsed = _expectation(item, defaults, registry, issues)
+        if parsed is not None:
+            expectations.append(parsed)
+    if not isinstance(model, _SuiteFile):
         return None
     return SuiteConfig(
-        name=name, description=description, path=path, expectations=tuple(expectations)
+        name=model.suite,
+        description=model.description,
+        path=path,
+        expectations=tuple(expectations),
     )
 
 
 # -- helpers ---------------------------------------------------------------------------
-
-
-def _required_text(root: Node, key: str, issues: IssueCollector, example: str) -> str | None:
-    node = root.get(key)
-    if node is None or node.is_null:
-        issues.add(node or root, f"missing required key '{key}'", f"add '{example}'")
-        return None
-    return _text_value(key, node, issues)
-
-
-def _optional_text(root: Node, key: str, issues: IssueCollector) -> str | None:
-    node = root.get(key)
-    if node is None or node.is_null:
-        return None
-    return _text_value(key, node, issues)
-
-
-def _text_value(key: str, node: Node, issues: IssueCollector) -> str | None:
-    try:
-        return convert_param(ParamSpec(key, "str"), node)  # type: ignore[return-value]
-    except ValueProblem as problem:
-        if node.kind != "invalid":
-            issues.add(node, problem.message, problem.hint)
-        return None
 
 
 def _known_params(registry: Mapping[str, ExpectationSpec]) -> dict[str, ParamSpec]:
@@ -284,15 +265,6 @@ def _defaults(
     issues: IssueCollector,
 ) -> dict[str, Node]:
     """The ``defaults`` mapping as parameter -> value node (nulls dropped), checked."""
-    if node is None or node.is_null or node.kind == "invalid":
-        return {}
-    if node.kind != "mapping":
-        issues.add(
-            node,
-            f"defaults: expected a mapping of parameter: value, got {describe(node)}",
-            "write for example 'defaults:' and below it '  prediction_column: cluster_id'",
-        )
-        return {}
     known = _known_params(registry)
     defaults: dict[str, Node] = {}
     for key, key_node, value in node.items():
