@@ -494,3 +494,12 @@ def test_a_new_project_appears_whole(tmp_path, capsys):
     assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0
     assert not list(project.glob(".er-new-project-*"))
     assert (project / "gx" / "great_expectations.yml").is_file()
+
+
+def test_a_folder_given_as_the_checkpoint_file(tmp_path, capsys):
+    assert main(["run", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert "is a folder, not a YAML file" in err and "checkpoints/<name>.yml" in err
+    assert main(["validate", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err

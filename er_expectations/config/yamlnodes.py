@@ -133,6 +133,10 @@ def compose_file(path: str | Path, issues: IssueCollector) -> Node | None:
     except UnicodeDecodeError as error:
         issues.add(None, f"the file is not UTF-8 text ({error.reason} at byte {error.start})")
         return None
+    except IsADirectoryError:
+        issues.add(None, f"{Path(path).absolute()} is a folder, not a YAML file",
+                   "give the file itself, e.g. checkpoints/<name>.yml or suites/<name>.yml")
+        return None
     except OSError as error:
         issues.add(None, f"cannot read the file: {error.strerror or error}")
         return None
