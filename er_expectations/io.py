@@ -19,7 +19,12 @@ _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
 
 
-def _kind(path: Path) -> str:
+def _kind(path: Path, declared: str | None = None) -> str:
+    """``"parquet"`` or ``"csv"``: the declared format (a checkpoint's ``format:``), else the suffix."""
+    if declared is not None:
+        if declared not in ("parquet", "csv"):
+            raise InputError(f"{path}: unknown format {declared!r}; use 'parquet' or 'csv'")
+        return declared
     suffix = path.suffix.lower()
     if suffix in _PARQUET:
         return "parquet"
@@ -58,12 +63,12 @@ def _read_problem(p: Path, kind: str, exc: BaseException) -> InputError:
     )
 
 
-def table_columns(path: str | os.PathLike) -> list[str]:
-    """Column names of a Parquet or CSV file without reading its rows."""
+def table_columns(path: str | os.PathLike, *, format: str | None = None) -> list[str]:  # noqa: A002
+    """Column names of a Parquet or CSV file without reading its rows (``format`` overrides the suffix)."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: file not found" if not p.is_dir() else f"{p}: is a folder, not a file")
-    kind = _kind(p)
+    kind = _kind(p, format)
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
@@ -79,11 +84,15 @@ def table_columns(path: str | os.PathLike) -> list[str]:
         raise _read_problem(p, kind, exc) from exc
 
 
-def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Read a Parquet or CSV file (optionally only some columns); ids are kept as strings in CSV."""
+def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
+               format: str | None = None) -> pd.DataFrame:  # noqa: A002
+    """Read a Parquet or CSV file (optionally only some columns); ids are kept as strings in CSV.
+
+    ``format`` (``"parquet"`` or ``"csv"``, a checkpoint's ``format:``) overrides the suffix.
+    """
     p = Path(path)
-    kind = _kind(p)
-    available = table_columns(p)
+    kind = _kind(p, format)
+    available = table_columns(p, format=format)
     if columns is not None:
         missing = [c for c in columns if c not in available]
         if missing:

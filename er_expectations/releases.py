@@ -43,6 +43,7 @@ class ReleaseSource:
     label: str
     key: str
     path: Path
+    format: str | None = None
 
 
 def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
@@ -88,9 +89,9 @@ class ReleaseData:
     def all_releases(self) -> list[ReleaseSource]:
         pred = self.data.predictions
         if pred.layout == "wide":
-            cols = pred.match_columns(table_columns(pred.path))
-            return [ReleaseSource(release_label(c, pred.columns), c, pred.path) for c in cols]
-        return [ReleaseSource(f.label, f.label, f.path) for f in pred.files]
+            cols = pred.match_columns(table_columns(pred.path, format=pred.format))
+            return [ReleaseSource(release_label(c, pred.columns), c, pred.path, pred.format) for c in cols]
+        return [ReleaseSource(f.label, f.label, f.path, f.format) for f in pred.files]
 
     def select(self, wanted: Sequence[str] | None = None) -> list[ReleaseSource]:
         """Releases chosen by the checkpoint's ``releases`` and then by ``wanted`` (labels or keys)."""
@@ -123,7 +124,7 @@ class ReleaseData:
         if self._base is None:
             rec = self.data.records
             cols = [rec.id_column] + (list(self.data.name.columns) if self.data.name else [])
-            base = read_table(rec.path, cols)
+            base = read_table(rec.path, cols, format=rec.format)
             _unique_ids(base, rec.id_column, rec.path)
             if self.data.name:
                 base[self.name_column] = combine_name(base, self.data.name.columns,
@@ -131,7 +132,8 @@ class ReleaseData:
                 base = base[[rec.id_column, self.name_column]]
             if self.data.benchmark:
                 b = self.data.benchmark
-                bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns])
+                bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns],
+                                   format=b.format)
                 _unique_ids(bench, b.id_column, b.path)
                 same_id_kind(base, rec.path, bench, b.path, rec.id_column, b.id_column)
                 bench = bench.rename(columns={b.id_column: rec.id_column})
@@ -155,7 +157,7 @@ class ReleaseData:
         if self._wide is None:
             pred = self.data.predictions
             keys = [r.key for r in self.all_releases()]
-            wide = read_table(pred.path, [pred.id_column, *keys])
+            wide = read_table(pred.path, [pred.id_column, *keys], format=pred.format)
             _unique_ids(wide, pred.id_column, pred.path)
             same_id_kind(self._records(), self.data.records.path, wide, pred.path, self.id_column, pred.id_column)
             self._wide_names = {key: f"__release_{i}" for i, key in enumerate(keys)}
@@ -177,7 +179,7 @@ class ReleaseData:
             internal = self._wide_names[release.key]
             part = aligned[[self.id_column, internal, *rest]]
             return part.rename(columns={internal: self.prediction_column})
-        part = read_table(release.path, [pred.id_column, pred.prediction_column])
+        part = read_table(release.path, [pred.id_column, pred.prediction_column], format=release.format)
         _unique_ids(part, pred.id_column, release.path)
         same_id_kind(base, self.data.records.path, part, release.path, self.id_column, pred.id_column)
         part = part.rename(columns={pred.id_column: self.id_column,

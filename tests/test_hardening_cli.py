@@ -503,3 +503,20 @@ def test_a_folder_given_as_the_checkpoint_file(tmp_path, capsys):
     assert "is a folder, not a YAML file" in err and "checkpoints/<name>.yml" in err
     assert main(["validate", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_a_declared_format_is_used_to_read_the_file(tmp_path, capsys):
+    """``format:`` of a checkpoint file overrides its suffix (it used to be parsed, then ignored)."""
+    data = tmp_path / "data"
+    checkpoint = CHECKPOINT.replace(
+        "records: {path: ../data/records.parquet, id_column: rid}",
+        "records: {path: ../data/records.table, format: parquet, id_column: rid}",
+    ).replace(
+        "benchmark: {path: ../data/benchmark.parquet, id_column: rid, reference_column: truth}",
+        "benchmark: {path: ../data/benchmark.txt, format: csv, id_column: rid, reference_column: truth}",
+    )
+    path = make_toy(tmp_path, checkpoint=checkpoint)
+    (data / "records.parquet").rename(data / "records.table")
+    pd.read_parquet(data / "benchmark.parquet").to_csv(data / "benchmark.txt", index=False)
+    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+    assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0, capsys.readouterr().err

@@ -287,8 +287,10 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     known: Mapping[str, object] = (
         all_suites if all_suites is not None else dict.fromkeys(checkpoint.suites)
     )
+    formats = _declared_formats(checkpoint)
     try:
-        check_checkpoint_references(checkpoint, known, table_columns)
+        check_checkpoint_references(checkpoint, known,
+                                    lambda path: table_columns(path, format=formats.get(Path(path))))
     except ConfigError as error:
         problems.extend(error.issues)
     if problems or all_suites is None:
@@ -299,15 +301,23 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     where = IssueCollector(str(checkpoint.path))
     _check_batch_layout(checkpoint, where)
     issues.extend(where.issues)
-    benchmark_columns = (
-        table_columns(checkpoint.data.benchmark.path) if checkpoint.data.benchmark else []
-    )
+    bench = checkpoint.data.benchmark
+    benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
     data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
     if issues:
         raise ConfigError(issues)
     return PreparedRun(checkpoint=checkpoint, suites=suites, data=data)
+
+
+def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
+    """The table format of every file of a checkpoint (its ``format:``, else from its suffix)."""
+    data = checkpoint.data
+    sources: list[Any] = [data.records, data.predictions, *(data.predictions.files or ())]
+    if data.benchmark is not None:
+        sources.append(data.benchmark)
+    return {Path(src.path): src.format for src in sources if getattr(src, "path", None) and src.format}
 
 
 def _check_batch_layout(checkpoint: CheckpointConfig, issues: IssueCollector) -> None:
