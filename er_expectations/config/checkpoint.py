@@ -23,10 +23,11 @@
     actions:
       - build_data_docs
 
-The structure is the pydantic model ``_Checkpoint`` (one field per section; a new section
-is a new field), validated in one call so that every problem of the file is reported
-together (see :mod:`.models`). Relative paths are resolved against the folder of the
-checkpoint file. Loading checks
+The structure is declared once, as the frozen pydantic models the package uses
+(:class:`CheckpointConfig`, one field per section; a new section is a new field),
+validated in one call so that every problem of the file is reported together (see
+:mod:`.models`); validators turn paths into absolute :class:`~pathlib.Path` objects
+resolved against the folder of the checkpoint file. Loading checks
 the file's own content and that the files it names exist; whether the named suites
 and columns exist is checked by :func:`check_checkpoint_references`, which needs the
 suites and a way to list a file's columns.
@@ -146,9 +147,11 @@ class _Table(ConfigModel):
     @model_validator(mode="before")
     @classmethod
     def _format_from_suffix(cls, data: Any, info: ValidationInfo) -> Any:
-        if isinstance(data, dict) and data.get("format") is None and data.get("path"):
-            text = data["path"]
-            found = isinstance(text, str) and TABLE_FORMATS.get(_ctx(info).resolve(text).suffix.lower())
+        if isinstance(data, dict) and data.get("format") is None and isinstance(data.get("path"), str):
+            try:  # the suffix of the resolved file, as the path's validator sees it
+                found = TABLE_FORMATS.get(_ctx(info).resolve(data["path"]).suffix.lower())
+            except ValueError:  # e.g. a NUL character: reported by the path's validator
+                found = None
             if found:
                 return {**data, "format": found}
         return data
@@ -250,7 +253,7 @@ def _release_files(files: dict[str, Path], info: ValidationInfo) -> tuple[Releas
     if not files:
         raise problem("{where}: no release files given", "list one file per release")
     return tuple(
-        ReleaseFile(label, path, _table_format(path, info) or "") for label, path in files.items()
+        ReleaseFile(label, path, _table_format(path, info)) for label, path in files.items()  # type: ignore[arg-type]
     )
 
 
@@ -378,8 +381,11 @@ def _checkpoint_name(name: str) -> str:
     return name
 
 
-def _project_dir(text: str, info: ValidationInfo) -> Path:
-    path = _ctx(info).resolve(text)
+def _project_dir(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Path:
+    """The resolved project folder (``../gx_project`` when not given); a file is refused."""
+    if value is None:
+        return _ctx(info).resolve(_DEFAULT_PROJECT_DIR)
+    path = _ctx(info).resolve(handler(value))
     if path.exists() and not path.is_dir():
         raise problem(
             f"project_dir: {path} is a file, not a folder",
@@ -464,9 +470,7 @@ class CheckpointConfig(ConfigModel):
     section: ClassVar[str] = "the checkpoint file"
     example: ClassVar[str] = "'checkpoint: <name>', 'data: ...' and 'suites: [...]'"
     checkpoint: Annotated[Text, AfterValidator(_checkpoint_name)]
-    project_dir: Annotated[Text, AfterValidator(_project_dir)] = Field(
-        _DEFAULT_PROJECT_DIR, validate_default=True
-    )
+    project_dir: Annotated[Text, WrapValidator(_project_dir)] = Field(None, validate_default=True)
     data: DataSources
     releases: Annotated[
         name_list("release label", check=_release), WrapValidator(_all_or_list)
