@@ -141,8 +141,14 @@ _TableFile = Annotated[Text, AfterValidator(_table_file)]
 _Format = Literal["parquet", "csv"]
 
 
-class _Table(ConfigModel):
-    """A mapping naming one table file in ``path``; ``format`` defaults to the file's suffix."""
+class TableSource(ConfigModel):
+    """A table file (the records): absolute ``path``, ``format`` (by default from the
+    file's suffix) and its id column."""
+
+    example: ClassVar[str] = "records: {path: <file>, id_column: <column>}"
+    format: _Format | None = None  # before 'path': the path's validator reads it
+    path: _TableFile
+    id_column: Text
 
     @model_validator(mode="before")
     @classmethod
@@ -157,22 +163,10 @@ class _Table(ConfigModel):
         return data
 
 
-class TableSource(_Table):
-    """A table file (the records): absolute ``path``, ``format`` and its id column."""
-
-    example: ClassVar[str] = "records: {path: <file>, id_column: <column>}"
-    format: _Format | None = None  # before 'path': the path's validator reads it
-    path: _TableFile
-    id_column: Text
-
-
-class BenchmarkSource(_Table):
+class BenchmarkSource(TableSource):
     """The benchmark table: record id and true cluster id of the benchmark records."""
 
     example: ClassVar[str] = "benchmark: {path: <file>, id_column: <column>, reference_column: <column>}"
-    format: _Format | None = None
-    path: _TableFile
-    id_column: Text
     reference_column: Text
 
 
@@ -225,7 +219,7 @@ class _Releases:
         return [name for name in self.columns if name in available]
 
 
-class PredictionsSource(_Releases, _Table):
+class PredictionsSource(_Releases, TableSource):
     """Where the predicted clusterings are, in the wide layout: one file ``path`` with a
     column per release, selected by ``columns`` (a glob, an explicit tuple, or ``None`` for
     every column but the id). The other layout is :class:`FilePredictions`; both have the
@@ -242,9 +236,7 @@ class PredictionsSource(_Releases, _Table):
     }
     files: ClassVar[tuple[ReleaseFile, ...]] = ()
     prediction_column: ClassVar[None] = None
-    format: _Format | None = None
     path: _TableFile | None = None  # given: 'data.predictions' has 'path' or 'files'
-    id_column: Text
     columns: _Columns | None = None
     batch_column: Text | None = None
 
