@@ -23,10 +23,11 @@
     actions:
       - build_data_docs
 
-The structure is the pydantic model ``_Checkpoint`` (one field per section; a new section
-is a new field), validated in one call so that every problem of the file is reported
-together (see :mod:`.models`). Relative paths are resolved against the folder of the
-checkpoint file. Loading checks
+The structure is declared once, as the frozen pydantic models the package uses
+(:class:`CheckpointConfig`, one field per section; a new section is a new field),
+validated in one call so that every problem of the file is reported together (see
+:mod:`.models`); validators turn paths into absolute :class:`~pathlib.Path` objects
+resolved against the folder of the checkpoint file. Loading checks
 the file's own content and that the files it names exist; whether the named suites
 and columns exist is checked by :func:`check_checkpoint_references`, which needs the
 suites and a way to list a file's columns.
@@ -36,18 +37,21 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import (
     AfterValidator,
     BeforeValidator,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     field_validator,
+    model_validator,
 )
 
 from ..names import name_problem
@@ -64,6 +68,7 @@ __all__ = [
     "BenchmarkSource",
     "CheckpointConfig",
     "DataSources",
+    "FilePredictions",
     "NameSpec",
     "PredictionsSource",
     "ReleaseFile",
@@ -80,20 +85,92 @@ _DEFAULT_PROJECT_DIR = "../gx_project"  # GX keeps its own files in gx/ inside i
 _DEFAULT_SUITE_PATH = "../suites"
 
 
-# -- models ------------------------------------------------------------------------------
+# -- the file's structure, which is also what the package uses ---------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TableSource:
-    """A table file (the records): absolute ``path``, ``format`` and its id column."""
+class _Context:
+    """What the validators of one checkpoint file share: the file, its folder, the
+    positions of its values and the release labels."""
 
-    path: Path
-    format: str
-    id_column: str
+    def __init__(self, path: Path, locations: dict[str, tuple[int, int]]) -> None:
+        self.path = path
+        self.base = path.absolute().parent
+        self.locations = locations
+        self.file_labels: list[str] | None = None  # keys of data.predictions.files
+
+    def resolve(self, text: str) -> Path:
+        path = Path(text).expanduser()
+        return (path if path.is_absolute() else self.base / path).resolve()
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseFile:
+def _ctx(info: ValidationInfo) -> _Context:
+    return info.context["checkpoint"]  # type: ignore[index]
+
+
+def _table_format(path: Path, info: ValidationInfo) -> str | None:
+    """The format of a table file: ``format`` if given, else from the suffix."""
+    return info.data.get("format") or TABLE_FORMATS.get(path.suffix.lower())
+
+
+def _table_file(value: str, info: ValidationInfo) -> Path:
+    """An existing table file, as its resolved path."""
+    ctx = _ctx(info)
+    path = ctx.resolve(value)
+    fmt = _table_format(path, info)
+    if fmt is None and "format" in info.data:  # a wrong 'format' is reported by itself
+        shown = f"'{path.suffix}'" if path.suffix else "no suffix"
+        raise problem(
+            f"{{where}}: unknown table type ({shown}) for {path}",
+            "use a .parquet or .csv file, or add 'format: parquet' or 'format: csv'",
+        )
+    if not path.exists():
+        raise problem(
+            f"{{where}}: file not found: {path}",
+            f"relative paths are resolved against {ctx.base}",
+        )
+    if path.is_dir() and fmt != "parquet":
+        raise problem(
+            f"{{where}}: {path} is a folder, not a {fmt or 'table'} file",
+            "point to a file; a folder is accepted only as a parquet dataset",
+        )
+    return path
+
+
+#: A table file: text in the file, its absolute :class:`~pathlib.Path` once validated.
+_TableFile = Annotated[Text, AfterValidator(_table_file)]
+_Format = Literal["parquet", "csv"]
+
+
+class TableSource(ConfigModel):
+    """A table file (the records): absolute ``path``, ``format`` (by default from the
+    file's suffix) and its id column."""
+
+    example: ClassVar[str] = "records: {path: <file>, id_column: <column>}"
+    format: _Format | None = None  # before 'path': the path's validator reads it
+    path: _TableFile
+    id_column: Text
+
+    @model_validator(mode="before")
+    @classmethod
+    def _format_from_suffix(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, dict) and data.get("format") is None and isinstance(data.get("path"), str):
+            try:  # the suffix of the resolved file, as the path's validator sees it
+                found = TABLE_FORMATS.get(_ctx(info).resolve(data["path"]).suffix.lower())
+            except ValueError:  # e.g. a NUL character: reported by the path's validator
+                found = None
+            if found:
+                return {**data, "format": found}
+        return data
+
+
+class BenchmarkSource(TableSource):
+    """The benchmark table: record id and true cluster id of the benchmark records."""
+
+    example: ClassVar[str] = "benchmark: {path: <file>, id_column: <column>, reference_column: <column>}"
+    reference_column: Text
+
+
+class ReleaseFile(NamedTuple):
     """The prediction file of one release, in the one-file-per-release layout."""
 
     label: str
@@ -101,23 +178,22 @@ class ReleaseFile:
     format: str
 
 
-@dataclass(frozen=True, slots=True)
-class PredictionsSource:
-    """Where the predicted clusterings are.
+#: ``columns`` of the wide layout: a glob over the column names, or a list of them.
+_Columns = Annotated[
+    Annotated[Text, Tag("glob")] | Annotated[name_list("column name"), Tag("list")],
+    Discriminator(lambda value: "glob" if isinstance(value, str) else "list"),
+]
 
-    Wide layout (``layout == "wide"``): one file ``path`` with a column per release,
-    selected by ``columns`` (a glob, an explicit tuple, or ``None`` for every column
-    but the id). File layout (``layout == "files"``): ``files`` holds one file per
-    release, each with the prediction in ``prediction_column``.
-    """
 
-    id_column: str
-    path: Path | None = None
-    format: str | None = None
-    columns: str | tuple[str, ...] | None = None
-    files: tuple[ReleaseFile, ...] = ()
-    prediction_column: str | None = None
-    batch_column: str | None = None
+_PREDICTIONS_EXAMPLE = (
+    'predictions: {path: <file>, id_column: <column>, columns: "<glob>"} or '
+    "predictions: {files: {<release>: <file>}, id_column: <column>, prediction_column: <column>}"
+)
+
+
+class _Releases:
+    """What both layouts of ``data.predictions`` answer, from their ``id_column``,
+    ``columns``, ``files``, ``prediction_column`` and ``batch_column``."""
 
     @property
     def target_column(self) -> str:
@@ -143,150 +219,12 @@ class PredictionsSource:
         return [name for name in self.columns if name in available]
 
 
-@dataclass(frozen=True, slots=True)
-class BenchmarkSource:
-    """The benchmark table: record id and true cluster id of the benchmark records."""
-
-    path: Path
-    format: str
-    id_column: str
-    reference_column: str
-
-
-@dataclass(frozen=True, slots=True)
-class NameSpec:
-    """How the name column is built from the records: ``columns`` joined by ``separator``."""
-
-    columns: tuple[str, ...]
-    separator: str = " "
-    output_column: str = "full_name"
-
-
-@dataclass(frozen=True, slots=True)
-class DataSources:
-    """The ``data`` section of a checkpoint."""
-
-    records: TableSource
-    predictions: PredictionsSource
-    benchmark: BenchmarkSource | None = None
-    name: NameSpec | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ActionConfig:
-    """An action to run after validation (e.g. ``build_data_docs``) and its options."""
-
-    name: str
-    options: dict[str, object] = field(default_factory=dict, hash=False)
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointConfig:
-    """A loaded checkpoint file.
-
-    ``path`` is the file as given to the loader; every other path is absolute.
-    ``releases`` is ``"all"`` or a tuple of release labels (wide layout: column names;
-    file layout: keys of ``files``). ``suite_paths`` are the files and folders where the
-    suites are looked up. ``locations`` maps a dotted key such as
-    ``"data.records.id_column"`` or ``"suites[0]"`` to its ``(line, column)`` in the
-    file, so later checks can point at the reference.
+class PredictionsSource(_Releases, TableSource):
+    """Where the predicted clusterings are, in the wide layout: one file ``path`` with a
+    column per release, selected by ``columns`` (a glob, an explicit tuple, or ``None`` for
+    every column but the id). The other layout is :class:`FilePredictions`; both have the
+    attributes of either (``files`` is empty here).
     """
-
-    name: str
-    path: Path
-    project_dir: Path
-    data: DataSources
-    releases: str | tuple[str, ...]
-    suites: tuple[str, ...]
-    suite_paths: tuple[Path, ...]
-    actions: tuple[ActionConfig, ...] = ()
-    locations: dict[str, tuple[int, int]] = field(
-        default_factory=dict, hash=False, compare=False, repr=False
-    )
-
-    def location(self, key: str) -> tuple[int | None, int | None]:
-        """``(line, column)`` of a dotted key, or ``(None, None)`` if unknown."""
-        return self.locations.get(key, (None, None))
-
-
-# -- the file's structure ----------------------------------------------------------------
-
-
-class _Context:
-    """What the validators of one checkpoint file share: its folder and the release labels."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.file_labels: list[str] | None = None  # keys of data.predictions.files
-
-    def resolve(self, text: str) -> Path:
-        path = Path(text).expanduser()
-        return (path if path.is_absolute() else self.base / path).resolve()
-
-
-def _ctx(info: ValidationInfo) -> _Context:
-    return info.context["checkpoint"]  # type: ignore[index]
-
-
-def _table_file(value: str, info: ValidationInfo) -> tuple[Path, str | None]:
-    """An existing table file: its resolved path and its format (from ``format`` or the suffix)."""
-    ctx = _ctx(info)
-    path = ctx.resolve(value)
-    fmt = info.data.get("format") or TABLE_FORMATS.get(path.suffix.lower())
-    if fmt is None and "format" in info.data:  # a wrong 'format' is reported by itself
-        shown = f"'{path.suffix}'" if path.suffix else "no suffix"
-        raise problem(
-            f"{{where}}: unknown table type ({shown}) for {path}",
-            "use a .parquet or .csv file, or add 'format: parquet' or 'format: csv'",
-        )
-    if not path.exists():
-        raise problem(
-            f"{{where}}: file not found: {path}",
-            f"relative paths are resolved against {ctx.base}",
-        )
-    if path.is_dir() and fmt != "parquet":
-        raise problem(
-            f"{{where}}: {path} is a folder, not a {fmt or 'table'} file",
-            "point to a file; a folder is accepted only as a parquet dataset",
-        )
-    return path, fmt
-
-
-_TableFile = Annotated[Text, AfterValidator(_table_file)]
-_Format = Literal["parquet", "csv"]
-
-
-class _Records(ConfigModel):
-    example: ClassVar[str] = "records: {path: <file>, id_column: <column>}"
-    format: _Format | None = None  # before 'path': the path's validator reads it
-    path: _TableFile
-    id_column: Text
-
-
-class _Benchmark(ConfigModel):
-    example: ClassVar[str] = "benchmark: {path: <file>, id_column: <column>, reference_column: <column>}"
-    format: _Format | None = None
-    path: _TableFile
-    id_column: Text
-    reference_column: Text
-
-
-#: ``columns`` of the wide layout: a glob over the column names, or a list of them.
-_Columns = Annotated[
-    Annotated[Text, Tag("glob")] | Annotated[name_list("column name"), Tag("list")],
-    Discriminator(lambda value: "glob" if isinstance(value, str) else "list"),
-]
-
-
-_PREDICTIONS_EXAMPLE = (
-    'predictions: {path: <file>, id_column: <column>, columns: "<glob>"} or '
-    "predictions: {files: {<release>: <file>}, id_column: <column>, prediction_column: <column>}"
-)
-
-
-class _WidePredictions(ConfigModel):
-    """One file with a column per release."""
 
     example: ClassVar[str] = _PREDICTIONS_EXAMPLE
     misplaced: ClassVar[dict[str, tuple[str, str]]] = {
@@ -296,21 +234,23 @@ class _WidePredictions(ConfigModel):
             "replace it by 'columns: \"<glob>\"' or a list of column names",
         ),
     }
-    format: _Format | None = None
-    path: _TableFile
-    id_column: Text
+    files: ClassVar[tuple[ReleaseFile, ...]] = ()
+    prediction_column: ClassVar[None] = None
+    path: _TableFile | None = None  # given: 'data.predictions' has 'path' or 'files'
     columns: _Columns | None = None
     batch_column: Text | None = None
 
 
-def _some_files(files: dict[str, Any]) -> dict[str, Any]:
+def _release_files(files: dict[str, Path], info: ValidationInfo) -> tuple[ReleaseFile, ...]:
     if not files:
         raise problem("{where}: no release files given", "list one file per release")
-    return files
+    return tuple(
+        ReleaseFile(label, path, _table_format(path, info)) for label, path in files.items()  # type: ignore[arg-type]
+    )
 
 
-class _FilePredictions(ConfigModel):
-    """One file per release, the prediction in ``prediction_column``."""
+class FilePredictions(_Releases, ConfigModel):
+    """One file per release (``files``), the prediction in ``prediction_column``."""
 
     example: ClassVar[str] = _PREDICTIONS_EXAMPLE
     misplaced: ClassVar[dict[str, tuple[str, str]]] = {
@@ -323,14 +263,18 @@ class _FilePredictions(ConfigModel):
     missing_hints: ClassVar[dict[str, str]] = {
         "prediction_column": "add 'prediction_column: <column with the predicted cluster id>'"
     }
+    path: ClassVar[None] = None
+    columns: ClassVar[None] = None
     format: _Format | None = None
-    files: Annotated[dict[str, _TableFile], AfterValidator(_some_files)]
+    files: Annotated[dict[str, _TableFile], AfterValidator(_release_files)]
     id_column: Text
     prediction_column: Text = Field(description="needed with 'files'")
     batch_column: Text | None = None
 
 
-class _Name(ConfigModel):
+class NameSpec(ConfigModel):
+    """How the name column is built from the records: ``columns`` joined by ``separator``."""
+
     example: ClassVar[str] = 'name: {columns: [<first name column>, <last name column>], separator: " "}'
     columns: name_list("column name")
     separator: str = " "
@@ -341,16 +285,18 @@ def _layout(data: Any) -> str:
     return "one file per release" if isinstance(data, dict) and "files" in data else "one wide file"
 
 
-class _Data(ConfigModel):
+class DataSources(ConfigModel):
+    """The ``data`` section of a checkpoint."""
+
     example: ClassVar[str] = "data: {records: {...}, predictions: {...}, benchmark: {...}}"
-    records: _Records
+    records: TableSource
     predictions: Annotated[
-        Annotated[_WidePredictions, Tag("one wide file")]
-        | Annotated[_FilePredictions, Tag("one file per release")],
+        Annotated[PredictionsSource, Tag("one wide file")]
+        | Annotated[FilePredictions, Tag("one file per release")],
         Discriminator(_layout),
     ]
-    benchmark: _Benchmark | None = None
-    name: _Name | None = None
+    benchmark: BenchmarkSource | None = None
+    name: NameSpec | None = None
 
     @field_validator("predictions", mode="before")
     @classmethod
@@ -386,16 +332,16 @@ def _release(label: str, info: ValidationInfo) -> str:
     return label
 
 
-def _all_or_list(value: Any) -> Any:
+def _all_or_list(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     if value == "all":
-        return None
+        return "all"
     if not isinstance(value, list | dict):
         hint = did_you_mean(str(value), ("all",))
         raise problem(
             "{where}: expected 'all' or a list of release labels, got {got}",
             hint or f"write releases: [{value}] for a single release",
         )
-    return value
+    return handler(value)
 
 
 def _suite_path(text: str, info: ValidationInfo) -> str:
@@ -408,6 +354,18 @@ def _suite_path(text: str, info: ValidationInfo) -> str:
     return text
 
 
+def _suite_paths(
+    value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> tuple[Path, ...]:
+    """The resolved suite paths, and ``../suites`` when it exists (or nothing else is given)."""
+    ctx = _ctx(info)
+    default = ctx.resolve(_DEFAULT_SUITE_PATH)
+    paths = [ctx.resolve(text) for text in (() if value is None else handler(value))] or [default]
+    if default.exists() and default not in paths:
+        paths.append(default)
+    return tuple(paths)
+
+
 def _checkpoint_name(name: str) -> str:
     found = name_problem(name, what="checkpoint")
     if found is not None:
@@ -415,14 +373,17 @@ def _checkpoint_name(name: str) -> str:
     return name
 
 
-def _project_dir(text: str, info: ValidationInfo) -> str:
-    path = _ctx(info).resolve(text)
+def _project_dir(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Path:
+    """The resolved project folder (``../gx_project`` when not given); a file is refused."""
+    if value is None:
+        return _ctx(info).resolve(_DEFAULT_PROJECT_DIR)
+    path = _ctx(info).resolve(handler(value))
     if path.exists() and not path.is_dir():
         raise problem(
             f"project_dir: {path} is a file, not a folder",
             "point project_dir to the folder of the Great Expectations project",
         )
-    return text
+    return path
 
 
 class _BuildDataDocs(ConfigModel):
@@ -456,35 +417,98 @@ def _action_entry(value: Any) -> Any:
     return {name: {} if options is None else options}
 
 
-class _Action(ConfigModel):
-    """One entry of ``actions``: a field per action, holding its options."""
+class ActionConfig(ConfigModel):
+    """An action to run after validation (e.g. ``build_data_docs``): one entry of
+    ``actions``, a field per action holding its options. ``name``, ``options`` and ``line``
+    (where the entry is) describe the one chosen."""
 
     unknown_key: ClassVar[str] = "unknown action '{key}'"
     build_data_docs: _BuildDataDocs | None = None
+    _line: int | None = PrivateAttr(None)
+
+    @property
+    def name(self) -> str:
+        """The action's name."""
+        return next(iter(self.model_fields_set))
+
+    @property
+    def options(self) -> dict[str, object]:
+        """The options written for the action."""
+        return getattr(self, self.name).model_dump(exclude_none=True)
+
+    @property
+    def line(self) -> int | None:
+        """The line of the entry in the checkpoint file."""
+        return self._line
 
 
-class _Checkpoint(ConfigModel):
-    """A checkpoint file. A new section of the file is a new field here."""
+def _action_lines(actions: list[ActionConfig], info: ValidationInfo) -> tuple[ActionConfig, ...]:
+    for index, action in enumerate(actions):
+        action._line = _ctx(info).locations.get(f"actions[{index}]", (None, None))[0]
+    return tuple(actions)
+
+
+class CheckpointConfig(ConfigModel):
+    """A loaded checkpoint file; a new section of the file is a new field here.
+
+    ``path`` is the file as given to the loader; every other path is absolute.
+    ``releases`` is ``"all"`` or a tuple of release labels (wide layout: column names;
+    file layout: keys of ``files``). ``suite_paths`` are the files and folders where the
+    suites are looked up. ``locations`` maps a dotted key such as
+    ``"data.records.id_column"`` or ``"suites[0]"`` to its ``(line, column)`` in the
+    file, so later checks can point at the reference.
+    """
 
     section: ClassVar[str] = "the checkpoint file"
     example: ClassVar[str] = "'checkpoint: <name>', 'data: ...' and 'suites: [...]'"
     checkpoint: Annotated[Text, AfterValidator(_checkpoint_name)]
-    project_dir: Annotated[Text, AfterValidator(_project_dir)] = _DEFAULT_PROJECT_DIR
-    data: _Data
+    project_dir: Annotated[Text, WrapValidator(_project_dir)] = Field(None, validate_default=True)
+    data: DataSources
     releases: Annotated[
-        name_list("release label", check=_release) | None, BeforeValidator(_all_or_list)
-    ] = None
+        name_list("release label", check=_release), WrapValidator(_all_or_list)
+    ] = "all"
     suites: name_list("suite name")
-    suite_paths: name_list("path", check=_suite_path) | None = None
-    actions: list[Annotated[_Action, BeforeValidator(_action_entry)]] = []
+    suite_paths: Annotated[
+        name_list("path", check=_suite_path), WrapValidator(_suite_paths)
+    ] = Field(None, validate_default=True)
+    actions: Annotated[
+        list[Annotated[ActionConfig, BeforeValidator(_action_entry)]],
+        AfterValidator(_action_lines),
+    ] = ()
+    _path: Path = PrivateAttr()
+    _locations: dict[str, tuple[int, int]] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _the_file(self, info: ValidationInfo) -> CheckpointConfig:
+        self._path, self._locations = _ctx(info).path, _ctx(info).locations
+        return self
+
+    @property
+    def name(self) -> str:
+        """The checkpoint's name (``checkpoint:`` in the file)."""
+        return self.checkpoint
+
+    @property
+    def path(self) -> Path:
+        """The checkpoint file, as given to the loader."""
+        return self._path
+
+    @property
+    def locations(self) -> dict[str, tuple[int, int]]:
+        """``(line, column)`` of every value of the file by dotted key."""
+        return self._locations
+
+    def location(self, key: str) -> tuple[int | None, int | None]:
+        """``(line, column)`` of a dotted key, or ``(None, None)`` if unknown."""
+        return self._locations.get(key, (None, None))
 
 
 #: Top-level keys of a checkpoint file.
-CHECKPOINT_KEYS: tuple[str, ...] = tuple(_Checkpoint.model_fields)
+CHECKPOINT_KEYS: tuple[str, ...] = tuple(CheckpointConfig.model_fields)
 #: Action name -> the options it accepts.
 ACTIONS: dict[str, tuple[str, ...]] = {
     name: tuple(field.annotation.__args__[0].model_fields)  # type: ignore[union-attr]
-    for name, field in _Action.model_fields.items()
+    for name, field in ActionConfig.model_fields.items()
 }
 
 
@@ -505,73 +529,9 @@ def load_checkpoint(path: str | Path) -> CheckpointConfig:
 def checkpoint_from_node(root: Node, path: Path, issues: IssueCollector) -> CheckpointConfig | None:
     """Validate a composed checkpoint document (one model validation, every error reported
     at its node); problems go to ``issues``."""
-    ctx = _Context(path.absolute().parent)
-    model = validate_node(_Checkpoint, root, issues, context={"checkpoint": ctx})
-    if not isinstance(model, _Checkpoint) or issues:
-        return None
-    locations = node_locations(root)
-    data = model.data
-    predictions = data.predictions
-    if isinstance(predictions, _WidePredictions):
-        source = PredictionsSource(
-            id_column=predictions.id_column,
-            path=predictions.path[0],
-            format=predictions.path[1],
-            columns=predictions.columns,
-            batch_column=predictions.batch_column,
-        )
-    else:
-        source = PredictionsSource(
-            id_column=predictions.id_column,
-            files=tuple(
-                ReleaseFile(label=label, path=file[0], format=file[1])  # type: ignore[arg-type]
-                for label, file in predictions.files.items()
-            ),
-            prediction_column=predictions.prediction_column,
-            format=predictions.format,
-            batch_column=predictions.batch_column,
-        )
-    records, bench, name = data.records, data.benchmark, data.name
-    default_suites = ctx.resolve(_DEFAULT_SUITE_PATH)
-    suite_paths = [ctx.resolve(text) for text in model.suite_paths or ()] or [default_suites]
-    if default_suites.exists() and default_suites not in suite_paths:
-        suite_paths.append(default_suites)
-    return CheckpointConfig(
-        name=model.checkpoint,
-        path=path,
-        project_dir=ctx.resolve(model.project_dir),
-        data=DataSources(
-            records=TableSource(
-                path=records.path[0], format=records.path[1], id_column=records.id_column  # type: ignore[arg-type]
-            ),
-            predictions=source,
-            benchmark=None
-            if bench is None
-            else BenchmarkSource(
-                path=bench.path[0],
-                format=bench.path[1],  # type: ignore[arg-type]
-                id_column=bench.id_column,
-                reference_column=bench.reference_column,
-            ),
-            name=None
-            if name is None
-            else NameSpec(
-                columns=name.columns, separator=name.separator, output_column=name.output_column
-            ),
-        ),
-        releases="all" if model.releases is None else model.releases,
-        suites=model.suites,
-        suite_paths=tuple(suite_paths),
-        actions=tuple(
-            ActionConfig(
-                name=(chosen := next(iter(action.model_fields_set))),
-                options=getattr(action, chosen).model_dump(exclude_none=True),
-                line=locations.get(f"actions[{index}]", (None, None))[0],
-            )
-            for index, action in enumerate(model.actions)
-        ),
-        locations=locations,
-    )
+    ctx = _Context(path, node_locations(root))
+    model = validate_node(CheckpointConfig, root, issues, context={"checkpoint": ctx})
+    return model if isinstance(model, CheckpointConfig) and not issues else None
 
 
 # -- references --------------------------------------------------------------------------
