@@ -432,3 +432,18 @@ def test_patentsview_demo_end_to_end(tmp_path):
     assert [e.label for e in september.critical_failures] == ["pairwise_recall"]
     assert report.data_docs_index is not None and report.data_docs_index.is_file()
     assert elapsed < 90, f"the demo took {elapsed:.1f} s"
+
+
+def test_missing_weights_column_points_at_the_column_name(tmp_path):
+    """Positions come from the loaded suite (no second parse of the file): for
+    ``weights: {column: w}`` the issue points at ``w``."""
+    line = "  weights: {column: nope}\n"
+    suite = SUITE.replace("  name_column: full_name\n", "  name_column: full_name\n" + line)
+    path = make_toy(tmp_path, suite=suite)
+    with pytest.raises(ConfigError) as caught:
+        prepare_run(path)
+    issues = [i for i in caught.value.issues if "weights 'nope'" in i.message]
+    assert len(issues) == 2, [str(i) for i in caught.value.issues]  # both estimates inherit it
+    for issue in issues:
+        assert issue.line == suite.splitlines(keepends=True).index(line) + 1
+        assert issue.column == line.index("nope") + 1

@@ -82,6 +82,15 @@ class ExpectationConfig:
     note: str | None = None
     severity: str = "critical"
     line: int | None = None
+    #: ``(line, column)`` where each parameter's value is written (the entry or the suite's
+    #: defaults; for ``weights: {column: ...}`` the column name), for later checks' messages.
+    locations: dict[str, tuple[int, int]] = field(default_factory=dict, hash=False, compare=False)
+
+
+def _location(node: Node) -> tuple[int, int]:
+    if node.kind == "mapping" and node.get("column") is not None:  # weights: {column: w}
+        node = node.get("column")  # type: ignore[assignment]
+    return node.line, node.column
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +405,7 @@ def _expectation(
         note=note if isinstance(note, str) else None,
         severity=severity if isinstance(severity, str) else "critical",
         line=item.line,
+        locations={param: _location(node) for param, node in sources.items()},
     )
 
 

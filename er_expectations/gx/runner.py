@@ -48,7 +48,6 @@ from ..config import (
     load_suites,
 )
 from ..config.errors import IssueCollector, did_you_mean, quote_list
-from ..config.yamlnodes import Node, compose_file
 from ..errors import InputError, ProjectBusyError
 from ..io import atomic_write, remove_stale_temporaries, table_columns
 from ..names import ensure_inside, release_file_names
@@ -399,12 +398,11 @@ def check_batch_columns(
     issues: list[ConfigIssue] = []
     available = list(batch_columns)
     for suite in suites:
-        locator = _SuiteLocator(suite.path)
         for cfg in suite.expectations:
             for param, column in _column_refs(cfg):
                 if column in available:
                     continue
-                line, col = locator.locate(cfg, param)
+                line, col = cfg.locations.get(param, (cfg.line, None))
                 issues.append(
                     ConfigIssue(
                         str(suite.path),
@@ -463,47 +461,6 @@ def _column_hint(
         f"weight and draws columns are taken from the benchmark file {data.benchmark.path}, "
         f"which has no column '{column}'" + (f"; {close}" if close else "")
     )
-
-
-class _SuiteLocator:
-    """Finds where a parameter of an expectation is written in its suite file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._root: Node | None = None
-        self._loaded = False
-
-    def _load(self) -> Node | None:
-        if not self._loaded:
-            self._loaded = True
-            try:
-                self._root = compose_file(self.path, IssueCollector(str(self.path)))
-            except OSError:  # pragma: no cover - the file was just loaded
-                self._root = None
-        return self._root
-
-    def top_key(self, key: str) -> tuple[int | None, int | None]:
-        root = self._load()
-        node = root.key(key) if root is not None and root.kind == "mapping" else None
-        return (node.line, node.column) if node is not None else (None, None)
-
-    def locate(self, cfg: ExpectationConfig, param: str) -> tuple[int | None, int | None]:
-        root = self._load()
-        if root is None or root.kind != "mapping":
-            return cfg.line, None
-        entries = root.get("expectations")
-        entry = next(
-            (e for e in (entries.elements() if entries else ()) if e.line == cfg.line), None
-        )
-        for scope in (entry, root.get("defaults")):
-            if scope is None or scope.kind != "mapping" or param not in scope:
-                continue
-            node = scope.get(param)
-            if param == "weights" and node is not None and node.kind == "mapping":
-                node = node.get("column") or node
-            if node is not None:
-                return node.line, node.column
-        return cfg.line, None
 
 
 # -- the existing project -----------------------------------------------------------------
