@@ -454,13 +454,12 @@ def _paragraphs(text: Any) -> Markup:
 
 @functools.lru_cache(maxsize=1)
 def _environment() -> Environment:
-    env = Environment(loader=PackageLoader("er_expectations", "templates"), autoescape=True,
-                      trim_blocks=True, lstrip_blocks=True)
+    loader = PackageLoader("er_expectations", "templates")
+    env = Environment(loader=loader, autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["string_template"] = render_string_template
     env.filters["attrs"] = _classes
     env.filters["paragraphs"] = _paragraphs
-    assert env.loader is not None
-    env.globals["css"] = Markup(env.loader.get_source(env, "docs.css")[0])
+    env.globals["css"] = Markup(loader.get_source(env, "docs.css")[0])
     env.globals.update(csp=CSP, note=NOTE_TEXT)
     return env
 
