@@ -12,7 +12,6 @@ over values; categorical names by their category codes.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Hashable
 
 import numpy as np
@@ -21,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..hints import did_you_mean
 from ..stats import BenchmarkSample, ClusteringTable
 from .base import WeightsSpec, parse_weights
 
@@ -73,8 +73,8 @@ def _check_column(df: pd.DataFrame, column: Hashable, parameter: str) -> None:
                          "with this name; rename them so that each name is used once")
     if not isinstance(column, Hashable) or column not in df.columns:
         cols = [str(c) for c in df.columns]
-        close = difflib.get_close_matches(str(column), cols, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        close = did_you_mean(str(column), cols)
+        hint = f" {close[0].upper()}{close[1:]}" if close else ""
         raise InputError(
             f"{parameter}={column!r}: no such column in the table.{hint} "
             f"Available columns: {', '.join(cols[:20])}{' …' if len(cols) > 20 else ''}"
