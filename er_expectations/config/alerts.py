@@ -274,7 +274,8 @@ def resolve_alerts(checkpoint: CheckpointConfig, environ: Mapping[str, str] | No
         if model is None:
             continue
         config = getattr(action, action.name)
-        options: dict[str, Any] = config.model_dump(exclude_none=True)
+        options: dict[str, Any] = {key: getattr(config, key) for key in type(config).model_fields
+                                   if getattr(config, key) is not None}
         secrets: list[str] = []
         shown_parts: list[str] = []
         ok = True
