@@ -360,8 +360,8 @@ def test_unreachable_targets_warn_and_keep_results_and_exit_code(tmp_path, http_
 
 def test_smtp_server_down_is_a_warning(tmp_path):
     closed = _free_port()
-    actions = ("  - build_data_docs\n  - email: {smtp_host: 127.0.0.1, smtp_port: %d, security: none, "
-               "sender: a@example.org, receivers: [b@example.org]}\n" % closed)
+    actions = (f"  - build_data_docs\n  - email: {{smtp_host: 127.0.0.1, smtp_port: {closed}, "
+               "security: none, sender: a@example.org, receivers: [b@example.org]}\n")
     path = make_project(tmp_path, actions)
     out = io.StringIO()
     report = run_checkpoint(path, progress=False, out=out)
