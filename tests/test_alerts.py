@@ -292,6 +292,11 @@ def test_no_secret_in_output_report_or_messages(sent):
     for token in ("SLACKSECRETXYZ", "TEAMSSECRETXYZ", "HOOKSECRETXYZ"):
         assert token not in shown
     assert "slack (${ERX_SLACK} = http://127.0.0.1:" in out
+    for file in report.project_dir.rglob("*"):  # nor in the GX project (stored checkpoints ...)
+        if file.is_file():
+            content = file.read_bytes()
+            assert not any(t.encode() in content for t in ("SLACKSECRETXYZ", "TEAMSSECRETXYZ",
+                                                            "HOOKSECRETXYZ")), file
 
 
 # -- notify_on ----------------------------------------------------------------------------------

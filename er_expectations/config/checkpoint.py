@@ -22,6 +22,7 @@
     suite_paths: [../suites]
     actions:
       - build_data_docs
+      - slack: {webhook: "${SLACK_WEBHOOK}"}   # alerts: see config/alerts.py
 
 The structure is declared once, as the frozen pydantic models the package uses
 (:class:`CheckpointConfig`, one field per section; a new section is a new field),
