@@ -105,9 +105,20 @@ def _free_port() -> int:
 
 
 @contextmanager
-def smtp_server(*, refuse: bool = False):
+def smtp_server(*, refuse: bool = False, logins: list | None = None):
+    """A local SMTP server; with ``logins``, it offers AUTH and records each login."""
     mailbox = _Mailbox(refuse)
-    controller = aiosmtpd_controller.Controller(mailbox, hostname="127.0.0.1", port=_free_port())
+    options = {}
+    if logins is not None:
+        from aiosmtpd.smtp import AuthResult
+
+        def authenticator(server, session, envelope, mechanism, auth_data):
+            logins.append((auth_data.login.decode(), auth_data.password.decode()))
+            return AuthResult(success=True)
+
+        options = {"authenticator": authenticator, "auth_require_tls": False}
+    controller = aiosmtpd_controller.Controller(mailbox, hostname="127.0.0.1", port=_free_port(),
+                                                **options)
     controller.start()
     try:
         yield controller.port, mailbox
@@ -373,6 +384,63 @@ def test_smtp_server_down_is_a_warning(tmp_path):
     assert [a.outcome for a in report.alerts] == ["failed"]
     assert "warning: alert email (127.0.0.1:" in out.getvalue()
     assert report.data_docs_index is not None and report.data_docs_index.is_file()
+
+
+def test_smtp_login_takes_the_password_from_the_environment(tmp_path):
+    logins: list = []
+    with smtp_server(logins=logins) as (port, mailbox), environment(ERX_SMTP_PASSWORD="pw-SMTPSECRET"):
+        actions = (f"  - email:\n      smtp_host: 127.0.0.1\n      smtp_port: {port}\n"
+                   "      security: none\n      sender: a@example.org\n      receivers: [b@example.org]\n"
+                   "      login: alerts-user\n      password: ${ERX_SMTP_PASSWORD}\n")
+        path = make_project(tmp_path, actions)
+        out = io.StringIO()
+        report = run_checkpoint(path, progress=False, out=out)
+    assert logins == [("alerts-user", "pw-SMTPSECRET")]
+    assert len(mailbox.messages) == 1 and [a.outcome for a in report.alerts] == ["sent"]
+    assert "SMTPSECRET" not in out.getvalue() + json.dumps(report.to_dict())
+
+
+def test_smtp_server_that_never_answers_times_out(tmp_path):
+    with socket.socket() as silent:  # accepts connections (backlog) and never says hello
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(5)
+        port = silent.getsockname()[1]
+        actions = (f"  - email: {{smtp_host: 127.0.0.1, smtp_port: {port}, security: none, "
+                   "sender: a@example.org, receivers: [b@example.org], timeout: 1}\n")
+        path = make_project(tmp_path, actions)
+        out = io.StringIO()
+        started = time.perf_counter()
+        report = run_checkpoint(path, progress=False, out=out)
+        elapsed = time.perf_counter() - started
+    assert [a.outcome for a in report.alerts] == ["failed"]
+    assert "no answer within 1 s" in out.getvalue()
+    assert elapsed < 20
+    assert socket.getdefaulttimeout() is None  # the default timeout is restored
+
+
+def test_a_check_that_could_not_be_computed_is_reported_with_its_error(tmp_path, http_sink):
+    import pandas as pd
+    from test_runner import SUITE
+
+    base, received = http_sink
+    suite = SUITE.replace("  name_column: full_name\n", "  name_column: full_name\n  weights: {column: w}\n")
+    path = make_toy(tmp_path, suite=suite, checkpoint=checkpoint_with(
+        '  - webhook: {url: "${ERX_ERRORS}"}\n'))
+    bench = pd.read_parquet(tmp_path / "data" / "benchmark.parquet")
+    bench["w"] = [-1.0 if i < 4 else 0.25 for i in range(len(bench))]  # a negative weight raises
+    bench.to_parquet(tmp_path / "data" / "benchmark.parquet", index=False)
+    with environment(ERX_ERRORS=f"{base}/errors"):
+        before = len(received)
+        report = run_checkpoint(path, releases=["pred_alpha"], progress=False, out=io.StringIO())
+    assert report.status == "error"
+    (body,) = [b for p, _, b in received[before:] if p == "/errors"]
+    doc = _strict_json(body)
+    assert doc["title"] == "toy: 1 of 1 release could not be fully checked"
+    (release,) = doc["releases"]
+    assert release["status"] == "error"
+    assert [c["check"] for c in release["checks"]] == ["pairwise_precision", "pairwise_recall"]
+    assert all("weight -1.0" in c["error"] for c in release["checks"])
+    assert "pairwise_precision (critical): could not be computed: weights column 'w'" in doc["text"]
 
 
 # -- configuration errors: before any work ------------------------------------------------------

@@ -112,11 +112,12 @@ class AlertMessage:
         if self.releases:
             failed = sum(r.status == "failed" for r in self.releases)
             errored = len(self.releases) - failed
+            releases = f"of {n} release{'s' if n != 1 else ''}"
             bits = []
             if failed:
-                bits.append(f"{failed} of {n} release{'s' if n != 1 else ''} failed")
+                bits.append(f"{failed} {releases} failed")
             if errored:
-                bits.append(f"{errored} could not be fully checked")
+                bits.append(f"{errored} {'' if failed else releases + ' '}could not be fully checked")
             return f"{self.checkpoint}: " + ", ".join(bits)
         text = f"{self.checkpoint}: all {n} release{'s' if n != 1 else ''} passed"
         if self.warning_releases:
