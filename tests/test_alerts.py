@@ -270,10 +270,13 @@ def test_teams_payload_is_an_adaptive_card(sent):
     assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
     card = attachment["content"]
     assert card["type"] == "AdaptiveCard" and card["version"]
-    texts = [b["text"] for b in card["body"]]
+    assert {b["type"] for b in card["body"]} == {"RichTextBlock"}  # plain text runs, no markdown
+    texts = ["".join(run["text"] for run in b["inlines"]) for b in card["body"]]
     assert texts[0] == "toy: 1 of 3 releases failed"
     assert any(t.startswith(f"{LABEL}: failed (4 of 5 checks passed)") for t in texts)
     assert any("pairwise_precision (critical): observed 0.429" in t for t in texts)
+    links = [run["selectAction"]["url"] for b in card["body"] for run in b["inlines"] if "selectAction" in run]
+    assert len(links) == 1 and links[0].startswith("https://docs.example.org/er/validations/")
     assert card["actions"] == [{"type": "Action.OpenUrl", "title": "Open Data Docs",
                                 "url": "https://docs.example.org/er/index.html"}]
 

@@ -347,6 +347,15 @@ class ErSlackRenderer(SlackRenderer):
         return slack_payload(self.message)
 
 
+def _teams_text(text: str, *, url: str | None = None, **style: Any) -> dict[str, Any]:
+    """A RichTextBlock of one TextRun: plain text (a TextBlock would read a release label as
+    markdown, e.g. a forged ``[link](...)``); ``url`` makes the run a link (Action.OpenUrl)."""
+    run: dict[str, Any] = {"type": "TextRun", "text": text, **style}
+    if url is not None:
+        run["selectAction"] = {"type": "Action.OpenUrl", "url": url}
+    return {"type": "RichTextBlock", "inlines": [run]}
+
+
 class ErTeamsRenderer(MicrosoftTeamsRenderer):
     """GX's Microsoft Teams renderer (its Adaptive Card envelope) with our message."""
 
@@ -357,33 +366,29 @@ class ErTeamsRenderer(MicrosoftTeamsRenderer):
     def render(self, *args: Any, **kwargs: Any) -> dict:  # type: ignore[override]
         message = self.message
         body: list[dict[str, Any]] = [
-            {"type": "TextBlock", "text": message.title, "weight": "bolder", "size": "medium",
-             "wrap": True, "color": "good" if message.success else "attention"},
-            {"type": "TextBlock", "text": f"er-expectations, checkpoint '{message.checkpoint}', "
-                                          f"run {message.run_time}", "isSubtle": True, "wrap": True,
-             "spacing": "None"},
+            _teams_text(message.title, weight="bolder", size="medium",
+                        color="good" if message.success else "attention"),
+            _teams_text(f"er-expectations, checkpoint '{message.checkpoint}', run {message.run_time}",
+                        isSubtle=True),
         ]
         for release in message.releases[:MAX_RELEASES]:
-            body.append({"type": "TextBlock", "text": release.heading(), "weight": "bolder",
-                         "wrap": True, "separator": True})
-            for line in message.release_lines(release):
-                body.append({"type": "TextBlock", "text": f"- {line}", "wrap": True, "spacing": "None"})
+            body.append({**_teams_text(release.heading(), weight="bolder"), "separator": True})
+            body.extend(_teams_text(f"- {line}") for line in message.release_lines(release))
             for page in release.pages:
-                text = f"[Data Docs page]({page})" if _is_web(page) else f"Data Docs page: {page}"
-                body.append({"type": "TextBlock", "text": text, "wrap": True, "spacing": "None"})
+                body.append(_teams_text("Data Docs page", url=page) if _is_web(page)
+                            else _teams_text(f"Data Docs page: {page}"))
         if message.more_releases():
-            body.append({"type": "TextBlock", "text": f"... and {message.more_releases()} more "
-                                                      "releases failed", "wrap": True})
+            body.append(_teams_text(f"... and {message.more_releases()} more releases failed"))
         if message.warning_releases:
-            body.append({"type": "TextBlock", "wrap": True, "text": "Passed with failed warning/info "
-                         "checks: " + ", ".join(message.warning_releases)})
+            body.append(_teams_text("Passed with failed warning/info checks: "
+                                    + ", ".join(message.warning_releases)))
         payload = self._build_payload(blocks=body, data_docs_pages=None)
         content = payload["attachments"][0]["content"]
         if _is_web(message.data_docs):
             content["actions"] = [{"type": "Action.OpenUrl", "title": "Open Data Docs",
                                    "url": message.data_docs}]
         elif message.data_docs:
-            body.append({"type": "TextBlock", "text": f"Data Docs: {message.data_docs}", "wrap": True})
+            body.append(_teams_text(f"Data Docs: {message.data_docs}"))
         return payload
 
 
