@@ -9,8 +9,9 @@ when the site is published, else the local files).
 The renderers are subclasses of GX's own (``SlackRenderer``, ``MicrosoftTeamsRenderer``,
 ``EmailRenderer``), so that GX's notification actions send them; the content is ours and is
 made safe for each format: Slack's ``&``, ``<``, ``>`` escaped (no ``<!channel>`` or forged
-links from a release label), e-mail HTML through an autoescaping Jinja template, JSON through
-``json.dumps(allow_nan=False)``; only http(s) URLs become links.
+links from a release label), Teams text as plain ``TextRun``s (never read as markdown), e-mail
+HTML through an autoescaping Jinja template, JSON through ``json.dumps(allow_nan=False)``; only
+http(s) URLs become links.
 """
 
 from __future__ import annotations
