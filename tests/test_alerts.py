@@ -329,11 +329,13 @@ def test_notify_on_failure_all_success(tmp_path, http_sink):
     path = make_project(tmp_path, actions)
     with environment(**env):
         before = len(received)
-        passed = run_checkpoint(path, releases=["pred_alpha"], progress=False, out=io.StringIO())
+        out = io.StringIO()
+        passed = run_checkpoint(path, releases=["pred_alpha"], progress=False, out=out)
         paths = sorted(p for p, _, _ in received[before:])
         assert passed.success
         assert paths == ["/notify/all", "/notify/success"]
         assert [a.outcome for a in passed.alerts] == ["not needed", "sent", "sent"]
+        assert "Alert not needed (notify_on: failure, the run passed): slack (${ERX_ON_FAILURE}" in out.getvalue()
         doc = _strict_json(next(b for p, _, b in received[before:] if p == "/notify/all"))
         assert doc["title"] == "toy: all 1 release passed" and doc["releases"] == []
 
@@ -540,7 +542,7 @@ def test_other_option_errors(tmp_path):
     assert "actions[0].slack.timeout" in text
     assert "actions[1].email.receivers: the list is empty" in text
     assert "unknown option 'secret' for action webhook" in text
-    assert "actions[3].build_data_docs.base_url: expected an http(s) URL" in text
+    assert "actions[3].build_data_docs.base_url: expected an http(s) or file URL" in text
 
 
 # -- renderers on hostile content ---------------------------------------------------------------

@@ -391,7 +391,7 @@ def _project_dir(value: Any, handler: ValidatorFunctionWrapHandler, info: Valida
 
 def _base_url(value: str) -> str:
     if urlsplit(value).scheme not in ("http", "https", "file") or any(c.isspace() for c in value):
-        raise problem("{where}: expected an http(s) URL (where the Data Docs site is published), got {got}",
+        raise problem("{where}: expected an http(s) or file URL (where the Data Docs site is published), got {got}",
                       'write it as base_url: "https://docs.example.org/er/"')
     return value
 

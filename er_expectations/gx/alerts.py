@@ -269,6 +269,8 @@ def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
     for target in targets:
         if not should_notify(success=report.success, notify_on=target.options["notify_on"]):
             deliveries.append(AlertDelivery(target.kind, target.shown, "not needed"))
+            print(f"Alert not needed (notify_on: {target.options['notify_on']}, the run "
+                  f"{'passed' if report.success else 'failed'}): {target.shown}", file=out, flush=True)
             continue
         try:
             action = _gx_action(target, message)
