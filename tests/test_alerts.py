@@ -601,3 +601,43 @@ def test_masker_hides_url_secrets_in_error_text():
             "/services/T0/B0/XYZ?key=abc; https://hooks.example.org/services/T0/B0/XYZ?key=abc")
     shown = mask(text)
     assert "XYZ" not in shown and "key=abc" not in shown and "hooks.example.org" in shown
+
+
+# -- the bundled PatentsView releases -----------------------------------------------------------
+
+
+def test_patentsview_alert_names_the_failed_release_and_its_recall(tmp_path, http_sink):
+    """2020-09-29 fails pairwise recall (0.897 < 0.9, README); 2022-06-30 passes."""
+    import shutil
+
+    from test_runner import PV_DATA, REPO
+
+    base, received = http_sink
+    (tmp_path / "checkpoints").mkdir()
+    shutil.copytree(REPO / "suites", tmp_path / "suites")
+    text = (REPO / "checkpoints" / "patentsview.yml").read_text()
+    text = text.replace("../er_expectations/data/patentsview", PV_DATA.as_posix())
+    text = text.replace("  - build_data_docs\n", '  - build_data_docs\n  - slack: {webhook: "${ERX_PV}"}\n'
+                                                 '  - webhook: {url: "${ERX_PV_JSON}"}\n')
+    path = tmp_path / "checkpoints" / "patentsview.yml"
+    path.write_text(text)
+    with environment(ERX_PV=f"{base}/pv/slack", ERX_PV_JSON=f"{base}/pv/json"):
+        before = len(received)
+        report = run_checkpoint(path, releases=["2020-09-29", "2022-06-30"], progress=False,
+                                out=io.StringIO())
+    bodies = {p: b for p, _, b in received[before:]}
+    assert sorted(bodies) == ["/pv/json", "/pv/slack"]
+    september = next(r for r in report.releases if r.label == "2020-09-29")
+    (recall,) = september.critical_failures
+    doc = _strict_json(bodies["/pv/json"])
+    assert doc["title"] == "patentsview: 1 of 2 releases failed"
+    (release,) = doc["releases"]
+    assert release["label"] == "2020-09-29"
+    (check,) = release["checks"]
+    assert check["check"] == "pairwise_recall" and check["observed"] == recall.observed
+    assert round(check["observed"], 3) == 0.897 and check["observed_text"].startswith("0.897 ± ")
+    assert "Estimated pairwise recall of inventor_id is at least 0.9" in check["expected"]
+    slack = _strict_json(bodies["/pv/slack"])
+    section = next(b["text"]["text"] for b in slack["blocks"] if b["type"] == "section")
+    assert section.startswith("*2020-09-29: failed (")
+    assert "pairwise_recall (critical): observed 0.897 ± " in section
