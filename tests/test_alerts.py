@@ -105,6 +105,15 @@ def _free_port() -> int:
 
 
 @contextmanager
+def closed_port():
+    """A port bound but not listening while the test runs: a connection is refused (and no
+    other server of the test can get it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@contextmanager
 def smtp_server(*, refuse: bool = False, logins: list | None = None):
     """A local SMTP server; with ``logins``, it offers AUTH and records each login."""
     mailbox = _Mailbox(refuse)
@@ -145,7 +154,7 @@ ALERTS = """\
   - slack: {webhook: "${ERX_SLACK}"}
   - microsoft_teams:
       webhook: ${ERX_TEAMS}
-  - webhook: {url: "${ERX_HOOK}", timeout: 1}
+  - webhook: {url: "${ERX_HOOK}", timeout: 1, headers: {Authorization: "${ERX_HOOK_TOKEN}"}}
   - email:
       smtp_host: 127.0.0.1
       smtp_port: %d
@@ -204,7 +213,8 @@ def sent(tmp_path_factory, http_sink):
     root = tmp_path_factory.mktemp("alerts")
     secrets = {"ERX_SLACK": f"{base}/services/T000/B000/SLACKSECRETXYZ",
                "ERX_TEAMS": f"{base}/teams/webhookb2/TEAMSSECRETXYZ",
-               "ERX_HOOK": f"{base}/hook?token=HOOKSECRETXYZ"}
+               "ERX_HOOK": f"{base}/hook?token=HOOKSECRETXYZ",
+               "ERX_HOOK_TOKEN": "Bearer TOKENSECRETXYZ"}
     with smtp_server() as (port, mailbox), environment(**secrets):
         path = make_project(root, ALERTS % port, hostile=True)
         out = io.StringIO()
@@ -227,6 +237,7 @@ def test_webhook_json_names_checkpoint_release_check_value_and_page(sent):
     report, _, by_path, _, _ = sent
     headers, body = by_path["/hook"]
     assert headers["Content-Type"].startswith("application/json")
+    assert headers["Authorization"] == "Bearer TOKENSECRETXYZ"  # from the environment
     doc = _strict_json(body)
     assert doc["checkpoint"] == "toy" and doc["success"] is False and doc["status"] == "failed"
     assert doc["total_releases"] == 3
@@ -303,14 +314,14 @@ def test_no_secret_in_output_report_or_messages(sent):
     shown += "".join(m[2].decode("utf-8", "replace") for m in mails)
     for value in secrets.values():
         assert value not in shown
-    for token in ("SLACKSECRETXYZ", "TEAMSSECRETXYZ", "HOOKSECRETXYZ"):
+    for token in ("SLACKSECRETXYZ", "TEAMSSECRETXYZ", "HOOKSECRETXYZ", "TOKENSECRETXYZ"):
         assert token not in shown
     assert "slack (${ERX_SLACK} = http://127.0.0.1:" in out
     for file in report.project_dir.rglob("*"):  # nor in the GX project (stored checkpoints ...)
         if file.is_file():
             content = file.read_bytes()
             assert not any(t.encode() in content for t in ("SLACKSECRETXYZ", "TEAMSSECRETXYZ",
-                                                            "HOOKSECRETXYZ")), file
+                                                            "HOOKSECRETXYZ", "TOKENSECRETXYZ")), file
 
 
 # -- notify_on ----------------------------------------------------------------------------------
@@ -351,13 +362,12 @@ def test_notify_on_failure_all_success(tmp_path, http_sink):
 
 def test_unreachable_targets_warn_and_keep_results_and_exit_code(tmp_path, http_sink, capsys):
     base, _ = http_sink
-    closed = _free_port()  # nothing listens there: connection refused
-    with smtp_server(refuse=True) as (port, mailbox):
+    with closed_port() as closed, smtp_server(refuse=True) as (port, mailbox):
         actions = ALERTS % port
         path = make_project(tmp_path, actions)
         env = {"ERX_SLACK": f"{base}/fail/slack/SLACKSECRET500",
                "ERX_TEAMS": f"http://127.0.0.1:{closed}/teams/TEAMSSECRETREFUSED",
-               "ERX_HOOK": f"{base}/slow/hook/HOOKSECRETSLOW"}
+               "ERX_HOOK": f"{base}/slow/hook/HOOKSECRETSLOW", "ERX_HOOK_TOKEN": "tok-HOOKTOKEN"}
         with environment(**env):
             started = time.perf_counter()
             code = main(["run", str(path), "--no-progress"])
@@ -371,7 +381,7 @@ def test_unreachable_targets_warn_and_keep_results_and_exit_code(tmp_path, http_
     assert "warning: alert webhook (${ERX_HOOK} = " in out and "no answer within 1 s" in out
     assert "warning: alert email (127.0.0.1:" in out and "550" in out
     assert mailbox.messages == []
-    for token in ("SLACKSECRET500", "TEAMSSECRETREFUSED", "HOOKSECRETSLOW"):
+    for token in ("SLACKSECRET500", "TEAMSSECRETREFUSED", "HOOKSECRETSLOW", "HOOKTOKEN"):
         assert token not in out + err
     project = tmp_path / "project"
     assert (project / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").is_file()
@@ -380,12 +390,12 @@ def test_unreachable_targets_warn_and_keep_results_and_exit_code(tmp_path, http_
 
 
 def test_smtp_server_down_is_a_warning(tmp_path):
-    closed = _free_port()
-    actions = (f"  - build_data_docs\n  - email: {{smtp_host: 127.0.0.1, smtp_port: {closed}, "
-               "security: none, sender: a@example.org, receivers: [b@example.org]}\n")
-    path = make_project(tmp_path, actions)
-    out = io.StringIO()
-    report = run_checkpoint(path, progress=False, out=out)
+    with closed_port() as closed:
+        actions = (f"  - build_data_docs\n  - email: {{smtp_host: 127.0.0.1, smtp_port: {closed}, "
+                   "security: none, sender: a@example.org, receivers: [b@example.org]}\n")
+        path = make_project(tmp_path, actions)
+        out = io.StringIO()
+        report = run_checkpoint(path, progress=False, out=out)
     assert [a.outcome for a in report.alerts] == ["failed"]
     assert "warning: alert email (127.0.0.1:" in out.getvalue()
     assert report.data_docs_index is not None and report.data_docs_index.is_file()
@@ -517,6 +527,19 @@ def test_literal_secret_is_refused_at_its_position_without_echo(tmp_path, writte
     assert "LITERALSECRET" not in str(caught.value) and "12345" not in str(caught.value)
 
 
+def test_literal_header_value_and_bad_header_name_are_refused(tmp_path):
+    path = make_project(tmp_path, '  - webhook:\n      url: "${A}"\n      headers:\n'
+                                  "        Authorization: Bearer LITERALTOKEN\n"
+                                  '        "X Bad": "${B}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_checkpoint(path)
+    text = str(caught.value)
+    assert "toy.yml:18:24: actions[0].webhook.headers.Authorization: a secret may not be written" in text
+    assert 'headers: {<name>: "${ALERT_WEBHOOK_TOKEN}"}' in text
+    assert "'X Bad' is not a header this action can set" in text
+    assert "LITERALTOKEN" not in text
+
+
 def test_literal_password_is_refused_and_lint_reports_it(tmp_path, capsys):
     path = make_project(tmp_path, "  - email:\n      smtp_host: smtp.example.org\n      sender: a@example.org\n"
                                   "      receivers: [b@example.org]\n      login: a@example.org\n"
@@ -601,6 +624,7 @@ def test_masker_hides_url_secrets_in_error_text():
             "/services/T0/B0/XYZ?key=abc; https://hooks.example.org/services/T0/B0/XYZ?key=abc")
     shown = mask(text)
     assert "XYZ" not in shown and "key=abc" not in shown and "hooks.example.org" in shown
+    assert Masker(["t"])("connection refused") == "connection refused"  # too short to hide
 
 
 # -- the bundled PatentsView releases -----------------------------------------------------------

@@ -7,7 +7,7 @@
       - slack: {webhook: "${SLACK_WEBHOOK}", notify_on: failure}
       - microsoft_teams:
           webhook: ${TEAMS_WEBHOOK}
-      - webhook: {url: "${ALERT_WEBHOOK_URL}", notify_on: all}
+      - webhook: {url: "${ALERT_WEBHOOK_URL}", headers: {Authorization: "${ALERT_TOKEN}"}}
       - email:
           smtp_host: smtp.example.org
           smtp_port: 587
@@ -73,7 +73,7 @@ def env_reference(value: object) -> str | None:
     return found.group(1) if found else None
 
 
-def _secret(key: str, example: str) -> Any:
+def _secret(key: str, example: str, *, written: str | None = None) -> Any:
     """The type of the option ``key`` that holds a secret: only ``${NAME}`` is accepted.
 
     The error never shows the value written (it may be the secret itself).
@@ -86,7 +86,8 @@ def _secret(key: str, example: str) -> Any:
         if bare is not None:
             hint = f"write it as ${{{bare.group(1)}}} (with braces)"
         else:
-            hint = (f"write '{key}: ${{{example}}}' and set the environment variable {example} "
+            form = written or f"{key}: ${{{example}}}"
+            hint = (f"write '{form}' and set the environment variable {example} "
                     "where the checkpoint runs (any variable name will do)")
         raise problem(
             "{where}: a secret may not be written in the checkpoint file; give the name of the "
@@ -107,6 +108,13 @@ def _text_or_reference(value: str) -> str:
 
 #: Text that may also be written ``${NAME}`` (resolved from the environment before the run).
 EnvText = Annotated[Text, AfterValidator(_text_or_reference)]
+
+
+def _header_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*", name) or name.lower() == "content-type":
+        raise problem(f"{{where}}: '{name}' is not a header this action can set",
+                      "use a header name of letters, digits and '-' (not Content-Type)")
+    return name
 
 
 class _Alert(ConfigModel):
@@ -147,9 +155,13 @@ class WebhookAlert(_Alert):
 
     example: ClassVar[str] = "webhook: {url: ${ALERT_WEBHOOK_URL}}"
     unknown_key: ClassVar[str] = "unknown option '{key}' for action webhook"
-    secret_options: ClassVar[tuple[str, ...]] = ("url",)
+    secret_options: ClassVar[tuple[str, ...]] = ("url", "headers")
     url_options: ClassVar[tuple[str, ...]] = ("url",)
     url: _secret("url", "ALERT_WEBHOOK_URL") = Field(description="the endpoint URL, as ${VARIABLE}")
+    #: Extra request headers (e.g. ``Authorization``), each value a ``${VARIABLE}``.
+    headers: dict[Annotated[str, AfterValidator(_header_name)],
+                  _secret("headers", "ALERT_WEBHOOK_TOKEN",
+                          written="headers: {<name>: \"${ALERT_WEBHOOK_TOKEN}\"}")] | None = None
 
 
 class EmailAlert(_Alert):
@@ -189,19 +201,25 @@ ALERT_ACTIONS: dict[str, type[_Alert]] = {
 
 
 class Masker:
-    """Replaces secret values (and the path and query of secret URLs) by ``***`` in text."""
+    """Replaces secret values (and the path and query of secret URLs) by ``***`` in text.
+
+    Pieces shorter than :attr:`MIN_LENGTH` characters are left alone: hiding every ``t`` of a
+    message would make it unreadable and protect nothing.
+    """
+
+    MIN_LENGTH = 4
 
     def __init__(self, secrets: Sequence[str] = ()) -> None:
         parts: set[str] = set()
         for secret in secrets:
-            if not secret:
+            if len(secret) < self.MIN_LENGTH:
                 continue
             parts.add(secret)
             split = urlsplit(secret) if "://" in secret else None
             if split is not None and split.netloc:
                 for piece in (split.path + (f"?{split.query}" if split.query else ""), split.path,
                               split.query, split.username or "", split.password or ""):
-                    if len(piece) > 1:
+                    if len(piece) >= self.MIN_LENGTH:
                         parts.add(piece)
         self._parts = sorted(parts, key=len, reverse=True)
 
@@ -280,12 +298,15 @@ def resolve_alerts(checkpoint: CheckpointConfig, environ: Mapping[str, str] | No
         shown_parts: list[str] = []
         ok = True
         for key, written in list(options.items()):
-            values = list(written) if isinstance(written, tuple | list) else [written]
+            if isinstance(written, Mapping):
+                values, suffixes = list(written.values()), [f".{name}" for name in written]
+            elif isinstance(written, tuple | list):
+                values, suffixes = list(written), [f"[{i}]" for i in range(len(written))]
+            else:
+                values, suffixes = [written], [""]
             resolved_values = []
-            for position, item in enumerate(values):
-                spot = f"actions[{index}].{action.name}.{key}"
-                if isinstance(written, tuple | list):
-                    spot += f"[{position}]"
+            for item, suffix in zip(values, suffixes, strict=True):
+                spot = f"actions[{index}].{action.name}.{key}{suffix}"
                 name = env_reference(item)
                 if name is None:
                     resolved_values.append(item)
@@ -317,8 +338,12 @@ def resolve_alerts(checkpoint: CheckpointConfig, environ: Mapping[str, str] | No
                     resolved_values.append(item)  # GX substitutes the reference when sending
                 else:
                     resolved_values.append(value)
-            options[key] = resolved_values if isinstance(written, tuple | list) else (
-                resolved_values[0] if resolved_values else written)
+            if isinstance(written, Mapping):
+                options[key] = dict(zip(written, resolved_values, strict=False))
+            elif isinstance(written, tuple | list):
+                options[key] = resolved_values
+            else:
+                options[key] = resolved_values[0] if resolved_values else written
         if action.name == "email" and ok:
             ok = _check_addresses(checkpoint, index, options, issues)
             shown_parts.append(f"{options['smtp_host']}:{options['smtp_port']} to "

@@ -32,7 +32,7 @@ import logging
 import socket
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TextIO, Union
+from typing import Any, Dict, Literal, TextIO, Union  # noqa: UP035 - GX's pydantic v1 models
 
 import requests
 from great_expectations.checkpoint.actions import (
@@ -73,11 +73,12 @@ class AlertDeliveryError(RuntimeError):
     """An alert target could not be reached or refused the message (text has no secret)."""
 
 
-def post_json(url: str, payload: Any, *, timeout: float) -> None:
+def post_json(url: str, payload: Any, *, timeout: float, headers: Mapping[str, str] | None = None) -> None:
     """POST ``payload`` as JSON; raises :class:`AlertDeliveryError` (without the URL) on failure."""
     try:
         response = requests.post(url, data=dumps(payload), timeout=timeout, allow_redirects=False,
-                                 headers={"Content-Type": "application/json; charset=utf-8"})
+                                 headers={**(headers or {}),
+                                          "Content-Type": "application/json; charset=utf-8"})
     except requests.Timeout:
         raise AlertDeliveryError(f"no answer within {timeout:g} s") from None
     except requests.ConnectionError as error:
@@ -178,6 +179,7 @@ class ErWebhookAction(ValidationAction):
     url: Union[ConfigStr, str]  # noqa: UP007 - GX's pydantic v1 models
     notify_on: Literal["all", "success", "failure"] = "failure"
     timeout: float = 10.0
+    headers: Dict[str, Union[ConfigStr, str]] = {}  # noqa: UP006, UP007 - GX's pydantic v1 models
     renderer: ErWebhookRenderer
 
     def run(self, checkpoint_result: Any, action_context: Any = None) -> dict:
@@ -185,7 +187,10 @@ class ErWebhookAction(ValidationAction):
             return {"webhook_result": None}
         provider = self._resolve_context().context.config_provider
         url = self._substitute_config_str_if_needed(self.url, provider)
-        post_json(str(url), self.renderer.render(checkpoint_result=checkpoint_result), timeout=self.timeout)
+        headers = {name: str(self._substitute_config_str_if_needed(value, provider))
+                   for name, value in self.headers.items()}
+        post_json(str(url), self.renderer.render(checkpoint_result=checkpoint_result),
+                  timeout=self.timeout, headers=headers)
         return {"webhook_result": "posted"}
 
 
@@ -218,7 +223,8 @@ def _gx_action(target: AlertTarget, message: AlertMessage) -> ValidationAction:
         return ErTeamsAction(teams_webhook=o["webhook"],
                              renderer=ErTeamsRenderer(message), **common)
     if target.kind == "webhook":
-        return ErWebhookAction(url=o["url"], renderer=ErWebhookRenderer(message), **common)
+        return ErWebhookAction(url=o["url"], headers=dict(o.get("headers") or {}),
+                               renderer=ErWebhookRenderer(message), **common)
     if target.kind == "email":
         login = o.get("login")
         with _gx_log():  # GX warns about a missing login (a relay) when the action is made
