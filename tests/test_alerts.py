@@ -218,8 +218,11 @@ def sent(tmp_path_factory, http_sink):
     with smtp_server() as (port, mailbox), environment(**secrets):
         path = make_project(root, ALERTS % port, hostile=True)
         out = io.StringIO()
+        before = len(received)
         report = run_checkpoint(path, progress=False, out=out)
-    by_path = {p.split("?")[0]: (headers, body) for p, headers, body in received}
+    mine = received[before:]
+    by_path = {p.split("?")[0]: (headers, body) for p, headers, body in mine}
+    assert len(mine) == len(by_path)  # one request per target
     return report, out.getvalue(), by_path, mailbox.messages, secrets
 
 
