@@ -47,7 +47,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .checkpoint import CheckpointConfig
 
 __all__ = [
-    "ALERT_ACTIONS",
     "AlertTarget",
     "EmailAlert",
     "Masker",
@@ -188,15 +187,6 @@ class EmailAlert(_Alert):
         return self
 
 
-#: Action name in the checkpoint file -> its options model.
-ALERT_ACTIONS: dict[str, type[_Alert]] = {
-    "slack": SlackAlert,
-    "microsoft_teams": TeamsAlert,
-    "webhook": WebhookAlert,
-    "email": EmailAlert,
-}
-
-
 # -- run time: the environment ----------------------------------------------------------------
 
 
@@ -288,10 +278,10 @@ def resolve_alerts(checkpoint: CheckpointConfig, environ: Mapping[str, str] | No
     targets: list[AlertTarget] = []
     issues: list[ConfigIssue] = []
     for index, action in enumerate(checkpoint.actions):
-        model = ALERT_ACTIONS.get(action.name)
-        if model is None:
-            continue
         config = getattr(action, action.name)
+        if not isinstance(config, _Alert):  # the alert actions are the ActionConfig fields of these models
+            continue
+        model = type(config)
         options: dict[str, Any] = {key: getattr(config, key) for key in type(config).model_fields
                                    if getattr(config, key) is not None}
         secrets: list[str] = []
