@@ -26,13 +26,16 @@ import numpy as np
 from ..errors import InputError
 from ..hints import did_you_mean
 from ..stats import BenchmarkSample, ClusteringTable
-from .base import WeightsSpec, parse_weights
+from .base import (
+    WeightsSpec,
+    cluster_values,
+    name_flags,
+    parse_weights,
+    pieces_from_rows,
+    weights_for,
+)
 
 __all__ = ["SqlRelease", "benchmark_sample", "clustering_table"]
-
-#: Largest number of draws of one cluster (as in the pandas engine).
-MAX_DRAWS = 10**9
-
 
 def _sa():
     try:
@@ -198,120 +201,62 @@ class SqlRelease:
         rows = self._rows(sa.select(pieces.c.c, pieces.c.p, pieces.c.n, cs.c.m)
                           .select_from(pieces.join(cs, pieces.c.p == cs.c.p))
                           .order_by(pieces.c.c, pieces.c.p))
-        labels_list: list = []
-        index: dict = {}
-        piece_cluster = np.empty(len(rows), dtype=np.int64)
-        for j, (c, _p, _n, _m) in enumerate(rows):
-            i = index.get(c)
-            if i is None:
-                i = index[c] = len(labels_list)
-                labels_list.append(c)
-            piece_cluster[j] = i
-        k = len(labels_list)
-        labels = np.empty(k, dtype=object)
-        labels[:] = labels_list
-        piece_n = np.array([r[2] for r in rows], dtype=np.int64)
-        piece_m = np.array([r[3] for r in rows], dtype=np.int64)
-        piece_label = np.empty(len(rows), dtype=object)
-        piece_label[:] = [r[1] for r in rows]
-        size = np.bincount(piece_cluster, weights=piece_n, minlength=k).astype(np.int64)
-
-        if spec.kind == "cluster_size":
-            weight = 1.0 / size
-        elif spec.kind == "uniform":
-            weight = np.ones(k)
-        else:
-            weight = self._per_cluster(wcol, spec.column, ref, bench, index, labels, "weights", integer=False)
-            bad = ~np.isfinite(weight) | (weight <= 0)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    f"weights column {spec.column!r}: cluster {labels[i]!r} has weight {float(weight[i])!r}; weights "
-                    "w_c = 1/p_c must be finite and > 0 (fix the value, or use weights='cluster_size')")
-        if dcol is None:
-            n_draws = np.ones(k, dtype=np.int64)
-        else:
-            n_draws = self._per_cluster(dcol, draws, ref, bench, index, labels, "draws",
-                                        integer=True).astype(np.int64)
-
+        pieces = pieces_from_rows(rows)
+        values = None
+        if spec.kind == "column":
+            values = cluster_values(self._cluster_minmax(wcol, ref, bench, "weights"), pieces, column=spec.column,
+                                    what="weights", integer=False)
+        weight = weights_for(spec, pieces.size, pieces.labels, values)
+        n_draws = np.ones(len(pieces.labels), dtype=np.int64)
+        if dcol is not None:
+            n_draws = cluster_values(self._cluster_minmax(dcol, ref, bench, "draws"), pieces, column=draws,
+                                     what="draws", integer=True).astype(np.int64)
         homonym = variation = has_name = None
         if name is not None:
-            homonym, variation, has_name = self._name_flags(self._column(name, "name"), ref, bench, index, k)
+            homonym, variation, has_name = name_flags(
+                self._name_rows(self._column(name, "name"), ref, bench), pieces)
 
         n_records, n_clusters = self.n_records, self.n_clusters
         return BenchmarkSample(
-            labels=labels, size=size, weight=np.asarray(weight, dtype=np.float64), draws=n_draws,
-            piece_cluster=piece_cluster, piece_n=piece_n, piece_m=piece_m, piece_label=piece_label,
+            labels=pieces.labels, size=pieces.size, weight=np.asarray(weight, dtype=np.float64), draws=n_draws,
+            piece_cluster=pieces.piece_cluster, piece_n=pieces.piece_n, piece_m=pieces.piece_m,
+            piece_label=pieces.piece_label,
             n_records=n_records, n_clusters=n_clusters, design=spec.design,
             homonym=homonym, name_variation=variation, has_name=has_name,
             records_set_aside=int(aside), clusters_set_aside=int(clusters_all) - int(clusters_in),
         )
 
-    def _per_cluster(self, col: Any, column: str, ref: Any, bench: Any, index: dict, labels: np.ndarray,
-                     what: str, *, integer: bool) -> np.ndarray:
+    def _cluster_minmax(self, col: Any, ref: Any, bench: Any, what: str) -> list[tuple]:
+        """Rows (benchmark cluster, min, max, nulls) of a per-cluster column (weights, draws)."""
         sa = self.sa
-        kind = col.type.python_type if hasattr(col.type, "python_type") else None
+        column = col.name
         try:
-            is_bool = kind is bool
+            is_bool = col.type.python_type is bool
         except NotImplementedError:  # pragma: no cover - exotic types
             is_bool = False
         if is_bool:
             raise InputError(f"{what} column {column!r} holds true/false values; {what} are numbers "
                              f"({'w_c = 1/p_c > 0' if what == 'weights' else 'how many times each cluster was drawn'})")
         num = sa.cast(col, sa.Float)
-        rows = self._rows(sa.select(ref, sa.func.min(num), sa.func.max(num), sa.func.count() - sa.func.count(col))
+        return self._rows(sa.select(ref, sa.func.min(num), sa.func.max(num), sa.func.count() - sa.func.count(col))
                           .where(bench).group_by(ref))
-        k = len(labels)
-        lo = np.full(k, np.nan)
-        hi = np.full(k, np.nan)
-        for c, mn, mx, nulls in rows:
-            i = index[c]
-            if nulls:
-                raise InputError(f"{what} column {column!r} is null on a record of benchmark cluster {labels[i]!r}; "
-                                 f"every benchmark record needs its cluster's {what} value")
-            lo[i], hi[i] = float(mn), float(mx)
-        varying = lo != hi
-        if varying.any():
-            i = int(np.flatnonzero(varying)[0])
-            raise InputError(
-                f"{what} column {column!r} varies within benchmark cluster {labels[i]!r} (from {lo[i]:g} to "
-                f"{hi[i]:g}); {what} belong to the cluster: give every record of a cluster the same value")
-        if integer:
-            bad = (lo < 1) | (lo > MAX_DRAWS) | (lo != np.floor(lo)) | ~np.isfinite(lo)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    f"draws column {column!r}: cluster {labels[i]!r} has {lo[i]:g} draws; draws must be whole "
-                    f"numbers from 1 to {MAX_DRAWS:,} (how many times the cluster was drawn)")
-        return lo
 
-    def _name_flags(self, nm: Any, ref: Any, bench: Any, index: dict, k: int):
-        """Homonymy, name-variation and has-name flags of each benchmark cluster (SPEC 7).
+    def _name_rows(self, nm: Any, ref: Any, bench: Any) -> list[tuple]:
+        """Rows (benchmark cluster, distinct names, shared) for :func:`.base.name_flags` (SPEC 7).
 
-        Homonymous: one of the cluster's names occurs on more records of the release than
-        inside the cluster; varied: the cluster holds two distinct names.
+        ``shared``: one of the cluster's names occurs on more records of the release than
+        inside the cluster. The population count is taken for the benchmark's names only.
         """
         sa = self.sa
-        pred = self.pred
         in_c = (sa.select(ref.label("c"), nm.label("n"), sa.func.count().label("k"))
                 .where(bench, nm.is_not(None)).group_by(ref, nm).subquery("in_cluster"))
         bench_names = sa.select(in_c.c.n).distinct().subquery("bench_names")
         pop = (sa.select(nm.label("n"), sa.func.count().label("total"))
                .select_from(self.rel.join(bench_names, nm == bench_names.c.n))
-               .where(pred.is_not(None)).group_by(nm).subquery("population"))
-        rows = self._rows(sa.select(in_c.c.c, sa.func.count(),
+               .where(self.pred.is_not(None)).group_by(nm).subquery("population"))
+        return self._rows(sa.select(in_c.c.c, sa.func.count(),
                                     sa.func.max(sa.case((pop.c.total > in_c.c.k, 1), else_=0)))
                           .select_from(in_c.join(pop, in_c.c.n == pop.c.n)).group_by(in_c.c.c))
-        homonym = np.zeros(k, dtype=bool)
-        variation = np.zeros(k, dtype=bool)
-        has_name = np.zeros(k, dtype=bool)
-        for c, n_names, shared in rows:
-            i = index[c]
-            has_name[i] = True
-            variation[i] = n_names >= 2
-            homonym[i] = bool(shared)
-        return homonym, variation, has_name
-
 
 def clustering_table(bind: Any, table: Any, *, cluster: str, name: str | None = None,
                      record_id: str | None = None) -> ClusteringTable:
