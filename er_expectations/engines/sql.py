@@ -58,8 +58,23 @@ def _relation(sa: Any, bind: Any, table: Any) -> Any:
             raise InputError(f"table {table!r} does not exist in the database.{hint} "
                              f"Tables: {', '.join(names[:20]) or '(none)'}") from None
     if isinstance(table, sa.sql.Select):
-        return table.subquery("records")
+        table = table.subquery("records")
+    columns = list(getattr(table, "columns", ()))
+    if not columns or any(c.name == "*" for c in columns):
+        # a table clause without column information (as GX's table assets give) or a raw
+        # query: ask the database for the column names, then select them by name
+        with _connect(bind) as conn:
+            names = list(conn.execute(sa.select(sa.text("*")).select_from(table).limit(0)).keys())
+        table = sa.select(*[sa.column(n) for n in names]).select_from(table).subquery("records")
     return table
+
+
+def _connect(bind: Any):
+    """A connection context for an engine, or the connection itself (left open)."""
+    from contextlib import nullcontext
+
+    sa = _sa()
+    return nullcontext(bind) if isinstance(bind, sa.engine.Connection) else bind.connect()
 
 
 class SqlRelease:
@@ -96,11 +111,7 @@ class SqlRelease:
             return [tuple(r) for r in conn.execute(query)]
 
     def _connection(self):
-        sa = self.sa
-        if isinstance(self.bind, sa.engine.Connection):
-            from contextlib import nullcontext
-            return nullcontext(self.bind)
-        return self.bind.connect()
+        return _connect(self.bind)
 
     def _check_record_ids(self, col: Any, name: str) -> None:
         sa = self.sa
