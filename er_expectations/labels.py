@@ -37,6 +37,7 @@ __all__ = [
     "Labels",
     "LabelsQC",
     "Rule",
+    "benchmark_from_labels",
     "check_labels",
     "parse_labels",
     "qc_labels",
@@ -489,19 +490,29 @@ def qc_labels(
     """
     wanted = _check_rules(rules)
     similarity = _check_similarity(similarity)
-    frame = _check_records(records, record_id, prediction, (("block", block), ("name", name)))
-    kind = _records_id_kind(frame[record_id])
-    parsed = labels if isinstance(labels, Labels) else parse_labels(labels, id_kind=kind, columns=columns,
-                                                                     separator=separator)
-    cols = parsed.columns
     need_5 = 5 in wanted and (block is not None or name is not None)
     if rules is not None and 5 in wanted and not need_5:
         raise InputError("rule 5 compares added records with the drawn record: give block= and/or name= "
                          "(columns of the records)")
     score = _scorer(scorer) if need_5 and name is not None else None
+    parsed, look = _prepare(labels, records, prediction, record_id=record_id, block=block if need_5 else None,
+                            name=name if need_5 else None, columns=columns, separator=separator)
+    return _evaluate(parsed, look, wanted, block=block if need_5 else None, name=name if need_5 else None,
+                     score=score, similarity=similarity)
+
+
+def _prepare(labels: pd.DataFrame | Labels, records: pd.DataFrame, prediction: Hashable, *, record_id: Hashable,
+             block: Hashable | None, name: Hashable | None, columns: LabelColumns | Mapping[str, str] | None,
+             separator: str) -> tuple[Labels, _Lookup]:
+    """Parse the labels and look up the records they name; refuse labels of another release."""
+    frame = _check_records(records, record_id, prediction, (("block", block), ("name", name)))
+    kind = _records_id_kind(frame[record_id])
+    parsed = labels if isinstance(labels, Labels) else parse_labels(labels, id_kind=kind, columns=columns,
+                                                                     separator=separator)
+    cols = parsed.columns
     ids = list(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t), *(i for t in parsed.added for i in t)]))
     look = _lookup(frame, record_id=record_id, prediction=prediction, ids=ids, drawn=parsed.record,
-                   block=block if need_5 else None, name=name if need_5 else None)
+                   block=block, name=name)
 
     # -- the table as a whole: every drawn record in the release, same release as the labels
     absent = [(d, r) for d, r in zip(parsed.draw.tolist(), parsed.record, strict=True) if r not in look.cluster]
@@ -525,6 +536,14 @@ def qc_labels(
                 "against another release: pass the prediction they were drawn from"
             )
 
+    return parsed, look
+
+
+def _evaluate(parsed: Labels, look: _Lookup, wanted: tuple[int, ...], *, block: Hashable | None,
+              name: Hashable | None, score, similarity: float) -> LabelsQC:
+    """Run the rules ``wanted`` on parsed labels (SPEC 9)."""
+    cols = parsed.columns
+    need_5 = 5 in wanted and (block is not None or name is not None)
     rows: list[tuple] = []
     checked = {n: 0 for n in RULES}
     notes: dict[int, str] = {}
@@ -706,3 +725,95 @@ def check_labels(
     return qc_labels(labels, records, prediction, record_id=record_id, block=block, name=name,
                      similarity=similarity, scorer=scorer, rules=rules, columns=columns,
                      separator=separator).violations
+
+
+def _reference_ids(parsed: Labels, groups: list[list[int]]) -> list[object]:
+    """The reference id of every true cluster: the labeller's ``true_cluster`` when given,
+    else ``"draw-<first draw>"`` (then every id is text, so that ids keep one type)."""
+    given = []
+    for idx in groups:
+        names = [parsed.true_cluster[i] for i in idx if parsed.true_cluster[i] is not None] \
+            if parsed.true_cluster is not None else []
+        given.append(names[0] if names else None)
+    if all(g is not None for g in given):
+        return given
+    draws = parsed.draw.tolist()
+    out = [str(g) if g is not None else f"draw-{min(draws[i] for i in idx)}" for g, idx in zip(given, groups, strict=True)]
+    if len(set(out)) < len(out):
+        dup = pd.Series(out)[pd.Series(out).duplicated()].iloc[0]
+        raise InputError(f"column {parsed.columns.true_cluster!r}: the id {dup!r} names a true cluster and is also the "
+                         "id made up for an unnamed one; give every draw a true cluster id, or none")
+    return out
+
+
+def benchmark_from_labels(
+    labels: pd.DataFrame,
+    records: pd.DataFrame,
+    prediction: Hashable,
+    *,
+    record_id: Hashable,
+    design: str = "cluster_size",
+    reference: str = "reference",
+    columns: LabelColumns | Mapping[str, str] | None = None,
+    separator: str = ";",
+) -> pd.DataFrame:
+    """The benchmark built from labels that pass the critical rules (SPEC 2.1, 2.2, 9).
+
+    Each draw gives a true cluster c(r) = (ĉ(r) \\ A_r) ∪ B_r; draws with the same set are
+    one benchmark cluster drawn several times. Returns one row per benchmark record with
+    columns ``record_id`` (named like the ``record_id`` argument, so that it joins onto the
+    records), ``reference`` (the labeller's ``true_cluster`` id, else ``"draw-<first
+    draw>"``), ``draws`` (how many draws gave that cluster) and ``weight`` w_c = 1/p_c of the
+    design: ``"cluster_size"`` (records drawn uniformly, p_c ∝ |c|: w = 1/|c|, |c| counted
+    in the labelled release) or ``"uniform"`` (w = 1).
+
+    Join it onto a release and estimate with ``erx.estimate(df, prediction=…,
+    reference="reference", weights="cluster_size", draws="draws")`` (the size design is
+    recomputed on each release's population, SPEC 2.1) or ``weights="weight"`` for a
+    design given by the weight column. Labels that break a critical rule (all but rule 5)
+    raise :class:`InputError` listing the violations.
+    """
+    if design not in ("cluster_size", "uniform"):
+        raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly) or 'uniform' "
+                         "(true clusters drawn uniformly)")
+    if not isinstance(reference, str) or not reference:
+        raise InputError(f"reference={reference!r}: give the name of the reference column to write")
+    if reference in ("draws", "weight", record_id):
+        raise InputError(f"reference={reference!r}: the name is taken by another output column; pick another")
+    parsed, look = _prepare(labels, records, prediction, record_id=record_id, block=None, name=None,
+                            columns=columns, separator=separator)
+    qc = _evaluate(parsed, look, CRITICAL_RULES, block=None, name=None, score=None, similarity=1.0)
+    bad = qc.violations
+    if not bad.empty:
+        lines = [f"  draw {row.draw}, rule {row.rule} ({row.rule_name}): {row.message}"
+                 for row in bad.head(10).itertuples()]
+        more = f"\n  … and {len(bad) - 10} more" if len(bad) > 10 else ""
+        raise InputError(
+            f"the labels break {len(bad)} critical rule check(s) on {bad['draw'].nunique()} draw(s) (SPEC 9); "
+            "fix them before building the benchmark:\n" + "\n".join(lines) + more
+        )
+    truth = _true_sets(parsed, look)
+    groups: dict[frozenset, list[int]] = {}
+    for i, t in enumerate(truth):
+        groups.setdefault(t, []).append(i)
+    sets = list(groups)
+    ids = _reference_ids(parsed, list(groups.values()))
+    rec_col: list = []
+    ref_col: list = []
+    draws_col: list[int] = []
+    weight_col: list[float] = []
+    for t, idx, ref in zip(sets, groups.values(), ids, strict=True):
+        members = sorted(t)
+        rec_col += members
+        ref_col += [ref] * len(members)
+        draws_col += [len(idx)] * len(members)
+        weight_col += [1.0 / len(t) if design == "cluster_size" else 1.0] * len(members)
+    id_dtype = records[record_id].dtype
+    out = pd.DataFrame({
+        record_id: pd.Series(rec_col, dtype=id_dtype if len(rec_col) else object),
+        reference: ref_col,
+        "draws": np.asarray(draws_col, dtype=np.int64),
+        "weight": np.asarray(weight_col, dtype=np.float64),
+    })
+    out.attrs.update({"design": design, "draws": len(parsed), "clusters": len(sets), "prediction": prediction})
+    return out
