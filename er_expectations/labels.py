@@ -872,11 +872,13 @@ def benchmark_from_labels(
         raise InputError(f"reference={reference!r}: the name is taken by another output column; pick another")
     parsed, look = _prepare(labels, records, prediction, record_id=record_id, block=None, name=None,
                             columns=columns, separator=separator)
+    if len(parsed) == 0:
+        raise InputError("the labels table has no draws: there is no benchmark to build")
     truth = _truth(parsed, look)
     qc = _evaluate(parsed, look, CRITICAL_RULES, block=None, name=None, score=None, similarity=1.0, truth=truth)
     bad = qc.violations
     if not bad.empty:
-        lines = [f"  draw {row.draw}, rule {row.rule} ({row.rule_name}): {row.message}"
+        lines = [f"  draw {row.draw}, rule {row.rule} ({row.rule_name}): {row.message.removeprefix(f'draw {row.draw}: ')}"
                  for row in bad.head(10).itertuples()]
         more = f"\n  … and {len(bad) - 10} more" if len(bad) > 10 else ""
         raise InputError(
