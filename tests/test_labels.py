@@ -411,3 +411,9 @@ def test_property_critical_rules_agree_with_brute_force(case):
     got = set(zip(q.violations["draw"].tolist(), q.violations["rule"].tolist(), strict=True))
     assert got == brute_force(records, lab)
     assert q.checked[7] == int(lab["true_cluster"].notna().sum())
+
+
+def test_duplicated_record_ids_in_the_drawn_clusters(tiny):
+    rec = pd.concat([tiny, tiny.iloc[[1]]], ignore_index=True)  # 'b' twice, in cluster P1
+    with pytest.raises(InputError, match=r"record_id column 'id' has duplicated ids.*'b'"):
+        check_labels(labels([(1, "a", "", "")]), rec, "pred", record_id="id")
