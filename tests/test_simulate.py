@@ -244,7 +244,7 @@ def test_bad_parameters_are_input_errors(kwargs, match):
 
 def test_bad_columns_and_missing_truth_are_input_errors():
     df = _population()
-    with pytest.raises(erx.InputError, match="did you mean 'truth'"):
+    with pytest.raises(erx.InputError, match="truth='trut': no such column.*Did you mean 'truth'"):
         erx.simulate(df, "pred", "trut", sizes=(10,), reps=100, seed=1)
     holes = df.assign(truth=df["truth"].astype("float").where(df.index != 3))
     with pytest.raises(erx.InputError, match="truth column 'truth' is null on 1 records of the release"):
