@@ -424,7 +424,7 @@ def plan_sample_size(
         se = pilot[mid].std_error
         extrapolated[mid] = (math.ceil(k * (se / target_of(mid)) ** 2) if math.isfinite(se) and se > 0 else None)
     guesses = [n for n in extrapolated.values() if n is not None]
-    n_max = min(max_draws, max(50, 2 * k, 2 * max(guesses, default=0)))
+    n_max = min(max_draws, max(50, 2 * max(guesses, default=0)))
     while True:
         grid = _grid(n_max)
         curves = resampled_std_errors(values, sample.draws, grid, replicates=reps, seed=seed_,
