@@ -44,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from er_expectations.engines.pandas import PandasRelease, contingency  # noqa: E402
+from er_expectations.examples import rldata_frame as _rldata_frame  # noqa: E402
 from er_expectations.stats import BenchmarkSample, estimate_metrics, exact_metrics_from_contingency  # noqa: E402
 from er_expectations.stats.estimator import z_value  # noqa: E402
 
@@ -54,29 +55,7 @@ METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_recal
 
 def rldata_frame(data: Path = DATA) -> pd.DataFrame:
     """RLdata10000 with its truth and the paper's ≥4-of-5 agreement prediction."""
-    rec = pd.read_csv(data / "rldata" / "RLdata10000.tsv", sep="\t", keep_default_na=False)
-    truth = pd.read_csv(data / "rldata" / "identity.RLdata10000.tsv", sep="\t").iloc[:, 0].to_numpy()
-    fields = ["fname_c1", "lname_c1", "by", "bm", "bd"]
-    n = len(rec)
-    parent = np.arange(n)
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for leave_out in fields:  # agreeing on >= 4 of 5 = agreeing on all of some 4 of them
-        keys = [f for f in fields if f != leave_out]
-        groups = rec.groupby(keys, sort=False).indices
-        for idx in groups.values():
-            root = find(int(idx[0]))
-            for j in idx[1:]:
-                rj = find(int(j))
-                if rj != root:
-                    parent[rj] = root
-    pred = np.array([find(i) for i in range(n)])
-    return pd.DataFrame({"truth": truth, "pred": pred})
+    return _rldata_frame(data / "rldata")[["truth", "pred"]]
 
 
 def heavy_frame(seed: int = 7, n_records: int = 20_000) -> pd.DataFrame:
