@@ -35,14 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
+import er_expectations as erx
+from er_expectations.examples import rldata_frame
+from er_expectations.planning import _design_rng, _Population
+from er_expectations.stats import BenchmarkSample, estimate_metrics
+from er_expectations.stats.resample import draw_clusters
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data"
-
-import er_expectations as erx  # noqa: E402
-from er_expectations.examples import rldata_frame  # noqa: E402
-from er_expectations.planning import _Population, _design_rng  # noqa: E402
-from er_expectations.stats import BenchmarkSample, estimate_metrics  # noqa: E402
-from er_expectations.stats.resample import draw_clusters  # noqa: E402
 
 SIZES = (200, 400, 800)
 DESIGNS = ("cluster_size", "uniform")

@@ -16,10 +16,14 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import er_expectations as erx
 from er_expectations.examples import rldata_frame
 from er_expectations.planning import _Population, replicate_estimates
+from er_expectations.stats import ratio_estimate
+from er_expectations.stats.resample import replicate_ratio
 
 ALL_METRICS = list(erx.METRICS)
 
@@ -262,3 +266,30 @@ def test_seed_is_reproducible_and_recorded():
     pd.testing.assert_frame_equal(fresh, again)
     assert list(a.columns) == ["metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "reps",
                                "sd", "mean_se", "undefined"]
+
+
+# -- the vectorised estimator against ratio_estimate, on arbitrary values -----------------------
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 9), st.integers(1, 6), st.integers(0, 2**32 - 1), st.sampled_from(["free", "fg", "zero", "eq"]),
+       st.booleans(), st.floats(0.5, 0.99))
+def test_replicate_ratio_equals_ratio_estimate_row_by_row(k, reps, seed, kind, adjust, level):
+    rng = np.random.default_rng(seed)
+    g = rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], size=(reps, k))
+    if kind == "free":
+        f = rng.choice([0.0, 0.3, 1.0, 2.5], size=(reps, k))
+    else:  # 0 ≤ f ≤ g, the zero-event metrics; some rows without any error or any event
+        f = g * rng.choice([0.0, 0.5, 1.0], size=(reps, k))
+        if kind == "zero":
+            f[0] = 0.0
+        elif kind == "eq":
+            f[0] = g[0]
+    zero_event = kind != "free"
+    got = replicate_ratio(f, g, bias_adjust=adjust, ci_level=level, bounds=(0.0, 1.0), zero_event=zero_event)
+    for b in range(reps):
+        want = ratio_estimate(f[b], g[b], None, bias_adjust=adjust, ci_level=level, bounds=(0.0, 1.0),
+                              zero_event=zero_event)
+        for name, arr in (("estimate", got.estimate), ("std_error", got.std_error), ("ci_lower", got.ci_lower),
+                          ("ci_upper", got.ci_upper)):
+            assert _same(float(arr[b]), float(getattr(want, name))), (b, name, float(arr[b]), getattr(want, name))
+        assert bool(got.zero_event[b]) == (want.interval == "zero_event")
