@@ -327,7 +327,7 @@ def _summary_row(metric: str, design: str, size: int, truth: float, blocks: list
 
 # -- plan -----------------------------------------------------------------------------------------
 
-def _targets(target: object, *, parameter: str, ids: tuple[str, ...] | None) -> dict[str, float] | float:
+def _targets(target: object, *, parameter: str) -> dict[str, float] | float:
     def number(v: object, where: str) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
             raise InputError(f"{where}={v!r} is not a number; give a positive {parameter.replace('target_', '')} "
@@ -387,7 +387,7 @@ def plan_sample_size(
         raise InputError("give exactly one of target_se (a standard error) or target_width (the full width "
                          "of the confidence interval), e.g. target_se=0.02")
     parameter = "target_se" if target_se is not None else "target_width"
-    target = _targets(target_se if target_se is not None else target_width, parameter=parameter, ids=None)
+    target = _targets(target_se if target_se is not None else target_width, parameter=parameter)
     if metrics is None:
         metrics = list(target) if isinstance(target, dict) else list(PERFORMANCE_METRICS)
     ids = resolve_metrics(metrics, names=name is not None)
@@ -396,7 +396,8 @@ def plan_sample_size(
         if missing:
             raise InputError(f"{parameter} gives no target for {quote_list(missing, conjunction='and')}; add them to "
                              f"{parameter} or leave them out of metrics")
-    reps = check_reps(reps)
+    reps = _check_int(reps, parameter="reps", minimum=MIN_REPS, maximum=100_000,
+                      why=f"give at least {MIN_REPS} resamples per size (1000 is plenty)")
     seed_ = resolve_seed(seed)
     beta = check_beta(beta)
     bias_adjust = _check_flag(bias_adjust, parameter="bias_adjust")
@@ -425,26 +426,35 @@ def plan_sample_size(
         extrapolated[mid] = (math.ceil(k * (se / target_of(mid)) ** 2) if math.isfinite(se) and se > 0 else None)
     guesses = [n for n in extrapolated.values() if n is not None]
     n_max = min(max_draws, max(50, 2 * max(guesses, default=0)))
-    while True:
+    plannable = [m for m in ids if pilot[m].defined and pilot[m].interval != "zero_event"]
+    todo = list(ids)
+    curves: dict[str, np.ndarray] = {}
+    grids: dict[str, np.ndarray] = {}
+    while todo:
         grid = _grid(n_max)
-        curves = resampled_std_errors(values, sample.draws, grid, replicates=reps, seed=seed_,
-                                      bias_adjust=bias_adjust, complement=complement,
-                                      f_beta=("b_cubed_precision", "b_cubed_recall", beta) if "b_cubed_f" in ids else None)
-        if "b_cubed_f" in ids:
-            curves["b_cubed_f"] = curves.pop("f_beta")
-        unmet = [m for m in ids if not (curves[m][-1] <= target_of(m))]
-        if not unmet or n_max >= max_draws:
+        use = set(todo) | ({"b_cubed_precision", "b_cubed_recall"} if "b_cubed_f" in todo else set())
+        found = resampled_std_errors({m: v for m, v in values.items() if m in use}, sample.draws, grid,
+                                     replicates=reps, seed=seed_, bias_adjust=bias_adjust, complement=complement,
+                                     f_beta=("b_cubed_precision", "b_cubed_recall", beta) if "b_cubed_f" in todo
+                                     else None)
+        if "b_cubed_f" in todo:
+            found["b_cubed_f"] = found.pop("f_beta")
+        for m in todo:
+            curves[m], grids[m] = found[m], grid
+        # a larger grid only for the metrics that can be planned and are still above their target
+        todo = [m for m in todo if m in plannable and not (found[m][-1] <= target_of(m))]
+        if n_max >= max_draws:
             break
         n_max = min(max_draws, 4 * n_max)
     rows = []
     for mid in ids:
-        res, curve, t = pilot[mid], curves[mid], target_of(mid)
+        res, curve, grid, t = pilot[mid], curves[mid], grids[mid], target_of(mid)
         needed: int | None = None
         at: float = math.nan
         note = ""
         if not res.defined:
             note = f"the pilot gives no estimate ({res.note}); no plan"
-        elif res.interval == "zero_event" or not (np.nanmax(curve) > 0):
+        elif res.interval == "zero_event" or not np.any(curve > 0):
             note = ("the pilot shows no error of this kind, so every resample has the same estimate and a "
                     "standard error of 0: the pilot says nothing about the spread. Label more clusters, or "
                     "plan from the zero-event bound (about 3/n at 95 %, SPEC 6)")
@@ -477,7 +487,7 @@ def plan_sample_size(
     if parameter == "target_width":
         frame.insert(5, "target_width", [2.0 * z * t for t in frame["target_std_error"]])
     frame.attrs.update({"seed": seed_, "reps": reps, "ci_level": level, "design": sample.design,
-                        "max_draws": max_draws, "largest_size_tried": int(grid[-1]), "bias_adjust": bias_adjust})
+                        "max_draws": max_draws, "bias_adjust": bias_adjust})
     return frame
 
 

@@ -111,7 +111,7 @@ def test_target_not_reached_within_max_draws():
         ({"target_se": "0.1"}, "is not a number"),
         ({"target_se": {"pairwise_precison": 0.1}}, "did you mean 'pairwise_precision'"),
         ({"target_se": {"pairwise_precision": 0.1}, "metrics": ["pairwise_recall"]}, "no target for 'pairwise_recall'"),
-        ({"target_se": 0.1, "reps": 5}, "at least 100 replications"),
+        ({"target_se": 0.1, "reps": 5}, "at least 100 resamples per size"),
         ({"target_se": 0.1, "max_draws": 0}, "max_draws=0 is out of range"),
         ({"target_se": 0.1, "weights": "unifrom"}, "neither 'cluster_size', 'uniform' nor a column"),
     ],

@@ -195,7 +195,7 @@ def resampled_std_errors(values: Mapping[str, tuple[np.ndarray, np.ndarray]], dr
     if f_beta is not None:
         out["f_beta"] = np.full(n_sizes.shape[0], np.nan)
     running = np.zeros((replicates, m))
-    chunk = max(1, BLOCK_CELLS // max(replicates * m, 1))
+    chunk = max(1, min(256, 8 * BLOCK_CELLS // max(replicates * m, 1)))  # at most 64 MB per chunk
     start = 0
     pos = 0  # next size to report
     while start < top:
