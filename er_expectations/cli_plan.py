@@ -131,6 +131,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     name = _name_arg(args)
     _check_output(args.output)
+    _check_chart_path(args.chart)
     target_se = parse_targets(args.target_se, option="--target-se")
     target_width = parse_targets(args.target_width, option="--target-width")
     needed = [args.prediction, args.reference, *_needed_name_cols(args)]
@@ -146,10 +147,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              seed=args.seed, ci_level=args.ci_level, beta=args.beta,
                              bias_adjust=not args.no_bias_adjust, max_draws=args.max_draws, name=name,
                              record_id=args.record_id)
+    if args.chart:
+        from .charts import write_chart
+        from .planning import plan_chart
+
+        write_chart(plan_chart(frame), args.chart)
     if args.format == "json":
         rows = [{k: (None if v is None or (not isinstance(v, str) and v != v) else _clean(v)) for k, v in row.items()}
                 for row in frame.astype(object).to_dict(orient="records")]
-        payload = {"attrs": {k: _clean(v) for k, v in frame.attrs.items()}, "rows": rows}
+        payload = {"attrs": {k: _clean(v) for k, v in frame.attrs.items() if k != "curves"}, "rows": rows}
         _emit(json.dumps(payload, indent=2, default=_json_default) + "\n", args.output)
     elif args.format == "csv":
         _emit(frame.to_csv(index=False), args.output)
@@ -175,6 +181,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             lines.append(f"target width {a['ci_level'] * 100:g} % interval = 2·z·SE")
         lines += _table(head, rows)
         lines += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+        if args.chart:
+            lines.append(f"chart written to {args.chart}")
         _emit("\n".join(lines) + "\n", args.output)
     return EXIT_OK
 
@@ -213,10 +221,12 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
                         help="target full width of the interval (2·z·SE): one number, or METRIC=WIDTH")
     p.add_argument("--metrics", nargs="+", default=None,
                    help="metric ids (default: those given targets, else the performance metrics)")
-    p.add_argument("--reps", type=int, default=1000, help="resamples per size (default 1000)")
+    p.add_argument("--reps", type=int, default=2000, help="resamples per size (default 2000)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, printed)")
     p.add_argument("--ci-level", type=float, default=0.95, help="confidence level (for --target-width)")
     p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
     p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
     p.add_argument("--max-draws", type=int, default=100_000, help="largest benchmark considered (default 100000)")
+    p.add_argument("--chart", default=None, metavar="FILE",
+                   help="also draw the standard error against the draws (.svg or .png)")
     p.set_defaults(func=cmd_plan)

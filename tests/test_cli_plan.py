@@ -92,11 +92,14 @@ def test_plan_matches_api(files, capsys, tmp_path):
     for got, row in zip(out["rows"], api.to_dict(orient="records"), strict=True):
         assert got["draws_needed"] == (None if pd.isna(row["draws_needed"]) else int(row["draws_needed"]))
         assert got["draws_extrapolated"] == int(row["draws_extrapolated"])
+    chart = tmp_path / "plan.svg"
     code = main(["plan", str(pp), "-p", "pred", "-r", "ref", "--target-width", "0.1", "--metrics", "cluster_recall",
-                 "--reps", "200", "--seed", "2"])
+                 "pairwise_precision", "--reps", "200", "--seed", "2", "--chart", str(chart)])
     assert code == 0
     text = capsys.readouterr().out
-    assert "cluster_recall" in text and "k·(SE/target)²" in text
+    assert "cluster_recall" in text and "k·(SE/target)²" in text and f"chart written to {chart}" in text
+    svg = chart.read_text()
+    assert svg.startswith("<svg") and "resampled pilot" in svg and "<script" not in svg
 
 
 @pytest.mark.parametrize(

@@ -293,3 +293,31 @@ def test_replicate_ratio_equals_ratio_estimate_row_by_row(k, reps, seed, kind, a
                           ("ci_upper", got.ci_upper)):
             assert _same(float(arr[b]), float(getattr(want, name))), (b, name, float(arr[b]), getattr(want, name))
         assert bool(got.zero_event[b]) == (want.interval == "zero_event")
+
+
+def test_summary_rows_from_the_replicates_undefined_left_out():
+    """A release of one true pair among singletons: recall is undefined in every replicate
+    that draws no pair. The row's mean, bias, rmse, coverage, sd and mean_se are those of
+    the replicates (same seed), undefined ones left out and counted as not covering."""
+    truth = [0, 0] + list(range(1, 41))
+    df = pd.DataFrame({"pred": [0, 1] + list(range(2, 42)), "truth": truth})  # the pair is split
+    reps, seed = 300, 9
+    out = erx.simulate(df, "pred", "truth", sizes=(3,), designs="uniform", reps=reps, seed=seed,
+                       metrics=["pairwise_recall", "cluster_recall"])
+    pop = _Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
+    _, res = replicate_estimates(pop, design="uniform", size=3, reps=reps, seed=seed,
+                                 ids=("pairwise_recall", "cluster_recall"), ci_level=0.95, bias_adjust=True)
+    for metric in ("pairwise_recall", "cluster_recall"):
+        row = out.set_index("metric").loc[metric]
+        r = res[metric]
+        ok = ~np.isnan(r.estimate)
+        truth_value = row["truth"]
+        assert row["undefined"] == int((~ok).sum())
+        assert row["mean"] == pytest.approx(r.estimate[ok].mean(), rel=1e-12)
+        assert row["bias"] == pytest.approx(r.estimate[ok].mean() - truth_value, abs=1e-12)
+        assert row["rmse"] == pytest.approx(np.sqrt(np.mean((r.estimate[ok] - truth_value) ** 2)), rel=1e-12)
+        assert row["sd"] == pytest.approx(np.std(r.estimate[ok], ddof=1), rel=1e-12)
+        covered = [(lo <= truth_value <= hi) for lo, hi in zip(r.ci_lower, r.ci_upper, strict=True)]
+        assert row["coverage"] == pytest.approx(np.mean(covered), abs=1e-12)
+    assert out.set_index("metric").loc["pairwise_recall", "undefined"] > reps / 2  # the case is exercised
+    assert out.set_index("metric").loc["pairwise_recall", "truth"] == 0.0
