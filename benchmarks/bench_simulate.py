@@ -38,29 +38,18 @@ import numpy as np
 import er_expectations as erx
 from er_expectations.examples import rldata_frame
 from er_expectations.planning import _design_rng, _Population
-from er_expectations.stats import BenchmarkSample, estimate_metrics
+from er_expectations.stats import estimate_metrics
 from er_expectations.stats.resample import draw_clusters
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data"
+sys.path.insert(0, str(HERE))
+
+from coverage_intervals import subsample  # noqa: E402  (the replicate as erx.estimate aggregates it)
 
 SIZES = (200, 400, 800)
 DESIGNS = ("cluster_size", "uniform")
 PAPER_RMSE = {200: 0.047, 400: 0.035, 800: 0.024}
-
-
-def _subsample(full: BenchmarkSample, counts: np.ndarray) -> BenchmarkSample:
-    """The replicate as the aggregated table ``erx.estimate`` would build for it."""
-    keep = np.flatnonzero(counts)
-    new_index = np.full(full.labels.size, -1, dtype=np.int64)
-    new_index[keep] = np.arange(keep.size)
-    pieces = new_index[full.piece_cluster] >= 0
-    return BenchmarkSample(
-        labels=full.labels[keep], size=full.size[keep], weight=full.weight[keep], draws=counts[keep],
-        piece_cluster=new_index[full.piece_cluster[pieces]], piece_n=full.piece_n[pieces],
-        piece_m=full.piece_m[pieces], piece_label=full.piece_label[pieces], n_records=full.n_records,
-        n_clusters=full.n_clusters, design=full.design,
-    )
 
 
 def loop_seconds(df, *, reps: int, seed: int) -> float:
@@ -74,7 +63,7 @@ def loop_seconds(df, *, reps: int, seed: int) -> float:
                                 replicates=reps)
             for row in idx:
                 counts = np.bincount(row, minlength=sample.labels.size)
-                estimate_metrics(_subsample(sample, counts), None)
+                estimate_metrics(subsample(sample, counts), None)
     return time.perf_counter() - t0
 
 

@@ -78,18 +78,22 @@ class Population:
 
     def sample(self, rng: np.random.Generator, n_draws: int) -> BenchmarkSample:
         drawn = self.record_cluster[rng.integers(0, self.record_cluster.size, size=n_draws)]
-        counts = np.bincount(drawn, minlength=self.full.labels.size)
-        keep = np.flatnonzero(counts)
-        new_index = np.full(self.full.labels.size, -1, dtype=np.int64)
-        new_index[keep] = np.arange(keep.size)
-        f = self.full
-        pieces = new_index[f.piece_cluster] >= 0
-        return BenchmarkSample(
-            labels=f.labels[keep], size=f.size[keep], weight=f.weight[keep], draws=counts[keep],
-            piece_cluster=new_index[f.piece_cluster[pieces]], piece_n=f.piece_n[pieces],
-            piece_m=f.piece_m[pieces], piece_label=f.piece_label[pieces], n_records=f.n_records,
-            n_clusters=f.n_clusters, design=f.design,
-        )
+        return subsample(self.full, np.bincount(drawn, minlength=self.full.labels.size))
+
+
+def subsample(full: BenchmarkSample, counts: np.ndarray) -> BenchmarkSample:
+    """The clusters of ``full`` drawn ``counts`` times (> 0), as the aggregated sample
+    ``erx.estimate`` would build for that benchmark."""
+    keep = np.flatnonzero(counts)
+    new_index = np.full(full.labels.size, -1, dtype=np.int64)
+    new_index[keep] = np.arange(keep.size)
+    pieces = new_index[full.piece_cluster] >= 0
+    return BenchmarkSample(
+        labels=full.labels[keep], size=full.size[keep], weight=full.weight[keep], draws=counts[keep],
+        piece_cluster=new_index[full.piece_cluster[pieces]], piece_n=full.piece_n[pieces],
+        piece_m=full.piece_m[pieces], piece_label=full.piece_label[pieces], n_records=full.n_records,
+        n_clusters=full.n_clusters, design=full.design,
+    )
 
 
 def simulate(pop: Population, *, reps: int, n_draws: int, n_boot: int, level: float, seed: int) -> dict:

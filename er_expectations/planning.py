@@ -36,6 +36,7 @@ from .stats import (
     summary_statistics,
     z_value,
 )
+from .stats.estimator import _REL_TOL
 from .stats.resample import (
     BLOCK_CELLS,
     Replicates,
@@ -178,6 +179,7 @@ def _replicate_block(pop: _Population, sample: BenchmarkSample, idx: np.ndarray,
                      bias_adjust: bool) -> dict[str, Replicates]:
     """Every metric on the replicates of ``idx`` (replicates × draws of cluster indices)."""
     out: dict[str, Replicates] = {}
+    with_influence = "b_cubed_f" in ids  # F_β combines the influences of the two b-cubed metrics
 
     def one(mid: str) -> Replicates:
         if mid in out:
@@ -188,8 +190,12 @@ def _replicate_block(pop: _Population, sample: BenchmarkSample, idx: np.ndarray,
                                    ci_level=ci_level)
         else:
             f, g = values[mid]
+            mismatch = None
+            if d.zero_event:  # draws showing an error (g > 0, f ≠ g), found once per cluster
+                mismatch = ((g > 0) & (np.abs(f - g) > _REL_TOL * g))[idx]
             res = replicate_ratio(f[idx], g[idx], bias_adjust=bias_adjust, ci_level=ci_level, bounds=d.bounds,
-                                  zero_event=d.zero_event, complement=d.complement)
+                                  zero_event=d.zero_event, complement=d.complement, mismatch=mismatch,
+                                  influence=with_influence)
         out[mid] = res
         return res
 

@@ -33,8 +33,8 @@ __all__ = [
 ]
 
 #: Cells (replicates × draws) of one block of replicates: bounds the memory of a block to
-#: a few tens of MB whatever the number of replicates and draws.
-BLOCK_CELLS = 1_000_000
+#: a few MB whatever the number of replicates and draws.
+BLOCK_CELLS = 250_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,8 @@ class Replicates:
     ``estimate``, ``std_error``, ``ci_lower`` and ``ci_upper`` follow SPEC 6 exactly as
     :class:`~er_expectations.stats.estimator.RatioEstimate` does (NaN where that has NaN);
     ``zero_event`` marks the intervals of samples without an error or event;
-    ``influence`` (replicates × draws) is the linearised influence of every draw.
+    ``influence`` (replicates × draws) is the linearised influence of every draw (None
+    when not asked for).
     """
 
     estimate: np.ndarray
@@ -52,7 +53,7 @@ class Replicates:
     ci_lower: np.ndarray
     ci_upper: np.ndarray
     zero_event: np.ndarray
-    influence: np.ndarray
+    influence: np.ndarray | None
 
 
 def draw_clusters(rng: np.random.Generator, *, design: str, sizes: np.ndarray, draws: int,
@@ -89,8 +90,8 @@ def _zero_event_bound(G: np.ndarray, level: float) -> np.ndarray:
 
 
 def replicate_ratio(F: np.ndarray, G: np.ndarray, *, bias_adjust: bool, ci_level: float,
-                    bounds: tuple[float, float] | None, zero_event: bool, complement: bool = False
-                    ) -> Replicates:
+                    bounds: tuple[float, float] | None, zero_event: bool, complement: bool = False,
+                    mismatch: np.ndarray | None = None, influence: bool = True) -> Replicates:
     """The ratio estimator of SPEC 6 on every row of ``F``, ``G`` (replicates × draws).
 
     Row b holds f and g of the k draws of replicate b (a cluster drawn twice appears twice).
@@ -99,6 +100,10 @@ def replicate_ratio(F: np.ndarray, G: np.ndarray, *, bias_adjust: bool, ci_level
     metric, the interval [0, q]); every f = g gives the interval [1 − q, 1]; else
     θ̂ ± z·SE clipped to ``bounds`` when θ̂ lies in them. ``complement`` (homogeneity)
     reports 1 − θ̂ with the interval flipped, as the metric layer does.
+
+    ``mismatch`` (optional, same shape, boolean): the draws with g > 0 and f ≠ g, when the
+    caller has it per cluster already (it saves two passes). ``influence=False`` skips the
+    per-draw influence values (only F_β needs them).
     """
     reps, k = F.shape
     kk1 = float(k * (k - 1)) if k >= 2 else np.nan
@@ -107,12 +112,17 @@ def replicate_ratio(F: np.ndarray, G: np.ndarray, *, bias_adjust: bool, ci_level
         fbar = F.sum(axis=1) / k
         gbar = G.sum(axis=1) / k
         ratio = fbar / gbar
-        a = G / gbar[:, None]
-        b = F / fbar[:, None]
-        est = ratio * (1.0 + (a * (b - a)).sum(axis=1) / kk1) if bias_adjust and k >= 2 else ratio.copy()
-        var = ratio**2 * ((a - b) ** 2).sum(axis=1) / kk1
+        a = G * (1.0 / gbar)[:, None]
+        dev = F * (1.0 / fbar)[:, None]
+        dev -= a  # f/f̄ − g/ḡ
+        if bias_adjust and k >= 2:
+            est = ratio * (1.0 + np.einsum("ij,ij->i", a, dev) / kk1)
+        else:
+            est = ratio.copy()
+        var = ratio**2 * np.einsum("ij,ij->i", dev, dev) / kk1
         se = np.sqrt(np.maximum(var, 0.0))
-        influence = (F - ratio[:, None] * G) / gbar[:, None]
+        # (f − θg)/ḡ = θ (f/f̄ − g/ḡ)
+        infl = dev * ratio[:, None] if influence else None
     undefined = (gbar == 0.0) | ~np.isfinite(gbar)
     fzero = (fbar == 0.0) & ~undefined
     est = np.where(fzero, 0.0, est)
@@ -124,22 +134,25 @@ def replicate_ratio(F: np.ndarray, G: np.ndarray, *, bias_adjust: bool, ci_level
     lo, hi = _clip(est, lo, hi, None if complement else bounds)
     zero = np.zeros(reps, dtype=bool)
     if zero_event and k >= 2:
-        q = _zero_event_bound(G, ci_level)
-        pos = G > 0
-        all_right = np.all(~pos | (np.abs(F - G) <= _REL_TOL * G), axis=1) & ~undefined & ~fzero
-        lo = np.where(all_right, 1.0 - q, lo)
-        hi = np.where(all_right, 1.0, hi)
-        lo = np.where(fzero, 0.0, lo)
-        hi = np.where(fzero, q, hi)
-        zero = (all_right | fzero) & ~np.isnan(q)
+        if mismatch is None:
+            mismatch = (G > 0) & (np.abs(F - G) > _REL_TOL * G)
+        all_right = ~mismatch.any(axis=1) & ~undefined & ~fzero
+        rows = np.flatnonzero(all_right | fzero)
+        if rows.size:
+            q = _zero_event_bound(G[rows], ci_level)
+            right = all_right[rows]
+            lo[rows] = np.where(right, 1.0 - q, 0.0)
+            hi[rows] = np.where(right, 1.0, q)
+            zero[rows] = ~np.isnan(q)
     if complement:
         est = 1.0 - est
         lo, hi = 1.0 - hi, 1.0 - lo
         inside = (est >= 0.0) & (est <= 1.0) & ~np.isnan(lo)
         lo = np.where(inside, np.maximum(lo, 0.0), lo)
         hi = np.where(inside, np.minimum(hi, 1.0), hi)
-        influence = -influence
-    return Replicates(est, se, lo, hi, zero, influence)
+        if infl is not None:
+            infl = -infl
+    return Replicates(est, se, lo, hi, zero, infl)
 
 
 def replicate_f_beta(p: Replicates, r: Replicates, *, beta: float, ci_level: float) -> Replicates:
@@ -195,7 +208,7 @@ def resampled_std_errors(values: Mapping[str, tuple[np.ndarray, np.ndarray]], dr
     if f_beta is not None:
         out["f_beta"] = np.full(n_sizes.shape[0], np.nan)
     running = np.zeros((replicates, m))
-    chunk = max(1, min(256, 8 * BLOCK_CELLS // max(replicates * m, 1)))  # at most 64 MB per chunk
+    chunk = max(1, min(256, 8 * BLOCK_CELLS // max(replicates * m, 1)))  # at most 16 MB per chunk
     start = 0
     pos = 0  # next size to report
     while start < top:
