@@ -120,3 +120,37 @@ def test_bad_parameters_are_input_errors(kwargs, match):
     df = pd.DataFrame({"pred": [1, 1, 2, 3], "ref": ["a", "a", "b", "b"]})
     with pytest.raises(erx.InputError, match=match):
         erx.plan_sample_size(df, "pred", "ref", seed=1, **kwargs)
+
+
+def test_resampled_se_at_large_n_is_the_delta_method_se(rldata):
+    """At large n the standard deviation of θ̂ over resamples of the pilot's draws must be
+    the delta-method value √(E[(f − θg)²]/n)/ḡ under the pilot's distribution of draws
+    (computed here from the pilot directly), and for b-cubed F that of its linearisation."""
+    from er_expectations.engines.pandas import PandasRelease
+    from er_expectations.stats import cluster_errors, fg_values
+    from er_expectations.stats.resample import resampled_std_errors
+
+    pilot = _pilot(rldata, 1000, seed=11)
+    sample = PandasRelease(pilot, prediction="pred").benchmark_sample(reference="ref", draws="d")
+    errors = cluster_errors(sample)
+    ids = ("pairwise_precision", "cluster_recall", "b_cubed_precision", "b_cubed_recall")
+    values = {m: fg_values(sample, m, errors=errors) for m in ids}
+    d = sample.draws.astype(float)
+    k = d.sum()
+    n = 4000
+    got = resampled_std_errors(values, sample.draws, [n], replicates=3000, seed=4, bias_adjust=True,
+                               complement={}, f_beta=("b_cubed_precision", "b_cubed_recall", 1.0))
+
+    def influence(m):
+        f, g = values[m]
+        theta = (d * f).sum() / (d * g).sum()
+        return theta, (f - theta * g) / ((d * g).sum() / k)
+
+    for m in ("pairwise_precision", "cluster_recall"):
+        _, u = influence(m)
+        expected = np.sqrt((d * u * u).sum() / k / n)
+        # Monte Carlo error of a standard deviation from 3,000 replicates: about 1.3-2 %
+        assert got[m][0] == pytest.approx(expected, rel=0.05), m
+    (p, up), (r, ur) = influence("b_cubed_precision"), influence("b_cubed_recall")
+    zf = 2 * r * r / (p + r) ** 2 * up + 2 * p * p / (p + r) ** 2 * ur
+    assert got["f_beta"][0] == pytest.approx(np.sqrt((d * zf * zf).sum() / k / n), rel=0.05)
