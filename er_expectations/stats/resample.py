@@ -66,8 +66,10 @@ def draw_clusters(rng: np.random.Generator, *, design: str, sizes: np.ndarray, d
     """
     k = sizes.shape[0]
     if design == "cluster_size":
-        owner = np.repeat(np.arange(k, dtype=np.int64), sizes.astype(np.int64))
-        return owner[rng.integers(0, owner.shape[0], size=(replicates, draws))]
+        # record u (0 ≤ u < N, in cluster order) belongs to the cluster j with end[j−1] ≤ u < end[j]
+        end = np.cumsum(sizes.astype(np.int64))
+        records = rng.integers(0, int(end[-1]), size=(replicates, draws))
+        return np.searchsorted(end, records, side="right")
     if design == "uniform":
         return rng.integers(0, k, size=(replicates, draws))
     raise ValueError(f"unknown design {design!r}")  # validated by the caller
