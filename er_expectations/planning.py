@@ -11,6 +11,7 @@ records.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import replace
 
@@ -19,7 +20,7 @@ import pandas as pd
 
 from .engines.base import DESIGNS, WeightsSpec
 from .engines.pandas import PandasRelease, _check_column, _check_frame, contingency
-from .errors import InputError
+from .errors import InputError, UndefinedMetricWarning
 from .hints import did_you_mean, quote_list
 from .stats import (
     METRICS,
@@ -148,10 +149,6 @@ class _Population:
                 f"{df.index[missing.to_numpy()][0]!r}); a simulation needs the true cluster of every record whose "
                 f"{prediction!r} is not null (drop those records, or use plan_sample_size with a benchmark)")
         t, p, n = contingency(df, prediction=prediction, reference=truth)
-        import warnings
-
-        from .errors import UndefinedMetricWarning
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             exact, self.notes = exact_metrics_from_contingency(t, p, n, beta=beta)
