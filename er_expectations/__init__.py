@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
+from .planning import plan_sample_size, simulate
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
 __version__ = "0.1.0"
@@ -35,6 +36,8 @@ __all__ = [
     "cluster_errors",
     "estimate",
     "exact_metrics",
+    "plan_sample_size",
+    "simulate",
     "summarize",
     "__version__",
     # labelling (SPEC 2.2, 9), loaded on first use

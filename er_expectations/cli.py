@@ -1,4 +1,4 @@
-"""Command line: ``er-expectations summarize|estimate|run|validate|init``.
+"""Command line: ``er-expectations summarize|estimate|simulate|plan|run|validate|init``.
 
 Exit codes, one meaning each (:data:`EXIT_CODES`):
 
@@ -274,6 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the bootstrap (default: a fresh one, printed with the result)")
     p.set_defaults(func=cmd_estimate)
+
+    from .cli_plan import add_planning_commands
+
+    add_planning_commands(sub)
 
     try:
         from .cli_gx import add_gx_commands
