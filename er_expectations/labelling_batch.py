@@ -37,7 +37,14 @@ import pandas as pd
 from .errors import InputError
 from .labels import LabelColumns, Labels, parse_labels, qc_labels
 
-__all__ = ["BATCH_LABEL_ROLES", "LabelsData", "labelling_batch", "split_labelling_batch"]
+__all__ = [
+    "BATCH_LABEL_ROLES",
+    "LabelsData",
+    "labelling_batch",
+    "labels_checkpoint_issues",
+    "labels_column_hint",
+    "split_labelling_batch",
+]
 
 #: The labels roles (``LabelColumns`` fields) a labelling batch carries, in column order.
 BATCH_LABEL_ROLES: tuple[str, ...] = ("draw", "removed", "added", "predicted_cluster", "true_cluster")
@@ -164,6 +171,11 @@ class LabelsData:
     """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
     :class:`~er_expectations.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
 
+    #: Expectation parameters that name a column of the labelling batch (besides the record
+    #: id, prediction and name columns every batch has).
+    COLUMN_PARAMETERS: tuple[str, ...] = ("draw_column", "removed_column", "added_column",
+                                          "predicted_cluster_column", "true_cluster_column", "block_column")
+
     def __init__(self, checkpoint) -> None:
         from .releases import ReleaseData
 
@@ -240,3 +252,50 @@ class LabelsData:
                                    separator=src.separator)
         except InputError as error:
             raise InputError(f"{src.path}: {error}") from error
+
+
+# -- checkpoint checks (the runner's phase 1) -----------------------------------------------
+
+
+def labels_checkpoint_issues(checkpoint) -> list:
+    """Problems of a checkpoint with ``data.labels``, each at its line: a ``releases`` key (the
+    labels name their release in ``data.labels.release``) and a release that is not there."""
+    from .config import ConfigIssue
+
+    issues = []
+    if checkpoint.releases != "all":
+        line, column = checkpoint.location("releases")
+        issues.append(ConfigIssue(
+            str(checkpoint.path), line, column,
+            "releases: a checkpoint with data.labels validates its labels file against one release, "
+            "data.labels.release", "remove 'releases' and name the release in data.labels.release"))
+    try:
+        LabelsData(checkpoint).release()
+    except InputError as error:
+        line, column = checkpoint.location("data.labels.release")
+        if line is None:
+            line, column = checkpoint.location("data.labels")
+        message, _, hint = str(error).partition("; ")
+        issues.append(ConfigIssue(str(checkpoint.path), line, column, message, hint or None))
+    return issues
+
+
+def labels_column_hint(checkpoint, param: str, column: str, available: Sequence[str]) -> str:
+    """How to fix a suite parameter naming a column the labelling batch does not have."""
+    from .hints import did_you_mean
+
+    labels = checkpoint.data.labels
+    sources = {
+        "record_id_column": f"the record id column is '{checkpoint.data.records.id_column}' "
+                            "(data.records.id_column; the drawn record goes there too)",
+        "prediction_column": f"the prediction column is '{checkpoint.data.predictions.target_column}' "
+                             "(data.predictions.batch_column)",
+        "name_column": "the name column is data.name.output_column" if checkpoint.data.name is not None
+                       else "the checkpoint has no data.name; add one to compare names",
+        "block_column": f"the block column is '{labels.block_column}' (data.labels.block_column)"
+                        if labels.block_column else "add data.labels.block_column (a column of the records)",
+    }
+    default = (f"the labels columns are named in data.labels ({param.removesuffix('_column')}_column); "
+               f"the optional ones are in the batch only when {labels.path.name} has them")
+    close = did_you_mean(column, list(available))
+    return sources.get(param, default) + (f"; {close}" if close else "")

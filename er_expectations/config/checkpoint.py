@@ -634,6 +634,15 @@ def check_checkpoint_references(
                     "data.predictions.prediction_column",
                 )
 
+    if data.labels is not None:
+        labels = data.labels
+        for key in ("id_column", "draw_column", "removed_column", "added_column"):
+            require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
+        for key in ("predicted_cluster_column", "true_cluster_column"):  # optional: only when written
+            if f"data.labels.{key}" in checkpoint.locations:
+                require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
+        if labels.block_column is not None:
+            require(records.path, "data.records.path", labels.block_column, "data.labels.block_column")
     if data.benchmark is not None:
         bench = data.benchmark
         require(bench.path, "data.benchmark.path", bench.id_column, "data.benchmark.id_column")
