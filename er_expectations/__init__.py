@@ -37,4 +37,21 @@ __all__ = [
     "exact_metrics",
     "summarize",
     "__version__",
+    # labelling (SPEC 2.2, 9), loaded on first use
+    "check_labels",
 ]
+
+#: Public names loaded on first use (module attribute lookup, PEP 562).
+_LAZY = {
+    "check_labels": "labels",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
