@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import test_labels
 from gxtools import validate_frame
-from test_labels import RELEASE, _injected, demo, qc  # noqa: F401  (demo: the fixture)
+from test_labels import RELEASE, _injected, qc
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations import InputError
@@ -35,6 +36,8 @@ from er_expectations.labels import RULES, qc_labels
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"
 COLUMNS = {"record_id_column": "mention_id", "prediction_column": RELEASE}
+#: The demo labels and the records of their release (the fixture of test_labels.py).
+demo = test_labels.demo
 #: Rule 5's pass share on the clean demo labels is 46 / 50: with mostly = 0.92 the clean labels
 #: pass and one more unlike added record fails it.
 MOSTLY = 0.92

@@ -34,7 +34,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ...labels import RULES, SCORERS
 from ..label_metrics import LABEL_CHECK_KEYS, LABEL_CHECKS
-from ..render import config_of, result_details, string_block, table_block
+from ..render import result_details, table_block
 from ._base import ERExpectation, ParameterError, result_level
 
 __all__ = [
