@@ -39,11 +39,13 @@ __all__ = [
     "__version__",
     # labelling (SPEC 2.2, 9), loaded on first use
     "check_labels",
+    "labelling_batch",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).
 _LAZY = {
     "check_labels": "labels",
+    "labelling_batch": "labelling_batch",
 }
 
 
