@@ -43,6 +43,7 @@ __all__ = [
     "labelling_batch",
     "labels_checkpoint_issues",
     "labels_column_hint",
+    "suite_kind_issues",
     "split_labelling_batch",
 ]
 
@@ -299,3 +300,34 @@ def labels_column_hint(checkpoint, param: str, column: str, available: Sequence[
                f"the optional ones are in the batch only when {labels.path.name} has them")
     close = did_you_mean(column, list(available))
     return sources.get(param, default) + (f"; {close}" if close else "")
+
+
+#: Name prefix of the labelling expectations (their public names, SPEC 9).
+LABELS_PREFIX = "expect_labels_"
+
+
+def suite_kind_issues(checkpoint, suites: Sequence) -> list:
+    """Expectations that do not fit the checkpoint's batches, each at its suite line.
+
+    A checkpoint with ``data.labels`` validates a labelling batch: a release expectation there
+    would compute its statistic on the few records the labels refer to. A checkpoint without
+    it validates releases, which have no labels for a labelling expectation.
+    """
+    from .config import ConfigIssue
+
+    labelling = checkpoint.data.labels is not None
+    issues = []
+    for suite in suites:
+        for cfg in suite.expectations:
+            if cfg.name.startswith(LABELS_PREFIX) == labelling:
+                continue
+            if labelling:
+                message = (f"{cfg.name} checks a release, but checkpoint '{checkpoint.name}' validates the labels "
+                           "file of data.labels (its batch holds only the records the labels refer to)")
+                hint = "run this suite from a checkpoint without data.labels, or remove the expectation"
+            else:
+                message = (f"{cfg.name} checks a labels table, but checkpoint '{checkpoint.name}' has no "
+                           "data.labels; its batches are releases")
+                hint = "add data.labels to the checkpoint (see checkpoints/labelling_qc.yml), or remove the expectation"
+            issues.append(ConfigIssue(str(suite.path), cfg.line, None, message, hint))
+    return issues

@@ -259,6 +259,24 @@ def test_a_suite_column_missing_from_the_labelling_batch_points_at_the_suite_lin
     assert "data.labels.block_column" in hint
 
 
+def test_release_and_labelling_suites_are_not_mixed_up(tmp_path):
+    path = _checkpoint(tmp_path, DATA / "labels.parquet", **{
+        "suites: [labelling_qc]": "suites: [labelling_qc, patentsview_inventor_disambiguation]"})
+    found = _issues(path)
+    wrong = [i for i in found if "checks a release, but checkpoint 'labelling_qc' validates the labels" in i[2]]
+    assert len(wrong) == 18  # every expectation of the release suite, at its line
+    suite = REPO / "suites" / "patentsview.yml"
+    assert wrong[0][0] == _line_of(suite, "expect_estimated_pairwise_precision_to_be_between")
+    release = (REPO / "checkpoints" / "patentsview.yml").read_text(encoding="utf-8")
+    release = release.replace("../er_expectations/", f"{REPO}/er_expectations/").replace(
+        "../suites", f"{REPO}/suites").replace("suites: [patentsview_inventor_disambiguation]",
+                                               "suites: [labelling_qc]")
+    (tmp_path / "release.yml").write_text(release, encoding="utf-8")
+    found = _issues(tmp_path / "release.yml")
+    wrong = [i for i in found if "checks a labels table, but checkpoint 'patentsview' has no data.labels" in i[2]]
+    assert len(wrong) == 7 and "checkpoints/labelling_qc.yml" in wrong[0][3]
+
+
 def test_suite_parameter_errors_point_at_the_line(tmp_path):
     path = tmp_path / "s.yml"
     path.write_text(textwrap.dedent("""
@@ -301,6 +319,20 @@ def test_run_on_the_clean_demo_labels_exits_0(tmp_path, capsys):
     page = _page(out)
     # the soft rule passes and still lists its four unlike additions
     assert "Draws that break rule 5" in page and "Draws that break rule 1" not in page
+
+
+def test_run_where_only_the_soft_rule_fails_exits_0_with_a_warning(tmp_path, capsys):
+    suite = (REPO / "suites" / "labelling_qc.yml").read_text(encoding="utf-8").replace(
+        "mostly: 0.9", "mostly: 0.95")
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "labelling_qc.yml").write_text(suite, encoding="utf-8")
+    path = _checkpoint(tmp_path, DATA / "labels.parquet")
+    path.write_text(path.read_text(encoding="utf-8").replace(f"{REPO}/suites", str(tmp_path / "suites")),
+                    encoding="utf-8")
+    assert main(["run", str(path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^labels\s+6/7\s+ok \(warnings\)\s+-\s+-\s+labels_added_records_to_resemble", out, re.M), out
+    assert "1 warning/info expectation(s) failed" in out
 
 
 def test_run_on_labels_with_errors_exits_1_and_lists_the_failing_draws(demo, tmp_path, capsys):

@@ -50,7 +50,7 @@ from ..config import (
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..errors import InputError, ProjectBusyError
 from ..io import atomic_write, remove_stale_temporaries, table_columns
-from ..labelling_batch import LabelsData, labels_checkpoint_issues, labels_column_hint
+from ..labelling_batch import LabelsData, labels_checkpoint_issues, labels_column_hint, suite_kind_issues
 from ..names import ensure_inside, release_file_names
 from ..releases import ReleaseData
 from ..severity import Status, severity_of, status_of, worst_status
@@ -305,6 +305,7 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     bench = checkpoint.data.benchmark
     benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
+    issues.extend(suite_kind_issues(checkpoint, suites))
     data: ReleaseData | LabelsData
     if checkpoint.data.labels is not None:  # one labelling batch instead of the releases
         data = LabelsData(checkpoint)
