@@ -50,7 +50,12 @@ from ..config import (
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..errors import InputError, ProjectBusyError
 from ..io import atomic_write, remove_stale_temporaries, table_columns
-from ..labelling_batch import LabelsData, labels_checkpoint_issues, labels_column_hint, suite_kind_issues
+from ..labelling_batch import (
+    LabelsData,
+    labels_checkpoint_issues,
+    labels_column_hint,
+    suite_kind_issues,
+)
 from ..names import ensure_inside, release_file_names
 from ..releases import ReleaseData
 from ..severity import Status, severity_of, status_of, worst_status
