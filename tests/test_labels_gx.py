@@ -319,6 +319,10 @@ def test_run_on_the_clean_demo_labels_exits_0(tmp_path, capsys):
     page = _page(out)
     # the soft rule passes and still lists its four unlike additions
     assert "Draws that break rule 5" in page and "Draws that break rule 1" not in page
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+    assert "Every record removed in removed belongs to the drawn record&#39;s predicted cluster in " \
+           "inventor_id (labelling rule 1)." in text
+    assert " ? " not in text
 
 
 def test_run_where_only_the_soft_rule_fails_exits_0_with_a_warning(tmp_path, capsys):

@@ -261,7 +261,7 @@ class ExpectLabelsAddedRecordsToResembleSampledRecord(_LabelsExpectation):
 
     @classmethod
     def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        params: dict[str, Any] = {"added_column": kwargs.get("added_column") or "added",
+        params: dict[str, Any] = {**_params(kwargs, "added_column"),
                                   "mostly": f"{100 * float(kwargs.get('mostly', 0.9) or 0):g} %"}
         ways = []
         if kwargs.get("block_column"):
@@ -306,7 +306,10 @@ class ExpectLabelsTrueClusterToMatch(_LabelsExpectation):
 
 
 def _params(kwargs: dict[str, Any], *names: str) -> dict[str, Any]:
-    return {name: kwargs.get(name) or "?" for name in names}
+    """The named columns of ``kwargs``; GX stores no parameter equal to its default, so an
+    absent one is the field's default."""
+    fields = _LabelsExpectation.__fields__
+    return {name: kwargs.get(name) or fields[name].default or "?" for name in names}
 
 
 #: The expectation of each SPEC 9 rule, by rule number.
