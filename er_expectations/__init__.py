@@ -38,13 +38,17 @@ __all__ = [
     "summarize",
     "__version__",
     # labelling (SPEC 2.2, 9), loaded on first use
+    "benchmark_from_labels",
     "check_labels",
+    "draw_sample",
     "labelling_batch",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).
 _LAZY = {
+    "benchmark_from_labels": "labels",
     "check_labels": "labels",
+    "draw_sample": "worksheet",
     "labelling_batch": "labelling_batch",
 }
 

@@ -281,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
         add_gx_commands = None
     if add_gx_commands is not None:
         add_gx_commands(sub)
+    from .cli_labels import add_label_commands
+
+    add_label_commands(sub)
     for command in sub.choices.values():  # --debug after the command name too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="print the traceback of an error")

@@ -37,6 +37,7 @@ __all__ = [
     "Labels",
     "LabelsQC",
     "Rule",
+    "benchmark_from_labels",
     "check_labels",
     "parse_labels",
     "qc_labels",
@@ -319,9 +320,10 @@ def _check_records(records: object, record_id: Hashable, prediction: Hashable,
 class _Lookup:
     """The records the labels name (their cluster and attributes) and the drawn clusters' members."""
 
-    cluster: dict          # record id -> predicted cluster id (records in the release only)
-    outside: set           # ids present in the records but outside the release (null prediction)
-    members: dict          # predicted cluster id -> frozenset of member ids
+    cluster: dict              # record id -> predicted cluster id (records in the release only)
+    outside: set               # ids present in the records but outside the release (null prediction)
+    member_ids: np.ndarray     # ids of the members of the drawn records' predicted clusters
+    member_cluster: np.ndarray  # their predicted cluster ids
     block: dict = field(default_factory=dict)
     name: dict = field(default_factory=dict)
 
@@ -352,16 +354,13 @@ def _lookup(records: pd.DataFrame, *, record_id: Hashable, prediction: Hashable,
     outside = set(rid[~inside].tolist())
     wanted = list(dict.fromkeys(cluster[r] for r in drawn if r in cluster))
     mrows = records.loc[_isin(records[prediction], wanted), [record_id, prediction]]
-    members: dict = {}
-    if len(mrows):
-        for cid, grp in mrows.groupby(prediction, sort=False)[record_id]:
-            members[cid] = frozenset(grp.tolist())
     attrs: dict[str, dict] = {}
     for key, column in (("block", block), ("name", name)):
         if column is not None:
             vals = rows[column]
             attrs[key] = {r: (None if _is_null(v) else v) for r, v in zip(rid.tolist(), vals.tolist(), strict=True)}
-    return _Lookup(cluster=cluster, outside=outside, members=members, **attrs)
+    return _Lookup(cluster=cluster, outside=outside, member_ids=mrows[record_id].to_numpy(),
+                   member_cluster=mrows[prediction].to_numpy(), **attrs)
 
 
 # -- the result ----------------------------------------------------------------------------------
@@ -489,19 +488,29 @@ def qc_labels(
     """
     wanted = _check_rules(rules)
     similarity = _check_similarity(similarity)
-    frame = _check_records(records, record_id, prediction, (("block", block), ("name", name)))
-    kind = _records_id_kind(frame[record_id])
-    parsed = labels if isinstance(labels, Labels) else parse_labels(labels, id_kind=kind, columns=columns,
-                                                                     separator=separator)
-    cols = parsed.columns
     need_5 = 5 in wanted and (block is not None or name is not None)
     if rules is not None and 5 in wanted and not need_5:
         raise InputError("rule 5 compares added records with the drawn record: give block= and/or name= "
                          "(columns of the records)")
     score = _scorer(scorer) if need_5 and name is not None else None
+    parsed, look = _prepare(labels, records, prediction, record_id=record_id, block=block if need_5 else None,
+                            name=name if need_5 else None, columns=columns, separator=separator)
+    return _evaluate(parsed, look, wanted, block=block if need_5 else None, name=name if need_5 else None,
+                     score=score, similarity=similarity)
+
+
+def _prepare(labels: pd.DataFrame | Labels, records: pd.DataFrame, prediction: Hashable, *, record_id: Hashable,
+             block: Hashable | None, name: Hashable | None, columns: LabelColumns | Mapping[str, str] | None,
+             separator: str) -> tuple[Labels, _Lookup]:
+    """Parse the labels and look up the records they name; refuse labels of another release."""
+    frame = _check_records(records, record_id, prediction, (("block", block), ("name", name)))
+    kind = _records_id_kind(frame[record_id])
+    parsed = labels if isinstance(labels, Labels) else parse_labels(labels, id_kind=kind, columns=columns,
+                                                                     separator=separator)
+    cols = parsed.columns
     ids = list(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t), *(i for t in parsed.added for i in t)]))
     look = _lookup(frame, record_id=record_id, prediction=prediction, ids=ids, drawn=parsed.record,
-                   block=block if need_5 else None, name=name if need_5 else None)
+                   block=block, name=name)
 
     # -- the table as a whole: every drawn record in the release, same release as the labels
     absent = [(d, r) for d, r in zip(parsed.draw.tolist(), parsed.record, strict=True) if r not in look.cluster]
@@ -525,6 +534,14 @@ def qc_labels(
                 "against another release: pass the prediction they were drawn from"
             )
 
+    return parsed, look
+
+
+def _evaluate(parsed: Labels, look: _Lookup, wanted: tuple[int, ...], *, block: Hashable | None,
+              name: Hashable | None, score, similarity: float, truth: _Truth | None = None) -> LabelsQC:
+    """Run the rules ``wanted`` on parsed labels (SPEC 9); ``truth`` if already built."""
+    cols = parsed.columns
+    need_5 = 5 in wanted and (block is not None or name is not None)
     rows: list[tuple] = []
     checked = {n: 0 for n in RULES}
     notes: dict[int, str] = {}
@@ -535,12 +552,11 @@ def qc_labels(
     in_release = look.cluster
     for d, r, removed, added in zip(parsed.draw.tolist(), parsed.record, parsed.removed, parsed.added, strict=True):
         cid = in_release[r]
-        members = look.members.get(cid, frozenset())
         known_removed = [i for i in removed if i in in_release]
         known_added = [i for i in added if i in in_release]
         if 1 in wanted:
             checked[1] += 1
-            bad = [i for i in known_removed if i not in members]
+            bad = [i for i in known_removed if in_release[i] != cid]
             if bad:
                 add(d, 1, bad, f"draw {d}: removed record(s) {_ids_text(bad)} (column {cols.removed!r}) are not in "
                                f"the predicted cluster {cid!r} of record {r!r}; only its members can be removed")
@@ -551,7 +567,7 @@ def qc_labels(
                                "a record is never removed from its own cluster")
         if 3 in wanted:
             checked[3] += 1
-            bad = [i for i in known_added if i in members]
+            bad = [i for i in known_added if in_release[i] == cid]
             if bad:
                 add(d, 3, bad, f"draw {d}: added record(s) {_ids_text(bad)} (column {cols.added!r}) are already in "
                                f"the predicted cluster {cid!r} of record {r!r}; add only records from other clusters")
@@ -565,7 +581,7 @@ def qc_labels(
                     add(d, 4, unknown, f"draw {d}: record id(s) {_ids_text(unknown)} in column {column!r} do not "
                                        f"exist in the records of the release{why}; fix the id(s)")
         if need_5:
-            outside_members = [i for i in known_added if i not in members]
+            outside_members = [i for i in known_added if in_release[i] != cid]
             if outside_members:
                 checked[5] += 1
                 unlike, why = [], []
@@ -593,7 +609,7 @@ def qc_labels(
         notes[5] = "not checked: give block= and/or name= to compare added records with the drawn record"
 
     if 6 in wanted or 7 in wanted:
-        truth = _true_sets(parsed, look)
+        truth = truth if truth is not None else _truth(parsed, look)
         if 6 in wanted:
             checked[6] = len(parsed)
             _rule_6(parsed, truth, cols, add)
@@ -613,40 +629,133 @@ def qc_labels(
     return LabelsQC(violations=violations, checked=checked, draws=len(parsed), notes=notes)
 
 
-def _true_sets(parsed: Labels, look: _Lookup) -> list[frozenset]:
-    """c(r) = (ĉ(r) \\ A_r) ∪ B_r of every draw, ids outside the release left out (rule 4's)."""
-    out = []
-    for r, removed, added in zip(parsed.record, parsed.removed, parsed.added, strict=True):
-        members = look.members.get(look.cluster[r], frozenset())
-        out.append(frozenset((members - set(removed)) | {i for i in added if i in look.cluster}))
+@dataclass(frozen=True)
+class _Truth:
+    """The true cluster c(r) = (ĉ(r) \\ A_r) ∪ B_r of every draw, as sorted integer codes.
+
+    ``ids[code]`` is a record id; draw i's records are ``codes[start[i]:start[i + 1]]``
+    (sorted); ``set_id[i]`` numbers the distinct sets (equal sets, equal numbers). Ids
+    outside the release are left out (rule 4 reports them).
+    """
+
+    ids: np.ndarray
+    codes: np.ndarray
+    start: np.ndarray
+    set_id: np.ndarray
+
+    def of(self, i: int) -> np.ndarray:
+        return self.codes[self.start[i]:self.start[i + 1]]
+
+    def named(self, codes: np.ndarray) -> list:
+        return self.ids[codes].tolist()
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Distinct values of an int64 array, sorted (one sort; no hash table)."""
+    out = np.sort(values, kind="stable")
+    if out.size:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
     return out
 
 
-def _rule_6(parsed: Labels, truth: list[frozenset], cols: LabelColumns, add) -> None:
-    """Draws whose true clusters share a record but differ (SPEC 9, rule 6)."""
-    by_record: dict[object, list[int]] = {}
-    for i, t in enumerate(truth):
-        for rec in t:
-            by_record.setdefault(rec, []).append(i)
-    partners: dict[int, set[int]] = {}
-    for idx in by_record.values():
-        if len(idx) > 1:
-            first = truth[idx[0]]
-            if any(truth[j] != first for j in idx[1:]):
-                for a in idx:
-                    partners.setdefault(a, set()).update(b for b in idx if truth[b] != truth[a])
+def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``values ∈ sorted_set`` elementwise, by binary search."""
+    if sorted_set.size == 0:
+        return np.zeros(values.shape, dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    return sorted_set[pos] == values
+
+
+def _truth(parsed: Labels, look: _Lookup) -> _Truth:
+    """Build every draw's true cluster with array operations (no loop over records).
+
+    Members of the drawn clusters are expanded per draw (``np.repeat``), the removed
+    (draw, record) pairs dropped and the added ones merged in, all as int64 keys
+    ``draw · R + record code``. Equal sets get equal numbers through the bytes of their
+    sorted codes (exact, one dictionary lookup per draw).
+    """
+    k = len(parsed)
+    removed = [(i, r) for i, t in enumerate(parsed.removed) for r in t]
+    added = [(i, r) for i, t in enumerate(parsed.added) for r in t if r in look.cluster]
+    named = [r for _, r in removed] + [r for _, r in added]
+    if look.member_ids.dtype.kind in "iu":  # integer ids stay integers: no boxing of the members
+        every = np.concatenate([look.member_ids.astype(np.int64, copy=False), np.asarray(named, dtype=np.int64)])
+    else:
+        extra = np.empty(len(named), dtype=object)
+        extra[:] = named
+        every = np.concatenate([look.member_ids.astype(object, copy=False), extra])
+    codes, ids = pd.factorize(every)
+    ids = np.asarray(ids, dtype=object)
+    n_codes = np.int64(max(len(ids), 1))
+    m_codes = codes[: len(look.member_ids)]
+    r_codes = codes[len(look.member_ids): len(look.member_ids) + len(removed)]
+    a_codes = codes[len(look.member_ids) + len(removed):]
+
+    clusters = pd.Index(pd.unique(look.member_cluster)) if len(look.member_cluster) else pd.Index([])
+    m_cluster = clusters.get_indexer(look.member_cluster)
+    d_cluster = clusters.get_indexer(pd.Index([look.cluster[r] for r in parsed.record], dtype=object)) \
+        if len(clusters) else np.full(k, -1)
+    order = np.argsort(m_cluster, kind="stable")
+    sizes = np.bincount(m_cluster, minlength=len(clusters))
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    d_size = np.where(d_cluster >= 0, sizes[np.maximum(d_cluster, 0)] if len(sizes) else 0, 0)
+    draw_of = np.repeat(np.arange(k, dtype=np.int64), d_size)
+    within = np.arange(draw_of.size, dtype=np.int64) - np.repeat(np.cumsum(d_size) - d_size, d_size)
+    pos = order[first[d_cluster[draw_of]] + within] if draw_of.size else np.empty(0, dtype=np.int64)
+    keys = draw_of * n_codes + m_codes[pos]
+    if removed:
+        rkeys = np.asarray([i for i, _ in removed], dtype=np.int64) * n_codes + r_codes
+        keys = keys[~_in_sorted(keys, _sorted_unique(rkeys))]
+    if added:
+        akeys = np.asarray([i for i, _ in added], dtype=np.int64) * n_codes + a_codes
+        keys = np.concatenate([keys, akeys])
+    keys = _sorted_unique(keys)
+    draw = keys // n_codes
+    rec = keys % n_codes
+    start = np.searchsorted(draw, np.arange(k + 1, dtype=np.int64))
+    seen: dict[bytes, int] = {}
+    set_id = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        set_id[i] = seen.setdefault(rec[start[i]:start[i + 1]].tobytes(), len(seen))
+    return _Truth(ids=ids, codes=rec, start=start, set_id=set_id)
+
+
+def _rule_6(parsed: Labels, truth: _Truth, cols: LabelColumns, add) -> None:
+    """Draws whose true clusters share a record but differ (SPEC 9, rule 6).
+
+    A record that sits in two distinct sets is found from the unique (record, set) pairs;
+    only the draws involved are then described.
+    """
+    lengths = np.diff(truth.start)
+    pair_set = np.repeat(truth.set_id, lengths)
+    n_sets = np.int64(int(truth.set_id.max()) + 1 if len(truth.set_id) else 1)
+    pairs = _sorted_unique(truth.codes * n_sets + pair_set)
+    p_rec, p_set = pairs // n_sets, pairs % n_sets
+    n_sets_of_rec = np.bincount(p_rec)
+    clash = n_sets_of_rec[p_rec] > 1
+    if not clash.any():
+        return
+    frame = pd.DataFrame({"rec": p_rec[clash], "set": p_set[clash]})
+    both = frame.merge(frame, on="rec", suffixes=("", "_other"))
+    both = both[both["set"] != both["set_other"]][["set", "set_other"]].drop_duplicates()
+    partners = both.groupby("set")["set_other"].agg(list).to_dict()
     draws = parsed.draw.tolist()
-    for i in sorted(partners):
-        others = sorted(partners[i], key=lambda j: draws[j])
-        shared = sorted({rec for j in others for rec in truth[i] & truth[j]}, key=str)
-        differ = sorted({rec for j in others for rec in truth[i] ^ truth[j]}, key=str)
+    draws_of_set: dict[int, list[int]] = {}
+    for i, sid in enumerate(truth.set_id.tolist()):
+        draws_of_set.setdefault(sid, []).append(i)
+    for i in sorted((i for i, sid in enumerate(truth.set_id.tolist()) if sid in partners), key=lambda j: draws[j]):
+        mine = truth.of(i)
+        others = sorted((j for sid in partners[int(truth.set_id[i])] for j in draws_of_set[sid]), key=lambda j: draws[j])
+        firsts = [draws_of_set[sid][0] for sid in partners[int(truth.set_id[i])]]
+        shared = truth.named(np.unique(np.concatenate([np.intersect1d(mine, truth.of(j)) for j in firsts])))
+        differ = truth.named(np.unique(np.concatenate([np.setxor1d(mine, truth.of(j)) for j in firsts])))
         add(draws[i], 6, differ,
             f"draw {draws[i]}: its true cluster shares record(s) {_ids_text(shared)} with draw(s) "
             f"{', '.join(str(draws[j]) for j in others)}, but the clusters differ on {_ids_text(differ)}; "
             f"one entity must be labelled the same way every time (check columns {cols.removed!r} and {cols.added!r})")
 
 
-def _rule_7(parsed: Labels, truth: list[frozenset], cols: LabelColumns, add, checked: dict[int, int]) -> None:
+def _rule_7(parsed: Labels, truth: _Truth, cols: LabelColumns, add, checked: dict[int, int]) -> None:
     """A true cluster id names one set, and one set has one id (SPEC 9, rule 7)."""
     if parsed.true_cluster is None:
         return
@@ -654,16 +763,16 @@ def _rule_7(parsed: Labels, truth: list[frozenset], cols: LabelColumns, add, che
     given = [i for i, t in enumerate(parsed.true_cluster) if t is not None]
     checked[7] = len(given)
     by_id: dict[str, list[int]] = {}
-    by_set: dict[frozenset, list[int]] = {}
+    by_set: dict[int, list[int]] = {}
     for i in given:
         by_id.setdefault(str(parsed.true_cluster[i]), []).append(i)
-        by_set.setdefault(truth[i], []).append(i)
+        by_set.setdefault(int(truth.set_id[i]), []).append(i)
     problems: dict[int, list[tuple[list, str]]] = {}
     for idx in by_id.values():
-        if len({truth[i] for i in idx}) > 1:
+        if len({int(truth.set_id[i]) for i in idx}) > 1:
             for i in idx:
-                others = [j for j in idx if truth[j] != truth[i]]
-                differ = sorted({rec for j in others for rec in truth[i] ^ truth[j]}, key=str)
+                others = [j for j in idx if truth.set_id[j] != truth.set_id[i]]
+                differ = truth.named(np.unique(np.concatenate([np.setxor1d(truth.of(i), truth.of(j)) for j in others])))
                 problems.setdefault(i, []).append((differ, (
                     f"column {cols.true_cluster!r} gives {parsed.true_cluster[i]!r} to draw(s) "
                     f"{', '.join(str(draws[j]) for j in others)} too, whose records differ on {_ids_text(differ)}")))
@@ -706,3 +815,96 @@ def check_labels(
     return qc_labels(labels, records, prediction, record_id=record_id, block=block, name=name,
                      similarity=similarity, scorer=scorer, rules=rules, columns=columns,
                      separator=separator).violations
+
+
+def _reference_ids(parsed: Labels, groups: list[list[int]]) -> list[object]:
+    """The reference id of every true cluster: the labeller's ``true_cluster`` when given,
+    else ``"draw-<first draw>"`` (then every id is text, so that ids keep one type)."""
+    given = []
+    for idx in groups:
+        names = [parsed.true_cluster[i] for i in idx if parsed.true_cluster[i] is not None] \
+            if parsed.true_cluster is not None else []
+        given.append(names[0] if names else None)
+    if all(g is not None for g in given):
+        return given
+    draws = parsed.draw.tolist()
+    out = [str(g) if g is not None else f"draw-{min(draws[i] for i in idx)}" for g, idx in zip(given, groups, strict=True)]
+    if len(set(out)) < len(out):
+        dup = pd.Series(out)[pd.Series(out).duplicated()].iloc[0]
+        raise InputError(f"column {parsed.columns.true_cluster!r}: the id {dup!r} names a true cluster and is also the "
+                         "id made up for an unnamed one; give every draw a true cluster id, or none")
+    return out
+
+
+def benchmark_from_labels(
+    labels: pd.DataFrame,
+    records: pd.DataFrame,
+    prediction: Hashable,
+    *,
+    record_id: Hashable,
+    design: str = "cluster_size",
+    reference: str = "reference",
+    columns: LabelColumns | Mapping[str, str] | None = None,
+    separator: str = ";",
+) -> pd.DataFrame:
+    """The benchmark built from labels that pass the critical rules (SPEC 2.1, 2.2, 9).
+
+    Each draw gives a true cluster c(r) = (ĉ(r) \\ A_r) ∪ B_r; draws with the same set are
+    one benchmark cluster drawn several times. Returns one row per benchmark record with
+    columns ``record_id`` (named like the ``record_id`` argument, so that it joins onto the
+    records), ``reference`` (the labeller's ``true_cluster`` id, else ``"draw-<first
+    draw>"``), ``draws`` (how many draws gave that cluster) and ``weight`` w_c = 1/p_c of the
+    design: ``"cluster_size"`` (records drawn uniformly, p_c ∝ |c|: w = 1/|c|, |c| counted
+    in the labelled release) or ``"uniform"`` (w = 1).
+
+    Join it onto a release and estimate with ``erx.estimate(df, prediction=…,
+    reference="reference", weights="cluster_size", draws="draws")`` (the size design is
+    recomputed on each release's population, SPEC 2.1) or ``weights="weight"`` for a
+    design given by the weight column. Labels that break a critical rule (all but rule 5)
+    raise :class:`InputError` listing the violations.
+    """
+    if design not in ("cluster_size", "uniform"):
+        raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly) or 'uniform' "
+                         "(true clusters drawn uniformly)")
+    if not isinstance(reference, str) or not reference:
+        raise InputError(f"reference={reference!r}: give the name of the reference column to write")
+    if reference in ("draws", "weight", record_id):
+        raise InputError(f"reference={reference!r}: the name is taken by another output column; pick another")
+    parsed, look = _prepare(labels, records, prediction, record_id=record_id, block=None, name=None,
+                            columns=columns, separator=separator)
+    truth = _truth(parsed, look)
+    qc = _evaluate(parsed, look, CRITICAL_RULES, block=None, name=None, score=None, similarity=1.0, truth=truth)
+    bad = qc.violations
+    if not bad.empty:
+        lines = [f"  draw {row.draw}, rule {row.rule} ({row.rule_name}): {row.message}"
+                 for row in bad.head(10).itertuples()]
+        more = f"\n  … and {len(bad) - 10} more" if len(bad) > 10 else ""
+        raise InputError(
+            f"the labels break {len(bad)} critical rule check(s) on {bad['draw'].nunique()} draw(s) (SPEC 9); "
+            "fix them before building the benchmark:\n" + "\n".join(lines) + more
+        )
+    order = np.argsort(truth.set_id, kind="stable")
+    sets, first = np.unique(truth.set_id, return_index=True)
+    sets = sets[np.argsort(first, kind="stable")]  # in the order of their first draw
+    groups = {int(sid): [] for sid in sets}
+    for i in order.tolist():
+        groups[int(truth.set_id[i])].append(i)
+    members = [groups[int(sid)] for sid in sets]
+    ids = _reference_ids(parsed, members)
+    reps = np.asarray([idx[0] for idx in members], dtype=np.int64)
+    lengths = truth.start[reps + 1] - truth.start[reps]
+    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    codes = truth.codes[np.repeat(truth.start[reps], lengths) + within]
+    ref_col = np.repeat(np.asarray(ids, dtype=object), lengths)
+    draws_col = np.repeat(np.asarray([len(idx) for idx in members], dtype=np.int64), lengths)
+    weight_col = np.repeat(1.0 / lengths if design == "cluster_size" else np.ones(len(reps)), lengths)
+    rec_col = truth.ids[codes]
+    id_dtype = records[record_id].dtype
+    out = pd.DataFrame({
+        record_id: pd.Series(rec_col, dtype=id_dtype if len(rec_col) else object),
+        reference: ref_col,
+        "draws": draws_col,
+        "weight": np.asarray(weight_col, dtype=np.float64),
+    })
+    out.attrs.update({"design": design, "draws": len(parsed), "clusters": len(sets), "prediction": prediction})
+    return out
