@@ -103,12 +103,11 @@ def labelling_batch(
 
     named = pd.Index(list(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t),
                                          *(i for t in parsed.added for i in t)])))
-    ids = frame[record_id]
-    first = frame.loc[ids.isin(named).to_numpy(dtype=bool)]
-    clusters = first.loc[first[record_id].isin(pd.Index(parsed.record)).to_numpy(dtype=bool), prediction].dropna()
-    members = frame.loc[frame[prediction].isin(pd.Index(clusters.unique())).to_numpy(dtype=bool)]
-    rows = pd.concat([first, members])[record_columns]
-    rows = rows.loc[~rows[record_id].duplicated()].reset_index(drop=True)
+    is_named = frame[record_id].isin(named).to_numpy(dtype=bool)
+    drawn = frame.loc[is_named & frame[record_id].isin(pd.Index(parsed.record)).to_numpy(dtype=bool), prediction]
+    in_drawn_cluster = frame[prediction].isin(pd.Index(drawn.dropna().unique())).to_numpy(dtype=bool)
+    # one mask, so the records keep the order of the release (the rules list ids in that order)
+    rows = frame.loc[is_named | in_drawn_cluster, record_columns].reset_index(drop=True)
 
     label_rows = pd.DataFrame({label_names["draw"]: pd.array(parsed.draw, dtype="Int64")})
     label_rows[record_id] = pd.Series(parsed.record, dtype=rows[record_id].dtype if len(rows) else object)
