@@ -420,3 +420,35 @@ def test_hostile_ids_and_messages_are_escaped_in_data_docs(tmp_path, capsys):
         assert text not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_the_failing_draw_table_renders_hostile_text_as_text():
+    """Every cell of the table (draw, rule, records, message) and the title go through GX's
+    escaped string templates and the autoescaped page view (payloads of test_offline_docs)."""
+    from chromium import page_problems, visible_text
+    from great_expectations.core import ExpectationValidationResult
+    from great_expectations.render import RenderedDocumentContent, RenderedSectionContent
+    from test_offline_docs import PAYLOADS, _parse, _remote_refs
+
+    from er_expectations.gx import data_docs
+
+    cls = LABEL_EXPECTATIONS[4]
+    exp = cls(**COLUMNS, notes=["safe note"])
+    rows = [{"draw": payload, "rule": payload, "records": f"{payload}; {payload}", "message": payload}
+            for payload in PAYLOADS]
+    result = ExpectationValidationResult(
+        success=False, expectation_config=exp.configuration,
+        result={"observed_value": len(rows), "details": {"rule": PAYLOADS[8], "violations": len(rows),
+                                                          "failing": rows, "observed_text": PAYLOADS[1]}})
+    blocks = cls._diagnostic_unexpected_table_renderer(result=result)
+    assert blocks and blocks[-1].to_json_dict()["content_block_type"] == "table"
+    doc = RenderedDocumentContent(
+        sections=[RenderedSectionContent(content_blocks=blocks, section_name="labels")],
+        renderer_type="ValidationResultsPageRenderer", page_title="labels", expectation_suite_name="suite")
+    page = data_docs.OfflinePageView().render(doc)
+    assert _remote_refs(page) == ([], 0)
+    assert _parse(page).handlers == [] and page_problems(page) == []
+    shown = visible_text(page)
+    for payload in PAYLOADS:
+        assert payload in shown, payload
+    assert f"Draws that break rule {PAYLOADS[8]}" in shown
