@@ -452,3 +452,24 @@ def test_the_failing_draw_table_renders_hostile_text_as_text():
     for payload in PAYLOADS:
         assert payload in shown, payload
     assert f"Draws that break rule {PAYLOADS[8]}" in shown
+
+
+def test_labels_with_their_own_column_names_and_integer_ids(context):
+    records = pd.DataFrame({"rid": [1, 2, 3, 4, 5, 6], "pred": ["P", "P", "P", "Q", "Q", None],
+                            "blk": ["x", "x", "x", "y", "x", "x"]})
+    labels = pd.DataFrame({"n": [1, 2, 3], "who": ["1", "4", "2"], "minus": ["3", "", "1"],
+                           "plus": ["5", "9", ""], "truth": ["t1", "t2", "t1"]})
+    names = {"draw": "n", "record_id": "who", "removed": "minus", "added": "plus", "true_cluster": "truth"}
+    batch = labelling_batch(labels, records, "pred", record_id="rid", block="blk", columns=names, separator=";")
+    assert list(batch.columns) == ["n", "minus", "plus", "truth", "rid", "pred", "blk"]
+    assert batch.loc[batch["n"].notna(), "rid"].tolist() == [1, 4, 2]  # ids in the records' type
+    want = qc_labels(labels, records, "pred", record_id="rid", block="blk", columns=names)
+    assert set(want.violations["rule"]) == {4, 6, 7}  # 9 unknown; draws 1 and 3 disagree on record 1
+    kwargs = {"record_id_column": "rid", "prediction_column": "pred", "draw_column": "n",
+              "removed_column": "minus", "added_column": "plus", "true_cluster_column": "truth"}
+    exps = [cls(**kwargs, **({"block_column": "blk", "mostly": 1.0} if rule == 5 else {}))
+            for rule, cls in sorted(LABEL_EXPECTATIONS.items())]
+    found = by_rule(validate_frame(context, batch, exps, "labels_own_names"))
+    for rule, r in found.items():
+        assert r.result["observed_value"] == want.failed(rule), rule
+        assert r.success == (want.failed(rule) == 0), rule
