@@ -383,7 +383,8 @@ class _Tags(HTMLParser):
                 self.bad.append(f"{tag} {name}={value}")
 
 
-def test_hostile_ids_and_messages_are_escaped_in_data_docs(tmp_path, capsys):
+def _hostile_project(tmp_path: Path) -> Path:
+    """A labelling checkpoint whose record ids, cluster ids and blocks are HTML payloads."""
     ids = ["a", "b", HOSTILE[2], "d", HOSTILE[1]]
     records = pd.DataFrame({"id": ids, "first": ["Ann", "Ann", "Bob", "Bob", "Cy"], "last": ["X", "X", "Y", "Y", "Z"],
                             "blk": HOSTILE[3:4] * 5})
@@ -410,7 +411,11 @@ def test_hostile_ids_and_messages_are_escaped_in_data_docs(tmp_path, capsys):
         suite_paths: [suites]
         actions: [build_data_docs]
     """), encoding="utf-8")
-    assert main(["run", str(tmp_path / "cp.yml"), "--no-progress"]) == 1
+    return tmp_path / "cp.yml"
+
+
+def test_hostile_ids_and_messages_are_escaped_in_data_docs(tmp_path, capsys):
+    assert main(["run", str(_hostile_project(tmp_path)), "--no-progress"]) == 1
     page = _page(capsys.readouterr().out)
     assert "Draws that break rule 1" in page and "Draws that break rule 4" in page
     parser = _Tags()
@@ -473,3 +478,23 @@ def test_labels_with_their_own_column_names_and_integer_ids(context):
     for rule, r in found.items():
         assert r.result["observed_value"] == want.failed(rule), rule
         assert r.success == (want.failed(rule) == 0), rule
+
+
+@pytest.mark.browser
+def test_the_failing_draw_table_in_the_browser(tmp_path, capsys):
+    from chromium import chromium_available, dump_dom, page_problems, screenshot, visible_text
+
+    if not chromium_available():
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install -y chromium)")
+    assert main(["run", str(_hostile_project(tmp_path)), "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    index = Path(re.search(r"^Data Docs: (.+)$", out, re.M).group(1))
+    page = next((index.parent / "validations").rglob("*.html"))
+    dom = dump_dom(page)
+    assert "<script" not in dom.lower() and "<img" not in dom.lower()
+    text = visible_text(dom)
+    for needle in ("Draws that break rule 1", "Draws that break rule 4", "What is wrong", HOSTILE[0], HOSTILE[1],
+                   HOSTILE[2], "Status: Failed"):
+        assert needle in text, needle
+    assert page_problems(dom) == []
+    assert screenshot(page, tmp_path / "labels.png", height=1600).stat().st_size > 10_000
