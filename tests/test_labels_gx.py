@@ -31,7 +31,7 @@ from er_expectations.gx.expectations.labels import (
 )
 from er_expectations.gx.runner import prepare_run
 from er_expectations.labelling_batch import labelling_batch, split_labelling_batch
-from er_expectations.labels import RULES, qc_labels
+from er_expectations.labels import qc_labels
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"
@@ -146,10 +146,10 @@ def test_each_expectation_fails_on_its_own_injected_error_and_only_it(demo, cont
     listed = r.result["details"]["failing"]
     expected = want.failing(rule)
     assert [row["draw"] for row in listed] == expected["draw"].tolist()
-    assert [row["records"] for row in listed] == ["; ".join(map(str, ids)) for ids in expected["records"]]
+    assert [row["records"] for row in listed] == [list(ids) for ids in expected["records"]]
     assert [row["message"] for row in listed] == expected["message"].tolist()
     assert draws <= {row["draw"] for row in listed}
-    assert all(row["rule"] == f"{rule} ({RULES[rule].name})" for row in listed)
+    assert all(row["rule"] == rule for row in listed)
 
 
 def test_the_failing_draws_listed_follow_result_format(demo, context):
@@ -439,11 +439,12 @@ def test_the_failing_draw_table_renders_hostile_text_as_text():
 
     cls = LABEL_EXPECTATIONS[4]
     exp = cls(**COLUMNS, notes=["safe note"])
-    rows = [{"draw": payload, "rule": payload, "records": f"{payload}; {payload}", "message": payload}
+    rows = [{"draw": payload, "rule": payload, "records": [payload, payload], "message": payload}
             for payload in PAYLOADS]
     result = ExpectationValidationResult(
         success=False, expectation_config=exp.configuration,
-        result={"observed_value": len(rows), "details": {"rule": PAYLOADS[8], "violations": len(rows),
+        result={"observed_value": len(rows), "details": {"rule": PAYLOADS[8], "rule_name": PAYLOADS[2],
+                                                          "violations": len(rows),
                                                           "failing": rows, "observed_text": PAYLOADS[1]}})
     blocks = cls._diagnostic_unexpected_table_renderer(result=result)
     assert blocks and blocks[-1].to_json_dict()["content_block_type"] == "table"
@@ -456,7 +457,8 @@ def test_the_failing_draw_table_renders_hostile_text_as_text():
     shown = visible_text(page)
     for payload in PAYLOADS:
         assert payload in shown, payload
-    assert f"Draws that break rule {PAYLOADS[8]}" in shown
+    assert f"Draws that break rule {PAYLOADS[8]} ({PAYLOADS[2]})" in shown
+    assert f"{PAYLOADS[0]}; {PAYLOADS[0]}" in shown
 
 
 def test_labels_with_their_own_column_names_and_integer_ids(context):
@@ -498,3 +500,11 @@ def test_the_failing_draw_table_in_the_browser(tmp_path, capsys):
         assert needle in text, needle
     assert page_problems(dom) == []
     assert screenshot(page, tmp_path / "labels.png", height=1600).stat().st_size > 10_000
+
+
+def test_a_long_list_of_records_is_cut_in_the_table_and_kept_in_the_result():
+    from er_expectations.gx.expectations.labels import SHOWN_RECORDS, _records_text
+
+    ids = [f"r{i}" for i in range(SHOWN_RECORDS + 3)]
+    assert _records_text(ids) == "; ".join(ids[:SHOWN_RECORDS]) + "; … and 3 more"
+    assert _records_text(ids[:2]) == "r0; r1" and _records_text([]) == ""

@@ -51,6 +51,8 @@ __all__ = [
 #: Failing draws listed under a result below ``COMPLETE`` when result_format does not say
 #: (GX's own default for partial unexpected lists).
 DEFAULT_LISTED = 20
+#: Record ids shown in one cell of the failing-draw table (the result keeps them all).
+SHOWN_RECORDS = 12
 
 
 class _LabelsExpectation(ERExpectation):
@@ -131,8 +133,8 @@ class _LabelsExpectation(ERExpectation):
             limit = None if level == ResultFormat.COMPLETE else _listed(runtime_configuration)
             shown = frame if limit is None else frame.head(limit)
             details["failing"] = [
-                {"draw": int(r.draw), "rule": f"{int(r.rule)} ({r.rule_name})",
-                 "records": "; ".join(str(i) for i in r.records), "message": str(r.message)}
+                {"draw": int(r.draw), "rule": int(r.rule), "records": [_json_id(i) for i in r.records],
+                 "message": str(r.message)}
                 for r in shown.itertuples(index=False)
             ]
         return {"success": bool(ok), "result": {"observed_value": failing, "details": details}}
@@ -149,11 +151,29 @@ class _LabelsExpectation(ERExpectation):
         if listed:
             total = int(details.get("violations") or len(listed))
             title = f"Draws that break rule {details.get('rule', cls.rule)}"
+            if details.get("rule_name"):
+                title += f" ({details['rule_name']})"
             if total > len(listed):
                 title += f": the first {len(listed)} of {total} violations (result_format COMPLETE lists all)"
-            rows = [[r.get("draw"), r.get("rule"), r.get("records"), r.get("message")] for r in listed]
+            rows = [[r.get("draw"), r.get("rule"), _records_text(r.get("records")), r.get("message")]
+                    for r in listed]
             blocks.append(table_block(title, ["Draw", "Rule", "Records", "What is wrong"], rows))
         return blocks or None
+
+
+def _json_id(value: Any) -> Any:
+    """A record id as JSON (numpy integers to int, anything else but int to text)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return value if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _records_text(records: Any) -> str:
+    """The records of a table row: at most :data:`SHOWN_RECORDS` ids, then how many more."""
+    if not isinstance(records, list):
+        return "" if records is None else str(records)
+    text = "; ".join(str(i) for i in records[:SHOWN_RECORDS])
+    return text + (f"; … and {len(records) - SHOWN_RECORDS} more" if len(records) > SHOWN_RECORDS else "")
 
 
 def _listed(runtime_configuration: dict | None) -> int:
