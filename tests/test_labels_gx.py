@@ -323,6 +323,7 @@ def test_run_on_the_clean_demo_labels_exits_0(tmp_path, capsys):
     assert "Every record removed in removed belongs to the drawn record&#39;s predicted cluster in " \
            "inventor_id (labelling rule 1)." in text
     assert " ? " not in text
+    assert "Each true cluster id given in true_cluster (when the labels have it) names the set" in text
 
 
 def test_run_where_only_the_soft_rule_fails_exits_0_with_a_warning(tmp_path, capsys):
@@ -508,3 +509,14 @@ def test_a_long_list_of_records_is_cut_in_the_table_and_kept_in_the_result():
     ids = [f"r{i}" for i in range(SHOWN_RECORDS + 3)]
     assert _records_text(ids) == "; ".join(ids[:SHOWN_RECORDS]) + "; … and 3 more"
     assert _records_text(ids[:2]) == "r0; r1" and _records_text([]) == ""
+
+
+def test_rule_5_sentence_states_its_parameters_also_at_their_defaults():
+    cls = ExpectLabelsAddedRecordsToResembleSampledRecord
+    template, params = cls._sentence_for(dict(cls(**COLUMNS, name_column="nm").configuration.kwargs))
+    assert params["mostly"] == "90 %" and params["min_similarity"] == 0.8
+    assert params["scorer"] == "token_sort_ratio" and params["added_column"] == "added"
+    assert "$block_column" not in template and "$name_column" in template
+    _, params = cls._sentence_for(dict(cls(**COLUMNS, name_column="nm", min_similarity=0, mostly=0.5,
+                                           block_column="b").configuration.kwargs))
+    assert params["min_similarity"] == 0.0 and params["mostly"] == "50 %" and params["block_column"] == "b"

@@ -281,16 +281,18 @@ class ExpectLabelsAddedRecordsToResembleSampledRecord(_LabelsExpectation):
 
     @classmethod
     def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        params: dict[str, Any] = {**_params(kwargs, "added_column"),
-                                  "mostly": f"{100 * float(kwargs.get('mostly', 0.9) or 0):g} %"}
+        def given(name: str) -> Any:  # GX stores no parameter equal to its default
+            value = kwargs.get(name)
+            return cls.__fields__[name].default if value is None else value
+
+        params: dict[str, Any] = {**_params(kwargs, "added_column"), "mostly": f"{100 * float(given('mostly')):g} %"}
         ways = []
         if kwargs.get("block_column"):
             params["block_column"] = kwargs["block_column"]
             ways.append("is in the drawn record's block ($block_column)")
         if kwargs.get("name_column"):
-            params["name_column"] = kwargs["name_column"]
-            params["min_similarity"] = float(kwargs.get("min_similarity") or 0.8)
-            params["scorer"] = kwargs.get("scorer") or "token_sort_ratio"
+            params.update(name_column=kwargs["name_column"], min_similarity=float(given("min_similarity")),
+                          scorer=given("scorer"))
             ways.append("has a name ($name_column) with a $scorer similarity of at least $min_similarity to "
                         "the drawn record's")
         how = " or ".join(ways) or "resembles the drawn record"
@@ -316,13 +318,15 @@ class ExpectLabelsTrueClusterToMatch(_LabelsExpectation):
 
     @classmethod
     def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        column = kwargs.get("true_cluster_column")
+        # GX stores no parameter equal to its default: an absent key is the default column
+        column = kwargs.get("true_cluster_column", cls.__fields__["true_cluster_column"].default)
         if not column:
             return ("Where the labeller gave a true cluster id, it names the set (predicted cluster minus the "
                     "removed records) plus the added records (labelling rule 7; no true cluster column given, "
                     "so nothing to check).", {})
-        return ("Each true cluster id given in $true_cluster_column names the set (predicted cluster minus the "
-                "removed records) plus the added records (labelling rule 7).", _params(kwargs, "true_cluster_column"))
+        return ("Each true cluster id given in $true_cluster_column (when the labels have it) names the set "
+                "(predicted cluster minus the removed records) plus the added records, and one set has one id "
+                "(labelling rule 7).", {"true_cluster_column": column})
 
 
 def _params(kwargs: dict[str, Any], *names: str) -> dict[str, Any]:
