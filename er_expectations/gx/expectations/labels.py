@@ -79,7 +79,7 @@ class _LabelsExpectation(ERExpectation):
 
     #: The SPEC 9 rule number of the expectation.
     rule: ClassVar[int] = 0
-    #: How a failed expectation is treated when the suite does not say (see gx.suites).
+    #: How a failed expectation is treated when the suite does not say (read by config.suite).
     default_severity: ClassVar[str] = "critical"
     args_keys: ClassVar[tuple[str, ...]] = ("record_id_column", "prediction_column")
     success_keys: ClassVar[tuple[str, ...]] = (
