@@ -335,6 +335,15 @@ def _isin(values: pd.Series, wanted: list) -> np.ndarray:
     return values.isin(pd.Index(wanted)).to_numpy(dtype=bool)
 
 
+def _no_duplicates(ids: pd.Series, record_id: Hashable) -> None:
+    """The labelled records and the drawn clusters' members must each appear once."""
+    dup = ids.duplicated(keep=False)
+    if dup.any():
+        shown = ", ".join(repr(v) for v in ids[dup].unique()[:5])
+        raise InputError(f"record_id column {record_id!r} has duplicated ids among the labelled records and the "
+                         f"members of the drawn clusters (e.g. {shown}); each record must appear once")
+
+
 def _lookup(records: pd.DataFrame, *, record_id: Hashable, prediction: Hashable, ids: list,
             drawn: list, block: Hashable | None = None, name: Hashable | None = None) -> _Lookup:
     """One pass for the named ids, one for the members of the drawn records' clusters."""
@@ -342,11 +351,7 @@ def _lookup(records: pd.DataFrame, *, record_id: Hashable, prediction: Hashable,
 
     rows = records.loc[_isin(records[record_id], ids)]
     rid = rows[record_id]
-    dup = rid.duplicated(keep=False)
-    if dup.any():
-        shown = ", ".join(repr(v) for v in rid[dup].unique()[:5])
-        raise InputError(f"record_id column {record_id!r} has duplicated ids among the labelled records "
-                         f"(e.g. {shown}); each record must appear once")
+    _no_duplicates(rid, record_id)
     pred = rows[prediction]
     _check_id_types(pred, "prediction")
     inside = pred.notna().to_numpy()
@@ -354,6 +359,7 @@ def _lookup(records: pd.DataFrame, *, record_id: Hashable, prediction: Hashable,
     outside = set(rid[~inside].tolist())
     wanted = list(dict.fromkeys(cluster[r] for r in drawn if r in cluster))
     mrows = records.loc[_isin(records[prediction], wanted), [record_id, prediction]]
+    _no_duplicates(mrows[record_id], record_id)
     attrs: dict[str, dict] = {}
     for key, column in (("block", block), ("name", name)):
         if column is not None:
@@ -872,11 +878,13 @@ def benchmark_from_labels(
         raise InputError(f"reference={reference!r}: the name is taken by another output column; pick another")
     parsed, look = _prepare(labels, records, prediction, record_id=record_id, block=None, name=None,
                             columns=columns, separator=separator)
+    if len(parsed) == 0:
+        raise InputError("the labels table has no draws: there is no benchmark to build")
     truth = _truth(parsed, look)
     qc = _evaluate(parsed, look, CRITICAL_RULES, block=None, name=None, score=None, similarity=1.0, truth=truth)
     bad = qc.violations
     if not bad.empty:
-        lines = [f"  draw {row.draw}, rule {row.rule} ({row.rule_name}): {row.message}"
+        lines = [f"  draw {row.draw}, rule {row.rule} ({row.rule_name}): {row.message.removeprefix(f'draw {row.draw}: ')}"
                  for row in bad.head(10).itertuples()]
         more = f"\n  … and {len(bad) - 10} more" if len(bad) > 10 else ""
         raise InputError(

@@ -345,3 +345,75 @@ def test_demo_labels_as_delimited_strings_from_csv(demo, tmp_path):
     a = qc(back, rec).violations
     b = qc(lab, rec).violations
     pd.testing.assert_frame_equal(a, b)
+
+
+# -- brute force: random (mostly wrong) labels, every critical rule against plain set logic -----------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def random_labels(draw):
+    n = draw(st.integers(2, 25))
+    pred = draw(st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=n, max_size=n))
+    if all(p is None for p in pred):
+        pred[0] = 0
+    records = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "pred": pd.array(pred, dtype="Int64")})
+    release = [f"r{i}" for i, p in enumerate(pred) if p is not None]
+    pool = [f"r{i}" for i in range(n)] + ["ghost1", "ghost2"]
+    k = draw(st.integers(1, 8))
+    rows = []
+    for d in range(1, k + 1):
+        rows.append({
+            "draw": d,
+            "record_id": draw(st.sampled_from(release)),
+            "removed": draw(st.lists(st.sampled_from(pool), max_size=3, unique=True)),
+            "added": draw(st.lists(st.sampled_from(pool), max_size=3, unique=True)),
+            "true_cluster": draw(st.one_of(st.none(), st.sampled_from(["A", "B", "C"]))),
+        })
+    return records, pd.DataFrame(rows)
+
+
+def brute_force(records: pd.DataFrame, lab: pd.DataFrame) -> set[tuple[int, int]]:
+    pred = {r: p for r, p in zip(records["id"], records["pred"], strict=True) if p is not pd.NA}
+    members = {}
+    for r, p in pred.items():
+        members.setdefault(p, set()).add(r)
+    fails = set()
+    truth = {}
+    for row in lab.itertuples():
+        d, r, a, b = row.draw, row.record_id, set(row.removed), set(row.added)
+        if any(x in pred and pred[x] != pred[r] for x in a):
+            fails.add((d, 1))
+        if r in a:
+            fails.add((d, 2))
+        if any(x in pred and pred[x] == pred[r] for x in b):
+            fails.add((d, 3))
+        if any(x not in pred for x in a | b):
+            fails.add((d, 4))
+        truth[d] = (members[pred[r]] - a) | {x for x in b if x in pred}
+    tc = {d: (None if pd.isna(t) else t) for d, t in zip(lab["draw"], lab["true_cluster"], strict=True)}
+    for i in truth:
+        for j in truth:
+            if i != j and truth[i] & truth[j] and truth[i] != truth[j]:
+                fails.add((i, 6))
+            if i != j and tc[i] is not None and tc[j] is not None and (
+                    (tc[i] == tc[j]) != (truth[i] == truth[j])):
+                fails.add((i, 7))
+    return fails
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_labels())
+def test_property_critical_rules_agree_with_brute_force(case):
+    records, lab = case
+    q = qc_labels(lab, records, "pred", record_id="id")
+    got = set(zip(q.violations["draw"].tolist(), q.violations["rule"].tolist(), strict=True))
+    assert got == brute_force(records, lab)
+    assert q.checked[7] == int(lab["true_cluster"].notna().sum())
+
+
+def test_duplicated_record_ids_in_the_drawn_clusters(tiny):
+    rec = pd.concat([tiny, tiny.iloc[[1]]], ignore_index=True)  # 'b' twice, in cluster P1
+    with pytest.raises(InputError, match=r"record_id column 'id' has duplicated ids.*'b'"):
+        check_labels(labels([(1, "a", "", "")]), rec, "pred", record_id="id")

@@ -97,7 +97,7 @@ def test_benchmark_refuses_labels_that_break_critical_rules(pv):
     bad.at[3, "removed"] = [*bad.at[3, "removed"], bad.at[3, "record_id"]]  # rule 2
     bad.at[5, "added"] = [*bad.at[5, "added"], "US0000000-0"]  # rule 4
     with pytest.raises(InputError, match=r"(?s)2 critical rule check\(s\) on 2 draw\(s\).*draw \d+, rule 2 "
-                                         r"\(sampled_record_not_removed\).*rule 4 \(record_ids_exist\)"):
+                                         r"\(sampled_record_not_removed\): the drawn record .*rule 4 \(record_ids_exist\)"):
         benchmark_from_labels(bad, pred, RELEASE, record_id="mention_id")
 
 
@@ -129,6 +129,10 @@ def test_repeated_draws_count_and_generated_reference_ids():
 
 def test_benchmark_bad_arguments():
     rec = tiny_release()
+    empty = pd.DataFrame({"draw": pd.Series([], dtype="int64"), "record_id": [], "removed": [], "added": []})
+    assert qc_labels(empty, rec, "pred", record_id="id").violations.empty
+    with pytest.raises(InputError, match="no draws"):
+        benchmark_from_labels(empty, rec, "pred", record_id="id")
     lab = labels_from_truth(rec, [1], id_col="id", pred="pred", truth="truth")
     with pytest.raises(InputError, match="design"):
         benchmark_from_labels(lab, rec, "pred", record_id="id", design="size")
