@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 import test_labels
 from gxtools import validate_frame
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_labels import RELEASE, _injected, qc
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
@@ -520,3 +522,37 @@ def test_rule_5_sentence_states_its_parameters_also_at_their_defaults():
     _, params = cls._sentence_for(dict(cls(**COLUMNS, name_column="nm", min_similarity=0, mostly=0.5,
                                            block_column="b").configuration.kwargs))
     assert params["min_similarity"] == 0.0 and params["mostly"] == "50 %" and params["block_column"] == "b"
+
+
+@st.composite
+def _release_and_labels(draw):
+    n = draw(st.integers(3, 25))
+    clusters = draw(st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=n, max_size=n))
+    if all(c is None for c in clusters):
+        clusters[0] = 0
+    records = pd.DataFrame({"rid": list(range(n)), "pred": pd.array(clusters, dtype="Int64"),
+                            "blk": draw(st.lists(st.sampled_from("xyz"), min_size=n, max_size=n))})
+    records = records.sample(frac=1, random_state=draw(st.integers(0, 99))).reset_index(drop=True)
+    inside = [i for i, c in zip(records["rid"], clusters_of(records), strict=True) if c is not None]
+    ids = st.integers(0, n + 3)  # a few ids that are not records
+    k = draw(st.integers(1, 6))
+    rows = [{"draw": d + 1, "record_id": draw(st.sampled_from(inside)),
+             "removed": draw(st.lists(ids, max_size=4)), "added": draw(st.lists(ids, max_size=4)),
+             "true_cluster": draw(st.one_of(st.none(), st.sampled_from("ab")))} for d in range(k)]
+    return records, pd.DataFrame(rows)
+
+
+def clusters_of(records: pd.DataFrame) -> list:
+    return [None if pd.isna(c) else c for c in records["pred"]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=_release_and_labels())
+def test_the_batch_gives_the_answer_of_the_whole_release_on_random_labels(case):
+    records, labels = case
+    whole = qc_labels(labels, records, "pred", record_id="rid", block="blk")
+    batch = labelling_batch(labels, records, "pred", record_id="rid", block="blk")
+    lab, rec, columns = split_labelling_batch(batch, record_id="rid", prediction="pred")
+    part = qc_labels(lab, rec, "pred", record_id="rid", block="blk", columns=columns)
+    pd.testing.assert_frame_equal(part.violations, whole.violations)
+    assert part.checked == whole.checked and len(rec) <= len(records)
