@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import InputError
-from .labels import LabelColumns, Labels, parse_labels, qc_labels
+from .labels import LabelColumns, Labels, _records_id_kind, parse_labels, qc_labels
 
 __all__ = [
     "BATCH_LABEL_ROLES",
@@ -49,11 +49,6 @@ __all__ = [
 
 #: The labels roles (``LabelColumns`` fields) a labelling batch carries, in column order.
 BATCH_LABEL_ROLES: tuple[str, ...] = ("draw", "removed", "added", "predicted_cluster", "true_cluster")
-
-
-def _id_kind(ids: pd.Series) -> str:
-    return "integer" if pd.api.types.is_integer_dtype(ids.dtype) and not pd.api.types.is_bool_dtype(ids.dtype) \
-        else "text"
 
 
 def labelling_batch(
@@ -86,7 +81,7 @@ def labelling_batch(
         if column is not None:
             _check_column(frame, column, parameter)
     parsed = labels if isinstance(labels, Labels) else parse_labels(
-        labels, id_kind=_id_kind(frame[record_id]), columns=columns, separator=separator)
+        labels, id_kind=_records_id_kind(frame[record_id]), columns=columns, separator=separator)
     # the checks of the table as a whole (drawn records in the release, same release): no rule
     qc_labels(parsed, frame, prediction, record_id=record_id, rules=())
     cols = parsed.columns
@@ -151,7 +146,6 @@ def split_labelling_batch(
     label_columns = [c for c in roles.values() if c is not None]
     labels = frame.loc[is_label, label_columns].reset_index(drop=True)
     records = frame.loc[~is_label, [c for c in frame.columns if c not in label_columns or c == record_id]]
-    # optional roles not given must not pick up a batch column of the default name
     # an optional role left out keeps its default name, which the labels frame does not hold
     names = {role: column for role, column in roles.items() if column is not None}
     return labels, records.reset_index(drop=True), LabelColumns.of(names)
