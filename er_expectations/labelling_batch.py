@@ -82,6 +82,8 @@ def labelling_batch(
             _check_column(frame, column, parameter)
     parsed = labels if isinstance(labels, Labels) else parse_labels(
         labels, id_kind=_records_id_kind(frame[record_id]), columns=columns, separator=separator)
+    if len(parsed) == 0:
+        raise InputError("labels: the table has no draws; there is nothing to check (is it the right file?)")
     # the checks of the table as a whole (drawn records in the release, same release): no rule
     qc_labels(parsed, frame, prediction, record_id=record_id, rules=())
     cols = parsed.columns

@@ -116,6 +116,13 @@ def test_a_batch_of_labels_made_against_another_release_is_refused(demo):
         labelling_batch(lab, rec, "inventor_id_20220630", record_id="mention_id")
 
 
+def test_a_labels_table_without_draws_is_refused():
+    records = pd.DataFrame({"id": ["a", "b"], "p": ["P", "P"]})
+    empty = pd.DataFrame({"draw": [], "record_id": [], "removed": [], "added": []})
+    with pytest.raises(InputError, match="the table has no draws"):
+        labelling_batch(empty, records, "p", record_id="id")
+
+
 # -- the expectations against check_labels -----------------------------------------------------
 
 
