@@ -44,6 +44,7 @@ __all__ = [
     "benchmark_from_labels",
     "check_labels",
     "draw_sample",
+    "labelling_batch",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).
@@ -51,6 +52,7 @@ _LAZY = {
     "benchmark_from_labels": "labels",
     "check_labels": "labels",
     "draw_sample": "worksheet",
+    "labelling_batch": "labelling_batch",
 }
 
 

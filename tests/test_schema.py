@@ -100,7 +100,7 @@ def test_yaml_parameters_are_exactly_the_gx_fields(name):
 def _valid(param) -> object:
     """A value every expectation accepts for a parameter of this kind."""
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
-               "weights": {"column": "w"}}
+               "weights": {"column": "w"}, "min_similarity": 0.7, "mostly": 0.8}
     if param.name in special:
         return special[param.name]
     if param.kind == "str":
@@ -133,6 +133,8 @@ PRECISION = "expect_estimated_pairwise_precision_to_be_between"
 F_SCORE = "expect_estimated_pairwise_f_to_be_between"
 BENCHMARK = "expect_statistic_to_match_benchmark_estimate"
 HILL = "expect_hill_number_to_be_between"
+RESEMBLE = "expect_labels_added_records_to_resemble_sampled_record"
+LABELS_RULE_1 = "expect_labels_removed_within_predicted_cluster"
 
 
 def _base(name: str) -> dict[str, object]:
@@ -141,6 +143,10 @@ def _base(name: str) -> dict[str, object]:
         base["reference_column"] = "r"
     if name in ("expect_homonymy_rate_to_be_between", "expect_name_variation_rate_to_be_between"):
         base["name_column"] = "n"
+    if name.startswith("expect_labels_"):
+        base["record_id_column"] = "id"
+    if name == RESEMBLE:
+        base["block_column"] = "b"
     return base
 
 
@@ -171,6 +177,11 @@ BAD = [
     (PRECISION, {"min_value": 0.5, "weights": {"col": "w"}}, "weights"),
     (BENCHMARK, {"statistic": "homonymy_rate"}, "'name_column' is required when statistic is 'homonymy_rate'"),
     (BENCHMARK, {"statistic": "precision"}, "statistic"),
+    (RESEMBLE, {"mostly": 1.5}, "mostly: must be <= 1, got 1.5"),
+    (RESEMBLE, {"mostly": -0.1}, "mostly: must be >= 0, got -0.1"),
+    (RESEMBLE, {"min_similarity": 80}, "min_similarity: must be <= 1, got 80"),
+    (RESEMBLE, {"scorer": "levenshtein"}, "scorer"),
+    (RESEMBLE, {"block_column": ""}, "block_column"),
 ]
 
 
@@ -197,6 +208,9 @@ GOOD = [
     (PRECISION, {"min_value": 0.5, "ci_level": 0.5, "n_boot": 100, "seed": 0, "ci_method": "bootstrap"}),
     (BENCHMARK, {"statistic": "homonymy_rate", "name_column": "n"}),
     (BENCHMARK, {"statistic": "matching_rate"}),
+    (RESEMBLE, {"mostly": 0, "min_similarity": 1, "scorer": "jaro_winkler"}),
+    (RESEMBLE, {"block_column": None, "name_column": "n"}),
+    (LABELS_RULE_1, {"true_cluster_column": "t", "predicted_cluster_column": "pc"}),
 ]
 
 
@@ -232,7 +246,7 @@ def test_any_number_is_refused_by_both_or_by_neither(target, value):
         kwargs["q"] = 2
     if name == BENCHMARK:
         kwargs["statistic"] = "matching_rate"
-    elif param not in ("min_value", "max_value"):
+    elif param not in ("min_value", "max_value") and REGISTRY[name].param("min_value") is not None:
         kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
     kwargs[param] = value
     issues = yaml_issues(name, kwargs)
@@ -265,6 +279,14 @@ def test_a_rule_error_names_the_parameter_and_the_fix():
     assert "min_value (0.9) is greater than max_value (0.5); min_value must not exceed max_value" in str(
         caught.value
     )
+
+
+def test_rule_5_without_a_block_or_a_name_is_refused_by_both():
+    kwargs = {"prediction_column": "p", "record_id_column": "id"}
+    issues = yaml_issues(RESEMBLE, kwargs)
+    error = gx_error(RESEMBLE, kwargs)
+    assert len(issues) == 1 and "needs block_column, name_column or both" in issues[0]
+    assert error is not None and "needs block_column, name_column or both" in error
 
 
 def test_suite_errors_point_at_the_parameter_line(tmp_path):
