@@ -290,6 +290,8 @@ class HistoryStore:
         self._engine = engine
         self.url = url
         self.display_url = mask_url(url)
+        #: How messages name the store: the file of a SQLite store, else the masked URL.
+        self.where = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else self.display_url
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
@@ -505,7 +507,7 @@ class HistoryStore:
 
         query = (select(RUNS.c.release, RUNS.c.position, RUNS.c.version, RUNS.c.status,
                         RUNS.c.gx_run_name, RUNS.c.gx_run_time, RUNS.c.recorded_at,
-                        *[c for c in RESULTS.columns if c.name not in ("id", "run_id")])
+                        *[c for c in RESULTS.columns if c.name != "run_id"])
                  .select_from(RESULTS.join(RUNS, RESULTS.c.run_id == RUNS.c.id))
                  .where(RUNS.c.checkpoint == checkpoint))
         for column_obj, wanted in ((RESULTS.c.expectation_type, expectation_type), (RESULTS.c.metric, metric),
@@ -525,7 +527,7 @@ class HistoryStore:
         if not all_versions and len(frame):
             frame = (frame.sort_values("version")
                      .groupby(["release", "suite", "kwargs_key", "expectation_type"], sort=False).tail(1))
-        return _in_release_order(frame).reset_index(drop=True)
+        return _in_release_order(frame).drop(columns="id").reset_index(drop=True)
 
     def series(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
                column: str | None = None, suite: str | None = None, kwargs: Mapping[str, Any] | None = None,
@@ -622,8 +624,8 @@ def _in_release_order(frame: Any) -> Any:
     latest = frame.sort_values(["version", "recorded_at"]).groupby("release", sort=False).tail(1)
     order = latest.sort_values(["position", "recorded_at"], na_position="last", kind="stable")["release"]
     rank = {release: i for i, release in enumerate(order)}
-    return frame.assign(_rank=frame["release"].map(rank)).sort_values(
-        ["_rank", "version"], kind="stable").drop(columns="_rank")
+    keys = ["_rank", "version", *(["id"] if "id" in frame.columns else [])]
+    return frame.assign(_rank=frame["release"].map(rank)).sort_values(keys, kind="stable").drop(columns="_rank")
 
 
 # -- engines ------------------------------------------------------------------------------
