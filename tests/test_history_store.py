@@ -15,11 +15,11 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from historytools import postgres_schema_url
 
 from er_expectations.errors import InputError
 from er_expectations.history import (
@@ -38,34 +38,14 @@ REPO = Path(__file__).resolve().parents[1]
 SECRET = "Pa55:w@rd/with'quote"  # a password with URL-special characters
 
 
-def _postgres_base() -> str:
-    url = os.environ.get("ER_TEST_POSTGRES_URL", "")
-    if not url:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set: .ci/run installs and starts "
-                        "PostgreSQL and exports it; the postgres tests must run in CI")
-        pytest.skip("ER_TEST_POSTGRES_URL is not set (PostgreSQL tests run in CI, see .ci/run)")
-    return url
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def url(request, tmp_path):
     """A store URL with nothing in it yet."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'history.sqlite'}"
         return
-    base = _postgres_base()
-    schema = f"erx_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(base)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield (sa.engine.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-               .render_as_string(hide_password=False))
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with postgres_schema_url() as url:
+        yield url
 
 
 def result(value=1.0, *, suite="s", kind="expect_average_cluster_size_to_be_between", success=True, **extra):
