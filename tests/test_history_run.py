@@ -219,7 +219,7 @@ def test_history_table(recorded, capsys):
     assert lines[1].split() == ["release", "version", "value", "std", "error", "95%", "CI", "result", "run"]
     rows = [line.split() for line in lines[3:]]
     assert [(r[0], r[1], r[2]) for r in rows] == [("alpha", "1", "1"), ("beta", "2", "0.4286"), ("gamma", "1", "1")]
-    assert [r[5] for r in rows] == ["ok", "FAILED", "ok"]
+    assert [r[7] for r in rows] == ["ok", "FAILED", "ok"]  # value, SE, "lo - hi", result
 
 
 def test_history_json_csv_release_filter_and_versions(recorded, capsys):
