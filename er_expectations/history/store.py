@@ -49,6 +49,7 @@ __all__ = [
     "HistoryStore",
     "ReleaseRun",
     "ResultRecord",
+    "SERIES_COLUMNS",
     "default_url",
     "identifying_kwargs",
     "kwargs_key",
@@ -482,27 +483,18 @@ class HistoryStore:
 
     def runs(self, checkpoint: str, *, all_versions: bool = False) -> Any:
         """The release runs of a checkpoint in release order (latest version of each by default)."""
-        import pandas as pd
         from sqlalchemy import select
 
         with self._transaction("reading the release runs") as conn:
-            frame = pd.DataFrame(conn.execute(
-                select(RUNS).where(RUNS.c.checkpoint == checkpoint)).mappings().all(),
-                columns=[c.name for c in RUNS.columns])
-        frame = _times(frame)
+            rows = [dict(r) for r in conn.execute(
+                select(RUNS).where(RUNS.c.checkpoint == checkpoint)).mappings()]
         if not all_versions:
-            frame = frame.sort_values("version").groupby("release", sort=False).tail(1)
-        return _in_release_order(frame).reset_index(drop=True)
+            rows = _latest(rows, ("release",))
+        return _frame(_in_release_order(rows), [c.name for c in RUNS.columns])
 
-    def results(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
-                column: str | None = None, suite: str | None = None,
-                kwargs: Mapping[str, Any] | None = None, all_versions: bool = False) -> Any:
-        """Every recorded result matching the filters, one row per release run and expectation.
-
-        ``kwargs`` keeps the expectations whose identifying parameters include these
-        values (e.g. ``{"q": 2}``). Latest version of each release by default.
-        """
-        import pandas as pd
+    def _result_rows(self, *, checkpoint: str, expectation_type: str | None, metric: str | None,
+                     column: str | None, suite: str | None, kwargs: Mapping[str, Any] | None,
+                     all_versions: bool) -> list[dict[str, Any]]:
         from sqlalchemy import select
 
         query = (select(RUNS.c.release, RUNS.c.position, RUNS.c.version, RUNS.c.status,
@@ -515,19 +507,29 @@ class HistoryStore:
             if wanted is not None:
                 query = query.where(column_obj == wanted)
         with self._transaction("reading the history") as conn:
-            result = conn.execute(query)
-            frame = pd.DataFrame(result.mappings().all(), columns=list(result.keys()))
-        frame = _times(frame)
+            rows = [dict(r) for r in conn.execute(query).mappings()]
         if kwargs:
             wanted_kwargs = identifying_kwargs(kwargs)
-            keep = frame["kwargs_json"].map(
-                lambda text: all(json.loads(text).get(k) == v for k, v in wanted_kwargs.items()))
-            frame = frame[keep.astype(bool)] if len(frame) else frame
-        frame = frame.rename(columns={"column_name": "column"})
-        if not all_versions and len(frame):
-            frame = (frame.sort_values("version")
-                     .groupby(["release", "suite", "kwargs_key", "expectation_type"], sort=False).tail(1))
-        return _in_release_order(frame).drop(columns="id").reset_index(drop=True)
+            rows = [r for r in rows
+                    if all(json.loads(r["kwargs_json"]).get(k) == v for k, v in wanted_kwargs.items())]
+        for row in rows:
+            row["column"] = row.pop("column_name")
+        if not all_versions:
+            rows = _latest(rows, ("release", "suite", "kwargs_key", "expectation_type"))
+        return _in_release_order(rows)
+
+    def results(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
+                column: str | None = None, suite: str | None = None,
+                kwargs: Mapping[str, Any] | None = None, all_versions: bool = False) -> Any:
+        """Every recorded result matching the filters, one row per release run and expectation.
+
+        ``kwargs`` keeps the expectations whose identifying parameters include these
+        values (e.g. ``{"q": 2}``). Latest version of each release by default. Same
+        columns as :meth:`series`.
+        """
+        rows = self._result_rows(checkpoint=checkpoint, expectation_type=expectation_type, metric=metric,
+                                 column=column, suite=suite, kwargs=kwargs, all_versions=all_versions)
+        return _frame(rows, SERIES_COLUMNS)
 
     def series(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
                column: str | None = None, suite: str | None = None, kwargs: Mapping[str, Any] | None = None,
@@ -536,12 +538,13 @@ class HistoryStore:
         """ONE expectation's values over the releases of a checkpoint, in release order.
 
         A :class:`pandas.DataFrame` with one row per release (the latest run of each;
-        every run with ``all_versions=True``) and the columns ``release``, ``position``,
-        ``version``, ``value``, ``estimate``, ``std_error``, ``ci_lower``, ``ci_upper``,
-        ``ci_level``, ``success``, ``severity``, ``error``, ``gx_run_name``,
-        ``gx_run_time``, ``recorded_at`` (UTC), ``suite``, ``expectation_type``, ``metric``,
-        ``column``, ``kwargs_key``, ``kwargs_json``, ``label``, ``observed_text``.
-        ``value`` is NaN for a run where the expectation raised (``error`` says why).
+        every run with ``all_versions=True``) and the columns :data:`SERIES_COLUMNS`:
+        ``release``, ``position``, ``version``, ``value``, ``estimate``, ``std_error``,
+        ``ci_lower``, ``ci_upper``, ``ci_level``, ``success``, ``severity``, ``error``,
+        ``status`` (of the release run), ``gx_run_name``, ``gx_run_time``, ``recorded_at``
+        (UTC), ``suite``, ``expectation_type``, ``metric``, ``column``, ``kwargs_key``,
+        ``kwargs_json``, ``label``, ``observed_text``. ``value`` is NaN for a run where the
+        expectation raised (``error`` says why).
 
         ``before_release`` keeps the releases before that one (by its recorded position,
         or ``before_position`` when it is not recorded yet, e.g. while it is validated);
@@ -551,52 +554,60 @@ class HistoryStore:
         """
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
             raise HistoryError(f"last: expected a whole number >= 1, got {last!r}")
-        frame = self.results(checkpoint=checkpoint, expectation_type=expectation_type, metric=metric,
-                             column=column, suite=suite, kwargs=kwargs, all_versions=all_versions)
-        keys = frame[["suite", "expectation_type", "kwargs_key"]].drop_duplicates()
+        rows = self._result_rows(checkpoint=checkpoint, expectation_type=expectation_type, metric=metric,
+                                 column=column, suite=suite, kwargs=kwargs, all_versions=all_versions)
+        keys = {(r["suite"], r["expectation_type"], r["kwargs_key"]): r["kwargs_json"] for r in rows}
         if len(keys) > 1:
-            choices = "; ".join(
-                f"suite '{row.suite}', {row.expectation_type} {kwj}"
-                for row, kwj in zip(keys.itertuples(index=False),
-                                    frame.loc[keys.index, "kwargs_json"], strict=True))
+            choices = "; ".join(f"suite '{s}', {kind} {text}" for (s, kind, _), text in keys.items())
             raise HistoryError(
                 f"checkpoint '{checkpoint}': the filters match {len(keys)} expectations ({choices}); "
                 "narrow them with suite, column or kwargs")
         if before_release is not None or before_position is not None:
-            frame = self._before(frame, checkpoint, before_release, before_position)
+            rows = self._before(rows, checkpoint, before_release, before_position)
         if last is not None:
-            releases = list(dict.fromkeys(frame["release"]))[-last:]
-            frame = frame[frame["release"].isin(releases)]
-        return frame.reset_index(drop=True)
+            keep = set(list(dict.fromkeys(r["release"] for r in rows))[-last:])
+            rows = [r for r in rows if r["release"] in keep]
+        return _frame(rows, SERIES_COLUMNS)
 
-    def _before(self, frame: Any, checkpoint: str, release: str | None, position: int | None) -> Any:
-        runs = self.runs(checkpoint)
+    def _before(self, rows: list[dict[str, Any]], checkpoint: str, release: str | None,
+                position: int | None) -> list[dict[str, Any]]:
         if position is None:
-            known = runs[runs["release"] == release]
-            if known.empty:
-                raise HistoryError(
-                    f"before_release: release '{release}' of checkpoint '{checkpoint}' is not in the history "
-                    f"{self.display_url}; give before_position, or record it first")
-            position = known["position"].iloc[0]
-            if position is None or position is _NA():
-                order = list(runs["release"])
-                keep = set(order[: order.index(release)])
-                return frame[frame["release"].isin(keep)]
-        positions = frame["position"]
-        keep_mask = (positions.notna() & (positions < int(position))).fillna(False).astype(bool)
-        if release is not None:
-            keep_mask &= frame["release"] != release
-        return frame[keep_mask]
+            mine = [r for r in rows if r["release"] == release]
+            if mine:  # the latest run of the release, as the series has it
+                position = max(mine, key=lambda r: r["version"])["position"]
+            else:
+                runs = self.runs(checkpoint)
+                known = runs[runs["release"] == release]
+                if known.empty:
+                    raise HistoryError(
+                        f"before_release: release '{release}' of checkpoint '{checkpoint}' is not in the "
+                        f"history {self.display_url}; give before_position, or record it first")
+                position = known["position"].iloc[0]
+            if _missing(position):  # recorded without a position: by time
+                order = list(dict.fromkeys(r["release"] for r in rows))
+                earlier = set(order[: order.index(release)]) if release in order else set()
+                return [r for r in rows if r["release"] in earlier]
+        limit = int(position)
+        return [r for r in rows if not _missing(r["position"]) and r["position"] < limit
+                and r["release"] != release]
 
 
+#: The columns of :meth:`HistoryStore.series` and :meth:`HistoryStore.results`.
+SERIES_COLUMNS: tuple[str, ...] = (
+    "release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
+    "success", "severity", "error", "status", "gx_run_name", "gx_run_time", "recorded_at", "suite",
+    "expectation_type", "metric", "column", "kwargs_key", "kwargs_json", "label", "observed_text",
+)
 _FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
 
 
-def _times(frame: Any) -> Any:
-    """Column types fixed: times as UTC timestamps (SQLite returns them without a time zone),
-    numbers as floats (NaN for none), positions and versions as nullable integers."""
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
+    """A DataFrame of ``rows`` with fixed types: times as UTC timestamps (SQLite returns them
+    without a time zone), numbers as floats (NaN for none), positions and versions as
+    nullable integers, success as bool."""
     import pandas as pd
 
+    frame = pd.DataFrame.from_records(rows, columns=list(columns))
     for name in ("gx_run_time", "recorded_at"):
         if name in frame.columns:
             frame[name] = pd.to_datetime(frame[name], utc=True)
@@ -605,27 +616,47 @@ def _times(frame: Any) -> Any:
             frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
     for name in ("position", "version"):
         if name in frame.columns:
-            frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("Int64")
+            frame[name] = pd.array(frame[name].tolist(), dtype="Int64")
     if "success" in frame.columns:
         frame["success"] = frame["success"].astype(bool)
     return frame
 
 
-def _NA() -> Any:
+def _missing(value: Any) -> bool:
+    """``None``, NaN or ``pandas.NA``."""
+    if value is None:
+        return True
     import pandas as pd
 
-    return pd.NA
+    return bool(pd.isna(value))
 
 
-def _in_release_order(frame: Any) -> Any:
-    """Rows ordered by the release's latest recorded position (then first record time)."""
-    if frame.empty:
-        return frame
-    latest = frame.sort_values(["version", "recorded_at"]).groupby("release", sort=False).tail(1)
-    order = latest.sort_values(["position", "recorded_at"], na_position="last", kind="stable")["release"]
-    rank = {release: i for i, release in enumerate(order)}
-    keys = ["_rank", "version", *(["id"] if "id" in frame.columns else [])]
-    return frame.assign(_rank=frame["release"].map(rank)).sort_values(keys, kind="stable").drop(columns="_rank")
+def _latest(rows: list[dict[str, Any]], key: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The row of the highest version for each ``key``."""
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        k = tuple(row[name] for name in key)
+        if k not in best or row["version"] > best[k]["version"]:
+            best[k] = row
+    return list(best.values())
+
+
+def _in_release_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows ordered by their release's latest recorded position (a release without one
+    last, by time), then by version and by the order they were written."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        seen = latest.get(row["release"])
+        if seen is None or row["version"] > seen["version"]:
+            latest[row["release"]] = row
+
+    def order(release: str) -> tuple[bool, int, Any]:
+        row = latest[release]
+        missing = _missing(row["position"])
+        return (missing, 0 if missing else int(row["position"]), _utc(row["recorded_at"]))
+
+    rank = {release: i for i, release in enumerate(sorted(latest, key=order))}
+    return sorted(rows, key=lambda r: (rank[r["release"]], r["version"], r.get("id") or 0))
 
 
 # -- engines ------------------------------------------------------------------------------
@@ -675,6 +706,11 @@ def _make_engine(url: Any) -> Any:
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys = ON")
+            # write-ahead log, synced at every commit: one fsync per release run instead of
+            # the rollback journal's three, readers never wait for a writer, and a killed
+            # writer's frames are discarded on the next open
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = FULL")
             cursor.close()
 
         @event.listens_for(engine, "begin")
