@@ -826,13 +826,15 @@ class _Project:
         # site's offline view and index builder (GX's UpdateDataDocsAction builds once per result)
         return [OfflineDataDocsAction(name="data_docs", site_name=site, build=True)]
 
-    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True) -> Any:
-        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or none."""
+    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True,
+                   extra: Sequence[Any] = ()) -> Any:
+        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or
+        none, and the ``extra`` actions."""
         return self.ctx.checkpoints.add_or_update(
             self.gx.Checkpoint(
                 name=name,
                 validation_definitions=list(definitions),
-                actions=self._actions() if actions else [],
+                actions=[*(self._actions() if actions else []), *extra],
                 result_format={"result_format": "SUMMARY"},
             )
         )
@@ -951,11 +953,14 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         name = names[release.label]
         vds = project.validation_definitions(name, definitions[release.label], suites)
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
-    combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions])
-    labels_by_result: dict[Any, str] = {}
-    from ..history.record import HistoryRecorder
+    from ..history.record import HistoryRecorder, history_action
 
-    history = HistoryRecorder.start(checkpoint, [r.label for r in prepared.data.all_releases()], out=out)
+    positions = [r.label for r in prepared.data.all_releases()]
+    recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
+    combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
+                                  extra=[recording] if recording is not None else [])
+    labels_by_result: dict[Any, str] = {}
+    history = HistoryRecorder.start(checkpoint, positions, out=out)
     bar = tqdm(
         selected,
         desc=f"validating {checkpoint.name}",
