@@ -121,6 +121,47 @@ def test_two_processes_creating_the_schema_at_once(url, tmp_path):
         assert store.schema_version() == HistoryStore.code_schema_version()
 
 
+@pytest.mark.postgres
+def test_a_writer_that_loses_the_race_for_a_version_retries():
+    """PostgreSQL does not serialise writers: two that read the same highest version collide
+    on the unique (checkpoint, release, version) and the later one counts again."""
+    import threading
+    from contextlib import contextmanager
+
+    with postgres_schema_url() as url, HistoryStore.open(url) as slow, HistoryStore.open(url) as fast:
+        selected, proceed = threading.Event(), threading.Event()
+        original = slow._transaction
+
+        class Paused:
+            def __init__(self, conn):
+                self.conn, self.calls = conn, 0
+
+            def execute(self, *args, **kwargs):
+                out = self.conn.execute(*args, **kwargs)
+                self.calls += 1
+                if self.calls == 1 and not selected.is_set():  # after reading the highest version
+                    selected.set()
+                    assert proceed.wait(30)
+                return out
+
+        @contextmanager
+        def paused(what):
+            with original(what) as conn:
+                yield Paused(conn)
+
+        slow._transaction = paused
+        versions = {}
+        thread = threading.Thread(target=lambda: versions.update(slow=slow.record(run("r", 0, result(1.0)))))
+        thread.start()
+        assert selected.wait(30)
+        versions["fast"] = fast.record(run("r", 0, result(2.0)))  # commits version 1 meanwhile
+        proceed.set()
+        thread.join(60)
+        assert versions == {"fast": 1, "slow": 2}
+        every = fast.series(checkpoint="cp", metric="average_cluster_size", all_versions=True)
+        assert list(zip(every["version"], every["value"], strict=True)) == [(1, 2.0), (2, 1.0)]
+
+
 # -- hostile: a writer killed in the middle of its transaction --------------------------------
 
 KILLED = textwrap.dedent("""

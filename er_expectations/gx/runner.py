@@ -306,9 +306,6 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     where = IssueCollector(str(checkpoint.path))
     _check_batch_layout(checkpoint, where)
     issues.extend(where.issues)
-    from ..history.record import check_history
-
-    issues.extend(check_history(checkpoint))  # e.g. history.url: ${VAR} that is not set
     bench = checkpoint.data.benchmark
     benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
@@ -888,6 +885,11 @@ def run_checkpoint(
     # (a) configuration, (b) releases, project guard, tables: nothing written yet
     prepared = prepare_run(path)
     checkpoint = prepared.checkpoint
+    from ..history.record import check_history
+
+    unset = check_history(checkpoint)  # history.url: ${VAR} not set (when run; validate skips it)
+    if unset:
+        raise ConfigError(unset)
     selected = prepared.data.select(list(releases) if releases else None)
     project_dir = checkpoint.project_dir
     _check_project_dir(project_dir, checkpoint)
