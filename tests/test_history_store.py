@@ -145,8 +145,8 @@ def test_a_writer_that_loses_the_race_for_a_version_retries():
                 return out
 
         @contextmanager
-        def paused(what):
-            with original(what) as conn:
+        def paused(what, **options):
+            with original(what, **options) as conn:
                 yield Paused(conn)
 
         slow._transaction = paused
@@ -202,10 +202,11 @@ def test_a_writer_killed_mid_transaction_leaves_nothing_and_corrupts_nothing(url
             assert time.monotonic() < deadline, "the writer never reached its results"
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
+        proc.communicate(timeout=30)  # reaps it and closes its pipes
+    assert proc.returncode == -signal.SIGKILL
     with HistoryStore.open(url) as store:
         runs = store.runs("cp", all_versions=True)
         assert list(runs["release"]) == ["r0"]  # the killed run left no row

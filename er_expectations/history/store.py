@@ -358,12 +358,17 @@ class HistoryStore:
         return f"HistoryStore({self.display_url!r})"
 
     @contextmanager
-    def _transaction(self, what: str) -> Iterator[Any]:
-        """One transaction; database errors become :class:`HistoryError` naming the store."""
+    def _transaction(self, what: str, *, write: bool = False) -> Iterator[Any]:
+        """One transaction; database errors become :class:`HistoryError` naming the store.
+
+        ``write``: on SQLite the transaction takes the write lock when it begins (``BEGIN
+        IMMEDIATE``), so that two writers queue instead of failing to upgrade a read lock;
+        reads begin deferred and never wait for a writer (write-ahead log)."""
         from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
         try:
-            with self._engine.begin() as conn:
+            engine = self._engine.execution_options(er_write=True) if write else self._engine
+            with engine.begin() as conn:
                 yield conn
         except (HistoryError, IntegrityError):
             raise  # IntegrityError: the writer decides (another writer took the version)
@@ -411,7 +416,7 @@ class HistoryStore:
         from alembic.script import ScriptDirectory
         from alembic.util.exc import CommandError
 
-        with self._transaction("checking the schema") as conn:
+        with self._transaction("checking the schema", write=True) as conn:
             if conn.dialect.name == "postgresql":  # one migrating process at a time
                 from sqlalchemy import text
 
@@ -451,7 +456,7 @@ class HistoryStore:
         rows = [r.row() for r in run.results]
         for attempt in range(_WRITE_ATTEMPTS):
             try:
-                with self._transaction("writing the release run") as conn:
+                with self._transaction("writing the release run", write=True) as conn:
                     latest = conn.execute(
                         select(func.max(RUNS.c.version)).where(
                             RUNS.c.checkpoint == run.checkpoint, RUNS.c.release == run.release)
@@ -715,7 +720,7 @@ def _make_engine(url: Any) -> Any:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("er_write") else "BEGIN")
 
         return engine
     connect_args: dict[str, Any] = {}
