@@ -311,3 +311,41 @@ def test_the_gx_action_keeps_results_when_the_store_is_unreachable(tmp_path, cap
     assert result.success and len(result_files(tmp_path)) == before + 1
     assert "cannot reach the history database postgresql+psycopg://erx:***@127.0.0.1:9" in caplog.text
     assert PASSWORD not in caplog.text
+
+
+
+FILES_LAYOUT = """\
+checkpoint: toy
+project_dir: ../project
+data:
+  records: {path: ../data/records.parquet, id_column: rid}
+  predictions:
+    id_column: rid
+    prediction_column: prediction
+    files:
+FILES
+  benchmark: {path: ../data/benchmark.parquet, id_column: rid, reference_column: truth}
+  name: {columns: [first, last]}
+suites: [toy_checks]
+suite_paths: [../suites]
+"""
+
+
+def test_hostile_release_labels_are_recorded_verbatim(tmp_path, capsys):
+    import pandas as pd
+
+    labels = ["<b>\"O'Brien\"</b> & co", "2020-09-29'; DROP TABLE er_history_runs; --"]
+    path = make_toy(tmp_path)
+    predictions = pd.read_parquet(tmp_path / "data" / "predictions.parquet")
+    listed = []
+    for i, (label, column) in enumerate(zip(labels, ["pred_alpha", "pred_beta"], strict=True)):
+        file = tmp_path / "data" / f"release{i}.parquet"
+        predictions[["rid", column]].rename(columns={column: "prediction"}).to_parquet(file, index=False)
+        listed.append(f"      {json.dumps(label)}: ../data/release{i}.parquet")
+    path.write_text(FILES_LAYOUT.replace("FILES", "\n".join(listed)), encoding="utf-8")
+    assert main(["run", str(path), "--no-progress"]) == 1
+    capsys.readouterr()
+    assert main(["history", str(path), "-e", "pairwise_precision", "--format", "json"]) == 0
+    series = json.loads(capsys.readouterr().out)["series"]
+    assert [s["release"] for s in series] == labels
+    assert [s["value"] for s in series] == pytest.approx([1.0, 3 / 7])
