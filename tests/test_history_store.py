@@ -468,7 +468,7 @@ def test_identifying_kwargs_leave_out_acceptance_parameters():
 
 def test_schema_from_an_empty_database_matches_the_tables_the_code_queries(url):
     with HistoryStore.open(url) as store:
-        assert store.schema_version() == HistoryStore.code_schema_version() == "0001"
+        assert store.schema_version() == HistoryStore.code_schema_version() == "0002"
     engine = sa.create_engine(url)
     inspector = sa.inspect(engine)
     tables = set(inspector.get_table_names())
@@ -484,17 +484,47 @@ def test_schema_from_an_empty_database_matches_the_tables_the_code_queries(url):
     engine.dispose()
 
 
-def test_a_database_at_an_older_version_is_upgraded_on_open(url):
-    """With one migration, "older" is the empty schema: opening upgrades it, twice is a no-op."""
+def test_a_database_at_the_previous_version_is_upgraded_keeping_its_rows(url):
+    """A store written at schema version 0001 (no details column) opens at 0002: its rows are
+    kept, read back with empty details, and new rows carry them."""
+    from alembic import command
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # the 0001 schema, made by the 0001 migration itself
+        config = HistoryStore(engine, url)._alembic_config(conn)
+        command.upgrade(config, "0001")
+        run_id = conn.execute(sa.text(
+            "INSERT INTO er_history_runs (checkpoint, release, position, version, status, success, "
+            "gx_run_name, recorded_at) VALUES ('cp', 'old', 0, 1, 'passed', :t, 'cp', :now) RETURNING id"),
+            {"t": True, "now": "2026-01-01 00:00:00"}).scalar()
+        conn.execute(sa.text(
+            "INSERT INTO er_history_results (run_id, suite, expectation_type, metric, column_name, kwargs_key, "
+            "kwargs_json, label, severity, success, value) VALUES (:run, 's', "
+            "'expect_average_cluster_size_to_be_between', 'average_cluster_size', 'p', :key, "
+            "'{\"prediction_column\": \"p\"}', 'avg', 'critical', :t, 6.5)"),
+            {"run": run_id, "key": kwargs_key({"prediction_column": "p"}), "t": True})
+        columns = {c["name"] for c in sa.inspect(conn).get_columns("er_history_results")}
+        assert "details_json" not in columns
+    engine.dispose()
+    with HistoryStore.open(url, create=False) as store:
+        assert store.schema_version() == "0002"
+        store.record(run("new", 1, result(7.5, details={"n_records": 100, "n_clusters": 13,
+                                                      "top_clusters": [{"c": 1}], "observed_text": "x"})))
+        s = store.series(checkpoint="cp", metric="average_cluster_size")
+        assert list(s["release"]) == ["old", "new"] and list(s["value"]) == [6.5, 7.5]
+        assert s["details_json"].tolist() == [None, '{"n_clusters": 13, "n_records": 100}']
+
+
+def test_a_database_emptied_by_alembic_is_created_again_on_open(url):
     from alembic import command
 
     with HistoryStore.open(url) as store:
         store.record(run("a", 0, result(1.0)))
-        with store._engine.begin() as conn:  # back to the empty schema through Alembic itself
+        with store._engine.begin() as conn:  # every migration's downgrade, through Alembic
             command.downgrade(store._alembic_config(conn), "base")
         assert store.schema_version() is None
     with HistoryStore.open(url) as store:
-        assert store.schema_version() == "0001"
+        assert store.schema_version() == HistoryStore.code_schema_version()
         assert store.runs("cp").empty
         store.record(run("a", 0, result(1.0)))
     with HistoryStore.open(url, create=False) as store:
@@ -506,6 +536,7 @@ def test_migrations_ship_inside_the_package():
 
     migrations = Path(store_module.__file__).parent / "migrations"
     assert (migrations / "env.py").is_file()
-    assert sorted(p.name for p in (migrations / "versions").glob("*.py")) == ["0001_history_tables.py"]
+    assert sorted(p.name for p in (migrations / "versions").glob("*.py")) == [
+        "0001_history_tables.py", "0002_result_details.py"]
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"history/migrations/versions/*.py"' in text and '"history/migrations/*.py"' in text

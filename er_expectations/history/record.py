@@ -120,6 +120,7 @@ def result_record(suite: str, evr: Any) -> ResultRecord:
         ci_level=details.get("ci_level"),
         error=outcome.error,
         observed_text=str(text) if text is not None else None,
+        details=details,
     )
 
 

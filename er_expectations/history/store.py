@@ -198,6 +198,20 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
+#: Keys of an expectation's result details kept out of ``details_json`` (stored elsewhere
+#: or too large for a history row).
+_DETAILS_LEFT_OUT = frozenset({"observed_text", "top_clusters"})
+
+
+def _details_json(details: Mapping[str, Any] | None) -> str | None:
+    """The scalar entries of a result's details as JSON (lists and tables left out)."""
+    if not details:
+        return None
+    kept = {str(k): _json_safe(v) for k, v in details.items()
+            if k not in _DETAILS_LEFT_OUT and (v is None or isinstance(v, str | int | float | bool))}
+    return json.dumps(kept, sort_keys=True, ensure_ascii=False) if kept else None
+
+
 @dataclass(frozen=True, slots=True)
 class ResultRecord:
     """One expectation's result on one release (a row of ``er_history_results``).
@@ -223,6 +237,7 @@ class ResultRecord:
     ci_level: float | None = None
     error: str | None = None
     observed_text: str | None = None
+    details: Mapping[str, Any] | None = None
 
     def row(self) -> dict[str, Any]:
         ident = identifying_kwargs(self.kwargs)
@@ -244,6 +259,7 @@ class ResultRecord:
             "ci_upper": _number(self.ci_upper),
             "ci_level": _number(self.ci_level),
             "observed_text": self.observed_text,
+            "details_json": _details_json(self.details),
         }
 
 
@@ -548,8 +564,9 @@ class HistoryStore:
         ``ci_lower``, ``ci_upper``, ``ci_level``, ``success``, ``severity``, ``error``,
         ``status`` (of the release run), ``gx_run_name``, ``gx_run_time``, ``recorded_at``
         (UTC), ``suite``, ``expectation_type``, ``metric``, ``column``, ``kwargs_key``,
-        ``kwargs_json``, ``label``, ``observed_text``. ``value`` is NaN for a run where the
-        expectation raised (``error`` says why).
+        ``kwargs_json``, ``label``, ``observed_text``, ``details_json`` (the result's scalar
+        details: counts, design, note). ``value`` is NaN for a run where the expectation
+        raised (``error`` says why).
 
         ``before_release`` keeps the releases before that one (by its recorded position,
         or ``before_position`` when it is not recorded yet, e.g. while it is validated);
@@ -602,6 +619,7 @@ SERIES_COLUMNS: tuple[str, ...] = (
     "release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
     "success", "severity", "error", "status", "gx_run_name", "gx_run_time", "recorded_at", "suite",
     "expectation_type", "metric", "column", "kwargs_key", "kwargs_json", "label", "observed_text",
+    "details_json",
 )
 _FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
 
@@ -609,7 +627,7 @@ _FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
     """A DataFrame of ``rows`` with fixed types: times as UTC timestamps (SQLite returns them
     without a time zone), numbers as floats (NaN for none), positions and versions as
-    nullable integers, success as bool."""
+    nullable integers, success as bool, missing text as ``None``."""
     import pandas as pd
 
     frame = pd.DataFrame.from_records(rows, columns=list(columns))
@@ -624,6 +642,9 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
             frame[name] = pd.array(frame[name].tolist(), dtype="Int64")
     if "success" in frame.columns:
         frame["success"] = frame["success"].astype(bool)
+    for name in ("error", "observed_text", "details_json", "metric", "column", "gx_run_name"):
+        if name in frame.columns:  # text columns: None when missing, never NaN
+            frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
     return frame
 
 
