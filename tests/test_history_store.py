@@ -540,3 +540,18 @@ def test_migrations_ship_inside_the_package():
         "0001_history_tables.py", "0002_result_details.py"]
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"history/migrations/versions/*.py"' in text and '"history/migrations/*.py"' in text
+
+
+
+def test_a_damaged_schema_is_reported_as_such_not_as_unreachable(url):
+    with HistoryStore.open(url) as store:
+        store.record(run("a", 0, result(1.0)))
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE er_history_results"))
+    engine.dispose()
+    with HistoryStore.open(url) as store, pytest.raises(HistoryError) as caught:
+        store.series(checkpoint="cp", metric="average_cluster_size")
+    message = str(caught.value)
+    assert message.startswith(f"history database {mask_url(url)}: reading the history failed: ")
+    assert "er_history_results" in message and "cannot reach" not in message

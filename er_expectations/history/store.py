@@ -389,7 +389,7 @@ class HistoryStore:
         except (HistoryError, IntegrityError):
             raise  # IntegrityError: the writer decides (another writer took the version)
         except DBAPIError as error:
-            if error.connection_invalidated or isinstance(error.orig, _connect_errors()):
+            if error.connection_invalidated or _unreachable(error.orig):
                 message = f"cannot reach the history database {self.display_url}"
             else:
                 message = f"history database {self.display_url}: {what} failed"
@@ -697,8 +697,17 @@ def _postgres_driver() -> str:
     return "postgresql"
 
 
+def _unreachable(error: BaseException | None) -> bool:
+    """Whether a driver error means the database cannot be reached (or the file opened)."""
+    import sqlite3
+
+    if isinstance(error, sqlite3.OperationalError):
+        return "unable to open" in str(error)
+    return isinstance(error, _connect_errors())
+
+
 def _connect_errors() -> tuple[type[BaseException], ...]:
-    """Driver exceptions that mean "the server cannot be reached"."""
+    """Server drivers' exceptions that mean "the server cannot be reached"."""
     found: list[type[BaseException]] = []
     try:
         import psycopg
@@ -712,9 +721,6 @@ def _connect_errors() -> tuple[type[BaseException], ...]:
         found.append(psycopg2.OperationalError)
     except ImportError:
         pass
-    import sqlite3
-
-    found.append(sqlite3.OperationalError)
     return tuple(found)
 
 
