@@ -351,7 +351,7 @@ class HistoryStore:
         except (NoSuchModuleError, ImportError) as error:
             raise HistoryError(
                 f"history store {shown}: no database driver for '{parsed.drivername}' ({_first_line(error)}); "
-                "install it (PostgreSQL: pip install 'psycopg[binary]')") from None
+                "install it (PostgreSQL: pip install 'er-expectations[postgres]', i.e. psycopg)") from None
         store = cls(engine, url)
         try:
             store._ensure_schema(create=create)
