@@ -363,6 +363,9 @@ def test_the_chart_escapes_hostile_labels(tmp_path):
         frame = store.series(checkpoint="cp", metric="average_cluster_size")
     svg = to_svg(series_chart(frame))
     assert "<script" not in svg
+    from er_expectations.history.chart import series_data_uri
+
+    assert series_data_uri(frame, title="t").startswith("data:image/svg+xml;base64,")
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in svg or "&lt;script&gt;" in svg
     assert isinstance(frame, pd.DataFrame)
 
