@@ -300,6 +300,14 @@ def test_mask_url(url, shown):
     assert mask_url(url) == shown
 
 
+@pytest.mark.parametrize("url", ["://u:Sekr1t@h/db", "postgresql://u:Sekr1t@h:notaport/db"])
+def test_a_malformed_url_is_refused_without_its_password(url):
+    for attempt in (lambda: resolve_url(url), lambda: HistoryStore.open(url)):
+        with pytest.raises(HistoryError, match="not a database URL") as caught:
+            attempt()
+        assert "Sekr1t" not in str(caught.value) and "u:***@h" in str(caught.value)
+
+
 def test_environment_references_are_resolved_and_unset_ones_named(tmp_path):
     env = {"ER_HISTORY_URL": "postgresql+psycopg://u:pw@h/db", "PW": "x"}
     assert resolve_url("${ER_HISTORY_URL}", environ=env) == env["ER_HISTORY_URL"]

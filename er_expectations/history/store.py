@@ -149,8 +149,9 @@ def resolve_url(text: str, *, base: str | os.PathLike | None = None,
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as error:
-        raise HistoryError(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
-                           "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite") from None
+        raise HistoryError(_scrub(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
+                                  "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite",
+                                  url)) from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         path = Path(parsed.database).expanduser()
         if not path.is_absolute() and base is not None:
@@ -299,8 +300,8 @@ class HistoryStore:
     """An open history database (:meth:`open`); use as a context manager or :meth:`close` it.
 
     ``url`` is the SQLAlchemy URL (with the password); :attr:`display_url` is what messages
-    show. Reading never changes the database; opening with ``create=True`` creates the
-    SQLite file and the schema (or upgrades an older schema).
+    show. Opening upgrades an older schema; with ``create=True`` it also creates the SQLite
+    file and the schema of an empty database. Reading writes no rows.
     """
 
     def __init__(self, engine: Any, url: str) -> None:
@@ -325,7 +326,7 @@ class HistoryStore:
         try:
             parsed = make_url(url)
         except (ArgumentError, ValueError) as error:
-            raise HistoryError(f"history store {shown}: not a database URL ({error})") from None
+            raise HistoryError(_scrub(f"history store {shown}: not a database URL ({error})", url)) from None
         backend = parsed.get_backend_name()
         if backend == "sqlite":
             db = parsed.database
