@@ -349,3 +349,17 @@ def test_hostile_release_labels_are_recorded_verbatim(tmp_path, capsys):
     series = json.loads(capsys.readouterr().out)["series"]
     assert [s["release"] for s in series] == labels
     assert [s["value"] for s in series] == pytest.approx([1.0, 3 / 7])
+
+
+@pytest.mark.parametrize("section, message", [
+    ("history:\n  ulr: x.sqlite\n", "toy.yml:17:3: unknown key 'ulr' in history; did you mean 'url'?"),
+    ("history:\n  enabled: 3\n", "toy.yml:17:12: history.enabled: expected true or false, got the number 3"),
+    ("history: on\n", "toy.yml:16:10: history: expected a mapping"),
+    ("histroy:\n  url: a\n", "toy.yml:16:1: unknown key 'histroy' in the checkpoint file; did you mean 'history'?"),
+    ("history:\n  url: ${bad name}\n", "toy.yml:17:8: history.url: '${bad name}' is not an environment variable"),
+    ("history:\n  url: 'postgresql://u:${PW@h/db'\n", "toy.yml:17:8: history.url: unclosed '${' in the URL"),
+])
+def test_history_section_errors_are_located(tmp_path, capsys, section, message):
+    path = make_toy(tmp_path, checkpoint=CHECKPOINT + section)
+    assert main(["validate", str(path)]) == 2
+    assert message in capsys.readouterr().err
