@@ -363,3 +363,17 @@ def test_history_section_errors_are_located(tmp_path, capsys, section, message):
     path = make_toy(tmp_path, checkpoint=CHECKPOINT + section)
     assert main(["validate", str(path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bug_turning_results_into_rows_keeps_the_data_docs(tmp_path, capsys, monkeypatch):
+    import er_expectations.history.record as record
+
+    def broken(suite, evr):
+        raise KeyError("observed_value")
+
+    monkeypatch.setattr(record, "result_record", broken)
+    path = make_toy(tmp_path)
+    assert main(["run", str(path), "--release", "alpha", "--no-progress"]) == 6
+    captured = capsys.readouterr()
+    assert "the results of release 'alpha' could not be turned into history rows (KeyError" in captured.err
+    assert data_docs_index(captured.out).is_file() and len(result_files(tmp_path)) == 1

@@ -231,9 +231,14 @@ class HistoryRecorder:
             return None
         started = time.perf_counter()
         try:
-            run = release_run(checkpoint=self.checkpoint, release=release,
-                              position=self.positions.get(release), run_id=result.run_id,
-                              validations=result.run_results, status=status)
+            try:
+                run = release_run(checkpoint=self.checkpoint, release=release,
+                                  position=self.positions.get(release), run_id=result.run_id,
+                                  validations=result.run_results, status=status)
+            except Exception as error:  # noqa: BLE001 - a bug here must not cost the Data Docs
+                raise HistoryError(f"the results of release '{release}' could not be turned into history "
+                                   f"rows ({type(error).__name__}: {error}); this is a bug, please "
+                                   "report it") from error
             version = self.store.record(run)
         except HistoryError as error:
             self.missed.append(release)
