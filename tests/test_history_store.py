@@ -566,3 +566,23 @@ def test_a_damaged_schema_is_reported_as_such_not_as_unreachable(url):
     message = str(caught.value)
     assert message.startswith(f"history database {mask_url(url)}: reading the history failed: ")
     assert "er_history_results" in message and "cannot reach" not in message
+
+
+def test_the_chart_marks_failed_and_errored_releases(tmp_path):
+    from er_expectations.charts import to_svg
+    from er_expectations.history.chart import series_chart, series_rows
+
+    with HistoryStore.open(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
+        for i, (value, ok, error) in enumerate([(0.9, True, None), (0.7, False, None), (None, False, "boom"),
+                                               (0.92, True, None)]):
+            store.record(run(f"r{i}", i, result(value, success=ok, error=error, ci_level=0.95,
+                                                ci_lower=None if value is None else value - 0.04,
+                                                ci_upper=None if value is None else value + 0.04)))
+        frame = store.series(checkpoint="cp", metric="average_cluster_size")
+    rows = series_rows(frame)
+    assert [r["state"] for r in rows] == ["passed", "failed", "error", "passed"]
+    assert rows[2]["value"] is None and rows[1]["ci_lower"] == pytest.approx(0.66)
+    spec = series_chart(frame).to_dict()
+    assert len(spec["layer"]) == 4  # intervals, line, points, errors
+    svg = to_svg(series_chart(frame))
+    assert all(f">r{i}<" in svg for i in range(4))  # every release on the axis, r2 too

@@ -3,7 +3,8 @@
 :func:`series_chart` builds the altair chart (for ``er-expectations history --chart`` and
 for Data Docs of drift checks, which embed it through :func:`er_expectations.charts.data_uri`):
 the value of each release as a line with points, its confidence interval as a vertical
-bar, and the releases whose expectation failed (or raised) marked in red with a cross.
+bar, the releases whose expectation failed marked with a red cross, and those where it
+raised (no value) with an orange triangle at the level of the lowest value.
 Release labels are data, never markup: Vega's SVG renderer escapes them.
 """
 
@@ -85,7 +86,12 @@ def series_chart(frame: Any, *, title: str | None = None, y_title: str | None = 
         x=x, y=alt.Y("value:Q", title=y_title or metric, scale=alt.Scale(zero=False)))
     points = base.transform_filter("isValid(datum.value)").mark_point(size=90, filled=True, opacity=1).encode(
         x=x, y="value:Q", color=color, shape=shape, tooltip=tooltip)
-    return alt.layer(bars, line, points).properties(
+    # a release whose expectation raised has no value: marked on the lowest value drawn
+    errors = base.transform_joinaggregate(floor="min(value)").transform_filter(
+        "datum.state == 'error' && isValid(datum.floor)").mark_point(
+        size=90, filled=True, opacity=1).encode(x=x, y="floor:Q", color=color, shape=shape,
+                                                tooltip=[alt.Tooltip("release:N"), alt.Tooltip("state:N")])
+    return alt.layer(bars, line, points, errors).properties(
         title=title or label, width=width, height=height)
 
 
