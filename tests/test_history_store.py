@@ -586,3 +586,20 @@ def test_the_chart_marks_failed_and_errored_releases(tmp_path):
     assert len(spec["layer"]) == 4  # intervals, line, points, errors
     svg = to_svg(series_chart(frame))
     assert all(f">r{i}<" in svg for i in range(4))  # every release on the axis, r2 too
+
+
+def test_the_history_command_prefers_an_exact_label_to_a_metric_id(tmp_path):
+    from er_expectations.history.cli import select_expectation
+
+    bounds = result(7.0, label="average_cluster_size")
+    control = result(7.0, kind="expect_statistic_within_control_limits", label="average_cluster_size_control",
+                     kwargs={"prediction_column": "p", "statistic": "average_cluster_size", "k": 3})
+    with HistoryStore.open(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
+        store.record(run("a", 0, bounds, control))
+        frame = store.results(checkpoint="cp")
+    assert set(select_expectation(frame, "average_cluster_size", checkpoint="cp", where="x")["label"]) == {
+        "average_cluster_size"}
+    assert set(select_expectation(frame, "expect_statistic_within_control_limits", checkpoint="cp",
+                                  where="x")["label"]) == {"average_cluster_size_control"}
+    with pytest.raises(HistoryError, match="matches 2 expectations"):
+        select_expectation(frame.assign(label="x"), "average_cluster_size", checkpoint="cp", where="x")
