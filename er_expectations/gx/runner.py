@@ -184,6 +184,11 @@ class RunReport:
     #: What became of each alert action (sent, not needed, or not delivered and why).
     alerts: list[Any] = field(default_factory=list)
 
+    #: One line on the history store (``None`` when disabled); ``history_problem`` when it
+    #: could not be written (the results and Data Docs are kept; exit code 6).
+    history: str | None = None
+    history_problem: str | None = None
+
     @property
     def status(self) -> Status:
         """The worst status of its releases (``passed`` for none)."""
@@ -218,6 +223,8 @@ class RunReport:
             "success": self.success,
             "status": self.status,
             "data_docs_index": str(self.data_docs_index) if self.data_docs_index else None,
+            "history": self.history,
+            "history_problem": self.history_problem,
             "releases": [
                 {
                     "label": r.label,
@@ -842,13 +849,15 @@ class _Project:
         # site's offline view and index builder (GX's UpdateDataDocsAction builds once per result)
         return [OfflineDataDocsAction(name="data_docs", site_name=site, build=True)]
 
-    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True) -> Any:
-        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or none."""
+    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True,
+                   extra: Sequence[Any] = ()) -> Any:
+        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or
+        none, and the ``extra`` actions."""
         return self.ctx.checkpoints.add_or_update(
             self.gx.Checkpoint(
                 name=name,
                 validation_definitions=list(definitions),
-                actions=self._actions() if actions else [],
+                actions=[*(self._actions() if actions else []), *extra],
                 result_format={"result_format": "SUMMARY"},
             )
         )
@@ -902,6 +911,11 @@ def run_checkpoint(
     # (a) configuration, (b) releases, project guard, tables: nothing written yet
     prepared = prepare_run(path)
     checkpoint = prepared.checkpoint
+    from ..history.record import check_history
+
+    unset = check_history(checkpoint)  # history.url: ${VAR} not set (when run; validate skips it)
+    if unset:
+        raise ConfigError(unset)
     selected = prepared.data.select(list(releases) if releases else None)
     project_dir = checkpoint.project_dir
     _check_project_dir(project_dir, checkpoint)
@@ -967,8 +981,14 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         name = names[release.label]
         vds = project.validation_definitions(name, definitions[release.label], suites)
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
-    combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions])
+    from ..history.record import HistoryRecorder, history_action
+
+    positions = [r.label for r in prepared.data.all_releases()]
+    recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
+    combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
+                                  extra=[recording] if recording is not None else [])
     labels_by_result: dict[Any, str] = {}
+    history = HistoryRecorder.start(checkpoint, positions, out=out)
     bar = tqdm(
         selected,
         desc=f"validating {checkpoint.name}",
@@ -980,7 +1000,8 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     try:
         for release in bar:
             bar.set_postfix_str(release.label, refresh=False)
-            result = per_release[release.label].run(run_id=run_id)
+            with history.validating(release.label, run_id.run_name):
+                result = per_release[release.label].run(run_id=run_id)
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
             for identifier, validation in result.run_results.items():
                 labels_by_result[identifier] = release.label
@@ -994,8 +1015,11 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
                 if result_file is not None:
                     outcome.result_files.append(result_file)
             report.releases.append(outcome)
+            history.record(release.label, result, status=outcome.status)  # one transaction
     finally:
         bar.close()
+        history.close()
+    report.history, report.history_problem = history.summary(), history.problem
 
     # (e) Data Docs: this run's pages, the pages an interrupted run missed and the index
     if site is not None:
@@ -1043,6 +1067,8 @@ def _print_summary(report: RunReport, out: TextIO) -> None:
             f"{len(warnings)} warning/info expectation(s) failed (reported, not failing the run).",
             file=out,
         )
+    if report.history is not None:
+        print(report.history, file=out)
     if report.data_docs_index is not None:
         print(f"Data Docs: {report.data_docs_index}", file=out)
     else:
