@@ -1,6 +1,11 @@
 """Every er-expectations expectation; importing this package registers them with GX."""
 
 from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
+from .drift import (
+    ExpectEstimateChangeToBeBelow,
+    ExpectReleaseAgreementToBeBetween,
+    ExpectStatisticChangeToBeBelow,
+)
 from .estimated import (
     ExpectEstimatedBCubedFToBeBetween,
     ExpectEstimatedBCubedPrecisionToBeBetween,
@@ -23,6 +28,7 @@ from .summary import (
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",
+    "ExpectEstimateChangeToBeBelow",
     "ExpectEstimatedBCubedFToBeBetween",
     "ExpectEstimatedBCubedPrecisionToBeBetween",
     "ExpectEstimatedBCubedRecallToBeBetween",
@@ -37,5 +43,7 @@ __all__ = [
     "ExpectHomonymyRateToBeBetween",
     "ExpectMatchingRateToBeBetween",
     "ExpectNameVariationRateToBeBetween",
+    "ExpectReleaseAgreementToBeBetween",
+    "ExpectStatisticChangeToBeBelow",
     "ExpectStatisticToMatchBenchmarkEstimate",
 ]
