@@ -16,19 +16,36 @@ the batch can be named as ``baseline_column``).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .hints import did_you_mean, quote_list
+
+if TYPE_CHECKING:
+    from .config import ConfigIssue, SuiteConfig
+    from .releases import ReleaseData, ReleaseSource
+
 __all__ = [
+    "DRIFT_EXPECTATIONS",
     "PREVIOUS",
     "BaselineNeed",
     "add_baseline_columns",
+    "baseline_needs",
+    "check_baselines",
+    "release_frames",
     "baseline_label_column",
     "default_baseline_column",
-    "resolve_baseline",
 ]
+
+#: Expectations that read a baseline column (their classes: ``gx/expectations/drift.py``).
+DRIFT_EXPECTATIONS: tuple[str, ...] = (
+    "expect_statistic_change_to_be_below",
+    "expect_estimate_change_to_be_below",
+    "expect_release_agreement_to_be_between",
+)
 
 #: The ``baseline`` value meaning "the release before this one in the checkpoint's order".
 PREVIOUS = "previous"
@@ -57,24 +74,99 @@ def baseline_label(df: pd.DataFrame, baseline_column: Hashable) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class BaselineNeed:
-    """One baseline column a checkpoint's suites read: which release fills it."""
+    """One baseline column a drift expectation of a suite reads, and which release fills it."""
 
     column: str
     baseline: str  # "previous" or a release label
+    suite: Any  # the SuiteConfig
+    expectation: Any  # the ExpectationConfig
 
 
-def resolve_baseline(baseline: str, label: str, order: Sequence[str], known: Mapping[str, str]) -> str | None:
-    """The label of the baseline release of release ``label``.
+def baseline_needs(suites: Sequence[SuiteConfig]) -> list[BaselineNeed]:
+    """Every drift expectation of the suites with the baseline column it reads."""
+    needs = []
+    for suite in suites:
+        for cfg in suite.expectations:
+            if cfg.name not in DRIFT_EXPECTATIONS:
+                continue
+            baseline = str(cfg.kwargs.get("baseline") or PREVIOUS)
+            column = cfg.kwargs.get("baseline_column") or default_baseline_column(
+                str(cfg.kwargs.get("prediction_column")), baseline)
+            needs.append(BaselineNeed(str(column), baseline, suite, cfg))
+    return needs
 
-    ``order`` is the checkpoint's release order; ``known`` maps every label and key of the
-    predictions to its label. ``previous`` is the release before ``label`` in ``order``
-    (None for the first); a pinned baseline is looked up in ``known`` (None when unknown,
-    which the runner reports as a configuration error before it runs).
+
+def check_baselines(needs: Sequence[BaselineNeed], data: ReleaseData, checkpoint_name: str,
+                    checkpoint_path: object) -> list[ConfigIssue]:
+    """A pinned baseline must be a release of the checkpoint's predictions; one column, one baseline."""
+    from .config import ConfigIssue
+
+    issues: list[ConfigIssue] = []
+    releases = data.all_releases() if needs else []
+    labels = [r.label for r in releases]
+    known = {r.key for r in releases} | set(labels)
+    filled: dict[str, str] = {}
+    for need in needs:
+        cfg = need.expectation
+        line, col = cfg.locations.get("baseline", (cfg.line, None))
+        if need.baseline != PREVIOUS and need.baseline not in known:
+            close = did_you_mean(need.baseline, labels)
+            issues.append(ConfigIssue(
+                str(need.suite.path), line, col,
+                f"{cfg.name}: baseline '{need.baseline}' is not a release of checkpoint '{checkpoint_name}' "
+                f"({checkpoint_path}), whose releases are {quote_list(labels, conjunction='and')}",
+                (f"{close} " if close else "") + "write baseline: previous, or the label of one of these releases"))
+        elif filled.setdefault(need.column, need.baseline) != need.baseline:
+            line, col = cfg.locations.get("baseline_column", (line, col))
+            issues.append(ConfigIssue(
+                str(need.suite.path), line, col,
+                f"{cfg.name}: baseline_column '{need.column}' would hold two baselines "
+                f"('{filled[need.column]}' and '{need.baseline}')",
+                "leave baseline_column out (each baseline gets its own column) or give each baseline its own"))
+    return issues
+
+
+def release_frames(data: ReleaseData, needs: Sequence[BaselineNeed]) -> Callable[[ReleaseSource], pd.DataFrame]:
+    """``frame(release)``: the release's table with the baseline columns its suites read.
+
+    Without drift expectations it is ``data.frame``. The baseline of ``previous`` is the
+    release before in the checkpoint's order (``data.select()``), whatever releases this run
+    validates; each baseline release's prediction is read once per run.
     """
-    if baseline == PREVIOUS:
-        i = list(order).index(label)
-        return order[i - 1] if i > 0 else None
-    return known.get(baseline)
+    if not needs:
+        return data.frame
+    order = data.select(None)
+    labels = [r.label for r in order]
+    every = {**{r.key: r for r in data.all_releases()}, **{r.label: r for r in data.all_releases()}}
+    wanted = {need.column: need.baseline for need in needs}
+    cache: dict[str, pd.DataFrame] = {}
+
+    def table(release: ReleaseSource) -> pd.DataFrame:
+        if release.label not in cache:
+            cache[release.label] = data.frame(release)[[data.id_column, data.prediction_column]]
+        return cache[release.label]
+
+    pinned = {every[baseline].label for baseline in wanted.values() if baseline != PREVIOUS}
+
+    def frame(release: ReleaseSource) -> pd.DataFrame:
+        own = data.frame(release)
+        baselines: dict[str, tuple[str | None, pd.DataFrame | None]] = {}
+        for column, baseline in wanted.items():
+            if baseline == PREVIOUS:
+                i = labels.index(release.label) if release.label in labels else -1
+                base = order[i - 1] if i > 0 else None
+            else:
+                base = every[baseline]  # known: check_baselines ran before
+            baselines[column] = (base.label, table(base)) if base is not None else (None, None)
+        # keep only what a later release can ask for: this release (the next one's previous)
+        # and the pinned baselines
+        for label in [label for label in cache if label not in pinned]:
+            del cache[label]
+        cache[release.label] = own[[data.id_column, data.prediction_column]]
+        return add_baseline_columns(own, id_column=data.id_column, prediction_column=data.prediction_column,
+                                    baselines=baselines)
+
+    return frame
 
 
 def add_baseline_columns(frame: pd.DataFrame, *, id_column: str, prediction_column: str,

@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..baselines import BaselineNeed, baseline_needs, check_baselines, release_frames
 from ..config import (
     CheckpointConfig,
     ConfigError,
@@ -257,6 +258,8 @@ class PreparedRun:
     checkpoint: CheckpointConfig
     suites: tuple[SuiteConfig, ...]
     data: ReleaseData
+    #: baseline columns of the drift expectations (SPEC 10), added to every release table
+    baselines: tuple[BaselineNeed, ...] = ()
 
     @property
     def site_name(self) -> str | None:
@@ -305,9 +308,11 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     extras = _referenced_extra_columns(suites, benchmark_columns)
     data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
+    needs = baseline_needs(suites)
+    issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path))
     if issues:
         raise ConfigError(issues)
-    return PreparedRun(checkpoint=checkpoint, suites=suites, data=data)
+    return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, baselines=tuple(needs))
 
 
 def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
@@ -623,10 +628,23 @@ def _format_q(value: object) -> str:
     return f"{number:g}"
 
 
+#: Label parts of the drift expectations: (parameter naming what is compared, suffix).
+_DRIFT_LABELS = {
+    "expect_statistic_change_to_be_below": ("statistic", "change"),
+    "expect_estimate_change_to_be_below": ("metric", "change"),
+    "expect_release_agreement_to_be_between": ("metric", "agreement"),
+}
+
+
 def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
     """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``."""
     if kind == "expect_statistic_to_match_benchmark_estimate":
         return f"{kwargs.get('statistic', '?')}_vs_benchmark"
+    if kind in _DRIFT_LABELS:  # drift checks (SPEC 10): what changed, against the baseline
+        what = str(kwargs.get(_DRIFT_LABELS[kind][0], "?"))
+        if what == "hill_number" and "q" in kwargs:
+            what = f"hill_number(q={_format_q(kwargs['q'])})"
+        return f"{what}_{_DRIFT_LABELS[kind][1]}"
     label = kind.removeprefix("expect_").removeprefix("estimated_")
     label = label.removesuffix("_to_be_between")
     if label == "hill_number" and "q" in kwargs:
@@ -881,7 +899,8 @@ def run_checkpoint(
     project_dir = checkpoint.project_dir
     _check_project_dir(project_dir, checkpoint)
     names = release_file_names(r.label for r in selected)
-    tables = {r.label: _parquet_bytes(prepared.data.frame(r)) for r in selected}
+    frame = release_frames(prepared.data, prepared.baselines)  # with the drift checks' baseline columns
+    tables = {r.label: _parquet_bytes(frame(r)) for r in selected}
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         _check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):

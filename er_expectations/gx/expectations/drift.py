@@ -28,7 +28,7 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...baselines import PREVIOUS, baseline_label, default_baseline_column
+from ...baselines import DRIFT_EXPECTATIONS, PREVIOUS, baseline_label, default_baseline_column
 from ...drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
 from ...stats import METRICS
 from ...text import fmt_level, fmt_number, format_number, statistic_label
@@ -50,7 +50,7 @@ from .estimated import _SampledExpectation, design_fragment
 from .summary import parse_q
 
 __all__ = [
-    "DRIFT_EXPECTATION_TYPES",
+    "DRIFT_EXPECTATIONS",
     "ExpectEstimateChangeToBeBelow",
     "ExpectReleaseAgreementToBeBetween",
     "ExpectStatisticChangeToBeBelow",
@@ -431,11 +431,3 @@ class ExpectReleaseAgreementToBeBetween(_DriftExpectation, BoundedExpectation):
                                     f"{agreement.baseline_clusters:,} in the baseline)")
         self._attach_diff(details, metrics, ok, runtime_configuration)
         return {"success": bool(ok), "result": {"observed_value": json_number(value), "details": details}}
-
-
-#: Registry names of the expectations that need a baseline column (the runner adds it).
-DRIFT_EXPECTATION_TYPES: tuple[str, ...] = (
-    "expect_statistic_change_to_be_below",
-    "expect_estimate_change_to_be_below",
-    "expect_release_agreement_to_be_between",
-)
