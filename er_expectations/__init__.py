@@ -25,6 +25,19 @@ from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
 __version__ = "0.1.0"
 
+#: Names exported on first use (their modules are not imported with the package).
+_LAZY = {"diff_releases": "er_expectations.drift"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'er_expectations' has no attribute {name!r}")
+
 __all__ = [
     "InputError",
     "Release",
@@ -33,6 +46,7 @@ __all__ = [
     "TRUE_STATISTICS",
     "UndefinedMetricWarning",
     "cluster_errors",
+    "diff_releases",
     "estimate",
     "exact_metrics",
     "summarize",

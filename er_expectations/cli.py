@@ -1,4 +1,4 @@
-"""Command line: ``er-expectations summarize|estimate|run|validate|init``.
+"""Command line: ``er-expectations summarize|estimate|run|validate|init|diff``.
 
 Exit codes, one meaning each (:data:`EXIT_CODES`):
 
@@ -281,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
         add_gx_commands = None
     if add_gx_commands is not None:
         add_gx_commands(sub)
+    from .cli_drift import add_drift_commands
+
+    add_drift_commands(sub)
     for command in sub.choices.values():  # --debug after the command name too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="print the traceback of an error")
