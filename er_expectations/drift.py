@@ -28,7 +28,7 @@ import pandas as pd
 
 from .engines.base import WeightsSpec
 from .engines.pairs import ReleasePair
-from .engines.pandas import PandasRelease
+from .engines.pandas import PandasRelease, _check_column, _check_frame
 from .errors import InputError, UndefinedMetricWarning
 from .hints import did_you_mean
 from .stats import PERFORMANCE_METRICS, check_beta, check_ci_level, parse_hill_orders, summary_statistics
@@ -144,7 +144,11 @@ def statistic_change_of(pair: ReleasePair, statistic: str, *, q: float | None = 
                            pair.baseline.n_records, clusters_c, clusters_b, q)
 
 
-def _pair(df: pd.DataFrame, current: Hashable, baseline: Hashable, record_id: Hashable | None) -> ReleasePair:
+def _pair(df: pd.DataFrame, current: Hashable, baseline: Hashable, record_id: Hashable | None,
+          roles: tuple[str, str] = ("prediction", "baseline")) -> ReleasePair:
+    _check_frame(df)
+    for column, role in zip((current, baseline), roles, strict=True):
+        _check_column(df, column, role)
     return ReleasePair(PandasRelease(df, prediction=current, record_id=record_id),
                        PandasRelease(df, prediction=baseline))
 
@@ -356,6 +360,6 @@ def diff_releases(df: pd.DataFrame, before: Hashable, after: Hashable, *, record
     ``seed``, with the clusters they come from and their most frequent names (``name``).
     ``record_id`` (or None) checks that each record appears once.
     """
-    return diff_of(_pair(df, after, before, record_id), name=name, examples=examples, seed=seed,
+    return diff_of(_pair(df, after, before, record_id, ("after", "before")), name=name, examples=examples, seed=seed,
                    before=str(before), after=str(after))
 
