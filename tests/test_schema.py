@@ -100,7 +100,7 @@ def test_yaml_parameters_are_exactly_the_gx_fields(name):
 def _valid(param) -> object:
     """A value every expectation accepts for a parameter of this kind."""
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
-               "weights": {"column": "w"}}
+               "weights": {"column": "w"}, "max_change": 0.05}
     if param.name in special:
         return special[param.name]
     if param.kind == "str":
@@ -114,15 +114,22 @@ def _valid(param) -> object:
     raise AssertionError(f"no valid value for {param.name} ({param.kind})")
 
 
+def _all_valid(name: str, spec) -> dict[str, object]:
+    # exactly one threshold for a statistic change: the relative one is left out, as nobody wrote it
+    skip = {"max_relative_change"} if name == STAT_CHANGE else set()
+    return {param.name: _valid(param) for param in spec.params if param.name not in skip}
+
+
 def test_every_gx_parameter_loads_from_yaml_and_builds_the_gx_expectation(tmp_path):
-    entries = [(name, {param.name: _valid(param) for param in spec.params}) for name, spec in sorted(REGISTRY.items())]
+    entries = [(name, _all_valid(name, spec)) for name, spec in sorted(REGISTRY.items())]
     path = tmp_path / "all.yml"
     path.write_text(suite_text(entries), encoding="utf-8")
     suite = load_suite(path)
     for (name, written), cfg in zip(entries, suite.expectations, strict=True):
         assert cfg.name == name
         assert cfg.kwargs == written  # every parameter reached the kwargs, as written
-        assert set(cfg.kwargs) == set(get_expectation_impl(name).parameter_fields())
+        skipped = {"max_relative_change"} if name == STAT_CHANGE else set()
+        assert set(cfg.kwargs) == set(get_expectation_impl(name).parameter_fields()) - skipped
     gx_suite = suite_from_config(suite)
     assert [exp.expectation_type for exp in gx_suite.expectations] == [name for name, _ in entries]
 
@@ -135,10 +142,23 @@ BENCHMARK = "expect_statistic_to_match_benchmark_estimate"
 HILL = "expect_hill_number_to_be_between"
 
 
+STAT_CHANGE = "expect_statistic_change_to_be_below"
+#: A kwarg value meaning "leave this parameter out" (of the base kwargs).
+DROP = object()
+EST_CHANGE = "expect_estimate_change_to_be_below"
+AGREEMENT = "expect_release_agreement_to_be_between"
+
+
 def _base(name: str) -> dict[str, object]:
     base: dict[str, object] = {"prediction_column": "p"}
-    if "estimated" in name or name == BENCHMARK:
+    if "estimated" in name or name in (BENCHMARK, EST_CHANGE):
         base["reference_column"] = "r"
+    if name == STAT_CHANGE:
+        base.update({"statistic": "average_cluster_size", "max_change": 1.0})
+    if name in (EST_CHANGE, AGREEMENT):
+        base["metric"] = "pairwise_recall"
+    if name == EST_CHANGE:
+        base["max_change"] = 0.05
     if name in ("expect_homonymy_rate_to_be_between", "expect_name_variation_rate_to_be_between"):
         base["name_column"] = "n"
     return base
@@ -171,12 +191,24 @@ BAD = [
     (PRECISION, {"min_value": 0.5, "weights": {"col": "w"}}, "weights"),
     (BENCHMARK, {"statistic": "homonymy_rate"}, "'name_column' is required when statistic is 'homonymy_rate'"),
     (BENCHMARK, {"statistic": "precision"}, "statistic"),
+    (STAT_CHANGE, {"max_relative_change": 0.1}, "give exactly one of 'max_change' (absolute) or "
+                                                "'max_relative_change' (relative), not both"),
+    (STAT_CHANGE, {"max_change": DROP}, "give exactly one of 'max_change'"),
+    (STAT_CHANGE, {"max_change": -0.5}, "max_change: must be >= 0, got -0.5"),
+    (STAT_CHANGE, {"statistic": "hill_number"}, "statistic 'hill_number' needs its order q"),
+    (STAT_CHANGE, {"statistic": "n_records"}, "statistic"),
+    (STAT_CHANGE, {"diff_examples": 101}, "diff_examples: must be <= 100, got 101"),
+    (EST_CHANGE, {"max_change": 0}, "max_change: must be > 0, got 0"),
+    (EST_CHANGE, {"max_change": 5}, "max_change: must be <= 1, got 5"),
+    (EST_CHANGE, {"metric": "average_cluster_size"}, "metric"),
+    (AGREEMENT, {"min_value": 1.5}, "min_value: must be <= 1, got 1.5"),
+    (AGREEMENT, {}, f"{AGREEMENT} needs at least one of 'min_value' or 'max_value'"),
 ]
 
 
 @pytest.mark.parametrize(("name", "kwargs", "words"), BAD)
 def test_a_suite_and_the_gx_constructor_refuse_the_same_values(name, kwargs, words):
-    given_kwargs = {**_base(name), **kwargs}
+    given_kwargs = {k: v for k, v in {**_base(name), **kwargs}.items() if v is not DROP}
     issues = yaml_issues(name, given_kwargs)
     error = gx_error(name, given_kwargs)
     assert len(issues) == 1, issues
@@ -197,12 +229,17 @@ GOOD = [
     (PRECISION, {"min_value": 0.5, "ci_level": 0.5, "n_boot": 100, "seed": 0, "ci_method": "bootstrap"}),
     (BENCHMARK, {"statistic": "homonymy_rate", "name_column": "n"}),
     (BENCHMARK, {"statistic": "matching_rate"}),
+    (STAT_CHANGE, {"max_change": DROP, "max_relative_change": 0.15, "baseline": "2020-06-30"}),
+    (STAT_CHANGE, {"statistic": "hill_number", "q": math.inf}),
+    (STAT_CHANGE, {"statistic": "name_variation_rate", "name_column": "n", "baseline_column": "b"}),
+    (EST_CHANGE, {"max_change": 1, "ci_level": 0.9, "beta": 2.0}),
+    (AGREEMENT, {"metric": "cluster_f", "min_value": 0.5, "beta": 0.5}),
 ]
 
 
 @pytest.mark.parametrize(("name", "kwargs"), GOOD)
 def test_a_suite_and_the_gx_constructor_accept_the_same_values(name, kwargs):
-    given_kwargs = {**_base(name), **kwargs}
+    given_kwargs = {k: v for k, v in {**_base(name), **kwargs}.items() if v is not DROP}
     assert yaml_issues(name, given_kwargs) == []
     assert gx_error(name, given_kwargs) is None
 
@@ -232,8 +269,12 @@ def test_any_number_is_refused_by_both_or_by_neither(target, value):
         kwargs["q"] = 2
     if name == BENCHMARK:
         kwargs["statistic"] = "matching_rate"
-    elif param not in ("min_value", "max_value"):
+    elif param not in ("min_value", "max_value") and "min_value" in REGISTRY[name].model.parameter_fields():
         kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
+    if name == STAT_CHANGE and param == "max_relative_change":
+        kwargs.pop("max_change")  # one threshold at a time
+    if name == STAT_CHANGE and param == "q":
+        kwargs["statistic"] = "hill_number"
     kwargs[param] = value
     issues = yaml_issues(name, kwargs)
     error = gx_error(name, kwargs)
