@@ -64,7 +64,15 @@ def _from_checkpoint(args: argparse.Namespace) -> tuple[pd.DataFrame, str, str, 
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .cli import EXIT_OK, _check_output, _emit, _json_default, _load_frame, _name_arg, _needed_name_cols
+    from .cli import (
+        EXIT_OK,
+        _check_output,
+        _emit,
+        _json_default,
+        _load_frame,
+        _name_arg,
+        _needed_name_cols,
+    )
     from .drift import diff_releases
 
     _check_output(args.output)

@@ -31,7 +31,13 @@ from .engines.pairs import ReleasePair
 from .engines.pandas import PandasRelease, _check_column, _check_frame
 from .errors import InputError, UndefinedMetricWarning
 from .hints import did_you_mean
-from .stats import PERFORMANCE_METRICS, check_beta, check_ci_level, parse_hill_orders, summary_statistics
+from .stats import (
+    PERFORMANCE_METRICS,
+    check_beta,
+    check_ci_level,
+    parse_hill_orders,
+    summary_statistics,
+)
 from .stats.drift import CHANGE_CLASSES, PairedChange, classify_clusters, paired_change
 from .stats.exact import exact_metrics_from_contingency
 from .text import statistic_label
