@@ -68,7 +68,10 @@ def baseline_label(df: pd.DataFrame, baseline_column: Hashable) -> str | None:
     column = baseline_label_column(baseline_column)
     if column not in df.columns:
         return None
-    values = df[column].dropna()
+    values = df[column]
+    if len(values) and not pd.isna(values.iloc[0]):  # the runner writes one label on every row
+        return str(values.iloc[0])
+    values = values.dropna()
     return str(values.iloc[0]) if len(values) else None
 
 

@@ -232,6 +232,42 @@ def test_missing_baseline_column_is_a_clear_error(context):
     assert "prediction__baseline" in str(r.exception_info)
 
 
+def test_the_baseline_is_aggregated_once_per_batch(context, monkeypatch):
+    """Six drift checks of three kinds read one baseline column: its release (the factorisation
+    of the column) is built once, and the benchmark restricted to it once."""
+    from er_expectations.engines import pandas as engine
+
+    built: list[object] = []
+    samples: list[object] = []
+    init, sample = engine.PandasRelease.__init__, engine.PandasRelease.benchmark_sample
+
+    def counting_init(self, df, *, prediction, record_id=None):
+        built.append(prediction)
+        init(self, df, prediction=prediction, record_id=record_id)
+
+    def counting_sample(self, **kwargs):
+        samples.append(self.prediction)
+        return sample(self, **kwargs)
+
+    monkeypatch.setattr(engine.PandasRelease, "__init__", counting_init)
+    monkeypatch.setattr(engine.PandasRelease, "benchmark_sample", counting_sample)
+    exps = [
+        ExpectStatisticChangeToBeBelow(prediction_column="prediction", statistic="average_cluster_size",
+                                       max_change=10),
+        ExpectStatisticChangeToBeBelow(prediction_column="prediction", statistic="matching_rate", max_change=1),
+        ExpectReleaseAgreementToBeBetween(prediction_column="prediction", metric="pairwise_recall", min_value=0),
+        ExpectReleaseAgreementToBeBetween(prediction_column="prediction", metric="cluster_f", min_value=0),
+        ExpectEstimateChangeToBeBelow(prediction_column="prediction", reference_column="truth",
+                                      metric="pairwise_recall", max_change=1),
+        ExpectEstimateChangeToBeBelow(prediction_column="prediction", reference_column="truth",
+                                      metric="b_cubed_f", max_change=1),
+    ]
+    res = validate(context, releases_frame(), exps, "aggregated_once")
+    assert res.success
+    assert built.count("prediction__baseline") == 1 and built.count("prediction") == 1
+    assert samples.count("prediction__baseline") == 1 and samples.count("prediction") == 1
+
+
 # -- the runner: baselines in the release tables ---------------------------------------------------
 
 
@@ -293,6 +329,33 @@ def test_release_tables_carry_the_baseline_columns(drift_run):
     assert (table.set_index("rid")["prediction__baseline"] == pred["pred_beta"]).all()
 
 
+def test_previous_is_taken_in_the_checkpoint_order_whatever_the_run_selects(tmp_path):
+    path = make_toy(tmp_path, suite=DRIFT_SUITE.format(pinned="alpha"))
+    report = run_checkpoint(path, releases=["gamma"], progress=False, out=io.StringIO())
+    change = _results(report, "gamma")["expect_statistic_change_to_be_below:"]["result"]["details"]
+    assert change["baseline"] == "beta" and change["skipped"] is False
+
+
+def test_per_release_files_get_their_baseline_by_record_id(tmp_path):
+    """One file per release, rows in different orders and a record missing from one file."""
+    checkpoint = CHECKPOINT.replace(
+        '    path: ../data/predictions.parquet\n    id_column: rid\n    columns: "pred_*"',
+        "    files: {alpha: ../data/alpha.parquet, beta: ../data/beta.parquet, gamma: ../data/gamma.parquet}\n"
+        "    id_column: rid\n    prediction_column: prediction")
+    assert "files:" in checkpoint
+    path = make_toy(tmp_path, suite=DRIFT_SUITE.format(pinned="alpha"), checkpoint=checkpoint)
+    pred = pd.read_parquet(tmp_path / "data" / "predictions.parquet")
+    for i, label in enumerate(("alpha", "beta", "gamma")):
+        part = pred[["rid", f"pred_{label}"]].rename(columns={f"pred_{label}": "prediction"}).dropna()
+        part.sample(frac=1.0, random_state=i).to_parquet(tmp_path / "data" / f"{label}.parquet", index=False)
+    report = run_checkpoint(path, progress=False, out=io.StringIO())
+    for label, previous in (("beta", "alpha"), ("gamma", "beta")):
+        change = _results(report, label)["expect_statistic_change_to_be_below:"]["result"]["details"]
+        py = statistic_change(pred, f"pred_{label}", f"pred_{previous}")
+        assert (change["baseline"], change["current"], change["baseline_value"], change["common_records"]) == (
+            previous, pytest.approx(py.current), pytest.approx(py.baseline), py.common_records)
+
+
 def test_runner_without_drift_checks_adds_no_column(tmp_path):
     path = make_toy(tmp_path)
     prepared = prepare_run(path)
@@ -330,5 +393,3 @@ def test_agreement_of_empty_pair_is_undefined_with_reason():
     res = agreement_of(ReleasePair(PandasRelease(df, prediction="a"), PandasRelease(df, prediction="b")))
     assert all(math.isnan(v) for v in res.values.values()) and "no record in common" in res.notes["pairwise_recall"]
 
-
-_ = CHECKPOINT
