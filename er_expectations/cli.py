@@ -11,6 +11,8 @@ Exit codes, one meaning each (:data:`EXIT_CODES`):
 * 4 an internal error of er-expectations (a bug: please report it; ``--debug`` shows the
   traceback);
 * 5 the GX project stayed locked by another run longer than ``--lock-timeout``;
+* 6 (``run``) every release passed, but the history store could not be written: the
+  validation results and Data Docs are kept, the message names the store;
 * 130 interrupted (Ctrl-C).
 
 Problems are printed as one line each on stderr, never as a traceback unless ``--debug``
@@ -30,6 +32,7 @@ import pandas as pd
 from .errors import InputError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
+EXIT_HISTORY = 6
 EXIT_INTERRUPTED = 130
 #: What every exit code means (documented in ``--help`` and the README).
 EXIT_CODES: dict[int, str] = {
@@ -39,6 +42,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_INCOMPLETE: "an expectation could not be computed (it raised an error)",
     EXIT_INTERNAL: "internal error of er-expectations (a bug; --debug shows the traceback)",
     EXIT_BUSY: "the project stayed locked by another run longer than --lock-timeout",
+    EXIT_HISTORY: "the releases passed but the history store could not be written (results and Data Docs kept)",
     EXIT_INTERRUPTED: "interrupted",
 }
 
@@ -284,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_drift import add_drift_commands
 
     add_drift_commands(sub)
+    from .history.cli import add_history_command
+
+    add_history_command(sub)
     for command in sub.choices.values():  # --debug after the command name too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="print the traceback of an error")

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .cli import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+from .cli import EXIT_FAILED, EXIT_HISTORY, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from .config import ConfigError, ConfigIssue
 from .errors import InputError
 
@@ -63,7 +63,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         _print_issues(error.issues, what="nothing was run and nothing was written")
         return EXIT_USAGE
-    return {"failed": EXIT_FAILED, "error": EXIT_INCOMPLETE}.get(report.status, EXIT_OK)
+    code = {"failed": EXIT_FAILED, "error": EXIT_INCOMPLETE}.get(report.status, EXIT_OK)
+    if report.history_problem is not None:
+        print(f"er-expectations: error: the history was not recorded: {report.history_problem}",
+              file=sys.stderr)
+        if code == EXIT_OK:  # a failed or broken release says more; the message says both
+            code = EXIT_HISTORY
+    return code
 
 
 # -- validate ----------------------------------------------------------------------------
@@ -315,7 +321,8 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
         description="Validate every release of a checkpoint file and build Data Docs. "
         "Exit code 0: every critical expectation passed; 1: one failed; 2: a configuration, "
         "data or usage error (nothing is written then); 3: an expectation could not be "
-        "computed; 4: internal error; 5: the project stayed locked by another run.",
+        "computed; 4: internal error; 5: the project stayed locked by another run; 6: every "
+        "release passed but the history store could not be written.",
     )
     p.add_argument("checkpoint", help="checkpoint file (checkpoints/<name>.yml)")
     p.add_argument(

@@ -56,6 +56,7 @@ from pydantic import (
 
 from ..names import name_problem
 from .errors import IssueCollector, did_you_mean, quote_list
+from .history import HistoryConfig
 from .models import ConfigModel, Text, name_list, node_locations, problem, validate_node
 from .yamlnodes import Node, compose_file
 
@@ -475,6 +476,7 @@ class CheckpointConfig(ConfigModel):
         list[Annotated[ActionConfig, BeforeValidator(_action_entry)]],
         AfterValidator(_action_lines),
     ] = ()
+    history: HistoryConfig = HistoryConfig()
     _path: Path = PrivateAttr()
     _locations: dict[str, tuple[int, int]] = PrivateAttr(default_factory=dict)
 

@@ -174,6 +174,10 @@ class RunReport:
     releases: list[ReleaseOutcome] = field(default_factory=list)
     data_docs_index: Path | None = None
     elapsed: float = 0.0
+    #: One line on the history store (``None`` when disabled); ``history_problem`` when it
+    #: could not be written (the results and Data Docs are kept; exit code 6).
+    history: str | None = None
+    history_problem: str | None = None
 
     @property
     def status(self) -> Status:
@@ -209,6 +213,8 @@ class RunReport:
             "success": self.success,
             "status": self.status,
             "data_docs_index": str(self.data_docs_index) if self.data_docs_index else None,
+            "history": self.history,
+            "history_problem": self.history_problem,
             "releases": [
                 {
                     "label": r.label,
@@ -303,6 +309,9 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     where = IssueCollector(str(checkpoint.path))
     _check_batch_layout(checkpoint, where)
     issues.extend(where.issues)
+    from ..history.record import check_history
+
+    issues.extend(check_history(checkpoint))  # e.g. history.url: ${VAR} that is not set
     bench = checkpoint.data.benchmark
     benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
@@ -963,6 +972,9 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
     combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions])
     labels_by_result: dict[Any, str] = {}
+    from ..history.record import HistoryRecorder
+
+    history = HistoryRecorder.start(checkpoint, [r.label for r in prepared.data.all_releases()], out=out)
     bar = tqdm(
         selected,
         desc=f"validating {checkpoint.name}",
@@ -974,7 +986,8 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     try:
         for release in bar:
             bar.set_postfix_str(release.label, refresh=False)
-            result = per_release[release.label].run(run_id=run_id)
+            with history.validating(release.label, run_id.run_name):
+                result = per_release[release.label].run(run_id=run_id)
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
             for identifier, validation in result.run_results.items():
                 labels_by_result[identifier] = release.label
@@ -988,8 +1001,11 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
                 if result_file is not None:
                     outcome.result_files.append(result_file)
             report.releases.append(outcome)
+            history.record(release.label, result, status=outcome.status)  # one transaction
     finally:
         bar.close()
+        history.close()
+    report.history, report.history_problem = history.summary(), history.problem
 
     # (e) Data Docs: this run's pages, the pages an interrupted run missed and the index
     if site is not None:
@@ -1032,6 +1048,8 @@ def _print_summary(report: RunReport, out: TextIO) -> None:
             f"{len(warnings)} warning/info expectation(s) failed (reported, not failing the run).",
             file=out,
         )
+    if report.history is not None:
+        print(report.history, file=out)
     if report.data_docs_index is not None:
         print(f"Data Docs: {report.data_docs_index}", file=out)
     else:

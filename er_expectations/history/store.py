@@ -1,0 +1,724 @@
+"""The history store: every release a checkpoint validates, with what each expectation observed.
+
+One row per *release run* (checkpoint, release label, its position among the checkpoint's
+releases, a ``version`` that counts reruns of the release, the GX run id, the time and the
+release's status) and one row per *expectation result* (suite, expectation type, the
+identifying parameters, the observed value or estimate with its standard error and
+interval, success, severity). Drift checks (SPEC 10) read a statistic's series over
+releases back with :meth:`HistoryStore.series`.
+
+Where it lives: by default one SQLite file in the GX project,
+``<project_dir>/er_history.sqlite`` (:func:`default_url`); any SQLAlchemy URL gives a
+shared database (``history: {url: ${ER_HISTORY_URL}}`` in the checkpoint file).
+
+Guarantees:
+
+* a release run is written in ONE transaction (run row and all its results), so a failed,
+  killed or concurrent writer leaves either the whole release run or nothing; SQLite
+  writers take the database's write lock when the transaction begins (``BEGIN
+  IMMEDIATE``) and wait for each other (``busy timeout``); on a server database two
+  writers of the same release that pick the same ``version`` collide on a unique
+  constraint and the later one retries;
+* the schema is created and upgraded by the Alembic migrations shipped in the package
+  (``migrations/``), under a lock; a database whose schema is newer than this version of
+  er-expectations knows is refused with a clear error;
+* every message names the database by its URL with the password masked (:func:`mask_url`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .schema import RESULTS, RUNS, VERSION_TABLE
+
+__all__ = [
+    "HISTORY_FILE",
+    "NON_IDENTIFYING_KWARGS",
+    "HistoryError",
+    "HistoryStore",
+    "ReleaseRun",
+    "ResultRecord",
+    "SERIES_COLUMNS",
+    "default_url",
+    "identifying_kwargs",
+    "kwargs_key",
+    "mask_url",
+    "resolve_url",
+]
+
+#: File name of the embedded store inside the GX project folder (``project_dir``).
+HISTORY_FILE = "er_history.sqlite"
+#: Expectation parameters that say what is *acceptable*, not what is *measured*: they do not
+#: identify a series (changing a threshold keeps the history of the statistic).
+NON_IDENTIFYING_KWARGS: frozenset[str] = frozenset({
+    "min_value", "max_value", "strict_min", "strict_max", "bound", "severity", "mostly",
+    "result_format", "catch_exceptions", "include_config", "meta", "notes", "description", "id",
+    "batch_id", "rendered_content", "ci_level", "ci_method", "n_boot", "seed", "windows",
+})
+_MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_SQLITE_BUSY_TIMEOUT = 60.0  # seconds a SQLite writer waits for another one
+_WRITE_ATTEMPTS = 8  # a server database: retries when two writers picked the same version
+_ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class HistoryError(InputError):
+    """The history store cannot be opened, read or written (the message names it, password masked)."""
+
+
+# -- URLs ---------------------------------------------------------------------------------
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (any text if it is no URL)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError, TypeError):
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(url))
+
+
+def _scrub(text: str, url: str) -> str:
+    """``text`` without the password of ``url`` (a driver may quote the connection string)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        password = make_url(url).password
+    except (ArgumentError, ValueError, TypeError):
+        password = None
+    text = text.replace(url, mask_url(url))
+    if password:
+        from urllib.parse import quote
+
+        for secret in {str(password), quote(str(password), safe="")}:
+            text = text.replace(secret, "***")
+    return text
+
+
+def default_url(project_dir: str | os.PathLike) -> str:
+    """The embedded store of a GX project: ``sqlite:///<project_dir>/er_history.sqlite``."""
+    return f"sqlite:///{Path(project_dir).resolve() / HISTORY_FILE}"
+
+
+def resolve_url(text: str, *, base: str | os.PathLike | None = None,
+                environ: Mapping[str, str] | None = None, where: str = "history.url") -> str:
+    """The SQLAlchemy URL written as ``text``: ``${VAR}`` replaced from the environment; a
+    text without ``://`` is a SQLite file (relative to ``base``, the checkpoint's folder).
+
+    Raises :class:`HistoryError` naming ``where`` for a variable that is not set or a text
+    that is not a URL.
+    """
+    env = os.environ if environ is None else environ
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if not _ENV_NAME.fullmatch(name):
+            raise HistoryError(f"{where}: '${{{name}}}' is not an environment variable reference; "
+                               "write ${NAME} with letters, digits and underscores")
+        value = env.get(name)
+        if value is None or value == "":
+            raise HistoryError(f"{where}: the environment variable {name} is not set; export it with the "
+                               f"database URL (e.g. {name}=postgresql+psycopg://user:password@host/db)")
+        return value
+
+    url = _ENV_REFERENCE.sub(substitute, text).strip()
+    if not url:
+        raise HistoryError(f"{where}: empty database URL")
+    if "://" not in url:  # a file path: the embedded SQLite store
+        path = Path(url).expanduser()
+        if not path.is_absolute() and base is not None:
+            path = Path(base) / path
+        return f"sqlite:///{path.resolve()}"
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as error:
+        raise HistoryError(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
+                           "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite") from None
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        path = Path(parsed.database).expanduser()
+        if not path.is_absolute() and base is not None:
+            return parsed.set(database=str((Path(base) / path).resolve())).render_as_string(hide_password=False)
+    return url
+
+
+# -- what is recorded ---------------------------------------------------------------------
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        try:
+            return _json_safe(value.item())
+        except (TypeError, ValueError):
+            return str(value)
+    return value if value is None or isinstance(value, str | int | float | bool) else str(value)
+
+
+def identifying_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters that say *what* an expectation measures (thresholds etc. left out)."""
+    return {k: _json_safe(v) for k, v in sorted(kwargs.items())
+            if k not in NON_IDENTIFYING_KWARGS and v is not None}
+
+
+def kwargs_key(kwargs: Mapping[str, Any]) -> str:
+    """A short stable key of :func:`identifying_kwargs` (the first 32 hex digits of SHA-256)."""
+    text = json.dumps(identifying_kwargs(kwargs), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRecord:
+    """One expectation's result on one release (a row of ``er_history_results``).
+
+    ``value`` is the observed value (a statistic, or the point estimate of an estimated
+    metric); ``estimate``, ``std_error``, ``ci_lower``, ``ci_upper``, ``ci_level`` describe
+    an estimate when the expectation computed one (SPEC 5-7), else ``None``.
+    """
+
+    suite: str
+    expectation_type: str
+    kwargs: Mapping[str, Any]
+    label: str
+    severity: str
+    success: bool
+    metric: str | None = None
+    column: str | None = None
+    value: float | None = None
+    estimate: float | None = None
+    std_error: float | None = None
+    ci_lower: float | None = None
+    ci_upper: float | None = None
+    ci_level: float | None = None
+    error: str | None = None
+    observed_text: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        ident = identifying_kwargs(self.kwargs)
+        return {
+            "suite": self.suite,
+            "expectation_type": self.expectation_type,
+            "metric": self.metric,
+            "column_name": self.column,
+            "kwargs_key": kwargs_key(self.kwargs),
+            "kwargs_json": json.dumps(ident, sort_keys=True, ensure_ascii=False),
+            "label": self.label,
+            "severity": self.severity,
+            "success": bool(self.success),
+            "error": self.error,
+            "value": _number(self.value),
+            "estimate": _number(self.estimate),
+            "std_error": _number(self.std_error),
+            "ci_lower": _number(self.ci_lower),
+            "ci_upper": _number(self.ci_upper),
+            "ci_level": _number(self.ci_level),
+            "observed_text": self.observed_text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseRun:
+    """One release validated by one run: what :meth:`HistoryStore.record` writes at once."""
+
+    checkpoint: str
+    release: str
+    status: str
+    results: Sequence[ResultRecord] = field(default_factory=tuple)
+    position: int | None = None
+    gx_run_name: str | None = None
+    gx_run_time: datetime | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.status in ("passed", "warnings")
+
+
+# -- the store ----------------------------------------------------------------------------
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _first_line(error: BaseException) -> str:
+    inner = getattr(error, "orig", None) or error
+    text = str(inner).strip().splitlines()
+    return text[0] if text else type(inner).__name__
+
+
+class HistoryStore:
+    """An open history database (:meth:`open`); use as a context manager or :meth:`close` it.
+
+    ``url`` is the SQLAlchemy URL (with the password); :attr:`display_url` is what messages
+    show. Reading never changes the database; opening with ``create=True`` creates the
+    SQLite file and the schema (or upgrades an older schema).
+    """
+
+    def __init__(self, engine: Any, url: str) -> None:
+        self._engine = engine
+        self.url = url
+        self.display_url = mask_url(url)
+        #: How messages name the store: the file of a SQLite store, else the masked URL.
+        self.where = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else self.display_url
+
+    # -- opening ------------------------------------------------------------------------
+    @classmethod
+    def open(cls, url: str, *, create: bool = True) -> HistoryStore:
+        """Connect to the store at ``url``, creating or upgrading its schema (Alembic).
+
+        With ``create=False`` a SQLite file that does not exist is an error (nothing is
+        created) and an empty database is refused. Raises :class:`HistoryError`.
+        """
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+        shown = mask_url(url)
+        try:
+            parsed = make_url(url)
+        except (ArgumentError, ValueError) as error:
+            raise HistoryError(f"history store {shown}: not a database URL ({error})") from None
+        backend = parsed.get_backend_name()
+        if backend == "sqlite":
+            db = parsed.database
+            if db and db != ":memory:" and not db.startswith("file:"):
+                path = Path(db)
+                if not path.exists():
+                    if not create:
+                        raise HistoryError(
+                            f"no history store at {path}: nothing was recorded yet; "
+                            "run 'er-expectations run <checkpoint>' first (or check history.url)")
+                    try:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                    except OSError as error:
+                        raise HistoryError(f"history store {shown}: cannot create the folder "
+                                           f"{path.parent}: {error.strerror or error}") from None
+                elif path.is_dir():
+                    raise HistoryError(f"history store {shown}: {path} is a folder, not a SQLite file")
+        if backend == "postgresql" and parsed.drivername == "postgresql":
+            parsed = parsed.set(drivername=_postgres_driver())
+            url = parsed.render_as_string(hide_password=False)
+        try:
+            engine = _make_engine(parsed)
+        except (NoSuchModuleError, ImportError) as error:
+            raise HistoryError(
+                f"history store {shown}: no database driver for '{parsed.drivername}' ({_first_line(error)}); "
+                "install it (PostgreSQL: pip install 'psycopg[binary]')") from None
+        store = cls(engine, url)
+        try:
+            store._ensure_schema(create=create)
+        except BaseException:
+            engine.dispose()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"HistoryStore({self.display_url!r})"
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[Any]:
+        """One transaction; database errors become :class:`HistoryError` naming the store."""
+        from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except (HistoryError, IntegrityError):
+            raise  # IntegrityError: the writer decides (another writer took the version)
+        except DBAPIError as error:
+            if error.connection_invalidated or isinstance(error.orig, _connect_errors()):
+                message = f"cannot reach the history database {self.display_url}"
+            else:
+                message = f"history database {self.display_url}: {what} failed"
+            raise HistoryError(_scrub(f"{message}: {_first_line(error)}", self.url)) from None
+        except SQLAlchemyError as error:
+            raise HistoryError(_scrub(f"history database {self.display_url}: {what} failed: "
+                                      f"{_first_line(error)}", self.url)) from None
+
+    # -- schema -------------------------------------------------------------------------
+    def _alembic_config(self, conn: Any) -> Any:
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(_MIGRATIONS))
+        config.attributes["connection"] = conn
+        config.attributes["version_table"] = VERSION_TABLE
+        return config
+
+    def schema_version(self) -> str | None:
+        """The schema version (Alembic revision) of the database, ``None`` when empty."""
+        from alembic.runtime.migration import MigrationContext
+
+        with self._transaction("reading the schema version") as conn:
+            heads = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_heads()
+        return heads[0] if heads else None
+
+    @staticmethod
+    def code_schema_version() -> str:
+        """The newest schema version this er-expectations knows (the head migration)."""
+        from alembic.config import Config
+        from alembic.script import ScriptDirectory
+
+        config = Config()
+        config.set_main_option("script_location", str(_MIGRATIONS))
+        return str(ScriptDirectory.from_config(config).get_current_head())
+
+    def _ensure_schema(self, *, create: bool) -> None:
+        from alembic import command
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+        from alembic.util.exc import CommandError
+
+        with self._transaction("checking the schema") as conn:
+            if conn.dialect.name == "postgresql":  # one migrating process at a time
+                from sqlalchemy import text
+
+                conn.execute(text("SELECT pg_advisory_xact_lock(8134127701)"))
+            config = self._alembic_config(conn)
+            script = ScriptDirectory.from_config(config)
+            heads = tuple(MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+                          .get_current_heads())
+            code_head = script.get_current_head()
+            if heads == (code_head,):
+                return
+            for head in heads:
+                try:
+                    script.get_revision(head)
+                except CommandError:
+                    raise HistoryError(
+                        f"the history database {self.display_url} has schema version '{head}', newer than "
+                        f"this er-expectations knows (up to '{code_head}'); upgrade er-expectations "
+                        "(pip install -U er-expectations) before writing or reading it") from None
+            if not heads and not create:
+                raise HistoryError(f"the history database {self.display_url} holds no history yet; "
+                                   "run 'er-expectations run <checkpoint>' first (or check history.url)")
+            command.upgrade(config, "head")
+
+    # -- writing ------------------------------------------------------------------------
+    def record(self, run: ReleaseRun) -> int:
+        """Write one release run and all its results in ONE transaction; returns its version.
+
+        The version is 1 + the highest version of the same checkpoint and release (a rerun
+        keeps the older rows). Raises :class:`HistoryError`; nothing is written then.
+        """
+        from sqlalchemy import func, insert, select
+        from sqlalchemy.exc import IntegrityError
+
+        from .. import __version__
+
+        rows = [r.row() for r in run.results]
+        for attempt in range(_WRITE_ATTEMPTS):
+            try:
+                with self._transaction("writing the release run") as conn:
+                    latest = conn.execute(
+                        select(func.max(RUNS.c.version)).where(
+                            RUNS.c.checkpoint == run.checkpoint, RUNS.c.release == run.release)
+                    ).scalar()
+                    version = int(latest or 0) + 1
+                    run_id = conn.execute(insert(RUNS).values(
+                        checkpoint=run.checkpoint, release=run.release, position=run.position,
+                        version=version, status=run.status, success=run.success,
+                        gx_run_name=run.gx_run_name, gx_run_time=_utc(run.gx_run_time),
+                        recorded_at=datetime.now(UTC), tool_version=__version__,
+                    )).inserted_primary_key[0]
+                    if rows:
+                        conn.execute(insert(RESULTS), [{**row, "run_id": run_id} for row in rows])
+                return version
+            except IntegrityError as error:
+                if attempt + 1 < _WRITE_ATTEMPTS:
+                    continue  # another writer took this version of the release: count again
+                raise HistoryError(_scrub(f"history database {self.display_url}: writing the release run "
+                                          f"failed: {_first_line(error)}", self.url)) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- reading ------------------------------------------------------------------------
+    def checkpoints(self) -> list[str]:
+        """The checkpoints with recorded runs."""
+        from sqlalchemy import select
+
+        with self._transaction("reading the checkpoints") as conn:
+            return sorted(conn.execute(select(RUNS.c.checkpoint).distinct()).scalars())
+
+    def runs(self, checkpoint: str, *, all_versions: bool = False) -> Any:
+        """The release runs of a checkpoint in release order (latest version of each by default)."""
+        from sqlalchemy import select
+
+        with self._transaction("reading the release runs") as conn:
+            rows = [dict(r) for r in conn.execute(
+                select(RUNS).where(RUNS.c.checkpoint == checkpoint)).mappings()]
+        if not all_versions:
+            rows = _latest(rows, ("release",))
+        return _frame(_in_release_order(rows), [c.name for c in RUNS.columns])
+
+    def _result_rows(self, *, checkpoint: str, expectation_type: str | None, metric: str | None,
+                     column: str | None, suite: str | None, kwargs: Mapping[str, Any] | None,
+                     all_versions: bool) -> list[dict[str, Any]]:
+        from sqlalchemy import select
+
+        query = (select(RUNS.c.release, RUNS.c.position, RUNS.c.version, RUNS.c.status,
+                        RUNS.c.gx_run_name, RUNS.c.gx_run_time, RUNS.c.recorded_at,
+                        *[c for c in RESULTS.columns if c.name != "run_id"])
+                 .select_from(RESULTS.join(RUNS, RESULTS.c.run_id == RUNS.c.id))
+                 .where(RUNS.c.checkpoint == checkpoint))
+        for column_obj, wanted in ((RESULTS.c.expectation_type, expectation_type), (RESULTS.c.metric, metric),
+                                   (RESULTS.c.column_name, column), (RESULTS.c.suite, suite)):
+            if wanted is not None:
+                query = query.where(column_obj == wanted)
+        with self._transaction("reading the history") as conn:
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+        if kwargs:
+            wanted_kwargs = identifying_kwargs(kwargs)
+            rows = [r for r in rows
+                    if all(json.loads(r["kwargs_json"]).get(k) == v for k, v in wanted_kwargs.items())]
+        for row in rows:
+            row["column"] = row.pop("column_name")
+        if not all_versions:
+            rows = _latest(rows, ("release", "suite", "kwargs_key", "expectation_type"))
+        return _in_release_order(rows)
+
+    def results(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
+                column: str | None = None, suite: str | None = None,
+                kwargs: Mapping[str, Any] | None = None, all_versions: bool = False) -> Any:
+        """Every recorded result matching the filters, one row per release run and expectation.
+
+        ``kwargs`` keeps the expectations whose identifying parameters include these
+        values (e.g. ``{"q": 2}``). Latest version of each release by default. Same
+        columns as :meth:`series`.
+        """
+        rows = self._result_rows(checkpoint=checkpoint, expectation_type=expectation_type, metric=metric,
+                                 column=column, suite=suite, kwargs=kwargs, all_versions=all_versions)
+        return _frame(rows, SERIES_COLUMNS)
+
+    def series(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
+               column: str | None = None, suite: str | None = None, kwargs: Mapping[str, Any] | None = None,
+               last: int | None = None, before_release: str | None = None,
+               before_position: int | None = None, all_versions: bool = False) -> Any:
+        """ONE expectation's values over the releases of a checkpoint, in release order.
+
+        A :class:`pandas.DataFrame` with one row per release (the latest run of each;
+        every run with ``all_versions=True``) and the columns :data:`SERIES_COLUMNS`:
+        ``release``, ``position``, ``version``, ``value``, ``estimate``, ``std_error``,
+        ``ci_lower``, ``ci_upper``, ``ci_level``, ``success``, ``severity``, ``error``,
+        ``status`` (of the release run), ``gx_run_name``, ``gx_run_time``, ``recorded_at``
+        (UTC), ``suite``, ``expectation_type``, ``metric``, ``column``, ``kwargs_key``,
+        ``kwargs_json``, ``label``, ``observed_text``. ``value`` is NaN for a run where the
+        expectation raised (``error`` says why).
+
+        ``before_release`` keeps the releases before that one (by its recorded position,
+        or ``before_position`` when it is not recorded yet, e.g. while it is validated);
+        the release itself is never included. ``last`` keeps the last n of them.
+        Raises :class:`HistoryError` when the filters match several expectations (add
+        ``suite``, ``column`` or ``kwargs``) or name a release that is not recorded.
+        """
+        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
+            raise HistoryError(f"last: expected a whole number >= 1, got {last!r}")
+        rows = self._result_rows(checkpoint=checkpoint, expectation_type=expectation_type, metric=metric,
+                                 column=column, suite=suite, kwargs=kwargs, all_versions=all_versions)
+        keys = {(r["suite"], r["expectation_type"], r["kwargs_key"]): r["kwargs_json"] for r in rows}
+        if len(keys) > 1:
+            choices = "; ".join(f"suite '{s}', {kind} {text}" for (s, kind, _), text in keys.items())
+            raise HistoryError(
+                f"checkpoint '{checkpoint}': the filters match {len(keys)} expectations ({choices}); "
+                "narrow them with suite, column or kwargs")
+        if before_release is not None or before_position is not None:
+            rows = self._before(rows, checkpoint, before_release, before_position)
+        if last is not None:
+            keep = set(list(dict.fromkeys(r["release"] for r in rows))[-last:])
+            rows = [r for r in rows if r["release"] in keep]
+        return _frame(rows, SERIES_COLUMNS)
+
+    def _before(self, rows: list[dict[str, Any]], checkpoint: str, release: str | None,
+                position: int | None) -> list[dict[str, Any]]:
+        if position is None:
+            mine = [r for r in rows if r["release"] == release]
+            if mine:  # the latest run of the release, as the series has it
+                position = max(mine, key=lambda r: r["version"])["position"]
+            else:
+                runs = self.runs(checkpoint)
+                known = runs[runs["release"] == release]
+                if known.empty:
+                    raise HistoryError(
+                        f"before_release: release '{release}' of checkpoint '{checkpoint}' is not in the "
+                        f"history {self.display_url}; give before_position, or record it first")
+                position = known["position"].iloc[0]
+            if _missing(position):  # recorded without a position: by time
+                order = list(dict.fromkeys(r["release"] for r in rows))
+                earlier = set(order[: order.index(release)]) if release in order else set()
+                return [r for r in rows if r["release"] in earlier]
+        limit = int(position)
+        return [r for r in rows if not _missing(r["position"]) and r["position"] < limit
+                and r["release"] != release]
+
+
+#: The columns of :meth:`HistoryStore.series` and :meth:`HistoryStore.results`.
+SERIES_COLUMNS: tuple[str, ...] = (
+    "release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
+    "success", "severity", "error", "status", "gx_run_name", "gx_run_time", "recorded_at", "suite",
+    "expectation_type", "metric", "column", "kwargs_key", "kwargs_json", "label", "observed_text",
+)
+_FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
+    """A DataFrame of ``rows`` with fixed types: times as UTC timestamps (SQLite returns them
+    without a time zone), numbers as floats (NaN for none), positions and versions as
+    nullable integers, success as bool."""
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(rows, columns=list(columns))
+    for name in ("gx_run_time", "recorded_at"):
+        if name in frame.columns:
+            frame[name] = pd.to_datetime(frame[name], utc=True)
+    for name in _FLOATS:
+        if name in frame.columns:
+            frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
+    for name in ("position", "version"):
+        if name in frame.columns:
+            frame[name] = pd.array(frame[name].tolist(), dtype="Int64")
+    if "success" in frame.columns:
+        frame["success"] = frame["success"].astype(bool)
+    return frame
+
+
+def _missing(value: Any) -> bool:
+    """``None``, NaN or ``pandas.NA``."""
+    if value is None:
+        return True
+    import pandas as pd
+
+    return bool(pd.isna(value))
+
+
+def _latest(rows: list[dict[str, Any]], key: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The row of the highest version for each ``key``."""
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        k = tuple(row[name] for name in key)
+        if k not in best or row["version"] > best[k]["version"]:
+            best[k] = row
+    return list(best.values())
+
+
+def _in_release_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows ordered by their release's latest recorded position (a release without one
+    last, by time), then by version and by the order they were written."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        seen = latest.get(row["release"])
+        if seen is None or row["version"] > seen["version"]:
+            latest[row["release"]] = row
+
+    def order(release: str) -> tuple[bool, int, Any]:
+        row = latest[release]
+        missing = _missing(row["position"])
+        return (missing, 0 if missing else int(row["position"]), _utc(row["recorded_at"]))
+
+    rank = {release: i for i, release in enumerate(sorted(latest, key=order))}
+    return sorted(rows, key=lambda r: (rank[r["release"]], r["version"], r.get("id") or 0))
+
+
+# -- engines ------------------------------------------------------------------------------
+
+
+def _postgres_driver() -> str:
+    """``postgresql+psycopg`` (v3) unless psycopg2 is installed (SQLAlchemy's default)."""
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg2") is None and importlib.util.find_spec("psycopg") is not None:
+        return "postgresql+psycopg"
+    return "postgresql"
+
+
+def _connect_errors() -> tuple[type[BaseException], ...]:
+    """Driver exceptions that mean "the server cannot be reached"."""
+    found: list[type[BaseException]] = []
+    try:
+        import psycopg
+
+        found.append(psycopg.OperationalError)
+    except ImportError:  # pragma: no cover - optional driver
+        pass
+    try:
+        import psycopg2
+
+        found.append(psycopg2.OperationalError)
+    except ImportError:
+        pass
+    import sqlite3
+
+    found.append(sqlite3.OperationalError)
+    return tuple(found)
+
+
+def _make_engine(url: Any) -> Any:
+    """An engine for ``url``; SQLite writers lock at BEGIN and wait for each other."""
+    from sqlalchemy import create_engine, event
+
+    if url.get_backend_name() == "sqlite":
+        engine = create_engine(url, connect_args={"timeout": _SQLITE_BUSY_TIMEOUT})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+            # let SQLAlchemy's "begin" emit BEGIN itself (pysqlite would defer it), with
+            # foreign keys enforced
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys = ON")
+            # write-ahead log, synced at every commit: one fsync per release run instead of
+            # the rollback journal's three, readers never wait for a writer, and a killed
+            # writer's frames are discarded on the next open
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = FULL")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    connect_args: dict[str, Any] = {}
+    if url.get_backend_name() == "postgresql":
+        connect_args["connect_timeout"] = 10
+    return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
