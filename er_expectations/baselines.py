@@ -83,6 +83,7 @@ class BaselineNeed:
     baseline: str  # "previous" or a release label
     suite: Any  # the SuiteConfig
     expectation: Any  # the ExpectationConfig
+    parameter: str = "baseline"  # where the release is named in the suite
 
 
 def baseline_needs(suites: Sequence[SuiteConfig]) -> list[BaselineNeed]:
@@ -100,18 +101,34 @@ def baseline_needs(suites: Sequence[SuiteConfig]) -> list[BaselineNeed]:
 
 
 def check_baselines(needs: Sequence[BaselineNeed], data: ReleaseData, checkpoint_name: str,
-                    checkpoint_path: object) -> list[ConfigIssue]:
-    """A pinned baseline must be a release of the checkpoint's predictions; one column, one baseline."""
+                    checkpoint_path: object, suites: Sequence[SuiteConfig] = ()) -> list[ConfigIssue]:
+    """A pinned baseline must be a release of the checkpoint's predictions; one column, one baseline.
+
+    The pinned ``baseline_release`` of a control-limit check (``suites``) must be one too.
+    """
     from .config import ConfigIssue
 
+    pinned = [BaselineNeed("", str(cfg.kwargs["baseline_release"]), suite, cfg, "baseline_release")
+              for suite in suites for cfg in suite.expectations
+              if cfg.name == "expect_statistic_within_control_limits" and cfg.kwargs.get("baseline_release")]
     issues: list[ConfigIssue] = []
-    releases = data.all_releases() if needs else []
+    releases = data.all_releases() if needs or pinned else []
     labels = [r.label for r in releases]
     known = {r.key for r in releases} | set(labels)
     filled: dict[str, str] = {}
-    for need in needs:
+    for need in [*needs, *pinned]:
         cfg = need.expectation
-        line, col = cfg.locations.get("baseline", (cfg.line, None))
+        line, col = cfg.locations.get(need.parameter, (cfg.line, None))
+        if need.parameter == "baseline_release":
+            if need.baseline not in known:
+                close = did_you_mean(need.baseline, labels)
+                issues.append(ConfigIssue(
+                    str(need.suite.path), line, col,
+                    f"{cfg.name}: baseline_release '{need.baseline}' is not a release of checkpoint "
+                    f"'{checkpoint_name}' ({checkpoint_path}), whose releases are "
+                    f"{quote_list(labels, conjunction='and')}",
+                    (f"{close} " if close else "") + "write the label of one of these releases"))
+            continue
         if need.baseline != PREVIOUS and need.baseline not in known:
             close = did_you_mean(need.baseline, labels)
             issues.append(ConfigIssue(

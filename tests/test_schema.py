@@ -147,6 +147,7 @@ STAT_CHANGE = "expect_statistic_change_to_be_below"
 DROP = object()
 EST_CHANGE = "expect_estimate_change_to_be_below"
 AGREEMENT = "expect_release_agreement_to_be_between"
+CONTROL = "expect_statistic_within_control_limits"
 
 
 def _base(name: str) -> dict[str, object]:
@@ -155,6 +156,8 @@ def _base(name: str) -> dict[str, object]:
         base["reference_column"] = "r"
     if name == STAT_CHANGE:
         base.update({"statistic": "average_cluster_size", "max_change": 1.0})
+    if name == CONTROL:
+        base["statistic"] = "average_cluster_size"
     if name in (EST_CHANGE, AGREEMENT):
         base["metric"] = "pairwise_recall"
     if name == EST_CHANGE:
@@ -203,6 +206,10 @@ BAD = [
     (EST_CHANGE, {"metric": "average_cluster_size"}, "metric"),
     (AGREEMENT, {"min_value": 1.5}, "min_value: must be <= 1, got 1.5"),
     (AGREEMENT, {}, f"{AGREEMENT} needs at least one of 'min_value' or 'max_value'"),
+    (CONTROL, {"k": 0}, "k: must be > 0, got 0"),
+    (CONTROL, {"window": 1}, "window: must be >= 2, got 1"),
+    (CONTROL, {"window": 4, "min_history": 5}, "min_history (5) is larger than window (4)"),
+    (CONTROL, {"statistic": "hill_number"}, "statistic 'hill_number' needs its order q"),
 ]
 
 
@@ -234,6 +241,8 @@ GOOD = [
     (STAT_CHANGE, {"statistic": "name_variation_rate", "name_column": "n", "baseline_column": "b"}),
     (EST_CHANGE, {"max_change": 1, "ci_level": 0.9, "beta": 2.0}),
     (AGREEMENT, {"metric": "cluster_f", "min_value": 0.5, "beta": 0.5}),
+    (CONTROL, {"k": 2.5, "window": 5, "min_history": 5, "baseline_release": "2020-06-30"}),
+    (CONTROL, {"statistic": "n_records", "exclude_failed": False}),
 ]
 
 
@@ -273,8 +282,11 @@ def test_any_number_is_refused_by_both_or_by_neither(target, value):
         kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
     if name == STAT_CHANGE and param == "max_relative_change":
         kwargs.pop("max_change")  # one threshold at a time
-    if name == STAT_CHANGE and param == "q":
+    if name in (STAT_CHANGE, CONTROL) and param == "q":
         kwargs["statistic"] = "hill_number"
+    if name == CONTROL and param in ("window", "min_history"):  # the other one out: min_history <= window
+        kwargs.pop("min_history" if param == "window" else "window", None)
+        kwargs["window" if param == "min_history" else "min_history"] = 2 if param == "window" else 1000
     kwargs[param] = value
     issues = yaml_issues(name, kwargs)
     error = gx_error(name, kwargs)

@@ -318,7 +318,7 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
     needs = baseline_needs(suites)
-    issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path))
+    issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path, suites))
     if issues:
         raise ConfigError(issues)
     return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, baselines=tuple(needs))

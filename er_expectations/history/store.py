@@ -65,6 +65,8 @@ NON_IDENTIFYING_KWARGS: frozenset[str] = frozenset({
     "min_value", "max_value", "strict_min", "strict_max", "bound", "severity", "mostly",
     "result_format", "catch_exceptions", "include_config", "meta", "notes", "description", "id",
     "batch_id", "rendered_content", "ci_level", "ci_method", "n_boot", "seed", "windows",
+    # drift checks (SPEC 10): how the limits are drawn and what a failure lists, not what is measured
+    "window", "min_history", "k", "baseline_release", "exclude_failed", "diff_examples",
 })
 _MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _SQLITE_BUSY_TIMEOUT = 60.0  # seconds a SQLite writer waits for another one

@@ -1,6 +1,7 @@
 """Every er-expectations expectation; importing this package registers them with GX."""
 
 from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
+from .control import ExpectStatisticWithinControlLimits
 from .drift import (
     ExpectEstimateChangeToBeBelow,
     ExpectReleaseAgreementToBeBetween,
@@ -46,4 +47,5 @@ __all__ = [
     "ExpectReleaseAgreementToBeBetween",
     "ExpectStatisticChangeToBeBelow",
     "ExpectStatisticToMatchBenchmarkEstimate",
+    "ExpectStatisticWithinControlLimits",
 ]

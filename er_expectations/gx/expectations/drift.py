@@ -34,6 +34,7 @@ from ...stats import METRICS
 from ...text import fmt_level, fmt_number, format_number, statistic_label
 from .. import drift_metrics  # noqa: F401  (registers the drift metrics)
 from ..drift_metrics import ESTIMATE_CHANGE, RELEASE_AGREEMENT, RELEASE_PAIR, STATISTIC_CHANGE
+from ..history_view import CHART_RELEASES, chart_block, own_series, series_rows
 from ..metrics import SAMPLE_KEYS
 from ..render import result_details, string_block, table_block
 from ._base import (
@@ -132,6 +133,18 @@ class _DriftExpectation(ERExpectation):
                        before=details.get("baseline") or details["baseline_column"], after=str(self.prediction_column))
         details["diff"] = diff.to_dict()
 
+    def _attach_history(self, details: dict[str, Any], value: float, ok: bool, *, ci: tuple[float, float] | None = None,
+                        ci_level: float | None = None) -> None:
+        """This check's past values from the history store (when run by er-expectations with a
+        history) and the current one, for the chart of the Data Docs page."""
+        frame, problem, active = own_series(self, last=CHART_RELEASES - 1)
+        if problem is not None:
+            details["history_note"] = problem
+            return
+        current = {"release": active.release, "value": value, "success": ok,
+                   "ci_lower": ci[0] if ci else None, "ci_upper": ci[1] if ci else None, "ci_level": ci_level}
+        details["history"] = series_rows(frame, current)
+
     @classmethod
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
@@ -141,6 +154,10 @@ class _DriftExpectation(ERExpectation):
         details = result_details(result)
         if details.get("skipped"):
             blocks.append(string_block("Skipped: $why", {"why": details.get("note") or "no baseline"}))
+        chart = chart_block(details.get("history"), title=str(details.get("chart_title") or "history"),
+                            y_title=str(details.get("chart_axis") or "value"))
+        if chart is not None:
+            blocks.append(chart)
         diff = details.get("diff")
         if diff and result is not None and not result.success:
             blocks.extend(diff_blocks(diff))
@@ -280,6 +297,10 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation):
                 details["note"] = (f"the {change.label} changed by {_pct(change.relative_change) if relative else fmt_number(change.change)}"
                                    f", beyond the limit of {f'{100 * float(limit):g} %' if relative else format_number(float(limit))}")
         self._attach_diff(details, metrics, ok, runtime_configuration)
+        details["chart_title"] = f"{change.label} against the baseline"
+        details["chart_axis"] = "relative change" if relative else "change"
+        if not math.isnan(observed):
+            self._attach_history(details, observed, ok)
         return {"success": bool(ok), "result": {"observed_value": json_number(observed), "details": details}}
 
 
@@ -376,6 +397,11 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, _SampledExpectation):
             f"{fmt_number(diff.estimate)} ({se}; {res.clusters:,} benchmark clusters, {res.draws:,} draws). "
             f"Test: {test}. Verdict: {verdict}.")
         self._attach_diff(details, metrics, ok, runtime_configuration)
+        details["chart_title"] = f"change of the estimated {METRICS[res.metric].label}"
+        details["chart_axis"] = "change"
+        if not math.isnan(diff.estimate):
+            self._attach_history(details, diff.estimate, ok, ci=(diff.ci_lower, diff.ci_upper),
+                                 ci_level=float(self.ci_level))
         return {"success": bool(ok), "result": {"observed_value": json_number(diff.estimate), "details": details}}
 
 
@@ -430,4 +456,8 @@ class ExpectReleaseAgreementToBeBetween(_DriftExpectation, BoundedExpectation):
                                     f"records in both releases ({agreement.current_clusters:,} clusters here, "
                                     f"{agreement.baseline_clusters:,} in the baseline)")
         self._attach_diff(details, metrics, ok, runtime_configuration)
+        details["chart_title"] = f"{METRICS[self.metric].label} against the baseline"
+        details["chart_axis"] = self.metric
+        if not math.isnan(value):
+            self._attach_history(details, value, ok)
         return {"success": bool(ok), "result": {"observed_value": json_number(value), "details": details}}
