@@ -304,3 +304,48 @@ def test_paired_standard_error_matches_a_simulation():
     assert 0.85 < rms / sd < 1.15, (rms, sd)
     assert np.mean(naive) > 2.0 * sd, (np.mean(naive), sd)
     assert np.mean(naive) > 2.0 * rms
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+
+def test_cli_diff_from_a_table_and_from_a_checkpoint(tmp_path, capsys):
+    from pathlib import Path
+
+    from er_expectations.cli import main
+
+    table = tmp_path / "releases.csv"
+    two_releases().to_csv(table, index=False)
+    assert main(["diff", str(table), "--before", "old", "--after", "new", "--record-id", "rid",
+                 "--name", "name", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    import json
+
+    data = json.loads(out)
+    assert data["clusters"] == {"unchanged": 1, "merged": 1, "split": 2, "both": 0} and data["records_moved"] == 6
+    assert main(["diff", str(table), "--before", "olde", "--after", "new"]) == 2
+    assert "did you mean 'old'" in capsys.readouterr().err
+    repo = Path(__file__).resolve().parents[1]
+    code = main(["diff", "--checkpoint", str(repo / "checkpoints" / "patentsview.yml"), "--before", "2020-06-30",
+                 "--after", "2020-09-29", "--examples", "1"])
+    text = capsys.readouterr().out
+    assert code == 0 and "Clusters of 2020-09-29 against 2020-06-30" in text
+    assert "11,596 unchanged, 124 merged, 5,884 split, 394 both merged and split" in text
+    assert main(["diff", "--checkpoint", str(repo / "checkpoints" / "patentsview.yml"), "--before", "2020-06-31",
+                 "--after", "2020-09-29"]) == 2
+    assert "--before '2020-06-31' (did you mean" in capsys.readouterr().err
+    assert main(["diff", "--before", "a", "--after", "b"]) == 2
+    assert "--checkpoint" in capsys.readouterr().err
+
+
+def test_patentsview_diff_counts_match_brute_force():
+    """The 2020-06-30 → 2020-09-29 diff on the real releases, against the brute-force classifier."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "er_expectations" / "data" / "patentsview" / "predictions.parquet"
+    pred = pd.read_parquet(path, columns=["mention_id", "inventor_id_20200630", "inventor_id_20200929"])
+    before = [None if pd.isna(v) else v for v in pred["inventor_id_20200630"]]
+    after = [None if pd.isna(v) else v for v in pred["inventor_id_20200929"]]
+    clusters, records, moved = brute_force_diff(before, after)
+    diff = erx.diff_releases(pred, "inventor_id_20200630", "inventor_id_20200929", record_id="mention_id")
+    assert (diff.clusters, diff.records, diff.records_moved) == (clusters, records, moved)
