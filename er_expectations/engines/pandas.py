@@ -517,12 +517,28 @@ def contingency_from_codes(a_codes: np.ndarray, b_codes: np.ndarray
     a_codes = np.asarray(a_codes, dtype=np.int64)
     b_codes = np.asarray(b_codes, dtype=np.int64)
     both = (a_codes >= 0) & (b_codes >= 0)
-    a_used, a = np.unique(a_codes[both], return_inverse=True)
-    b_used, b = np.unique(b_codes[both], return_inverse=True)
+    a, a_used = _compact(a_codes[both])
+    b, b_used = _compact(b_codes[both])
     if a.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, a_used, b_used
     n_b = int(b_used.size)
-    key = a.astype(np.int64) * n_b + b
-    ukey, counts = np.unique(key, return_counts=True)
-    return ukey // n_b, ukey % n_b, counts, a_used, b_used
+    # hash the row keys (no sort of the rows), then sort the few distinct cells
+    cell, keys = pd.factorize(a * n_b + b)
+    counts = np.bincount(cell, minlength=len(keys))
+    keys = np.asarray(keys, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ukey = keys[order]
+    return ukey // n_b, ukey % n_b, counts[order].astype(np.int64), a_used, b_used
+
+
+def _compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes ≥ 0 renumbered 0 … k − 1 in code order, and the code of each new number."""
+    if codes.size == 0:
+        return codes, codes
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    used = np.flatnonzero(present)
+    remap = np.full(present.size, -1, dtype=np.int64)
+    remap[used] = np.arange(used.size, dtype=np.int64)
+    return remap[codes], used
