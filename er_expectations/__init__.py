@@ -21,22 +21,10 @@ from __future__ import annotations
 
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
+from .planning import plan_sample_size, simulate
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
 __version__ = "0.1.0"
-
-#: Names exported on first use (their modules are not imported with the package).
-_LAZY = {"diff_releases": "er_expectations.drift"}
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'er_expectations' has no attribute {name!r}")
 
 __all__ = [
     "InputError",
@@ -49,6 +37,30 @@ __all__ = [
     "diff_releases",
     "estimate",
     "exact_metrics",
+    "plan_sample_size",
+    "simulate",
     "summarize",
     "__version__",
+    # labelling (SPEC 2.2, 9), loaded on first use
+    "benchmark_from_labels",
+    "check_labels",
+    "draw_sample",
 ]
+
+#: Public names loaded on first use (module attribute lookup, PEP 562).
+_LAZY = {
+    "benchmark_from_labels": "labels",
+    "check_labels": "labels",
+    "draw_sample": "worksheet",
+    "diff_releases": "drift",  # SPEC 10
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
