@@ -393,3 +393,21 @@ def test_agreement_of_empty_pair_is_undefined_with_reason():
     res = agreement_of(ReleasePair(PandasRelease(df, prediction="a"), PandasRelease(df, prediction="b")))
     assert all(math.isnan(v) for v in res.values.values()) and "no record in common" in res.notes["pairwise_recall"]
 
+
+
+def test_drift_checks_on_a_sql_datasource_say_pandas_only(tmp_path):
+    """The SQL and Spark engines run the other expectations, not the drift metrics: one clear error."""
+    from gxtools import quiet_context
+
+    sa = pytest.importorskip("sqlalchemy")
+    url = f"sqlite:///{tmp_path / 'releases.db'}"
+    releases_frame().to_sql("release", sa.create_engine(url), index=False)
+    ctx = quiet_context()
+    batch = (ctx.data_sources.add_sqlite("sql", connection_string=url).add_table_asset("release", table_name="release")
+             .add_batch_definition_whole_table("all").get_batch())
+    suite = ctx.suites.add(gx.ExpectationSuite(name="sql_drift", expectations=[
+        ExpectStatisticChangeToBeBelow(prediction_column="prediction", statistic="average_cluster_size",
+                                       max_change=1.0)]))
+    (result,) = batch.validate(suite).results
+    assert result.success is False
+    assert "runs on pandas datasources only" in str(result.exception_info)

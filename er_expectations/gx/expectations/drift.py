@@ -33,7 +33,13 @@ from ...drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
 from ...stats import METRICS
 from ...text import fmt_level, fmt_number, format_number, statistic_label
 from .. import drift_metrics  # noqa: F401  (registers the drift metrics)
-from ..drift_metrics import ESTIMATE_CHANGE, RELEASE_AGREEMENT, RELEASE_PAIR, STATISTIC_CHANGE
+from ..drift_metrics import (
+    ESTIMATE_CHANGE,
+    RELEASE_AGREEMENT,
+    RELEASE_PAIR,
+    STATISTIC_CHANGE,
+    pandas_only,
+)
 from ..history_view import CHART_RELEASES, chart_block, own_series, series_rows
 from ..metrics import SAMPLE_KEYS
 from ..render import result_details, string_block, table_block
@@ -78,6 +84,14 @@ class _DriftExpectation(ERExpectation):
         5, ge=0, le=100, description="How many changed clusters of each kind (merged, split, both) a failed "
         "check lists, drawn with seed.")
     seed: int = pydantic.Field(0, ge=0, description="Seed of the sampled examples of a failed check.")
+
+    def get_validation_dependencies(self, execution_engine=None, runtime_configuration=None):
+        """As every expectation of ours, but pandas only (the Spark and SQL engines do not
+        implement the drift metrics): elsewhere one clear error."""
+        deps = super().get_validation_dependencies(execution_engine=execution_engine,
+                                                   runtime_configuration=runtime_configuration)
+        return pandas_only(self, deps, execution_engine)
+
 
     #: Whether a failure shows the release diff (merged/split clusters).
     shows_diff: ClassVar[bool] = True
