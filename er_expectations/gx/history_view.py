@@ -45,6 +45,8 @@ def own_series(expectation: Any, *, last: int | None = None) -> tuple[Any, str |
                                     before_position=active.position, last=last)
     except HistoryError as error:
         return None, f"history not read: {error}", active
+    except Exception as error:  # noqa: BLE001 - a store lost during the run: the check says so, the run goes on
+        return None, f"history not read: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}", active
     return frame, None, active
 
 
