@@ -168,7 +168,7 @@ class ExpectStatisticWithinControlLimits(ERExpectation):
             return {"success": True, "result": {"observed_value": json_number(value), "details": details}}
         mid, sd, lower, upper = control_limits([v for _, v in used], k=float(self.k), center=center)
         ok = lower <= value <= upper
-        current["success"] = ok
+        current.update({"success": ok, "ci_lower": lower, "ci_upper": upper})  # the limits, drawn as a bar
         details.update({
             "skipped": False, "center": json_number(mid), "sd": json_number(sd), "lower": json_number(lower),
             "upper": json_number(upper), "baseline_release": self.baseline_release,
