@@ -95,7 +95,6 @@ class _DriftExpectation(ERExpectation):
 
     #: Whether a failure shows the release diff (merged/split clusters).
     shows_diff: ClassVar[bool] = True
-    needs_baseline: ClassVar[bool] = True
 
     def resolved_baseline_column(self) -> str:
         return self.baseline_column or default_baseline_column(self.prediction_column, self.baseline)
