@@ -45,6 +45,7 @@ __all__ = [
     "benchmark_from_labels",
     "check_labels",
     "draw_sample",
+    "labelling_batch",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).
@@ -52,6 +53,7 @@ _LAZY = {
     "benchmark_from_labels": "labels",
     "check_labels": "labels",
     "draw_sample": "worksheet",
+    "labelling_batch": "labelling_batch",
     "diff_releases": "drift",  # SPEC 10
 }
 

@@ -100,7 +100,7 @@ def test_yaml_parameters_are_exactly_the_gx_fields(name):
 def _valid(param) -> object:
     """A value every expectation accepts for a parameter of this kind."""
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
-               "weights": {"column": "w"}, "max_change": 0.05}
+               "weights": {"column": "w"}, "max_change": 0.05, "min_similarity": 0.7, "mostly": 0.8}
     if param.name in special:
         return special[param.name]
     if param.kind == "str":
@@ -140,6 +140,8 @@ PRECISION = "expect_estimated_pairwise_precision_to_be_between"
 F_SCORE = "expect_estimated_pairwise_f_to_be_between"
 BENCHMARK = "expect_statistic_to_match_benchmark_estimate"
 HILL = "expect_hill_number_to_be_between"
+RESEMBLE = "expect_labels_added_records_to_resemble_sampled_record"
+LABELS_RULE_1 = "expect_labels_removed_within_predicted_cluster"
 
 
 STAT_CHANGE = "expect_statistic_change_to_be_below"
@@ -164,6 +166,10 @@ def _base(name: str) -> dict[str, object]:
         base["max_change"] = 0.05
     if name in ("expect_homonymy_rate_to_be_between", "expect_name_variation_rate_to_be_between"):
         base["name_column"] = "n"
+    if name.startswith("expect_labels_"):
+        base["record_id_column"] = "id"
+    if name == RESEMBLE:
+        base["block_column"] = "b"
     return base
 
 
@@ -210,6 +216,11 @@ BAD = [
     (CONTROL, {"window": 1}, "window: must be >= 2, got 1"),
     (CONTROL, {"window": 4, "min_history": 5}, "min_history (5) is larger than window (4)"),
     (CONTROL, {"statistic": "hill_number"}, "statistic 'hill_number' needs its order q"),
+    (RESEMBLE, {"mostly": 1.5}, "mostly: must be <= 1, got 1.5"),
+    (RESEMBLE, {"mostly": -0.1}, "mostly: must be >= 0, got -0.1"),
+    (RESEMBLE, {"min_similarity": 80}, "min_similarity: must be <= 1, got 80"),
+    (RESEMBLE, {"scorer": "levenshtein"}, "scorer"),
+    (RESEMBLE, {"block_column": ""}, "block_column"),
 ]
 
 
@@ -243,6 +254,9 @@ GOOD = [
     (AGREEMENT, {"metric": "cluster_f", "min_value": 0.5, "beta": 0.5}),
     (CONTROL, {"k": 2.5, "window": 5, "min_history": 5, "baseline_release": "2020-06-30"}),
     (CONTROL, {"statistic": "n_records", "exclude_failed": False}),
+    (RESEMBLE, {"mostly": 0, "min_similarity": 1, "scorer": "jaro_winkler"}),
+    (RESEMBLE, {"block_column": None, "name_column": "n"}),
+    (LABELS_RULE_1, {"true_cluster_column": "t", "predicted_cluster_column": "pc"}),
 ]
 
 
@@ -278,7 +292,7 @@ def test_any_number_is_refused_by_both_or_by_neither(target, value):
         kwargs["q"] = 2
     if name == BENCHMARK:
         kwargs["statistic"] = "matching_rate"
-    elif param not in ("min_value", "max_value") and "min_value" in REGISTRY[name].model.parameter_fields():
+    elif param not in ("min_value", "max_value") and REGISTRY[name].param("min_value") is not None:
         kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
     if name == STAT_CHANGE and param == "max_relative_change":
         kwargs.pop("max_change")  # one threshold at a time
@@ -318,6 +332,14 @@ def test_a_rule_error_names_the_parameter_and_the_fix():
     assert "min_value (0.9) is greater than max_value (0.5); min_value must not exceed max_value" in str(
         caught.value
     )
+
+
+def test_rule_5_without_a_block_or_a_name_is_refused_by_both():
+    kwargs = {"prediction_column": "p", "record_id_column": "id"}
+    issues = yaml_issues(RESEMBLE, kwargs)
+    error = gx_error(RESEMBLE, kwargs)
+    assert len(issues) == 1 and "needs block_column, name_column or both" in issues[0]
+    assert error is not None and "needs block_column, name_column or both" in error
 
 
 def test_suite_errors_point_at_the_parameter_line(tmp_path):

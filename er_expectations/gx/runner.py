@@ -51,6 +51,12 @@ from ..config import (
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..errors import InputError, ProjectBusyError
 from ..io import atomic_write, remove_stale_temporaries, table_columns
+from ..labelling_batch import (
+    LabelsData,
+    labels_checkpoint_issues,
+    labels_column_hint,
+    suite_kind_issues,
+)
 from ..names import ensure_inside, release_file_names
 from ..releases import ReleaseData
 from ..severity import Status, severity_of, status_of, worst_status
@@ -86,6 +92,7 @@ _COLUMN_PARAMS: tuple[str, ...] = (
     "name_column",
     "weights",
     "draws_column",
+    *LabelsData.COLUMN_PARAMETERS,
 )
 _DEFAULT_SITE = "local_site"
 
@@ -263,7 +270,7 @@ class PreparedRun:
 
     checkpoint: CheckpointConfig
     suites: tuple[SuiteConfig, ...]
-    data: ReleaseData
+    data: ReleaseData | LabelsData
     #: baseline columns of the drift expectations (SPEC 10), added to every release table
     baselines: tuple[BaselineNeed, ...] = ()
 
@@ -315,9 +322,15 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     bench = checkpoint.data.benchmark
     benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
-    data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
+    issues.extend(suite_kind_issues(checkpoint, suites))
+    data: ReleaseData | LabelsData
+    if checkpoint.data.labels is not None:  # one labelling batch instead of the releases
+        data = LabelsData(checkpoint)
+        issues.extend(labels_checkpoint_issues(checkpoint))
+    else:
+        data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
-    needs = baseline_needs(suites)
+    needs = baseline_needs(suites) if isinstance(data, ReleaseData) else []  # releases only, not labels
     issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path, suites))
     if issues:
         raise ConfigError(issues)
@@ -330,6 +343,8 @@ def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
     sources: list[Any] = [data.records, data.predictions, *(data.predictions.files or ())]
     if data.benchmark is not None:
         sources.append(data.benchmark)
+    if data.labels is not None:
+        sources.append(data.labels)
     return {Path(src.path): src.format for src in sources if getattr(src, "path", None) and src.format}
 
 
@@ -439,6 +454,8 @@ def _column_hint(
     benchmark_columns: Sequence[str],
 ) -> str:
     data = checkpoint.data
+    if data.labels is not None:
+        return labels_column_hint(checkpoint, param, column, available)
     if param == "record_id_column":
         return (
             f"the record id column of the batches is '{data.records.id_column}' "

@@ -19,6 +19,15 @@ from .estimated import (
     ExpectEstimatedPairwisePrecisionToBeBetween,
     ExpectEstimatedPairwiseRecallToBeBetween,
 )
+from .labels import (
+    ExpectLabelsAddedOutsidePredictedCluster,
+    ExpectLabelsAddedRecordsToResembleSampledRecord,
+    ExpectLabelsConsistentAcrossDraws,
+    ExpectLabelsRecordIdsToExist,
+    ExpectLabelsRemovedWithinPredictedCluster,
+    ExpectLabelsSampledRecordNotRemoved,
+    ExpectLabelsTrueClusterToMatch,
+)
 from .summary import (
     ExpectAverageClusterSizeToBeBetween,
     ExpectHillNumberToBeBetween,
@@ -42,6 +51,13 @@ __all__ = [
     "ExpectEstimatedPairwiseRecallToBeBetween",
     "ExpectHillNumberToBeBetween",
     "ExpectHomonymyRateToBeBetween",
+    "ExpectLabelsAddedOutsidePredictedCluster",
+    "ExpectLabelsAddedRecordsToResembleSampledRecord",
+    "ExpectLabelsConsistentAcrossDraws",
+    "ExpectLabelsRecordIdsToExist",
+    "ExpectLabelsRemovedWithinPredictedCluster",
+    "ExpectLabelsSampledRecordNotRemoved",
+    "ExpectLabelsTrueClusterToMatch",
     "ExpectMatchingRateToBeBetween",
     "ExpectNameVariationRateToBeBetween",
     "ExpectReleaseAgreementToBeBetween",
