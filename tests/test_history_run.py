@@ -269,3 +269,97 @@ def test_history_before_any_run_says_what_to_do(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no history store at" in err and "run 'er-expectations run <checkpoint>' first" in err
     assert not (tmp_path / "project").exists()
+
+
+# -- GX's own checkpoint run records too ------------------------------------------------------
+
+
+def test_gx_running_the_stored_checkpoint_records_the_history(tmp_path, capsys, monkeypatch):
+    import great_expectations as gx
+
+    shared = tmp_path / "shared.sqlite"
+    monkeypatch.setenv("ER_HISTORY_URL", f"sqlite:///{shared}")
+    path = make_toy(tmp_path, checkpoint=with_history("history:\n  url: ${ER_HISTORY_URL}\n"))
+    assert main(["run", str(path), "--no-progress"]) == 1
+    capsys.readouterr()
+    stored = (tmp_path / "project" / "gx" / "checkpoints" / "toy.json").read_text(encoding="utf-8")
+    assert '"type": "er_history"' in stored and '"url": "${ER_HISTORY_URL}"' in stored
+    context = gx.get_context(mode="file", project_root_dir=str(tmp_path / "project"))
+    context.checkpoints.get("toy").run()
+    with HistoryStore.open(f"sqlite:///{shared}", create=False) as store:
+        runs = store.runs("toy", all_versions=True)
+        assert sorted(zip(runs["release"], runs["version"], strict=True)) == [
+            ("alpha", 1), ("alpha", 2), ("beta", 1), ("beta", 2), ("gamma", 1), ("gamma", 2)]
+        latest = store.runs("toy")
+        assert list(zip(latest["release"], latest["position"], latest["status"], strict=True)) == [
+            ("alpha", 0, "passed"), ("beta", 1, "failed"), ("gamma", 2, "passed")]
+        both = store.series(checkpoint="toy", metric="pairwise_precision", all_versions=True)
+        assert both["value"].tolist() == pytest.approx([1.0, 1.0, 3 / 7, 3 / 7, 1.0, 1.0])
+
+
+def test_the_gx_action_keeps_results_when_the_store_is_unreachable(tmp_path, capsys, monkeypatch, caplog):
+    import great_expectations as gx
+
+    monkeypatch.setenv("ER_HISTORY_URL", f"sqlite:///{tmp_path / 'ok.sqlite'}")
+    path = make_toy(tmp_path, checkpoint=with_history("history:\n  url: ${ER_HISTORY_URL}\n"))
+    assert main(["run", str(path), "--release", "alpha", "--no-progress"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("ER_HISTORY_URL", UNREACHABLE)
+    before = len(result_files(tmp_path))
+    context = gx.get_context(mode="file", project_root_dir=str(tmp_path / "project"))
+    result = context.checkpoints.get("toy").run()
+    assert result.success and len(result_files(tmp_path)) == before + 1
+    assert "cannot reach the history database postgresql+psycopg://erx:***@127.0.0.1:9" in caplog.text
+    assert PASSWORD not in caplog.text
+
+
+
+FILES_LAYOUT = """\
+checkpoint: toy
+project_dir: ../project
+data:
+  records: {path: ../data/records.parquet, id_column: rid}
+  predictions:
+    id_column: rid
+    prediction_column: prediction
+    files:
+FILES
+  benchmark: {path: ../data/benchmark.parquet, id_column: rid, reference_column: truth}
+  name: {columns: [first, last]}
+suites: [toy_checks]
+suite_paths: [../suites]
+"""
+
+
+def test_hostile_release_labels_are_recorded_verbatim(tmp_path, capsys):
+    import pandas as pd
+
+    labels = ["<b>\"O'Brien\"</b> & co", "2020-09-29'; DROP TABLE er_history_runs; --"]
+    path = make_toy(tmp_path)
+    predictions = pd.read_parquet(tmp_path / "data" / "predictions.parquet")
+    listed = []
+    for i, (label, column) in enumerate(zip(labels, ["pred_alpha", "pred_beta"], strict=True)):
+        file = tmp_path / "data" / f"release{i}.parquet"
+        predictions[["rid", column]].rename(columns={column: "prediction"}).to_parquet(file, index=False)
+        listed.append(f"      {json.dumps(label)}: ../data/release{i}.parquet")
+    path.write_text(FILES_LAYOUT.replace("FILES", "\n".join(listed)), encoding="utf-8")
+    assert main(["run", str(path), "--no-progress"]) == 1
+    capsys.readouterr()
+    assert main(["history", str(path), "-e", "pairwise_precision", "--format", "json"]) == 0
+    series = json.loads(capsys.readouterr().out)["series"]
+    assert [s["release"] for s in series] == labels
+    assert [s["value"] for s in series] == pytest.approx([1.0, 3 / 7])
+
+
+@pytest.mark.parametrize("section, message", [
+    ("history:\n  ulr: x.sqlite\n", "toy.yml:17:3: unknown key 'ulr' in history; did you mean 'url'?"),
+    ("history:\n  enabled: 3\n", "toy.yml:17:12: history.enabled: expected true or false, got the number 3"),
+    ("history: on\n", "toy.yml:16:10: history: expected a mapping"),
+    ("histroy:\n  url: a\n", "toy.yml:16:1: unknown key 'histroy' in the checkpoint file; did you mean 'history'?"),
+    ("history:\n  url: ${bad name}\n", "toy.yml:17:8: history.url: '${bad name}' is not an environment variable"),
+    ("history:\n  url: 'postgresql://u:${PW@h/db'\n", "toy.yml:17:8: history.url: unclosed '${' in the URL"),
+])
+def test_history_section_errors_are_located(tmp_path, capsys, section, message):
+    path = make_toy(tmp_path, checkpoint=CHECKPOINT + section)
+    assert main(["validate", str(path)]) == 2
+    assert message in capsys.readouterr().err

@@ -121,6 +121,47 @@ def test_two_processes_creating_the_schema_at_once(url, tmp_path):
         assert store.schema_version() == HistoryStore.code_schema_version()
 
 
+@pytest.mark.postgres
+def test_a_writer_that_loses_the_race_for_a_version_retries():
+    """PostgreSQL does not serialise writers: two that read the same highest version collide
+    on the unique (checkpoint, release, version) and the later one counts again."""
+    import threading
+    from contextlib import contextmanager
+
+    with postgres_schema_url() as url, HistoryStore.open(url) as slow, HistoryStore.open(url) as fast:
+        selected, proceed = threading.Event(), threading.Event()
+        original = slow._transaction
+
+        class Paused:
+            def __init__(self, conn):
+                self.conn, self.calls = conn, 0
+
+            def execute(self, *args, **kwargs):
+                out = self.conn.execute(*args, **kwargs)
+                self.calls += 1
+                if self.calls == 1 and not selected.is_set():  # after reading the highest version
+                    selected.set()
+                    assert proceed.wait(30)
+                return out
+
+        @contextmanager
+        def paused(what, **options):
+            with original(what, **options) as conn:
+                yield Paused(conn)
+
+        slow._transaction = paused
+        versions = {}
+        thread = threading.Thread(target=lambda: versions.update(slow=slow.record(run("r", 0, result(1.0)))))
+        thread.start()
+        assert selected.wait(30)
+        versions["fast"] = fast.record(run("r", 0, result(2.0)))  # commits version 1 meanwhile
+        proceed.set()
+        thread.join(60)
+        assert versions == {"fast": 1, "slow": 2}
+        every = fast.series(checkpoint="cp", metric="average_cluster_size", all_versions=True)
+        assert list(zip(every["version"], every["value"], strict=True)) == [(1, 2.0), (2, 1.0)]
+
+
 # -- hostile: a writer killed in the middle of its transaction --------------------------------
 
 KILLED = textwrap.dedent("""
@@ -161,10 +202,11 @@ def test_a_writer_killed_mid_transaction_leaves_nothing_and_corrupts_nothing(url
             assert time.monotonic() < deadline, "the writer never reached its results"
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
+        proc.communicate(timeout=30)  # reaps it and closes its pipes
+    assert proc.returncode == -signal.SIGKILL
     with HistoryStore.open(url) as store:
         runs = store.runs("cp", all_versions=True)
         assert list(runs["release"]) == ["r0"]  # the killed run left no row
@@ -258,6 +300,14 @@ def test_mask_url(url, shown):
     assert mask_url(url) == shown
 
 
+@pytest.mark.parametrize("url", ["://u:Sekr1t@h/db", "postgresql://u:Sekr1t@h:notaport/db"])
+def test_a_malformed_url_is_refused_without_its_password(url):
+    for attempt in (lambda: resolve_url(url), lambda: HistoryStore.open(url)):
+        with pytest.raises(HistoryError, match="not a database URL") as caught:
+            attempt()
+        assert "Sekr1t" not in str(caught.value) and "u:***@h" in str(caught.value)
+
+
 def test_environment_references_are_resolved_and_unset_ones_named(tmp_path):
     env = {"ER_HISTORY_URL": "postgresql+psycopg://u:pw@h/db", "PW": "x"}
     assert resolve_url("${ER_HISTORY_URL}", environ=env) == env["ER_HISTORY_URL"]
@@ -321,6 +371,9 @@ def test_the_chart_escapes_hostile_labels(tmp_path):
         frame = store.series(checkpoint="cp", metric="average_cluster_size")
     svg = to_svg(series_chart(frame))
     assert "<script" not in svg
+    from er_expectations.history.chart import series_data_uri
+
+    assert series_data_uri(frame, title="t").startswith("data:image/svg+xml;base64,")
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in svg or "&lt;script&gt;" in svg
     assert isinstance(frame, pd.DataFrame)
 
@@ -426,7 +479,7 @@ def test_identifying_kwargs_leave_out_acceptance_parameters():
 
 def test_schema_from_an_empty_database_matches_the_tables_the_code_queries(url):
     with HistoryStore.open(url) as store:
-        assert store.schema_version() == HistoryStore.code_schema_version() == "0001"
+        assert store.schema_version() == HistoryStore.code_schema_version() == "0002"
     engine = sa.create_engine(url)
     inspector = sa.inspect(engine)
     tables = set(inspector.get_table_names())
@@ -442,17 +495,47 @@ def test_schema_from_an_empty_database_matches_the_tables_the_code_queries(url):
     engine.dispose()
 
 
-def test_a_database_at_an_older_version_is_upgraded_on_open(url):
-    """With one migration, "older" is the empty schema: opening upgrades it, twice is a no-op."""
+def test_a_database_at_the_previous_version_is_upgraded_keeping_its_rows(url):
+    """A store written at schema version 0001 (no details column) opens at 0002: its rows are
+    kept, read back with empty details, and new rows carry them."""
+    from alembic import command
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # the 0001 schema, made by the 0001 migration itself
+        config = HistoryStore(engine, url)._alembic_config(conn)
+        command.upgrade(config, "0001")
+        run_id = conn.execute(sa.text(
+            "INSERT INTO er_history_runs (checkpoint, release, position, version, status, success, "
+            "gx_run_name, recorded_at) VALUES ('cp', 'old', 0, 1, 'passed', :t, 'cp', :now) RETURNING id"),
+            {"t": True, "now": "2026-01-01 00:00:00"}).scalar()
+        conn.execute(sa.text(
+            "INSERT INTO er_history_results (run_id, suite, expectation_type, metric, column_name, kwargs_key, "
+            "kwargs_json, label, severity, success, value) VALUES (:run, 's', "
+            "'expect_average_cluster_size_to_be_between', 'average_cluster_size', 'p', :key, "
+            "'{\"prediction_column\": \"p\"}', 'avg', 'critical', :t, 6.5)"),
+            {"run": run_id, "key": kwargs_key({"prediction_column": "p"}), "t": True})
+        columns = {c["name"] for c in sa.inspect(conn).get_columns("er_history_results")}
+        assert "details_json" not in columns
+    engine.dispose()
+    with HistoryStore.open(url, create=False) as store:
+        assert store.schema_version() == "0002"
+        store.record(run("new", 1, result(7.5, details={"n_records": 100, "n_clusters": 13,
+                                                      "top_clusters": [{"c": 1}], "observed_text": "x"})))
+        s = store.series(checkpoint="cp", metric="average_cluster_size")
+        assert list(s["release"]) == ["old", "new"] and list(s["value"]) == [6.5, 7.5]
+        assert s["details_json"].tolist() == [None, '{"n_clusters": 13, "n_records": 100}']
+
+
+def test_a_database_emptied_by_alembic_is_created_again_on_open(url):
     from alembic import command
 
     with HistoryStore.open(url) as store:
         store.record(run("a", 0, result(1.0)))
-        with store._engine.begin() as conn:  # back to the empty schema through Alembic itself
+        with store._engine.begin() as conn:  # every migration's downgrade, through Alembic
             command.downgrade(store._alembic_config(conn), "base")
         assert store.schema_version() is None
     with HistoryStore.open(url) as store:
-        assert store.schema_version() == "0001"
+        assert store.schema_version() == HistoryStore.code_schema_version()
         assert store.runs("cp").empty
         store.record(run("a", 0, result(1.0)))
     with HistoryStore.open(url, create=False) as store:
@@ -464,6 +547,22 @@ def test_migrations_ship_inside_the_package():
 
     migrations = Path(store_module.__file__).parent / "migrations"
     assert (migrations / "env.py").is_file()
-    assert sorted(p.name for p in (migrations / "versions").glob("*.py")) == ["0001_history_tables.py"]
+    assert sorted(p.name for p in (migrations / "versions").glob("*.py")) == [
+        "0001_history_tables.py", "0002_result_details.py"]
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"history/migrations/versions/*.py"' in text and '"history/migrations/*.py"' in text
+
+
+
+def test_a_damaged_schema_is_reported_as_such_not_as_unreachable(url):
+    with HistoryStore.open(url) as store:
+        store.record(run("a", 0, result(1.0)))
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE er_history_results"))
+    engine.dispose()
+    with HistoryStore.open(url) as store, pytest.raises(HistoryError) as caught:
+        store.series(checkpoint="cp", metric="average_cluster_size")
+    message = str(caught.value)
+    assert message.startswith(f"history database {mask_url(url)}: reading the history failed: ")
+    assert "er_history_results" in message and "cannot reach" not in message

@@ -7,6 +7,7 @@ GX loads a suite that names them: GX drops unknown expectation types when loadin
 ``er_expectations.gx.expectations``.
 """
 
+from ..history import action as _history_action  # noqa: F401  (registers the history checkpoint action)
 from . import (
     actions,  # noqa: F401  (registers the offline Data Docs checkpoint action)
     label_metrics,  # noqa: F401  (registers the labelling QC metric)

@@ -316,9 +316,6 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     where = IssueCollector(str(checkpoint.path))
     _check_batch_layout(checkpoint, where)
     issues.extend(where.issues)
-    from ..history.record import check_history
-
-    issues.extend(check_history(checkpoint))  # e.g. history.url: ${VAR} that is not set
     bench = checkpoint.data.benchmark
     benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
@@ -861,13 +858,15 @@ class _Project:
         # site's offline view and index builder (GX's UpdateDataDocsAction builds once per result)
         return [OfflineDataDocsAction(name="data_docs", site_name=site, build=True)]
 
-    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True) -> Any:
-        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or none."""
+    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True,
+                   extra: Sequence[Any] = ()) -> Any:
+        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or
+        none, and the ``extra`` actions."""
         return self.ctx.checkpoints.add_or_update(
             self.gx.Checkpoint(
                 name=name,
                 validation_definitions=list(definitions),
-                actions=self._actions() if actions else [],
+                actions=[*(self._actions() if actions else []), *extra],
                 result_format={"result_format": "SUMMARY"},
             )
         )
@@ -921,6 +920,11 @@ def run_checkpoint(
     # (a) configuration, (b) releases, project guard, tables: nothing written yet
     prepared = prepare_run(path)
     checkpoint = prepared.checkpoint
+    from ..history.record import check_history
+
+    unset = check_history(checkpoint)  # history.url: ${VAR} not set (when run; validate skips it)
+    if unset:
+        raise ConfigError(unset)
     selected = prepared.data.select(list(releases) if releases else None)
     project_dir = checkpoint.project_dir
     _check_project_dir(project_dir, checkpoint)
@@ -987,11 +991,14 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         name = names[release.label]
         vds = project.validation_definitions(name, definitions[release.label], suites)
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
-    combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions])
-    labels_by_result: dict[Any, str] = {}
-    from ..history.record import HistoryRecorder
+    from ..history.record import HistoryRecorder, history_action
 
-    history = HistoryRecorder.start(checkpoint, [r.label for r in prepared.data.all_releases()], out=out)
+    positions = [r.label for r in prepared.data.all_releases()]
+    recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
+    combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
+                                  extra=[recording] if recording is not None else [])
+    labels_by_result: dict[Any, str] = {}
+    history = HistoryRecorder.start(checkpoint, positions, out=out)
     bar = tqdm(
         selected,
         desc=f"validating {checkpoint.name}",

@@ -2,7 +2,9 @@
 
 :class:`HistoryStore` writes and reads the store (:mod:`.store`); the runner records every
 release it validates (:mod:`.record`); ``er-expectations history`` prints a series and
-draws it (:mod:`.chart`). Importing this package imports neither SQLAlchemy nor GX.
+draws it (:mod:`.chart`); :mod:`.context` tells an expectation which release is being
+validated. Importing this package imports SQLAlchemy, not GX (``import er_expectations``
+does not import it).
 """
 
 from __future__ import annotations

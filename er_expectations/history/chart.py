@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["series_chart", "series_rows"]
+__all__ = ["series_chart", "series_data_uri", "series_rows"]
 
 _STATE = {"passed": "passed", "failed": "failed", "error": "error"}
 
@@ -87,3 +87,11 @@ def series_chart(frame: Any, *, title: str | None = None, y_title: str | None = 
         x=x, y="value:Q", color=color, shape=shape, tooltip=tooltip)
     return alt.layer(bars, line, points).properties(
         title=title or label, width=width, height=height)
+
+
+def series_data_uri(frame: Any, **options: Any) -> str:
+    """:func:`series_chart` as a ``data:image/svg+xml`` URI for an ``<img>`` in Data Docs
+    (static: an image runs no script)."""
+    from ..charts import data_uri
+
+    return data_uri(series_chart(frame, **options))

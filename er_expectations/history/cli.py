@@ -77,7 +77,7 @@ def _table(frame: Any) -> str:
 
 _SHOWN = ["release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
           "success", "severity", "error", "gx_run_name", "gx_run_time", "recorded_at", "suite",
-          "expectation_type", "metric", "column", "label", "kwargs_json"]
+          "expectation_type", "metric", "column", "label", "kwargs_json", "details_json"]
 
 
 def cmd_history(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ from .store import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import CheckpointConfig, ConfigIssue
 
-__all__ = ["HistoryRecorder", "check_history", "history_url", "release_run", "result_record"]
+__all__ = ["HistoryRecorder", "check_history", "history_action", "history_url", "release_run", "result_record"]
 
 
 def history_url(checkpoint: CheckpointConfig, *, environ: Mapping[str, str] | None = None) -> str | None:
@@ -45,6 +45,24 @@ def history_url(checkpoint: CheckpointConfig, *, environ: Mapping[str, str] | No
     if config.url is None:
         return default_url(checkpoint.project_dir)
     return resolve_url(config.url, base=Path(checkpoint.path).absolute().parent, environ=environ)
+
+
+def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
+                   order: Sequence[str]) -> Any:
+    """The GX action recording ``releases`` (batch file name -> label) of a checkpoint, with
+    the URL as written in the file (no secret), or ``None`` when the history is disabled."""
+    config = checkpoint.history
+    if not config.enabled:
+        return None
+    from .action import HistoryAction
+
+    position = {label: index for index, label in enumerate(order)}
+    return HistoryAction(
+        name="er_history", checkpoint=checkpoint.name,
+        url=config.url if config.url is not None else default_url(checkpoint.project_dir),
+        base_dir=str(Path(checkpoint.path).absolute().parent),
+        releases={name: (label, position.get(label, len(position))) for name, label in releases.items()},
+    )
 
 
 def check_history(checkpoint: CheckpointConfig) -> list[ConfigIssue]:
@@ -102,6 +120,7 @@ def result_record(suite: str, evr: Any) -> ResultRecord:
         ci_level=details.get("ci_level"),
         error=outcome.error,
         observed_text=str(text) if text is not None else None,
+        details=details,
     )
 
 

@@ -58,4 +58,5 @@ RESULTS = sa.Table(
     sa.Column("ci_upper", sa.Float, nullable=True),
     sa.Column("ci_level", sa.Float, nullable=True),
     sa.Column("observed_text", sa.Text, nullable=True),
+    sa.Column("details_json", sa.Text, nullable=True),  # schema version 0002
 )

@@ -151,8 +151,9 @@ def resolve_url(text: str, *, base: str | os.PathLike | None = None,
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as error:
-        raise HistoryError(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
-                           "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite") from None
+        raise HistoryError(_scrub(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
+                                  "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite",
+                                  url)) from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         path = Path(parsed.database).expanduser()
         if not path.is_absolute() and base is not None:
@@ -200,6 +201,20 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
+#: Keys of an expectation's result details kept out of ``details_json`` (stored elsewhere
+#: or too large for a history row).
+_DETAILS_LEFT_OUT = frozenset({"observed_text", "top_clusters"})
+
+
+def _details_json(details: Mapping[str, Any] | None) -> str | None:
+    """The scalar entries of a result's details as JSON (lists and tables left out)."""
+    if not details:
+        return None
+    kept = {str(k): _json_safe(v) for k, v in details.items()
+            if k not in _DETAILS_LEFT_OUT and (v is None or isinstance(v, str | int | float | bool))}
+    return json.dumps(kept, sort_keys=True, ensure_ascii=False) if kept else None
+
+
 @dataclass(frozen=True, slots=True)
 class ResultRecord:
     """One expectation's result on one release (a row of ``er_history_results``).
@@ -225,6 +240,7 @@ class ResultRecord:
     ci_level: float | None = None
     error: str | None = None
     observed_text: str | None = None
+    details: Mapping[str, Any] | None = None
 
     def row(self) -> dict[str, Any]:
         ident = identifying_kwargs(self.kwargs)
@@ -246,6 +262,7 @@ class ResultRecord:
             "ci_upper": _number(self.ci_upper),
             "ci_level": _number(self.ci_level),
             "observed_text": self.observed_text,
+            "details_json": _details_json(self.details),
         }
 
 
@@ -285,8 +302,8 @@ class HistoryStore:
     """An open history database (:meth:`open`); use as a context manager or :meth:`close` it.
 
     ``url`` is the SQLAlchemy URL (with the password); :attr:`display_url` is what messages
-    show. Reading never changes the database; opening with ``create=True`` creates the
-    SQLite file and the schema (or upgrades an older schema).
+    show. Opening upgrades an older schema; with ``create=True`` it also creates the SQLite
+    file and the schema of an empty database. Reading writes no rows.
     """
 
     def __init__(self, engine: Any, url: str) -> None:
@@ -311,7 +328,7 @@ class HistoryStore:
         try:
             parsed = make_url(url)
         except (ArgumentError, ValueError) as error:
-            raise HistoryError(f"history store {shown}: not a database URL ({error})") from None
+            raise HistoryError(_scrub(f"history store {shown}: not a database URL ({error})", url)) from None
         backend = parsed.get_backend_name()
         if backend == "sqlite":
             db = parsed.database
@@ -337,7 +354,7 @@ class HistoryStore:
         except (NoSuchModuleError, ImportError) as error:
             raise HistoryError(
                 f"history store {shown}: no database driver for '{parsed.drivername}' ({_first_line(error)}); "
-                "install it (PostgreSQL: pip install 'psycopg[binary]')") from None
+                "install it (PostgreSQL: pip install 'er-expectations[postgres]', i.e. psycopg)") from None
         store = cls(engine, url)
         try:
             store._ensure_schema(create=create)
@@ -360,17 +377,22 @@ class HistoryStore:
         return f"HistoryStore({self.display_url!r})"
 
     @contextmanager
-    def _transaction(self, what: str) -> Iterator[Any]:
-        """One transaction; database errors become :class:`HistoryError` naming the store."""
+    def _transaction(self, what: str, *, write: bool = False) -> Iterator[Any]:
+        """One transaction; database errors become :class:`HistoryError` naming the store.
+
+        ``write``: on SQLite the transaction takes the write lock when it begins (``BEGIN
+        IMMEDIATE``), so that two writers queue instead of failing to upgrade a read lock;
+        reads begin deferred and never wait for a writer (write-ahead log)."""
         from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
         try:
-            with self._engine.begin() as conn:
+            engine = self._engine.execution_options(er_write=True) if write else self._engine
+            with engine.begin() as conn:
                 yield conn
         except (HistoryError, IntegrityError):
             raise  # IntegrityError: the writer decides (another writer took the version)
         except DBAPIError as error:
-            if error.connection_invalidated or isinstance(error.orig, _connect_errors()):
+            if error.connection_invalidated or _unreachable(error.orig):
                 message = f"cannot reach the history database {self.display_url}"
             else:
                 message = f"history database {self.display_url}: {what} failed"
@@ -413,7 +435,7 @@ class HistoryStore:
         from alembic.script import ScriptDirectory
         from alembic.util.exc import CommandError
 
-        with self._transaction("checking the schema") as conn:
+        with self._transaction("checking the schema", write=True) as conn:
             if conn.dialect.name == "postgresql":  # one migrating process at a time
                 from sqlalchemy import text
 
@@ -453,7 +475,7 @@ class HistoryStore:
         rows = [r.row() for r in run.results]
         for attempt in range(_WRITE_ATTEMPTS):
             try:
-                with self._transaction("writing the release run") as conn:
+                with self._transaction("writing the release run", write=True) as conn:
                     latest = conn.execute(
                         select(func.max(RUNS.c.version)).where(
                             RUNS.c.checkpoint == run.checkpoint, RUNS.c.release == run.release)
@@ -545,8 +567,9 @@ class HistoryStore:
         ``ci_lower``, ``ci_upper``, ``ci_level``, ``success``, ``severity``, ``error``,
         ``status`` (of the release run), ``gx_run_name``, ``gx_run_time``, ``recorded_at``
         (UTC), ``suite``, ``expectation_type``, ``metric``, ``column``, ``kwargs_key``,
-        ``kwargs_json``, ``label``, ``observed_text``. ``value`` is NaN for a run where the
-        expectation raised (``error`` says why).
+        ``kwargs_json``, ``label``, ``observed_text``, ``details_json`` (the result's scalar
+        details: counts, design, note). ``value`` is NaN for a run where the expectation
+        raised (``error`` says why).
 
         ``before_release`` keeps the releases before that one (by its recorded position,
         or ``before_position`` when it is not recorded yet, e.g. while it is validated);
@@ -599,6 +622,7 @@ SERIES_COLUMNS: tuple[str, ...] = (
     "release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
     "success", "severity", "error", "status", "gx_run_name", "gx_run_time", "recorded_at", "suite",
     "expectation_type", "metric", "column", "kwargs_key", "kwargs_json", "label", "observed_text",
+    "details_json",
 )
 _FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
 
@@ -606,7 +630,7 @@ _FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
     """A DataFrame of ``rows`` with fixed types: times as UTC timestamps (SQLite returns them
     without a time zone), numbers as floats (NaN for none), positions and versions as
-    nullable integers, success as bool."""
+    nullable integers, success as bool, missing text as ``None``."""
     import pandas as pd
 
     frame = pd.DataFrame.from_records(rows, columns=list(columns))
@@ -621,6 +645,9 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
             frame[name] = pd.array(frame[name].tolist(), dtype="Int64")
     if "success" in frame.columns:
         frame["success"] = frame["success"].astype(bool)
+    for name in ("error", "observed_text", "details_json", "metric", "column", "gx_run_name"):
+        if name in frame.columns:  # text columns: None when missing, never NaN
+            frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
     return frame
 
 
@@ -673,8 +700,17 @@ def _postgres_driver() -> str:
     return "postgresql"
 
 
+def _unreachable(error: BaseException | None) -> bool:
+    """Whether a driver error means the database cannot be reached (or the file opened)."""
+    import sqlite3
+
+    if isinstance(error, sqlite3.OperationalError):
+        return "unable to open" in str(error)
+    return isinstance(error, _connect_errors())
+
+
 def _connect_errors() -> tuple[type[BaseException], ...]:
-    """Driver exceptions that mean "the server cannot be reached"."""
+    """Server drivers' exceptions that mean "the server cannot be reached"."""
     found: list[type[BaseException]] = []
     try:
         import psycopg
@@ -688,9 +724,6 @@ def _connect_errors() -> tuple[type[BaseException], ...]:
         found.append(psycopg2.OperationalError)
     except ImportError:
         pass
-    import sqlite3
-
-    found.append(sqlite3.OperationalError)
     return tuple(found)
 
 
@@ -717,7 +750,7 @@ def _make_engine(url: Any) -> Any:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("er_write") else "BEGIN")
 
         return engine
     connect_args: dict[str, Any] = {}
