@@ -656,6 +656,7 @@ _DRIFT_LABELS = {
     "expect_statistic_change_to_be_below": ("statistic", "change"),
     "expect_estimate_change_to_be_below": ("metric", "change"),
     "expect_release_agreement_to_be_between": ("metric", "agreement"),
+    "expect_statistic_within_control_limits": ("statistic", "control"),
 }
 
 

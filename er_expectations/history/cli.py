@@ -26,7 +26,9 @@ def select_expectation(frame: Any, wanted: str, *, checkpoint: str, where: str) 
     if frame.empty:
         raise HistoryError(f"checkpoint '{checkpoint}' has no recorded results in {where}; "
                            f"run 'er-expectations run' on it first")
-    match = frame[(frame["label"] == wanted) | (frame["metric"] == wanted) | (frame["expectation_type"] == wanted)]
+    by_label = frame[frame["label"] == wanted]  # a label names one check; a metric id may name several
+    match = by_label if not by_label.empty else frame[(frame["metric"] == wanted)
+                                                      | (frame["expectation_type"] == wanted)]
     if match.empty:
         from ..hints import did_you_mean
 
