@@ -994,7 +994,9 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
     from ..history.record import HistoryRecorder, history_action
 
-    positions = [r.label for r in prepared.data.all_releases()]
+    # the history's release order: every release of the predictions (a labelling batch: itself)
+    positions = ([r.label for r in prepared.data.all_releases()] if isinstance(prepared.data, ReleaseData)
+                 else [r.label for r in selected])
     recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
     combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
                                   extra=[recording] if recording is not None else [])
