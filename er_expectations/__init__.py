@@ -34,6 +34,7 @@ __all__ = [
     "TRUE_STATISTICS",
     "UndefinedMetricWarning",
     "cluster_errors",
+    "diff_releases",
     "estimate",
     "exact_metrics",
     "plan_sample_size",
@@ -53,6 +54,7 @@ _LAZY = {
     "check_labels": "labels",
     "draw_sample": "worksheet",
     "labelling_batch": "labelling_batch",
+    "diff_releases": "drift",  # SPEC 10
 }
 
 

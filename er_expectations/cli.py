@@ -1,4 +1,4 @@
-"""Command line: ``er-expectations summarize|estimate|simulate|plan|run|validate|init``.
+"""Command line: ``er-expectations summarize|estimate|simulate|plan|run|validate|init|diff|history``.
 
 Exit codes, one meaning each (:data:`EXIT_CODES`):
 
@@ -292,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_labels import add_label_commands
 
     add_label_commands(sub)
+    from .cli_drift import add_drift_commands
+
+    add_drift_commands(sub)
 
     from .history.cli import add_history_command
 

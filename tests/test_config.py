@@ -103,6 +103,9 @@ def test_default_registry_lists_the_public_expectations():
         )
     }
     expected.add("expect_statistic_to_match_benchmark_estimate")
+    drift = {"expect_statistic_change_to_be_below", "expect_estimate_change_to_be_below",  # SPEC 10
+             "expect_release_agreement_to_be_between", "expect_statistic_within_control_limits"}
+    expected |= drift
     expected |= {  # labelling QC, SPEC 9
         "expect_labels_removed_within_predicted_cluster",
         "expect_labels_sampled_record_not_removed",
@@ -119,7 +122,8 @@ def test_default_registry_lists_the_public_expectations():
         assert params["prediction_column"].required
         assert "note" not in params and "severity" not in params  # common, kept apart
         assert spec.param("severity").choices == ("critical", "warning", "info")
-        has_beta = name.endswith("_f_to_be_between")
+        has_beta = name.endswith("_f_to_be_between") or name in (
+            "expect_estimate_change_to_be_below", "expect_release_agreement_to_be_between")
         assert ("beta" in params) == has_beta
         if name.startswith("expect_estimated_"):
             assert params["reference_column"].required
@@ -332,7 +336,8 @@ def test_every_mistake_is_reported_at_its_line(tmp_path):
     assert by_line[7].hint == "did you mean 'expect_matching_rate_to_be_between'?"
     assert by_line[10].hint == "did you mean 'min_value'?"
     assert "booleans are not numbers" in by_line[13].hint
-    assert "expect_estimated_pairwise_f_to_be_between" in by_line[25].hint
+    assert by_line[25].hint.startswith("'beta' is a parameter of 'expect_estimate")  # where it belongs
+    assert "expect_estimated_b_cubed_f_to_be_between" in by_line[25].hint
     assert by_line[27].hint == "did you mean 'interval'?"
     # str() renders one issue per line, file:line:column: message; hint
     lines = str(ConfigError(issues)).splitlines()

@@ -27,7 +27,7 @@ from er_expectations.text import observed_estimate
 
 REPO = Path(__file__).resolve().parents[1]
 PV = REPO / "er_expectations" / "data" / "patentsview"
-RELEASES = ["2017-08-08", "2022-06-30"]
+RELEASES = ["2017-08-08", "2021-12-30", "2022-06-30"]
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +79,28 @@ def test_validation_page_html_has_sentences_numbers_and_no_raw_kwargs(demo, expe
 
 def test_index_lists_each_release_with_its_status(demo):
     text = visible_text(demo["index"].read_text(encoding="utf-8"))
-    # each release's row states its own status: 2017-08-08 fails a critical check,
-    # 2022-06-30 fails only warning/info checks
+    # each release's row states its own status: 2017-08-08 fails a critical check (precision),
+    # 2022-06-30 too (the jump of its average cluster size), 2021-12-30 fails only warning/info checks
     assert "✘ failed patentsview-releases-release_2017-08-08" in text
-    assert "⚠ passed with warnings patentsview-releases-release_2022-06-30" in text
+    assert "✘ failed patentsview-releases-release_2022-06-30" in text
+    assert "⚠ passed with warnings patentsview-releases-release_2021-12-30" in text
+
+
+def test_drift_check_states_both_values_the_change_and_the_diff(demo):
+    """2022-06-30 against its previous release 2021-12-30 (which this run also validates), on the
+    mentions both hold; the numbers are recomputed here with pandas."""
+    pred = pd.read_parquet(PV / "predictions.parquet")
+    old, new = pred["inventor_id_20211230"], pred["inventor_id_20220630"]
+    both = old.notna() & new.notna()
+    before, after = both.sum() / old[both].nunique(), both.sum() / new[both].nunique()
+    text = visible_text(demo["pages"]["2022-06-30"].read_text(encoding="utf-8"))
+    assert ("The average cluster size of inventor_id changes by at most 15 % against the previous release "
+            "(inventor_id__baseline), both computed on the records present in both releases.") in text
+    assert (f"{before:.3f} in 2021-12-30 → {after:.3f} (change {after - before:.3f}, "
+            f"{100 * (after / before - 1):+.1f} %) on {int(both.sum()):,} records in both releases") in text
+    assert f"Release diff on the {int(both.sum()):,} records in both releases" in text
+    first = visible_text(demo["pages"]["2017-08-08"].read_text(encoding="utf-8"))
+    assert "Skipped: no baseline release for this batch" in first
 
 
 @pytest.mark.browser

@@ -407,7 +407,9 @@ def test_names_and_labels():
 
 
 def test_patentsview_demo_end_to_end(tmp_path):
-    """The 15 bundled releases: the low-precision 2017 releases and the split 2020-09-29 fail.
+    """The 15 bundled releases: the low-precision 2017 releases, the split 2020-09-29, and the
+    releases whose average cluster size moves by more than 15 % on the mentions they share with
+    the previous release (2017-12-26, 2020-09-29, 2020-12-29, 2022-06-30) fail.
 
     About 12 s on an idle 2-core machine (not marked slow: under the 20 s limit).
     """
@@ -423,13 +425,20 @@ def test_patentsview_demo_end_to_end(tmp_path):
     elapsed = time.perf_counter() - started
     assert len(report.releases) == 15
     failed = {r.label for r in report.failed_releases}
-    assert failed == {"2017-08-08", "2017-10-03", "2020-09-29"}
+    assert failed == {"2017-08-08", "2017-10-03", "2017-12-26", "2020-09-29", "2020-12-29", "2022-06-30"}
     assert {e.label for e in report.releases[0].critical_failures} == {
         "pairwise_precision",
         "pairwise_f",
     }
     september = next(r for r in report.releases if r.label == "2020-09-29")
-    assert [e.label for e in september.critical_failures] == ["pairwise_recall"]
+    assert [e.label for e in september.critical_failures] == ["pairwise_recall", "average_cluster_size_change"]
+    drift = {r.label: [e for e in r.expectations if e.label == "average_cluster_size_change"][0]
+             for r in report.releases}
+    assert drift["2017-08-08"].success and drift["2017-08-08"].observed is None  # no previous release
+    moved = {label: e.observed for label, e in drift.items() if not e.success}
+    assert set(moved) == {"2017-12-26", "2020-09-29", "2020-12-29", "2022-06-30"}
+    assert all(abs(v) > 0.15 for v in moved.values())
+    assert all(abs(e.observed) < 0.15 for label, e in drift.items() if e.success and e.observed is not None)
     assert report.data_docs_index is not None and report.data_docs_index.is_file()
     assert elapsed < 90, f"the demo took {elapsed:.1f} s"
 

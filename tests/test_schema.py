@@ -100,7 +100,7 @@ def test_yaml_parameters_are_exactly_the_gx_fields(name):
 def _valid(param) -> object:
     """A value every expectation accepts for a parameter of this kind."""
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
-               "weights": {"column": "w"}, "min_similarity": 0.7, "mostly": 0.8}
+               "weights": {"column": "w"}, "max_change": 0.05, "min_similarity": 0.7, "mostly": 0.8}
     if param.name in special:
         return special[param.name]
     if param.kind == "str":
@@ -114,15 +114,22 @@ def _valid(param) -> object:
     raise AssertionError(f"no valid value for {param.name} ({param.kind})")
 
 
+def _all_valid(name: str, spec) -> dict[str, object]:
+    # exactly one threshold for a statistic change: the relative one is left out, as nobody wrote it
+    skip = {"max_relative_change"} if name == STAT_CHANGE else set()
+    return {param.name: _valid(param) for param in spec.params if param.name not in skip}
+
+
 def test_every_gx_parameter_loads_from_yaml_and_builds_the_gx_expectation(tmp_path):
-    entries = [(name, {param.name: _valid(param) for param in spec.params}) for name, spec in sorted(REGISTRY.items())]
+    entries = [(name, _all_valid(name, spec)) for name, spec in sorted(REGISTRY.items())]
     path = tmp_path / "all.yml"
     path.write_text(suite_text(entries), encoding="utf-8")
     suite = load_suite(path)
     for (name, written), cfg in zip(entries, suite.expectations, strict=True):
         assert cfg.name == name
         assert cfg.kwargs == written  # every parameter reached the kwargs, as written
-        assert set(cfg.kwargs) == set(get_expectation_impl(name).parameter_fields())
+        skipped = {"max_relative_change"} if name == STAT_CHANGE else set()
+        assert set(cfg.kwargs) == set(get_expectation_impl(name).parameter_fields()) - skipped
     gx_suite = suite_from_config(suite)
     assert [exp.expectation_type for exp in gx_suite.expectations] == [name for name, _ in entries]
 
@@ -137,10 +144,26 @@ RESEMBLE = "expect_labels_added_records_to_resemble_sampled_record"
 LABELS_RULE_1 = "expect_labels_removed_within_predicted_cluster"
 
 
+STAT_CHANGE = "expect_statistic_change_to_be_below"
+#: A kwarg value meaning "leave this parameter out" (of the base kwargs).
+DROP = object()
+EST_CHANGE = "expect_estimate_change_to_be_below"
+AGREEMENT = "expect_release_agreement_to_be_between"
+CONTROL = "expect_statistic_within_control_limits"
+
+
 def _base(name: str) -> dict[str, object]:
     base: dict[str, object] = {"prediction_column": "p"}
-    if "estimated" in name or name == BENCHMARK:
+    if "estimated" in name or name in (BENCHMARK, EST_CHANGE):
         base["reference_column"] = "r"
+    if name == STAT_CHANGE:
+        base.update({"statistic": "average_cluster_size", "max_change": 1.0})
+    if name == CONTROL:
+        base["statistic"] = "average_cluster_size"
+    if name in (EST_CHANGE, AGREEMENT):
+        base["metric"] = "pairwise_recall"
+    if name == EST_CHANGE:
+        base["max_change"] = 0.05
     if name in ("expect_homonymy_rate_to_be_between", "expect_name_variation_rate_to_be_between"):
         base["name_column"] = "n"
     if name.startswith("expect_labels_"):
@@ -177,6 +200,22 @@ BAD = [
     (PRECISION, {"min_value": 0.5, "weights": {"col": "w"}}, "weights"),
     (BENCHMARK, {"statistic": "homonymy_rate"}, "'name_column' is required when statistic is 'homonymy_rate'"),
     (BENCHMARK, {"statistic": "precision"}, "statistic"),
+    (STAT_CHANGE, {"max_relative_change": 0.1}, "give exactly one of 'max_change' (absolute) or "
+                                                "'max_relative_change' (relative), not both"),
+    (STAT_CHANGE, {"max_change": DROP}, "give exactly one of 'max_change'"),
+    (STAT_CHANGE, {"max_change": -0.5}, "max_change: must be >= 0, got -0.5"),
+    (STAT_CHANGE, {"statistic": "hill_number"}, "statistic 'hill_number' needs its order q"),
+    (STAT_CHANGE, {"statistic": "n_records"}, "statistic"),
+    (STAT_CHANGE, {"diff_examples": 101}, "diff_examples: must be <= 100, got 101"),
+    (EST_CHANGE, {"max_change": 0}, "max_change: must be > 0, got 0"),
+    (EST_CHANGE, {"max_change": 5}, "max_change: must be <= 1, got 5"),
+    (EST_CHANGE, {"metric": "average_cluster_size"}, "metric"),
+    (AGREEMENT, {"min_value": 1.5}, "min_value: must be <= 1, got 1.5"),
+    (AGREEMENT, {}, f"{AGREEMENT} needs at least one of 'min_value' or 'max_value'"),
+    (CONTROL, {"k": 0}, "k: must be > 0, got 0"),
+    (CONTROL, {"window": 1}, "window: must be >= 2, got 1"),
+    (CONTROL, {"window": 4, "min_history": 5}, "min_history (5) is larger than window (4)"),
+    (CONTROL, {"statistic": "hill_number"}, "statistic 'hill_number' needs its order q"),
     (RESEMBLE, {"mostly": 1.5}, "mostly: must be <= 1, got 1.5"),
     (RESEMBLE, {"mostly": -0.1}, "mostly: must be >= 0, got -0.1"),
     (RESEMBLE, {"min_similarity": 80}, "min_similarity: must be <= 1, got 80"),
@@ -187,7 +226,7 @@ BAD = [
 
 @pytest.mark.parametrize(("name", "kwargs", "words"), BAD)
 def test_a_suite_and_the_gx_constructor_refuse_the_same_values(name, kwargs, words):
-    given_kwargs = {**_base(name), **kwargs}
+    given_kwargs = {k: v for k, v in {**_base(name), **kwargs}.items() if v is not DROP}
     issues = yaml_issues(name, given_kwargs)
     error = gx_error(name, given_kwargs)
     assert len(issues) == 1, issues
@@ -208,6 +247,13 @@ GOOD = [
     (PRECISION, {"min_value": 0.5, "ci_level": 0.5, "n_boot": 100, "seed": 0, "ci_method": "bootstrap"}),
     (BENCHMARK, {"statistic": "homonymy_rate", "name_column": "n"}),
     (BENCHMARK, {"statistic": "matching_rate"}),
+    (STAT_CHANGE, {"max_change": DROP, "max_relative_change": 0.15, "baseline": "2020-06-30"}),
+    (STAT_CHANGE, {"statistic": "hill_number", "q": math.inf}),
+    (STAT_CHANGE, {"statistic": "name_variation_rate", "name_column": "n", "baseline_column": "b"}),
+    (EST_CHANGE, {"max_change": 1, "ci_level": 0.9, "beta": 2.0}),
+    (AGREEMENT, {"metric": "cluster_f", "min_value": 0.5, "beta": 0.5}),
+    (CONTROL, {"k": 2.5, "window": 5, "min_history": 5, "baseline_release": "2020-06-30"}),
+    (CONTROL, {"statistic": "n_records", "exclude_failed": False}),
     (RESEMBLE, {"mostly": 0, "min_similarity": 1, "scorer": "jaro_winkler"}),
     (RESEMBLE, {"block_column": None, "name_column": "n"}),
     (LABELS_RULE_1, {"true_cluster_column": "t", "predicted_cluster_column": "pc"}),
@@ -216,7 +262,7 @@ GOOD = [
 
 @pytest.mark.parametrize(("name", "kwargs"), GOOD)
 def test_a_suite_and_the_gx_constructor_accept_the_same_values(name, kwargs):
-    given_kwargs = {**_base(name), **kwargs}
+    given_kwargs = {k: v for k, v in {**_base(name), **kwargs}.items() if v is not DROP}
     assert yaml_issues(name, given_kwargs) == []
     assert gx_error(name, given_kwargs) is None
 
@@ -248,6 +294,13 @@ def test_any_number_is_refused_by_both_or_by_neither(target, value):
         kwargs["statistic"] = "matching_rate"
     elif param not in ("min_value", "max_value") and REGISTRY[name].param("min_value") is not None:
         kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
+    if name == STAT_CHANGE and param == "max_relative_change":
+        kwargs.pop("max_change")  # one threshold at a time
+    if name in (STAT_CHANGE, CONTROL) and param == "q":
+        kwargs["statistic"] = "hill_number"
+    if name == CONTROL and param in ("window", "min_history"):  # the other one out: min_history <= window
+        kwargs.pop("min_history" if param == "window" else "window", None)
+        kwargs["window" if param == "min_history" else "min_history"] = 2 if param == "window" else 1000
     kwargs[param] = value
     issues = yaml_issues(name, kwargs)
     error = gx_error(name, kwargs)

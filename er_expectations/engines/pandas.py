@@ -24,7 +24,8 @@ from ..hints import did_you_mean
 from ..stats import BenchmarkSample, ClusteringTable
 from .base import MAX_DRAWS, WeightsSpec, check_cluster_values, parse_weights, weights_for
 
-__all__ = ["MAX_DRAWS", "PandasRelease", "clustering_table", "benchmark_sample", "contingency"]
+__all__ = ["MAX_DRAWS", "PandasRelease", "clustering_table", "benchmark_sample", "contingency",
+           "contingency_from_codes"]
 
 def _check_frame(df: object) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
@@ -224,6 +225,24 @@ class PandasRelease:
             _check_column(self.df, name, "name")
             self._names[name] = _factorize_names(self.df[name])
         return self._names[name]
+
+    def restrict(self, keep: np.ndarray) -> PandasRelease:
+        """The same release with only the rows where ``keep`` is true (SPEC 10, fixed subset).
+
+        The other rows count as outside the release (null prediction). The prediction codes
+        are masked, not recomputed, and the name codes are shared with this object.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        codes = self.pred_codes
+        if keep.shape != codes.shape:
+            raise InputError(f"restrict: the mask has {keep.shape[0]} rows, the release {codes.shape[0]}")
+        out = object.__new__(PandasRelease)
+        out.df, out.prediction = self.df, self.prediction
+        out._pred_codes = np.where(keep, codes, -1)
+        out._pred_uniques, out._n_pred = self._pred_uniques, self._n_pred
+        out._sizes = None
+        out._names = self._names  # same frame, same name codes
+        return out
 
     # -- summary of the predicted clustering ------------------------------------------------
     def clustering_table(self, *, name: Hashable | None = None) -> ClusteringTable:
@@ -450,11 +469,44 @@ def contingency(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable
             f"reference column {reference!r} is null on {int(missing.sum())} records of the release; exact metrics "
             "need the true cluster of every record (use estimate() for a benchmark sample)"
         )
-    t = tcodes_all[pop]
-    p = pcodes[pop]
-    _, t = np.unique(t, return_inverse=True)
-    _, p = np.unique(p, return_inverse=True)
-    n_p = int(p.max()) + 1
-    key = t.astype(np.int64) * n_p + p
-    ukey, counts = np.unique(key, return_counts=True)
-    return ukey // n_p, ukey % n_p, counts
+    t_idx, p_idx, counts, _, _ = contingency_from_codes(tcodes_all, pcodes)
+    return t_idx, p_idx, counts
+
+
+def contingency_from_codes(a_codes: np.ndarray, b_codes: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The contingency table of two codings of the same rows, on the rows where both are ≥ 0.
+
+    Returns ``(a_idx, b_idx, count, a_codes_used, b_codes_used)``: one entry per non-empty
+    cell, with compact cluster indices (0 … number of clusters − 1, in code order) and, for
+    each compact index, the original code it stands for. Used for exact metrics (SPEC 5) and
+    for the comparison of two releases on their common records (SPEC 10).
+    """
+    a_codes = np.asarray(a_codes, dtype=np.int64)
+    b_codes = np.asarray(b_codes, dtype=np.int64)
+    both = (a_codes >= 0) & (b_codes >= 0)
+    a, a_used = _compact(a_codes[both])
+    b, b_used = _compact(b_codes[both])
+    if a.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, a_used, b_used
+    n_b = int(b_used.size)
+    # hash the row keys (no sort of the rows), then sort the few distinct cells
+    cell, keys = pd.factorize(a * n_b + b)
+    counts = np.bincount(cell, minlength=len(keys))
+    keys = np.asarray(keys, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ukey = keys[order]
+    return ukey // n_b, ukey % n_b, counts[order].astype(np.int64), a_used, b_used
+
+
+def _compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes ≥ 0 renumbered 0 … k − 1 in code order, and the code of each new number."""
+    if codes.size == 0:
+        return codes, codes
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    used = np.flatnonzero(present)
+    remap = np.full(present.size, -1, dtype=np.int64)
+    remap[used] = np.arange(used.size, dtype=np.int64)
+    return remap[codes], used

@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..baselines import BaselineNeed, baseline_needs, check_baselines, release_frames
 from ..config import (
     CheckpointConfig,
     ConfigError,
@@ -277,6 +278,8 @@ class PreparedRun:
     data: ReleaseData | LabelsData
     #: The alert actions, their environment variables checked (see :mod:`..config.alerts`).
     alerts: tuple[AlertTarget, ...] = ()
+    #: baseline columns of the drift expectations (SPEC 10), added to every release table
+    baselines: tuple[BaselineNeed, ...] = ()
 
     @property
     def site_name(self) -> str | None:
@@ -333,9 +336,11 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
     alerts, alert_issues = resolve_alerts(checkpoint)  # unset variables, malformed URLs
     issues.extend(alert_issues)
+    needs = baseline_needs(suites) if isinstance(data, ReleaseData) else []  # releases only, not labels
+    issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path, suites))
     if issues:
         raise ConfigError(issues)
-    return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, alerts=alerts)
+    return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, alerts=alerts, baselines=tuple(needs))
 
 
 def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
@@ -655,10 +660,24 @@ def _format_q(value: object) -> str:
     return f"{number:g}"
 
 
+#: Label parts of the drift expectations: (parameter naming what is compared, suffix).
+_DRIFT_LABELS = {
+    "expect_statistic_change_to_be_below": ("statistic", "change"),
+    "expect_estimate_change_to_be_below": ("metric", "change"),
+    "expect_release_agreement_to_be_between": ("metric", "agreement"),
+    "expect_statistic_within_control_limits": ("statistic", "control"),
+}
+
+
 def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
     """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``."""
     if kind == "expect_statistic_to_match_benchmark_estimate":
         return f"{kwargs.get('statistic', '?')}_vs_benchmark"
+    if kind in _DRIFT_LABELS:  # drift checks (SPEC 10): what changed, against the baseline
+        what = str(kwargs.get(_DRIFT_LABELS[kind][0], "?"))
+        if what == "hill_number" and "q" in kwargs:
+            what = f"hill_number(q={_format_q(kwargs['q'])})"
+        return f"{what}_{_DRIFT_LABELS[kind][1]}"
     label = kind.removeprefix("expect_").removeprefix("estimated_")
     label = label.removesuffix("_to_be_between")
     if label == "hill_number" and "q" in kwargs:
@@ -920,7 +939,8 @@ def run_checkpoint(
     project_dir = checkpoint.project_dir
     _check_project_dir(project_dir, checkpoint)
     names = release_file_names(r.label for r in selected)
-    tables = {r.label: _parquet_bytes(prepared.data.frame(r)) for r in selected}
+    frame = release_frames(prepared.data, prepared.baselines)  # with the drift checks' baseline columns
+    tables = {r.label: _parquet_bytes(frame(r)) for r in selected}
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         _check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
@@ -983,7 +1003,9 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
     from ..history.record import HistoryRecorder, history_action
 
-    positions = [r.label for r in prepared.data.all_releases()]
+    # the history's release order: every release of the predictions (a labelling batch: itself)
+    positions = ([r.label for r in prepared.data.all_releases()] if isinstance(prepared.data, ReleaseData)
+                 else [r.label for r in selected])
     recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
     combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
                                   extra=[recording] if recording is not None else [])

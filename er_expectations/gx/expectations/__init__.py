@@ -1,6 +1,12 @@
 """Every er-expectations expectation; importing this package registers them with GX."""
 
 from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
+from .control import ExpectStatisticWithinControlLimits
+from .drift import (
+    ExpectEstimateChangeToBeBelow,
+    ExpectReleaseAgreementToBeBetween,
+    ExpectStatisticChangeToBeBelow,
+)
 from .estimated import (
     ExpectEstimatedBCubedFToBeBetween,
     ExpectEstimatedBCubedPrecisionToBeBetween,
@@ -32,6 +38,7 @@ from .summary import (
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",
+    "ExpectEstimateChangeToBeBelow",
     "ExpectEstimatedBCubedFToBeBetween",
     "ExpectEstimatedBCubedPrecisionToBeBetween",
     "ExpectEstimatedBCubedRecallToBeBetween",
@@ -53,5 +60,8 @@ __all__ = [
     "ExpectLabelsTrueClusterToMatch",
     "ExpectMatchingRateToBeBetween",
     "ExpectNameVariationRateToBeBetween",
+    "ExpectReleaseAgreementToBeBetween",
+    "ExpectStatisticChangeToBeBelow",
     "ExpectStatisticToMatchBenchmarkEstimate",
+    "ExpectStatisticWithinControlLimits",
 ]

@@ -1,0 +1,213 @@
+"""``expect_statistic_within_control_limits`` (SPEC 10, against history).
+
+A summary statistic of the release (SPEC 3, on the whole release) must lie within control
+limits drawn from its own past values in the history store: the mean of the last
+``window`` releases ± ``k`` standard deviations of those values, or, with a pinned
+``baseline_release``, that release's stored value ± ``k`` standard deviations.
+
+Releases where this check failed are left out of the limits (``exclude_failed``), so that
+a bad release does not become the new normal. With fewer than ``min_history`` usable past
+values (or outside an ``er-expectations run`` with a history store) the check is skipped
+with "not enough history (n of m)", not failed. The value of every release, skipped or
+not, is recorded by the runner, so the history fills as releases are validated in order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Literal
+
+from great_expectations.compatibility import pydantic
+from great_expectations.render import LegacyDiagnosticRendererType
+from great_expectations.render.renderer.renderer import renderer
+from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from ...stats import SUMMARY_STATISTICS
+from ...text import fmt_number, format_number, statistic_label
+from ..history_view import chart_block, own_series, series_rows
+from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
+from ..render import result_details, string_block
+from ._base import NAME_COLUMN_DOC, ERExpectation, ParameterError, json_number
+from .summary import parse_q
+
+__all__ = ["CONTROL_STATISTICS", "ExpectStatisticWithinControlLimits", "control_limits"]
+
+#: Statistics a control chart can follow (SPEC 3).
+CONTROL_STATISTICS: tuple[str, ...] = (*SUMMARY_STATISTICS, "hill_number")
+_NAMED = ("homonymy_rate", "name_variation_rate")
+
+
+def control_limits(values: list[float], *, k: float, center: float | None = None) -> tuple[float, float, float, float]:
+    """(center, sd, lower, upper): the mean of ``values`` (or ``center``) ± k × their sample SD."""
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n >= 2 else math.nan
+    mid = mean if center is None else center
+    return mid, sd, mid - k * sd, mid + k * sd
+
+
+class ExpectStatisticWithinControlLimits(ERExpectation):
+    """A summary statistic lies within control limits from its own history: the mean of the last
+    releases ± k standard deviations, or a pinned release's stored value ± k SD (SPEC 10)."""
+
+    statistic: Literal[CONTROL_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
+        ..., description="Which summary statistic of the predicted clustering (SPEC 3) to follow.")
+    q: float | str | None = pydantic.Field(None, ge=0.0, allow_inf=True,
+                                           description="Order of the Hill number (statistic: hill_number), "
+                                           "q >= 0 (.inf allowed).")
+    name_column: str | None = pydantic.Field(
+        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
+    window: int = pydantic.Field(8, ge=2, le=1000, description="How many past releases the limits are drawn from.")
+    min_history: int = pydantic.Field(
+        3, ge=2, le=1000, description="Fewest past values needed; with fewer the check is skipped (not enough "
+        "history), not failed.")
+    k: float = pydantic.Field(3.0, gt=0.0, description="Width of the limits in standard deviations of the past "
+                              "values (3 = the usual control chart).")
+    baseline_release: str | None = pydantic.Field(
+        None, description="Centre the limits on this release's stored value instead of the mean of the window "
+        "(a pinned baseline); the spread is still k SD of the window.")
+    exclude_failed: bool = pydantic.Field(
+        True, description="Leave out of the limits the past releases where this check failed.")
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "statistic", "k", "window")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "prediction_column", "record_id_column", "statistic", "q", "name_column", "window", "min_history", "k",
+        "baseline_release", "exclude_failed")
+
+    @pydantic.validator("q")
+    def _check_q(cls, q):
+        if q is None:
+            return None
+        value = parse_q(q)
+        return "inf" if math.isinf(value) else value
+
+    @pydantic.root_validator(skip_on_failure=False)
+    def _check_rules(cls, values):
+        statistic = values.get("statistic")
+        if statistic == "hill_number" and "q" in values and values["q"] is None:
+            raise ParameterError("statistic 'hill_number' needs its order q", at="statistic",
+                                 hint="add q: 2 (or 0, 1, .inf)")
+        if statistic in _NAMED and "name_column" in values and not values["name_column"]:
+            raise ParameterError(f"'name_column' is required when statistic is '{statistic}'", at="statistic",
+                                 hint="give name_column, the column with the names")
+        window, least = values.get("window"), values.get("min_history")
+        if isinstance(window, int) and isinstance(least, int) and least > window:
+            raise ParameterError(f"min_history ({least}) is larger than window ({window}): the limits could never "
+                                 "be drawn", at="min_history", hint="make min_history at most window")
+        return values
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        value = {"prediction_column": self.prediction_column, "record_id_column": self.record_id_column,
+                 "name_column": self.name_column if self.statistic in _NAMED else None,
+                 "statistic": self.statistic, "q": parse_q(self.q) if self.q is not None else None}
+        return {SUMMARY_STATISTIC: MetricConfiguration(SUMMARY_STATISTIC, domain, value),
+                CLUSTERING_TABLE: MetricConfiguration(CLUSTERING_TABLE, domain, {k: value[k] for k in TABLE_KEYS})}
+
+    @classmethod
+    def _label(cls, kwargs: dict[str, Any]) -> str:
+        statistic = kwargs.get("statistic") or "?"
+        try:
+            q = parse_q(kwargs["q"]) if statistic == "hill_number" and kwargs.get("q") is not None else None
+        except ValueError:
+            q = None
+        return statistic_label(statistic, q=q) if statistic in CONTROL_STATISTICS else str(statistic)
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        params: dict[str, Any] = {
+            "label": cls._label(kwargs), "prediction_column": kwargs.get("prediction_column"),
+            "k": format_number(float(kwargs.get("k") or 3.0)), "window": int(kwargs.get("window") or 8),
+            "min_history": int(kwargs.get("min_history") or 3)}
+        if kwargs.get("baseline_release"):
+            params["baseline_release"] = kwargs["baseline_release"]
+            centre = "the stored value of release $baseline_release"
+        else:
+            centre = "the mean of the last $window releases"
+        template = (f"The $label of $prediction_column lies within {centre} ± $k standard deviations of the "
+                    "last $window releases' values, from the history store (skipped with fewer than "
+                    "$min_history past values).")
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        stat = metrics[SUMMARY_STATISTIC]
+        value = float(stat["value"])
+        frame, problem, active = own_series(self, last=self.window)
+        details: dict[str, Any] = {"statistic": self.statistic,
+                                   "label": self._label({"statistic": self.statistic, "q": self.q}),
+                                   "value": json_number(value), "k": float(self.k), "window": int(self.window),
+                                   "min_history": int(self.min_history), "n_records": stat["n_records"],
+                                   "n_clusters": stat["n_clusters"]}
+        skipped = None
+        used: list[tuple[str, float]] = []
+        center = None
+        if problem is not None:
+            skipped = problem
+        else:
+            rows = frame.itertuples(index=False) if frame is not None else []
+            for row in rows:
+                if row.value is None or (isinstance(row.value, float) and math.isnan(row.value)):
+                    continue
+                if self.exclude_failed and not bool(row.success):  # a skipped check passed: kept
+                    continue
+                used.append((str(row.release), float(row.value)))
+            if len(used) < self.min_history:
+                skipped = (f"not enough history ({len(used)} of {self.min_history} past values needed"
+                           f"{', failed releases left out' if self.exclude_failed else ''})")
+            elif self.baseline_release:
+                center = _pinned_value(active, self, self.baseline_release)
+                if center is None:
+                    skipped = (f"not enough history: the pinned release '{self.baseline_release}' has no stored "
+                               "value yet")
+        details["history_releases"] = [r for r, _ in used]
+        current = {"release": active.release if active is not None else "this batch", "value": value,
+                   "success": True}
+        if skipped is not None:
+            details.update({"skipped": True, "note": skipped,
+                            "observed_text": f"{fmt_number(value)}; skipped: {skipped}"})
+            details["history"] = series_rows(frame, current)
+            return {"success": True, "result": {"observed_value": json_number(value), "details": details}}
+        mid, sd, lower, upper = control_limits([v for _, v in used], k=float(self.k), center=center)
+        ok = lower <= value <= upper
+        current.update({"success": ok, "ci_lower": lower, "ci_upper": upper})  # the limits, drawn as a bar
+        details.update({
+            "skipped": False, "center": json_number(mid), "sd": json_number(sd), "lower": json_number(lower),
+            "upper": json_number(upper), "baseline_release": self.baseline_release,
+            "history": series_rows(frame, current),
+        })
+        centre = (f"value of {self.baseline_release}" if self.baseline_release
+                  else f"mean of {len(used)} releases {used[0][0]}–{used[-1][0]}")
+        details["observed_text"] = (f"{fmt_number(value)}; control limits {fmt_number(lower)} to {fmt_number(upper)} "
+                                    f"({centre} {fmt_number(mid)} ± {format_number(float(self.k))} × SD "
+                                    f"{fmt_number(sd)})")
+        if not ok:
+            side = "above" if value > upper else "below"
+            details["note"] = f"{fmt_number(value)} is {side} the control limits {fmt_number(lower)} to {fmt_number(upper)}"
+        return {"success": bool(ok), "result": {"observed_value": json_number(value), "details": details}}
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
+    def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
+                                              **kwargs):
+        blocks = list(super()._diagnostic_unexpected_table_renderer(
+            configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
+        details = result_details(result)
+        if details.get("skipped"):
+            blocks.append(string_block("Skipped: $why", {"why": details.get("note") or "not enough history"}))
+        chart = chart_block(details.get("history"), title=str(details.get("label") or "history"),
+                            y_title=str(details.get("statistic") or "value"))
+        if chart is not None:
+            blocks.append(chart)
+        return blocks or None
+
+
+def _pinned_value(active: Any, expectation: Any, release: str) -> float | None:
+    """The stored value of ``release`` in this expectation's series (its latest run), or None."""
+    from ..history_view import _num, identity
+
+    try:
+        frame = active.store.series(checkpoint=active.checkpoint, expectation_type=expectation.expectation_type,
+                                    column=expectation.prediction_column, kwargs=identity(expectation))
+    except Exception:  # noqa: BLE001 - a HistoryError: treated as "no stored value"
+        return None
+    mine = frame[frame["release"] == release]
+    return _num(mine["value"].iloc[-1]) if len(mine) else None

@@ -1,0 +1,476 @@
+"""Drift expectations (SPEC 10): a release against a baseline release in the same batch.
+
+* ``expect_statistic_change_to_be_below`` — a summary statistic of both releases on the
+  records present in both (fixed subset); an absolute or a relative threshold.
+* ``expect_estimate_change_to_be_below`` — an estimated metric of both releases on the same
+  benchmark draws, with the paired standard error of the change. It fails only when the
+  whole confidence interval of the change lies beyond ±max_change: then the change exceeds
+  the threshold *and* sampling error does not explain it (equivalently, a one-sided z-test
+  of H0: |Δ| ≤ max_change rejects at level (1 − ci_level)/2). A change whose point value
+  exceeds the threshold but whose interval reaches back inside passes, with the reason.
+* ``expect_release_agreement_to_be_between`` — exact metrics of the release taking the
+  baseline as the reference, on their common records.
+
+The baseline's prediction is the column ``baseline_column`` of the batch (default
+``<prediction_column>__baseline``, or ``<prediction_column>__baseline__<label>`` for a pinned
+``baseline``; :mod:`er_expectations.baselines`). The checkpoint runner fills it; a batch
+whose baseline column is null on every row has no baseline (the first release): the check
+is then skipped and reported as such, not failed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Literal
+
+from great_expectations.compatibility import pydantic
+from great_expectations.render import LegacyDiagnosticRendererType
+from great_expectations.render.renderer.renderer import renderer
+from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from ...baselines import DRIFT_EXPECTATIONS, PREVIOUS, baseline_label, default_baseline_column
+from ...drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
+from ...stats import METRICS
+from ...text import fmt_level, fmt_number, format_number, statistic_label
+from .. import drift_metrics  # noqa: F401  (registers the drift metrics)
+from ..drift_metrics import (
+    ESTIMATE_CHANGE,
+    RELEASE_AGREEMENT,
+    RELEASE_PAIR,
+    STATISTIC_CHANGE,
+    pandas_only,
+)
+from ..history_view import CHART_RELEASES, chart_block, own_series, series_rows
+from ..metrics import SAMPLE_KEYS
+from ..render import result_details, string_block, table_block
+from ._base import (
+    NAME_COLUMN_DOC,
+    BoundedExpectation,
+    ERExpectation,
+    ParameterError,
+    Threshold,
+    json_number,
+    result_level,
+    threshold,
+)
+from .estimated import _SampledExpectation, design_fragment
+from .summary import parse_q
+
+__all__ = [
+    "DRIFT_EXPECTATIONS",
+    "ExpectEstimateChangeToBeBelow",
+    "ExpectReleaseAgreementToBeBetween",
+    "ExpectStatisticChangeToBeBelow",
+]
+
+_NAMED = ("homonymy_rate", "name_variation_rate")
+
+
+def _pct(x: float) -> str:
+    return "—" if x is None or math.isnan(x) else f"{100 * x:+.1f} %"
+
+
+class _DriftExpectation(ERExpectation):
+    """Common parameters of the checks against a baseline release (SPEC 10)."""
+
+    baseline: str = pydantic.Field(
+        PREVIOUS, description="The baseline release: previous (the release before this one in the checkpoint's "
+        "order) or the label of a pinned release, e.g. 2020-06-30.")
+    baseline_column: str | None = pydantic.Field(
+        None, description="Column of the batch with the baseline release's prediction (null = record not in it). "
+        "Default <prediction_column>__baseline, or <prediction_column>__baseline__<label> for a pinned "
+        "baseline; the checkpoint runner adds it.")
+    diff_examples: int = pydantic.Field(
+        5, ge=0, le=100, description="How many changed clusters of each kind (merged, split, both) a failed "
+        "check lists, drawn with seed.")
+    seed: int = pydantic.Field(0, ge=0, description="Seed of the sampled examples of a failed check.")
+
+    def get_validation_dependencies(self, execution_engine=None, runtime_configuration=None):
+        """As every expectation of ours, but pandas only (the Spark and SQL engines do not
+        implement the drift metrics): elsewhere one clear error."""
+        deps = super().get_validation_dependencies(execution_engine=execution_engine,
+                                                   runtime_configuration=runtime_configuration)
+        return pandas_only(self, deps, execution_engine)
+
+
+    #: Whether a failure shows the release diff (merged/split clusters).
+    shows_diff: ClassVar[bool] = True
+
+    def resolved_baseline_column(self) -> str:
+        return self.baseline_column or default_baseline_column(self.prediction_column, self.baseline)
+
+    def _pair_value(self) -> dict[str, Any]:
+        return {"prediction_column": self.prediction_column, "record_id_column": self.record_id_column,
+                "baseline_column": self.resolved_baseline_column()}
+
+    def _pair_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        return {RELEASE_PAIR: MetricConfiguration(RELEASE_PAIR, domain, self._pair_value())}
+
+    @classmethod
+    def _baseline_phrase(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        baseline = kwargs.get("baseline") or PREVIOUS
+        column = kwargs.get("baseline_column") or default_baseline_column(
+            str(kwargs.get("prediction_column") or "?"), baseline)
+        if baseline == PREVIOUS:
+            return "the previous release ($baseline_column)", {"baseline_column": column}
+        return "the pinned release $baseline ($baseline_column)", {"baseline": baseline, "baseline_column": column}
+
+    def _common(self, metrics: dict) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """Details every drift result has, and the skipped result when there is no baseline."""
+        pair = metrics[RELEASE_PAIR]
+        column = self.resolved_baseline_column()
+        label = baseline_label(pair.current.df, column)
+        details: dict[str, Any] = {"baseline": label, "baseline_column": column,
+                                   "baseline_setting": self.baseline, "common_records": pair.n_common,
+                                   "baseline_records": pair.baseline.n_records}
+        if pair.baseline.n_records == 0:
+            why = ("no baseline release for this batch (it is the first release of the checkpoint, or the "
+                   f"baseline column {column!r} is empty): nothing to compare, so the check is skipped")
+            details.update({"skipped": True, "note": why, "observed_text": "skipped: no baseline release"})
+            return details, {"success": True, "result": {"observed_value": None, "details": details}}
+        details["skipped"] = False
+        return details, None
+
+    def _attach_diff(self, details: dict[str, Any], metrics: dict, ok: bool, runtime_configuration) -> None:
+        """Under a failure (SUMMARY or COMPLETE results), the release diff of the common records.
+
+        Computed here, from the pair the metrics already hold, and only for failures.
+        """
+        if ok or not self.shows_diff or result_level(runtime_configuration).value not in ("SUMMARY", "COMPLETE"):
+            return
+        pair = metrics[RELEASE_PAIR]
+        if pair.n_common == 0:
+            return
+        name = getattr(self, "name_column", None)
+        diff = diff_of(pair, name=name, examples=int(self.diff_examples), seed=int(self.seed),
+                       before=details.get("baseline") or details["baseline_column"], after=str(self.prediction_column))
+        details["diff"] = diff.to_dict()
+
+    def _attach_history(self, details: dict[str, Any], value: float, ok: bool, *, ci: tuple[float, float] | None = None,
+                        ci_level: float | None = None) -> None:
+        """This check's past values from the history store (when run by er-expectations with a
+        history) and the current one, for the chart of the Data Docs page."""
+        frame, problem, active = own_series(self, last=CHART_RELEASES - 1)
+        if problem is not None:
+            details["history_note"] = problem
+            return
+        current = {"release": active.release, "value": value, "success": ok,
+                   "ci_lower": ci[0] if ci else None, "ci_upper": ci[1] if ci else None, "ci_level": ci_level}
+        details["history"] = series_rows(frame, current)
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
+    def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
+                                              **kwargs):
+        blocks = list(super()._diagnostic_unexpected_table_renderer(
+            configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
+        details = result_details(result)
+        if details.get("skipped"):
+            blocks.append(string_block("Skipped: $why", {"why": details.get("note") or "no baseline"}))
+        chart = chart_block(details.get("history"), title=str(details.get("chart_title") or "history"),
+                            y_title=str(details.get("chart_axis") or "value"))
+        if chart is not None:
+            blocks.append(chart)
+        diff = details.get("diff")
+        if diff and result is not None and not result.success:
+            blocks.extend(diff_blocks(diff))
+        return blocks or None
+
+
+def diff_blocks(diff: dict[str, Any]) -> list[Any]:
+    """Data Docs blocks of a release diff: the counts and the sampled examples (all escaped)."""
+    counts = diff.get("clusters") or {}
+    records = diff.get("records") or {}
+    blocks = [
+        string_block(
+            "Release diff on the $common records in both releases: $moved records changed cluster mates; "
+            "$split of the $before_clusters clusters of $before were split.",
+            {"common": f"{int(diff.get('common_records', 0)):,}", "moved": f"{int(diff.get('records_moved', 0)):,}",
+             "split": f"{int(diff.get('before_clusters_split', 0)):,}",
+             "before_clusters": f"{int(diff.get('before_clusters', 0)):,}", "before": str(diff.get("before"))},
+            tag="div"),
+        table_block(f"Clusters of {diff.get('after')} against {diff.get('before')}",
+                    ["Change", "Clusters", "Records"],
+                    [[kind, f"{int(counts.get(kind, 0)):,}", f"{int(records.get(kind, 0)):,}"]
+                     for kind in ("unchanged", "merged", "split", "both")]),
+    ]
+    examples = diff.get("examples") or []
+    if examples:
+        rows = [[e.get("change"), e.get("cluster"), e.get("records"),
+                 "; ".join(f"{s.get('cluster')} ({s.get('records')} of {s.get('size')})" for s in e.get("sources", [])),
+                 "; ".join(str(n) for n in e.get("names", []))] for e in examples]
+        blocks.append(table_block(f"Sampled changed clusters (seed {diff.get('seed', 0)})",
+                                  ["Change", "Cluster", "Records", "From (records taken of its size)", "Names"],
+                                  rows))
+    return blocks
+
+
+# -- 1. fixed-subset statistic ----------------------------------------------------------------
+
+
+class ExpectStatisticChangeToBeBelow(_DriftExpectation):
+    """A summary statistic changes by at most a threshold against a baseline release, on the records
+    present in both (SPEC 10, fixed subset)."""
+
+    statistic: Literal[DRIFT_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
+        ..., description="Which summary statistic of the predicted clustering (SPEC 3) to compare.")
+    q: float | str | None = pydantic.Field(None, ge=0.0, allow_inf=True,
+                                           description="Order of the Hill number (statistic: hill_number), "
+                                           "q >= 0 (.inf allowed).")
+    name_column: str | None = pydantic.Field(
+        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
+    max_change: float | None = pydantic.Field(
+        None, ge=0.0, description="Largest acceptable absolute change |this − baseline|.")
+    max_relative_change: float | None = pydantic.Field(
+        None, ge=0.0, description="Largest acceptable relative change |this − baseline| / |baseline| "
+        "(0.15 = 15 %).")
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "statistic", "max_change", "max_relative_change")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "prediction_column", "record_id_column", "baseline", "baseline_column", "statistic", "q", "name_column",
+        "max_change", "max_relative_change", "diff_examples", "seed")
+
+    @pydantic.validator("q")
+    def _check_q(cls, q):
+        if q is None:
+            return None
+        value = parse_q(q)  # InputError (a ValueError) with the reason
+        return "inf" if math.isinf(value) else value
+
+    @pydantic.root_validator(skip_on_failure=False)
+    def _check_threshold(cls, values):
+        if "max_change" in values and "max_relative_change" in values:
+            given = [k for k in ("max_change", "max_relative_change") if values[k] is not None]
+            if len(given) != 1:
+                raise ParameterError(
+                    "give exactly one of 'max_change' (absolute) or 'max_relative_change' (relative)"
+                    + (", not both" if given else ""), at=given[-1] if given else None,
+                    hint="e.g. max_relative_change: 0.15 for at most 15 %")
+        statistic = values.get("statistic")
+        if statistic == "hill_number" and "q" in values and values["q"] is None:
+            raise ParameterError("statistic 'hill_number' needs its order q", at="statistic",
+                                 hint="add q: 2 (or 0, 1, .inf)")
+        if statistic in _NAMED and "name_column" in values and not values["name_column"]:
+            raise ParameterError(f"'name_column' is required when statistic is '{statistic}'", at="statistic",
+                                 hint="give name_column, the column with the names")
+        return values
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        value = {**self._pair_value(), "statistic": self.statistic,
+                 "q": None if self.q is None else parse_q(self.q),
+                 "name_column": self.name_column if self.statistic in _NAMED else None}
+        return {STATISTIC_CHANGE: MetricConfiguration(STATISTIC_CHANGE, domain, value), **self._pair_configs(domain)}
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        statistic = kwargs.get("statistic") or "?"
+        q = kwargs.get("q")
+        try:
+            order = parse_q(q) if q is not None and statistic == "hill_number" else None
+        except ValueError:  # a page of a stored result with a bad q still renders
+            order = None
+        label = statistic_label(statistic, q=order) if statistic in DRIFT_STATISTICS else str(statistic)
+        base, params = cls._baseline_phrase(kwargs)
+        params.update({"label": label, "prediction_column": kwargs.get("prediction_column")})
+        if kwargs.get("max_relative_change") is not None:
+            params["limit"] = f"{100 * float(kwargs['max_relative_change']):g} %"
+        else:
+            params["limit"] = format_number(float(kwargs["max_change"])) if kwargs.get("max_change") is not None else "?"
+        template = (f"The $label of $prediction_column changes by at most $limit against {base}, both computed on "
+                    "the records present in both releases.")
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        details, skipped = self._common(metrics)
+        if skipped is not None:
+            return skipped
+        change = metrics[STATISTIC_CHANGE]
+        relative = self.max_relative_change is not None
+        observed = change.relative_change if relative else change.change
+        limit = self.max_relative_change if relative else self.max_change
+        ok = not math.isnan(observed) and abs(observed) <= float(limit)
+        details.update({
+            "statistic": change.statistic, "label": change.label, "q": change.q,
+            "current": json_number(change.current), "baseline_value": json_number(change.baseline),
+            "change": json_number(change.change), "relative_change": json_number(change.relative_change),
+            "current_records": change.current_records, "current_clusters": change.current_clusters,
+            "baseline_clusters": change.baseline_clusters,
+            "threshold": {"kind": "relative" if relative else "absolute", "value": float(limit)},
+        })
+        against = details["baseline"] or self.resolved_baseline_column()
+        if change.common_records == 0:
+            details["note"] = "the release and its baseline have no record in common: nothing to compare"
+            details["observed_text"] = "no common records"
+        else:
+            details["observed_text"] = (
+                f"{fmt_number(change.baseline)} in {against} → {fmt_number(change.current)} "
+                f"(change {fmt_number(change.change)}, {_pct(change.relative_change)}) on "
+                f"{change.common_records:,} records in both releases")
+            if not ok:
+                details["note"] = (f"the {change.label} changed by {_pct(change.relative_change) if relative else fmt_number(change.change)}"
+                                   f", beyond the limit of {f'{100 * float(limit):g} %' if relative else format_number(float(limit))}")
+        self._attach_diff(details, metrics, ok, runtime_configuration)
+        details["chart_title"] = f"{change.label} against the baseline"
+        details["chart_axis"] = "relative change" if relative else "change"
+        if not math.isnan(observed):
+            self._attach_history(details, observed, ok)
+        return {"success": bool(ok), "result": {"observed_value": json_number(observed), "details": details}}
+
+
+# -- 3. change of an estimate -----------------------------------------------------------------
+
+
+class ExpectEstimateChangeToBeBelow(_DriftExpectation, _SampledExpectation):
+    """An estimated metric changes by at most a threshold against a baseline release, beyond sampling
+    error (SPEC 10, paired standard error on the same benchmark draws)."""
+
+    metric: Literal[AGREEMENT_METRICS] = pydantic.Field(  # type: ignore[valid-type]
+        ..., description="Which estimated performance metric (SPEC 5) to compare.")
+    max_change: float = pydantic.Field(
+        ..., gt=0.0, le=1.0, description="Largest acceptable change |this − baseline| of the estimate; the check "
+        "fails only when the whole confidence interval of the change lies beyond it.")
+    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "metric", "max_change")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
+        "baseline", "baseline_column", "metric", "max_change", "beta", "diff_examples", "seed")
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        sample = self._sample_value()
+        value = {**{k: sample[k] for k in SAMPLE_KEYS}, "baseline_column": self.resolved_baseline_column(),
+                 "metric": self.metric, "beta": float(self.beta), "ci_level": float(self.ci_level)}
+        return {ESTIMATE_CHANGE: MetricConfiguration(ESTIMATE_CHANGE, domain, value), **self._pair_configs(domain)}
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        metric = kwargs.get("metric")
+        label = METRICS[metric].label if metric in METRICS else str(metric)
+        base, params = cls._baseline_phrase(kwargs)
+        design, design_params = design_fragment(kwargs)
+        level = float(kwargs.get("ci_level") or 0.95)
+        params.update({"label": label, "prediction_column": kwargs.get("prediction_column"),
+                       "limit": format_number(float(kwargs["max_change"])) if kwargs.get("max_change") is not None
+                       else "?", "level": fmt_level(level), **design_params})
+        template = (f"The estimated $label of $prediction_column changes by at most $limit against {base}, "
+                    f"both estimated on the same draws of {design}: the check fails only when the whole "
+                    "$level confidence interval of the change (paired standard error) lies beyond ±$limit.")
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        details, skipped = self._common(metrics)
+        if skipped is not None:
+            return skipped
+        res = metrics[ESTIMATE_CHANGE]
+        diff = res.change
+        limit = float(self.max_change)
+        level = fmt_level(float(self.ci_level))
+        test = (f"fails when the {level} interval of the change lies entirely beyond ±{format_number(limit)} "
+                f"(one-sided z-test of |change| ≤ {format_number(limit)} at level "
+                f"{format_number(round((1 - float(self.ci_level)) / 2, 6))})")
+        against = details["baseline"] or self.resolved_baseline_column()
+        if math.isnan(diff.estimate):
+            ok = False
+            verdict = f"the change is undefined: {diff.note or 'an estimate is undefined'}"
+        elif not diff.has_std_error:
+            ok = abs(diff.estimate) <= limit
+            verdict = (f"{diff.note or 'no standard error'}: decided on the point change "
+                       f"({fmt_number(diff.estimate)}) alone")
+        else:
+            beyond = diff.ci_lower > limit or diff.ci_upper < -limit
+            ok = not beyond
+            if beyond:
+                verdict = (f"the whole interval {fmt_number(diff.ci_lower)} to {fmt_number(diff.ci_upper)} lies beyond "
+                           f"±{format_number(limit)}: a change larger than the threshold that sampling error "
+                           "does not explain")
+            elif abs(diff.estimate) > limit:
+                verdict = (f"the change {fmt_number(diff.estimate)} exceeds ±{format_number(limit)}, but its interval "
+                           f"{fmt_number(diff.ci_lower)} to {fmt_number(diff.ci_upper)} reaches back inside: sampling "
+                           "error can explain it, so the check passes")
+            else:
+                verdict = f"the change {fmt_number(diff.estimate)} is within ±{format_number(limit)}"
+        details.update({
+            "metric": res.metric, "label": METRICS[res.metric].label,
+            "current": json_number(res.current.estimate), "current_std_error": json_number(res.current.std_error),
+            "baseline_estimate": json_number(res.baseline.estimate),
+            "baseline_std_error": json_number(res.baseline.std_error),
+            "change": json_number(diff.estimate), "std_error": json_number(diff.std_error),
+            "ci_lower": json_number(diff.ci_lower), "ci_upper": json_number(diff.ci_upper),
+            "ci_level": float(self.ci_level), "p_value": json_number(diff.p_value),
+            "naive_std_error": json_number(res.naive_std_error), "draws": res.draws, "clusters": res.clusters,
+            "clusters_only_current": res.only_current, "clusters_only_baseline": res.only_baseline,
+            "threshold": limit, "test": test, "verdict": verdict,
+            "note": "; ".join(x for x in (verdict if not ok else "", diff.note) if x),
+        })
+        se = "no standard error" if not diff.has_std_error else (
+            f"paired SE {fmt_number(diff.std_error, 4)}, {level} CI {fmt_number(diff.ci_lower)} to "
+            f"{fmt_number(diff.ci_upper)}; unpaired √(se₁²+se₂²) would be {fmt_number(res.naive_std_error, 4)}")
+        details["observed_text"] = (
+            f"{fmt_number(res.baseline.estimate)} in {against} → {fmt_number(res.current.estimate)}: change "
+            f"{fmt_number(diff.estimate)} ({se}; {res.clusters:,} benchmark clusters, {res.draws:,} draws). "
+            f"Test: {test}. Verdict: {verdict}.")
+        self._attach_diff(details, metrics, ok, runtime_configuration)
+        details["chart_title"] = f"change of the estimated {METRICS[res.metric].label}"
+        details["chart_axis"] = "change"
+        if not math.isnan(diff.estimate):
+            self._attach_history(details, diff.estimate, ok, ci=(diff.ci_lower, diff.ci_upper),
+                                 ci_level=float(self.ci_level))
+        return {"success": bool(ok), "result": {"observed_value": json_number(diff.estimate), "details": details}}
+
+
+# -- 4. agreement -----------------------------------------------------------------------------
+
+
+class ExpectReleaseAgreementToBeBetween(_DriftExpectation, BoundedExpectation):
+    """An exact metric of the release taking a baseline release as the reference, on their common
+    records, lies in a range (SPEC 10, agreement)."""
+
+    metric: Literal[AGREEMENT_METRICS] = pydantic.Field(  # type: ignore[valid-type]
+        ..., description="Which metric (SPEC 5) of this release with the baseline as the truth.")
+    min_value: Threshold = threshold("min", ge=0.0, le=1.0)
+    max_value: Threshold = threshold("max", ge=0.0, le=1.0)
+    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "metric", *BoundedExpectation.BOUND_KEYS)
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "prediction_column", "record_id_column", "baseline", "baseline_column", "metric", "beta",
+        "diff_examples", "seed", *BoundedExpectation.BOUND_KEYS)
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        value = {**self._pair_value(), "beta": float(self.beta)}
+        return {RELEASE_AGREEMENT: MetricConfiguration(RELEASE_AGREEMENT, domain, value),
+                **self._pair_configs(domain)}
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        metric = kwargs.get("metric")
+        base, params = cls._baseline_phrase(kwargs)
+        params.update({"label": METRICS[metric].label if metric in METRICS else str(metric),
+                       "prediction_column": kwargs.get("prediction_column"), "range": ""})
+        template = (f"The exact $label of $prediction_column, taking {base} as the reference on the records "
+                    "present in both, $range.")
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        details, skipped = self._common(metrics)
+        if skipped is not None:
+            return skipped
+        agreement = metrics[RELEASE_AGREEMENT]
+        value = float(agreement.values[self.metric])
+        ok = self.in_range(value)
+        against = details["baseline"] or self.resolved_baseline_column()
+        details.update({"metric": self.metric, "label": METRICS[self.metric].label,
+                        "values": {k: json_number(v) for k, v in agreement.values.items()},
+                        "current_clusters": agreement.current_clusters,
+                        "baseline_clusters": agreement.baseline_clusters})
+        if self.metric in agreement.notes:
+            details["note"] = agreement.notes[self.metric]
+        details["observed_text"] = (f"{fmt_number(value)} against {against} on {agreement.common_records:,} "
+                                    f"records in both releases ({agreement.current_clusters:,} clusters here, "
+                                    f"{agreement.baseline_clusters:,} in the baseline)")
+        self._attach_diff(details, metrics, ok, runtime_configuration)
+        details["chart_title"] = f"{METRICS[self.metric].label} against the baseline"
+        details["chart_axis"] = self.metric
+        if not math.isnan(value):
+            self._attach_history(details, value, ok)
+        return {"success": bool(ok), "result": {"observed_value": json_number(value), "details": details}}

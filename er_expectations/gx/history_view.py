@@ -1,0 +1,104 @@
+"""What a drift check reads from the history store, and the chart its Data Docs embed (SPEC 10).
+
+During ``er-expectations run`` the release being validated is
+:func:`~er_expectations.history.context.active_release`; an expectation finds its own past
+values in the store there (:func:`own_series`). The result keeps the series as a few JSON
+rows (:func:`series_rows`, the current release last), and the Data Docs renderer draws them
+with :func:`~er_expectations.history.chart.series_chart` as a static SVG image
+(:func:`chart_block`): no script, whatever the release labels say.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["chart_block", "identity", "own_series", "series_rows"]
+
+#: Releases drawn in a drift check's chart (the current one included).
+CHART_RELEASES = 16
+
+
+def own_series(expectation: Any, *, last: int | None = None) -> tuple[Any, str | None, Any]:
+    """The expectation's past values in the active run's store, before the release validated.
+
+    The series is the one recorded for the same expectation type, column and identifying
+    parameters (thresholds, window and the like left out: see
+    :data:`~er_expectations.history.store.NON_IDENTIFYING_KWARGS`). Returns ``(frame,
+    problem, active)``: the :meth:`HistoryStore.series` frame (None with a ``problem`` saying
+    why: not run by er-expectations, history disabled or unavailable, filters that match
+    several expectations) and the active release.
+    """
+    from ..history import HistoryError
+    from ..history.context import active_release
+
+    active = active_release()
+    if active is None:
+        return None, ("no history: the check reads the history store of an er-expectations run "
+                      "(er-expectations run with a history)"), None
+    if active.store is None:
+        return None, f"no history: {active.problem or 'the history store is not available'}", active
+    try:
+        frame = active.store.series(checkpoint=active.checkpoint, expectation_type=expectation.expectation_type,
+                                    column=expectation.prediction_column, kwargs=identity(expectation),
+                                    before_position=active.position, last=last)
+    except HistoryError as error:
+        return None, f"history not read: {error}", active
+    except Exception as error:  # noqa: BLE001 - a store lost during the run: the check says so, the run goes on
+        return None, f"history not read: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}", active
+    return frame, None, active
+
+
+def identity(expectation: Any) -> dict[str, Any]:
+    """The parameters that say what an expectation measures, as its configuration has them."""
+    from ..history.store import NON_IDENTIFYING_KWARGS
+
+    kwargs = dict(expectation.configuration.kwargs or {})
+    return {k: v for k, v in kwargs.items() if k not in NON_IDENTIFYING_KWARGS and v is not None}
+
+
+def _num(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def series_rows(frame: Any, current: Mapping[str, Any], *, limit: int = CHART_RELEASES) -> list[dict[str, Any]]:
+    """JSON rows of the past series (up to ``limit`` − 1 releases) and the current release last."""
+    rows: list[dict[str, Any]] = []
+    if frame is not None and len(frame):
+        for _, row in frame.tail(max(limit - 1, 0)).iterrows():
+            rows.append({"release": str(row["release"]), "version": int(row["version"]) if _num(row["version"]) else 1,
+                         "value": _num(row["value"]), "ci_lower": _num(row["ci_lower"]),
+                         "ci_upper": _num(row["ci_upper"]), "ci_level": _num(row["ci_level"]),
+                         "success": bool(row["success"]),
+                         "error": row["error"] if isinstance(row["error"], str) else None})
+    rows.append({"release": str(current.get("release")), "version": 1, "value": _num(current.get("value")),
+                 "ci_lower": _num(current.get("ci_lower")), "ci_upper": _num(current.get("ci_upper")),
+                 "ci_level": _num(current.get("ci_level")), "success": bool(current.get("success")), "error": None})
+    return rows
+
+
+def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) -> Any:
+    """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
+    or no chart library): the page then shows the numbers only."""
+    if not rows or sum(r.get("value") is not None for r in rows) < 2:
+        return None
+    import pandas as pd
+
+    from ..charts import data_uri
+    from ..history.chart import series_chart
+    from .data_docs import _Block
+
+    frame = pd.DataFrame(rows)
+    frame["label"], frame["metric"] = title, y_title
+    try:
+        # the spec is ours: skip altair's schema validation (a third of the time of a chart)
+        src = data_uri(series_chart(frame, title=title, y_title=y_title).to_dict(validate=False))
+    except Exception:  # noqa: BLE001 - a chart is an extra: the page keeps its numbers without it
+        return None
+    alt = f"{title}: {y_title} over the releases {rows[0]['release']} to {rows[-1]['release']}"
+    return _Block("er_chart", src=src, alt=alt)

@@ -1,0 +1,182 @@
+"""Drift between two releases on small tables (SPEC 10; numpy only).
+
+* :func:`classify_clusters`: each cluster of the *after* release, on the records both
+  releases hold, is unchanged, merged (from several *before* clusters), split (a piece of
+  one before cluster that is now in several) or both, from the contingency cells of the
+  two clusterings.
+* :func:`paired_change`: an estimated metric of two releases evaluated on the same
+  benchmark draws, aligned cluster by cluster (a cluster absent from one release
+  contributes f = g = 0 there), with the paired standard error of the change
+  (:func:`~er_expectations.stats.combine.difference`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .combine import Difference, difference
+from .estimator import RatioEstimate, f_beta_estimate, ratio_estimate
+from .metrics import METRICS, PERFORMANCE_METRICS, _finish, check_beta, fg_values
+from .sample import BenchmarkSample, cluster_errors
+
+__all__ = [
+    "CHANGE_CLASSES",
+    "ClusterChanges",
+    "PairedChange",
+    "classify_clusters",
+    "paired_change",
+]
+
+#: Classes of an *after* cluster against the *before* clustering, by code (SPEC 10).
+CHANGE_CLASSES: tuple[str, ...] = ("unchanged", "merged", "split", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterChanges:
+    """Every after cluster's class on the common records, and what it is made of.
+
+    ``kind[a]`` indexes :data:`CHANGE_CLASSES`; ``size[a]`` is its number of common records,
+    ``sources[a]`` the number of before clusters it takes records from. ``moved[a]`` is
+    true when the set of cluster mates of its records changed (every class but unchanged).
+    """
+
+    kind: np.ndarray
+    size: np.ndarray
+    sources: np.ndarray
+    before_pieces: np.ndarray  # per before cluster: how many after clusters it went to
+
+    def counts(self) -> dict[str, int]:
+        """Number of after clusters of each class."""
+        found = np.bincount(self.kind, minlength=len(CHANGE_CLASSES))
+        return {name: int(found[i]) for i, name in enumerate(CHANGE_CLASSES)}
+
+    def records(self) -> dict[str, int]:
+        """Number of common records in after clusters of each class."""
+        found = np.bincount(self.kind, weights=self.size, minlength=len(CHANGE_CLASSES))
+        return {name: int(found[i]) for i, name in enumerate(CHANGE_CLASSES)}
+
+    @property
+    def records_moved(self) -> int:
+        """Common records whose cluster mates (on the common records) changed."""
+        return int(self.size[self.kind != 0].sum())
+
+
+def classify_clusters(after_idx: np.ndarray, before_idx: np.ndarray, n: np.ndarray, *,
+                      n_after: int | None = None, n_before: int | None = None) -> ClusterChanges:
+    """Classify the after clusters from the contingency cells (after index, before index, count).
+
+    With m(a) the number of before clusters after cluster a intersects and s(b) the number
+    of after clusters before cluster b intersects: unchanged when m(a) = 1 and its before
+    cluster has s = 1 (the same set of records); merged when m(a) ≥ 2 and every one of its
+    before clusters has s = 1 (whole clusters put together); split when m(a) = 1 and its
+    before cluster has s ≥ 2 (a piece of a cluster taken apart); both when m(a) ≥ 2 and at
+    least one of its before clusters has s ≥ 2.
+    """
+    a = np.asarray(after_idx, dtype=np.int64)
+    b = np.asarray(before_idx, dtype=np.int64)
+    n = np.asarray(n, dtype=np.int64)
+    if not (a.shape == b.shape == n.shape):
+        raise InputError("classify_clusters: the three cell arrays must have the same length")
+    n_a = int(a.max()) + 1 if n_after is None and a.size else int(n_after or 0)
+    n_b = int(b.max()) + 1 if n_before is None and b.size else int(n_before or 0)
+    sources = np.bincount(a, minlength=n_a)  # m(a): cells are distinct (a, b) pairs
+    pieces = np.bincount(b, minlength=n_b)  # s(b)
+    size = np.bincount(a, weights=n, minlength=n_a).astype(np.int64)
+    split_cell = pieces[b] >= 2
+    has_split = np.bincount(a, weights=split_cell, minlength=n_a) > 0
+    merged = sources >= 2
+    kind = np.where(merged, np.where(has_split, 3, 1), np.where(has_split, 2, 0)).astype(np.int64)
+    return ClusterChanges(kind=kind, size=size, sources=sources, before_pieces=pieces)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedChange:
+    """θ̂_t − θ̂_b of one metric for two releases on the same benchmark draws (SPEC 10).
+
+    ``current`` and ``baseline`` are the two estimates on the aligned draws (a cluster
+    absent from one release counted there with f = g = 0); ``change`` has the paired
+    standard error; ``naive_std_error`` is √(se_t² + se_b²), which ignores the pairing and
+    is shown only for comparison. ``only_current`` / ``only_baseline`` count the benchmark
+    clusters present in one release only.
+    """
+
+    metric: str
+    current: RatioEstimate
+    baseline: RatioEstimate
+    change: Difference
+    naive_std_error: float
+    draws: int
+    clusters: int
+    only_current: int
+    only_baseline: int
+
+
+def _aligned(sample: BenchmarkSample, rows: dict[object, int], n: int, metric: str, beta: float,
+             ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """f and g of ``metric`` (and of b-cubed P and R for b-cubed F) on the aligned rows."""
+    errors = cluster_errors(sample)
+    where = np.fromiter((rows[label] for label in sample.labels), dtype=np.int64, count=len(sample.labels))
+    wanted = ("b_cubed_precision", "b_cubed_recall") if METRICS[metric].fg is None else (metric,)
+    out = {}
+    for mid in wanted:
+        f, g = fg_values(sample, mid, beta=beta, errors=errors)
+        fa, ga = np.zeros(n), np.zeros(n)
+        fa[where], ga[where] = f, g
+        out[mid] = (fa, ga)
+    return out
+
+
+def _estimate(values: dict[str, tuple[np.ndarray, np.ndarray]], metric: str, draws: np.ndarray, *,
+              beta: float, ci_level: float) -> RatioEstimate:
+    """The estimator of :func:`~er_expectations.stats.estimate_metrics` on given f, g values."""
+    def one(mid: str) -> RatioEstimate:
+        d = METRICS[mid]
+        f, g = values[mid]
+        res = ratio_estimate(f, g, draws, ci_level=ci_level, bounds=None if d.complement else d.bounds,
+                             undefined_reason=d.undefined_reason, zero_event=d.zero_event)
+        return _finish(d, res)
+
+    if METRICS[metric].fg is None:
+        est = f_beta_estimate(one("b_cubed_precision"), one("b_cubed_recall"), draws, beta=beta,
+                              ci_level=ci_level)
+        return _finish(METRICS[metric], est)
+    return one(metric)
+
+
+def paired_change(current: BenchmarkSample, baseline: BenchmarkSample, metric: str, *, beta: float = 1.0,
+                  ci_level: float = 0.95) -> PairedChange:
+    """The change of an estimated metric from ``baseline`` to ``current`` on the same draws.
+
+    Rows are the union of the benchmark clusters of both samples, in the order of the
+    current sample then the baseline-only clusters; each sample's f and g (SPEC 5, with the
+    benchmark restricted to its own release, SPEC 2.1) go to their cluster's row, zeros
+    elsewhere. The draws of a cluster must be the same in both samples (same benchmark).
+    """
+    if metric not in PERFORMANCE_METRICS and metric not in METRICS:
+        raise InputError(f"metric={metric!r} is not an estimable metric")
+    beta = check_beta(beta)
+    rows: dict[object, int] = {label: i for i, label in enumerate(current.labels)}
+    for label in baseline.labels:
+        rows.setdefault(label, len(rows))
+    n = len(rows)
+    draws = np.zeros(n)
+    draws[: len(current.labels)] = current.draws
+    where_b = np.fromiter((rows[label] for label in baseline.labels), dtype=np.int64, count=len(baseline.labels))
+    shared = where_b < len(current.labels)
+    if np.any(draws[where_b[shared]] != baseline.draws[shared]):
+        i = int(np.flatnonzero(draws[where_b[shared]] != baseline.draws[shared])[0])
+        raise InputError(f"benchmark cluster {baseline.labels[shared][i]!r} has a different number of draws in the "
+                         "two releases; both must be evaluated on the same benchmark (SPEC 10)")
+    draws[where_b[~shared]] = baseline.draws[~shared]
+    est_t = _estimate(_aligned(current, rows, n, metric, beta), metric, draws, beta=beta, ci_level=ci_level)
+    est_b = _estimate(_aligned(baseline, rows, n, metric, beta), metric, draws, beta=beta, ci_level=ci_level)
+    change = difference(est_t, est_b, draws, ci_level=ci_level)
+    naive = math.sqrt(est_t.std_error ** 2 + est_b.std_error ** 2)
+    return PairedChange(metric=metric, current=est_t, baseline=est_b, change=change, naive_std_error=naive,
+                        draws=int(draws.sum()), clusters=n, only_current=len(current.labels) - int(shared.sum()),
+                        only_baseline=int((~shared).sum()))
+
