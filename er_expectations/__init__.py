@@ -22,6 +22,7 @@ from __future__ import annotations
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
+from .subgroups import estimate_by_group  # imports neither ethnicolr nor torch (SPEC 8)
 
 __version__ = "0.1.0"
 
@@ -34,6 +35,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "cluster_errors",
     "estimate",
+    "estimate_by_group",
     "exact_metrics",
     "summarize",
     "__version__",
