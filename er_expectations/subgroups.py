@@ -41,6 +41,7 @@ from .stats.subgroups import (
 __all__ = [
     "GROUP_COLUMNS",
     "estimate_by_group",
+    "groups_chart",
     "groups_frame",
     "membership_from_attribute",
     "membership_from_ethnicity",
@@ -289,3 +290,39 @@ def estimate_by_group(
                               min_draws=min_draws, adjust=adjust)
     return groups_frame(results, sample, m, info=info, beta=beta, ci_level=ci_level, compare_to=compare_to,
                         min_draws=min_draws, adjust=adjust)
+
+
+def groups_chart(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest") -> Any:
+    """An altair chart of group estimates with their intervals and each group's comparison.
+
+    ``rows`` are group aggregates (``group``, ``estimate``, ``ci_lower``, ``ci_upper``,
+    ``comparison``, ``status``), e.g. ``frame.xs(metric, level="metric").reset_index()``
+    records. Render it with :func:`er_expectations.charts.to_svg` / ``write_chart``.
+    altair is imported here, not when the module is.
+    """
+    import altair as alt
+
+    data = [{"group": str(r["group"]),
+             "estimate": _finite(r.get("estimate")), "ci_lower": _finite(r.get("ci_lower")),
+             "ci_upper": _finite(r.get("ci_upper")), "comparison": _finite(r.get("comparison")),
+             "status": str(r.get("status") or "")} for r in rows]
+    base = alt.Chart(alt.Data(values=data)).encode(y=alt.Y("group:N", title=None, sort=None))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_lower:Q", title="estimate and interval", scale=alt.Scale(zero=False)), x2="ci_upper:Q",
+        color=alt.Color("status:N", title="status",
+                        scale=alt.Scale(domain=["ok", "too small", "undefined"],
+                                        range=["#1f5fa8", "#9a9a9a", "#c0392b"])))
+    points = base.mark_point(filled=True, size=60).encode(x="estimate:Q", color="status:N")
+    ticks = base.mark_tick(color="#333333", thickness=2, size=14).encode(
+        x="comparison:Q", tooltip=alt.value(None))
+    return (bars + points + ticks).properties(
+        title={"text": title, "subtitle": f"point: group estimate; line: its interval; tick: {comparison}"},
+        width=420, height=max(60, 28 * len(data)))
+
+
+def _finite(x: object) -> float | None:
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None

@@ -1,6 +1,7 @@
 """Every er-expectations expectation; importing this package registers them with GX."""
 
 from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
+from .disparity import ExpectSubgroupDisparityToBeBelow
 from .estimated import (
     ExpectEstimatedBCubedFToBeBetween,
     ExpectEstimatedBCubedPrecisionToBeBetween,
@@ -38,4 +39,5 @@ __all__ = [
     "ExpectMatchingRateToBeBetween",
     "ExpectNameVariationRateToBeBetween",
     "ExpectStatisticToMatchBenchmarkEstimate",
+    "ExpectSubgroupDisparityToBeBelow",
 ]
