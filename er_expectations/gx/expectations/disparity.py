@@ -28,10 +28,16 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ...errors import InputError
 from ...stats import METRICS
-from ...stats.subgroups import ADJUSTMENTS, COMPARISONS, DEFAULT_MIN_DRAWS, MEMBERSHIPS, check_subgroup_metrics
+from ...stats.subgroups import (
+    ADJUSTMENTS,
+    COMPARISONS,
+    DEFAULT_MIN_DRAWS,
+    MEMBERSHIPS,
+    check_subgroup_metrics,
+)
 from ...text import fmt_level, fmt_number
 from ..metrics import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS
-from ..render import result_details, string_block, table_block
+from ..render import result_details, table_block
 from ._base import ERExpectation, ParameterError, json_number
 from .estimated import _SampledExpectation, design_fragment
 
@@ -317,7 +323,7 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
         blocks.append(table_block(
             f"{details.get('label', 'estimate')} by group (aggregates only; {details.get('abstained', 0)} of "
             f"{details.get('sampled_clusters', 0)} sampled clusters in no group)",
-            ["Group", "Estimate ± SE", f"{level} CI", f"Estimate of {other}", f"Gap ± SE",
+            ["Group", "Estimate ± SE", f"{level} CI", f"Estimate of {other}", "Gap ± SE",
              f"p ({details.get('adjust', 'holm')})", "Draws", "Status"], table))
         chart = _chart_block(groups, details, other)
         if chart is not None:
