@@ -96,10 +96,11 @@ def check_subgroup_metrics(metrics: str | Iterable[str] | None, *, names: bool =
             raise InputError(f"{parameter}: {m!r} is not a metric id (a text such as 'pairwise_f')")
         if m in NO_SUBGROUP_FORM:
             raise InputError(f"{parameter}: {NO_SUBGROUP_FORM[m]}")
+        usable = [k for k in METRICS if k not in NO_SUBGROUP_FORM and (names or not METRICS[k].needs_names)]
         if m not in METRICS:
-            close = did_you_mean(m, [k for k in METRICS if k not in NO_SUBGROUP_FORM])
+            close = did_you_mean(m, usable)
             raise InputError(f"{parameter}: unknown metric id {m!r}{'; ' + close if close else ''} "
-                             f"Known ids: {', '.join(k for k in METRICS if k not in NO_SUBGROUP_FORM)}")
+                             f"Known ids: {', '.join(usable)}")
         if METRICS[m].needs_names and not names:
             raise InputError(f"{parameter}: {m!r} needs a name column, which subgroup estimates do not take; "
                              "leave it out")
