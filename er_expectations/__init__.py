@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
+from .ethnicity import impute_ethnicity
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
 __version__ = "0.1.0"
@@ -35,6 +36,7 @@ __all__ = [
     "cluster_errors",
     "estimate",
     "exact_metrics",
+    "impute_ethnicity",
     "summarize",
     "__version__",
 ]
