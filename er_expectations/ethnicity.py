@@ -341,8 +341,8 @@ def _impute_frame(rec: pd.DataFrame, clusters: pd.Index, tables: NameTables, *, 
     first_used = np.full(k, None, dtype=object)
     _attach(rec, "surname", surname_candidates, tables.rows("surname"), "s_")
     s_top, s_known = _modes(rec, "s_")
-    has_surname = np.zeros(k, dtype=bool)
-    has_surname[s_top.index.to_numpy(dtype=int)] = True
+    # a cluster with a name the normalisation empties (another script) has a name all the same
+    has_surname = np.bincount(rec["code"][rec["surname"].notna()], minlength=k) > 0
     codes = s_known.index.to_numpy(dtype=int)
     surname_used[codes] = s_known["key"].to_numpy()
     is_top = s_known["s_canon"].to_numpy() == s_top.loc[codes, "s_canon"].to_numpy()
@@ -352,8 +352,8 @@ def _impute_frame(rec: pd.DataFrame, clusters: pd.Index, tables: NameTables, *, 
     has_first = np.zeros(k, dtype=bool)
     if use_first:
         _attach(rec, "first_name", first_name_candidates, tables.rows("first_name"), "f_")
-        f_top, f_known = _modes(rec, "f_")
-        has_first[f_top.index.to_numpy(dtype=int)] = True
+        _, f_known = _modes(rec, "f_")
+        has_first = np.bincount(rec["code"][rec["first_name"].notna()], minlength=k) > 0
         first_used[f_known.index.to_numpy(dtype=int)] = f_known["key"].to_numpy()
 
     s_ok = pd.notna(surname_used)
@@ -450,6 +450,43 @@ def _check_neural(year: int) -> None:
                          "the weight file there or use table='census' (offline)")
 
 
+def _import_ethnicolr():
+    """``import ethnicolr`` (and torch) for its neural model, leaving the root logger as it
+    was (ethnicolr 2.0 calls ``logging.basicConfig`` when imported)."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        import ethnicolr
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
+    return ethnicolr
+
+
+def _neural_tables(surnames: pd.Series, year: int, *, first_names: bool) -> NameTables:
+    """A surname "table" of ethnicolr's Census LSTM probabilities for the given names.
+
+    Each distinct name is scored once in its whole normalised form (the first of
+    :func:`surname_candidates`); the model has four categories (api, black, hispanic,
+    white), so aian and 2prace are 0. Names it cannot score (another script, no known
+    character pairs) stay out of the table and abstain. Called only after
+    :func:`_check_neural` found the weights on disk, so ethnicolr reads them from
+    ``ETHNICOLR_MODEL_DIR`` and never downloads.
+    """
+    keys = sorted({c[0] for c in map(surname_candidates, _strings(surnames).dropna().unique()) if c})
+    model = _import_ethnicolr()
+    scored = model.estimate_census_surname(pd.DataFrame({"name": keys}), "name", year=year)
+    frame = pd.DataFrame(0.0, index=pd.Index(keys, dtype=object, name="name"), columns=list(CATEGORIES))
+    for c in ("api", "black", "hispanic", "white"):
+        frame[c] = scored[c].to_numpy(dtype=float)
+    frame = frame[frame.notna().all(axis=1)]
+    base = census_tables(year, first_names=first_names)
+    attrs = {**base.attrs, "table": "census_lstm", "surname_model": f"census{year}_ln_lstm_pytorch.pt",
+             "model_categories": "api, black, hispanic, white (aian and 2prace are 0)"}
+    attrs.pop("surname_table", None)
+    return NameTables(surnames=frame, first_names=base.first_names, prior=base.prior, attrs=attrs)
+
+
 def impute_ethnicity(
     df: pd.DataFrame,
     reference: Hashable,
@@ -490,8 +527,9 @@ def impute_ethnicity(
         _check_column(df, first_name, "first_name")
     if table == "census_lstm":
         _check_neural(int(year))
-        raise InputError("table='census_lstm' is not supported yet; use table='census'")
-    tables = census_tables(int(year), first_names=first_name is not None)
+        tables = _neural_tables(df[surname], int(year), first_names=first_name is not None)
+    else:
+        tables = census_tables(int(year), first_names=first_name is not None)
     return impute_with_tables(df, reference, surname, first_name=first_name, tables=tables, how=how)
 
 

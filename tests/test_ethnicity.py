@@ -500,3 +500,76 @@ def test_neither_import_nor_the_census_path_imports_ethnicolr_or_torch(tmp_path,
                           capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("ok")
+
+
+# ------------------------------------------------------------------ the neural model, from disk only
+
+
+@pytest.fixture
+def local_weights(tmp_path, monkeypatch):
+    """A weight file of ethnicolr's Census LSTM layout (random weights, fixed seed) in a local
+    ETHNICOLR_MODEL_DIR: the real loading code runs, the numbers mean nothing."""
+    needs_ethnicolr()
+    import torch
+    from ethnicolr.model_metadata import load_vocabulary
+    from ethnicolr.torch_utils import CharacterNgramLSTM
+
+    root = Path(importlib.util.find_spec("ethnicolr").submodule_search_locations[0])
+    vocabulary = load_vocabulary(root / "models/census/lstm/census2010_ln_vocab_pytorch.json")
+    torch.manual_seed(3)
+    model = CharacterNgramLSTM(vocabulary_size=len(vocabulary), category_count=4)
+    target = tmp_path / "census" / "lstm" / "census2010_ln_lstm_pytorch.pt"
+    target.parent.mkdir(parents=True)
+    torch.save(model.state_dict(), target)
+    monkeypatch.setenv("ETHNICOLR_MODEL_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_the_neural_model_runs_from_local_weights_without_network(local_weights, monkeypatch):
+    import ethnicolr
+
+    attempts = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args)
+        raise OSError("network blocked by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    df = pd.DataFrame({"t": ["a", "a", "a", "b", "c"],
+                       "s": ["Qwertyson", "Qwertyson, Jr.", "Smith", "van der Lee", "李"]})
+    out = erx.impute_ethnicity(df, "t", "s", table="census_lstm").set_index("cluster")
+    assert attempts == []
+    # independently: ethnicolr's model on the normalised whole names
+    theirs = ethnicolr.estimate_census_surname(pd.DataFrame({"n": ["QWERTYSON", "VANDERLEE"]}), "n", year=2010)
+    for cluster, row in (("a", 0), ("b", 1)):
+        expect = [float(theirs.loc[row, c]) if c in ("api", "black", "hispanic", "white") else 0.0 for c in CATS]
+        assert out.loc[cluster, CATS].tolist() == pytest.approx(expect, rel=1e-6)
+        assert out.loc[cluster, "reason"] == "surname"
+    # another script: neither the normalisation nor the model reads it
+    assert out.loc["c", "abstained"] and out.loc["c", "reason"] == "surname_not_in_table"
+    assert out.attrs["table"] == "census_lstm" and "aian and 2prace are 0" in out.attrs["model_categories"]
+
+
+NEURAL_LOGGING = """
+import logging
+import pandas as pd
+import er_expectations as erx
+
+df = pd.DataFrame({"t": ["a", "b"], "s": ["Smith", "Qwertyson"]})
+out = erx.impute_ethnicity(df, "t", "s", table="census_lstm")
+assert not out["abstained"].any()
+root = logging.getLogger()
+assert root.handlers == [] and root.level == logging.WARNING, (root.handlers, root.level)
+print("ok")
+"""
+
+
+def test_the_neural_path_leaves_the_callers_logging_alone(local_weights, tmp_path):
+    script = tmp_path / "neural_logging.py"
+    script.write_text(NEURAL_LOGGING, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=REPO,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("ok")
