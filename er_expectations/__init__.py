@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
+from .ethnicity import impute_ethnicity
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 from .subgroups import estimate_by_group  # imports neither ethnicolr nor torch (SPEC 8)
 
@@ -37,6 +38,7 @@ __all__ = [
     "estimate",
     "estimate_by_group",
     "exact_metrics",
+    "impute_ethnicity",
     "summarize",
     "__version__",
 ]
