@@ -85,7 +85,12 @@ _COLUMN_PARAMS: tuple[str, ...] = (
     "name_column",
     "weights",
     "draws_column",
+    "surname_column",
+    "first_name_column",
+    "group_column",
 )
+#: Parameters naming a column of the records file kept in the batches (SPEC 8 subgroups).
+_RECORD_PARAMS: tuple[str, ...] = ("surname_column", "first_name_column", "group_column")
 _DEFAULT_SITE = "local_site"
 
 log = logging.getLogger(__name__)
@@ -303,7 +308,12 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     bench = checkpoint.data.benchmark
     benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
-    data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
+    wanted = [column for suite in suites for cfg in suite.expectations for param, column in _column_refs(cfg)
+              if param in _RECORD_PARAMS and column not in extras]
+    records = checkpoint.data.records
+    record_columns = table_columns(records.path, format=records.format) if wanted else []
+    record_extras = [column for column in wanted if column in record_columns]
+    data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
     if issues:
         raise ConfigError(issues)
@@ -379,7 +389,7 @@ def _referenced_extra_columns(
     for suite in suites:
         for cfg in suite.expectations:
             for param, column in _column_refs(cfg):
-                if param in ("weights", "draws_column") and column in benchmark_columns:
+                if param in ("weights", "draws_column", "group_column") and column in benchmark_columns:
                     wanted.append(column)
     return list(dict.fromkeys(wanted))
 
@@ -453,6 +463,14 @@ def _column_hint(
         return (
             f"the name column of the batches is '{data.name.output_column}' "
             f"(data.name.output_column); write name_column: {data.name.output_column}"
+        )
+    if param in _RECORD_PARAMS:
+        close = did_you_mean(column, [c for c in table_columns(data.records.path, format=data.records.format)
+                                      if c != data.records.id_column])
+        return (
+            f"{param.replace('_column', '').replace('_', ' ')} columns are taken from the records file "
+            f"{data.records.path}" + (" (or, for group_column, the benchmark file)" if param == "group_column" else "")
+            + f", which has no column '{column}'" + (f"; {close}" if close else "")
         )
     if data.benchmark is None:
         return "weight and draws columns are taken from data.benchmark, which the checkpoint lacks"
