@@ -103,6 +103,7 @@ def test_default_registry_lists_the_public_expectations():
         )
     }
     expected.add("expect_statistic_to_match_benchmark_estimate")
+    expected.add("expect_subgroup_disparity_to_be_below")
     assert set(registry) == expected
     for name, spec in registry.items():
         params = {param.name: param for param in spec.params}
@@ -110,7 +111,7 @@ def test_default_registry_lists_the_public_expectations():
         assert params["prediction_column"].required
         assert "note" not in params and "severity" not in params  # common, kept apart
         assert spec.param("severity").choices == ("critical", "warning", "info")
-        has_beta = name.endswith("_f_to_be_between")
+        has_beta = name.endswith("_f_to_be_between") or name == "expect_subgroup_disparity_to_be_below"
         assert ("beta" in params) == has_beta
         if name.startswith("expect_estimated_"):
             assert params["reference_column"].required
