@@ -177,3 +177,24 @@ def test_hostile_group_names_are_text_and_no_cluster_is_shown(site):
     # only group aggregates: no benchmark cluster id reaches the page
     clusters = set(site["df"]["ref"])
     assert not any(re.search(rf"\b{re.escape(c)}\b", shown) for c in clusters)
+
+
+def test_soft_membership_from_surnames_in_gx(context):
+    surnames = ["Nguyen", "Kim", "Smith", "Garcia", "Johnson", "Wang", "Zzyzxqv"]
+    rows = []
+    for c in range(140):
+        s = surnames[c % len(surnames)]
+        split = (c % 3 == 0) and s in ("Nguyen", "Kim", "Wang")
+        for r in range(3):
+            rows.append({"pred": f"p{c}_{int(split and r == 2)}", "ref": f"t{c}", "last": s})
+    df = pd.DataFrame(rows)
+    exp = _exp(group_column=None, surname_column="last", membership="soft", groups={"api": ["api"]},
+               max_disparity=0.1)
+    res = _result(context, df, exp, "soft_names")
+    details = res.result["details"]
+    want = erx.estimate_by_group(df, "pred", "ref", surname="last", membership="soft", groups={"api": ["api"]},
+                                 metrics=["pairwise_recall"])
+    (g,) = details["groups"]
+    assert g["disparity"] == pytest.approx(want.loc[("api", "pairwise_recall"), "disparity"])
+    assert details["abstained"] == 20 and details["imputation"]["source"] == "surname"
+    assert res.success is False and details["failed_groups"] == ["api"]
