@@ -162,17 +162,22 @@ def test_gap_interval_covers_the_injected_disparity_near_the_nominal_rate():
     rng = np.random.default_rng(2024)
     size, group, split = _population(rng, 20_000, 0.3, 0.35, 0.10)
     truth = _true_recall(size, split, group) - _true_recall(size, split, ~group)
+    truth_all = _true_recall(size, split, group) - _true_recall(size, split, np.ones_like(group))
     assert truth < -0.1  # the injected gap
-    reps, covered, detected = 400, 0, 0
+    reps, covered, covered_all, detected = 400, 0, 0, 0
     for _ in range(reps):
         sample, idx = _sample(rng, size, split, 300)
         (row,) = estimate_groups(sample, _hard(group[idx]), ["pairwise_recall"], min_draws=30)
+        (row_all,) = estimate_groups(sample, _hard(group[idx]), ["pairwise_recall"], compare_to="all")
         assert row.status == "ok"
         covered += row.disparity.ci_lower <= truth <= row.disparity.ci_upper
+        covered_all += row_all.disparity.ci_lower <= truth_all <= row_all.disparity.ci_upper
         detected += row.p_adjusted < 0.05
-    rate = covered / reps
-    print(f"coverage of the gap interval: {rate:.3f} (truth {truth:.4f}); detected {detected / reps:.3f}")
+    rate, rate_all = covered / reps, covered_all / reps
+    print(f"coverage of the gap interval: {rate:.3f} against the rest (truth {truth:.4f}), {rate_all:.3f} "
+          f"against all (truth {truth_all:.4f}); detected {detected / reps:.3f}")
     assert 0.91 <= rate <= 0.985
+    assert 0.91 <= rate_all <= 0.985
     assert detected / reps > 0.8
 
 
@@ -205,18 +210,24 @@ def test_soft_membership_is_unbiased_when_errors_follow_the_name_and_hard_is_not
     split = rng.random(n) < 0.05 + 0.45 * pi
     truth = _true_recall(size, split, z) - _true_recall(size, split, ~z)
     reps, k = 200, 400
-    soft_gaps, hard_gaps = [], []
+    soft_gaps, hard_gaps, soft_covered, hard_covered = [], [], 0, 0
     for _ in range(reps):
         sample, idx = _sample(rng, size, split, k)
         p = pi[idx]
         known = np.ones(p.shape[0], bool)
         soft = Membership(("G",), p[:, None], known, "soft")
         hard = Membership(("G",), (p > 0.5).astype(float)[:, None], known, "hard")
-        soft_gaps.append(estimate_groups(sample, soft, ["pairwise_recall"], min_draws=2)[0].disparity.estimate)
-        hard_gaps.append(estimate_groups(sample, hard, ["pairwise_recall"], min_draws=2)[0].disparity.estimate)
+        s_gap = estimate_groups(sample, soft, ["pairwise_recall"], min_draws=2)[0].disparity
+        h_gap = estimate_groups(sample, hard, ["pairwise_recall"], min_draws=2)[0].disparity
+        soft_gaps.append(s_gap.estimate)
+        hard_gaps.append(h_gap.estimate)
+        soft_covered += s_gap.ci_lower <= truth <= s_gap.ci_upper
+        hard_covered += h_gap.ci_lower <= truth <= h_gap.ci_upper
     soft_bias, hard_bias = np.mean(soft_gaps) - truth, np.mean(hard_gaps) - truth
     mc_se = np.std(soft_gaps) / math.sqrt(reps)
-    print(f"true gap {truth:.4f}; bias soft {soft_bias:+.4f} (MC se {mc_se:.4f}), hard {hard_bias:+.4f}")
+    print(f"true gap {truth:.4f}; bias soft {soft_bias:+.4f} (MC se {mc_se:.4f}), hard {hard_bias:+.4f}; "
+          f"coverage of the true gap: soft {soft_covered / reps:.3f}, hard {hard_covered / reps:.3f}")
+    assert soft_covered / reps >= 0.9
     assert abs(soft_bias) < 3 * mc_se + 0.002
     assert abs(hard_bias) > abs(soft_bias) + 3 * mc_se
 
