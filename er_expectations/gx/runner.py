@@ -645,6 +645,8 @@ def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
     """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``."""
     if kind == "expect_statistic_to_match_benchmark_estimate":
         return f"{kwargs.get('statistic', '?')}_vs_benchmark"
+    if kind == "expect_subgroup_disparity_to_be_below":
+        return f"{kwargs.get('metric') or 'pairwise_f'}_gap_by_group"
     label = kind.removeprefix("expect_").removeprefix("estimated_")
     label = label.removesuffix("_to_be_between")
     if label == "hill_number" and "q" in kwargs:
