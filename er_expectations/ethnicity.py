@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .engines.pandas import _check_column, _check_frame
+from .engines.pandas import _check_column, _check_frame, _check_id_types
 from .errors import InputError
 from .hints import did_you_mean, quote_list
 
@@ -573,6 +573,7 @@ def impute_with_tables(df: pd.DataFrame, reference: Hashable, surname: Hashable,
     if not inside.any():
         raise InputError(f"reference column {reference!r} is null on every row: there is no benchmark "
                          "cluster to impute an ethnicity for")
+    _check_id_types(ref, "reference")
     codes, clusters = pd.factorize(ref[inside], sort=True)
     rec = pd.DataFrame({"code": codes, "surname": _strings(df[surname][inside])})
     if rec["surname"].isna().all():
