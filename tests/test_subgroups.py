@@ -367,3 +367,30 @@ def test_surname_bad_input_is_a_clear_error(names_frame, monkeypatch, kwargs, wo
     text = str(info.value)
     for w in words:
         assert w.lower() in text.lower(), text
+
+
+def test_the_imputation_runs_once_for_releases_that_share_the_benchmark(names_frame, monkeypatch):
+    import er_expectations.ethnicity as ethnicity
+
+    calls = []
+    real = ethnicity.impute_ethnicity
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ethnicity, "impute_ethnicity", counting)
+    df = names_frame.assign(other=names_frame["pred"].str.replace("_1", "_0"))
+    first = erx.estimate_by_group(df, "pred", "ref", surname="last", groups=API_VS_OTHER, metrics=["pairwise_recall"],
+                                  year=2000)
+    second = erx.estimate_by_group(df, "other", "ref", surname="last", groups=API_VS_OTHER,
+                                   metrics=["pairwise_recall"], year=2000)
+    assert len(calls) == 1
+    assert first.attrs["abstained"] == second.attrs["abstained"] == 20
+    assert second.loc[("api", "pairwise_recall"), "estimate"] == 1.0  # no split in 'other'
+    # a changed name is a new imputation, with its own result
+    changed = df.copy()
+    changed.loc[changed["last"] == "Zzyzxqv", "last"] = "Lee"
+    third = erx.estimate_by_group(changed, "pred", "ref", surname="last", groups=API_VS_OTHER,
+                                  metrics=["pairwise_recall"], year=2000)
+    assert len(calls) == 2 and third.attrs["abstained"] == 0
