@@ -44,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from er_expectations.engines.pandas import PandasRelease, contingency  # noqa: E402
+from er_expectations.examples import rldata_frame as _rldata_frame  # noqa: E402
 from er_expectations.stats import BenchmarkSample, estimate_metrics, exact_metrics_from_contingency  # noqa: E402
 from er_expectations.stats.estimator import z_value  # noqa: E402
 
@@ -54,29 +55,7 @@ METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_recal
 
 def rldata_frame(data: Path = DATA) -> pd.DataFrame:
     """RLdata10000 with its truth and the paper's ≥4-of-5 agreement prediction."""
-    rec = pd.read_csv(data / "rldata" / "RLdata10000.tsv", sep="\t", keep_default_na=False)
-    truth = pd.read_csv(data / "rldata" / "identity.RLdata10000.tsv", sep="\t").iloc[:, 0].to_numpy()
-    fields = ["fname_c1", "lname_c1", "by", "bm", "bd"]
-    n = len(rec)
-    parent = np.arange(n)
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for leave_out in fields:  # agreeing on >= 4 of 5 = agreeing on all of some 4 of them
-        keys = [f for f in fields if f != leave_out]
-        groups = rec.groupby(keys, sort=False).indices
-        for idx in groups.values():
-            root = find(int(idx[0]))
-            for j in idx[1:]:
-                rj = find(int(j))
-                if rj != root:
-                    parent[rj] = root
-    pred = np.array([find(i) for i in range(n)])
-    return pd.DataFrame({"truth": truth, "pred": pred})
+    return _rldata_frame(data / "rldata")[["truth", "pred"]]
 
 
 def heavy_frame(seed: int = 7, n_records: int = 20_000) -> pd.DataFrame:
@@ -99,18 +78,22 @@ class Population:
 
     def sample(self, rng: np.random.Generator, n_draws: int) -> BenchmarkSample:
         drawn = self.record_cluster[rng.integers(0, self.record_cluster.size, size=n_draws)]
-        counts = np.bincount(drawn, minlength=self.full.labels.size)
-        keep = np.flatnonzero(counts)
-        new_index = np.full(self.full.labels.size, -1, dtype=np.int64)
-        new_index[keep] = np.arange(keep.size)
-        f = self.full
-        pieces = new_index[f.piece_cluster] >= 0
-        return BenchmarkSample(
-            labels=f.labels[keep], size=f.size[keep], weight=f.weight[keep], draws=counts[keep],
-            piece_cluster=new_index[f.piece_cluster[pieces]], piece_n=f.piece_n[pieces],
-            piece_m=f.piece_m[pieces], piece_label=f.piece_label[pieces], n_records=f.n_records,
-            n_clusters=f.n_clusters, design=f.design,
-        )
+        return subsample(self.full, np.bincount(drawn, minlength=self.full.labels.size))
+
+
+def subsample(full: BenchmarkSample, counts: np.ndarray) -> BenchmarkSample:
+    """The clusters of ``full`` drawn ``counts`` times (> 0), as the aggregated sample
+    ``erx.estimate`` would build for that benchmark."""
+    keep = np.flatnonzero(counts)
+    new_index = np.full(full.labels.size, -1, dtype=np.int64)
+    new_index[keep] = np.arange(keep.size)
+    pieces = new_index[full.piece_cluster] >= 0
+    return BenchmarkSample(
+        labels=full.labels[keep], size=full.size[keep], weight=full.weight[keep], draws=counts[keep],
+        piece_cluster=new_index[full.piece_cluster[pieces]], piece_n=full.piece_n[pieces],
+        piece_m=full.piece_m[pieces], piece_label=full.piece_label[pieces], n_records=full.n_records,
+        n_clusters=full.n_clusters, design=full.design,
+    )
 
 
 def simulate(pop: Population, *, reps: int, n_draws: int, n_boot: int, level: float, seed: int) -> dict:

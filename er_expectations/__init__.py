@@ -22,8 +22,8 @@ from __future__ import annotations
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
 from .ethnicity import impute_ethnicity
+from .planning import plan_sample_size, simulate
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
-from .subgroups import estimate_by_group  # imports neither ethnicolr nor torch (SPEC 8)
 
 __version__ = "0.1.0"
 
@@ -39,6 +39,30 @@ __all__ = [
     "estimate_by_group",
     "exact_metrics",
     "impute_ethnicity",
+    "plan_sample_size",
+    "simulate",
     "summarize",
     "__version__",
+    # labelling (SPEC 2.2, 9), loaded on first use
+    "benchmark_from_labels",
+    "check_labels",
+    "draw_sample",
 ]
+
+#: Public names loaded on first use (module attribute lookup, PEP 562).
+_LAZY = {
+    "benchmark_from_labels": "labels",
+    "check_labels": "labels",
+    "draw_sample": "worksheet",
+    "estimate_by_group": "subgroups",  # SPEC 8; imports neither ethnicolr nor torch
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

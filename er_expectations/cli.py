@@ -1,4 +1,4 @@
-"""Command line: ``er-expectations summarize|estimate|run|validate|init``.
+"""Command line: ``er-expectations summarize|estimate|simulate|plan|run|validate|init``.
 
 Exit codes, one meaning each (:data:`EXIT_CODES`):
 
@@ -275,12 +275,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seed of the bootstrap (default: a fresh one, printed with the result)")
     p.set_defaults(func=cmd_estimate)
 
+    from .cli_plan import add_planning_commands
+
+    add_planning_commands(sub)
+
     try:
         from .cli_gx import add_gx_commands
     except ImportError:  # pragma: no cover - the GX commands ship with the package
         add_gx_commands = None
     if add_gx_commands is not None:
         add_gx_commands(sub)
+    from .cli_labels import add_label_commands
+
+    add_label_commands(sub)
     for command in sub.choices.values():  # --debug after the command name too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="print the traceback of an error")

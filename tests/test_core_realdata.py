@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pandas as pd
@@ -16,7 +15,9 @@ import pytest
 import reference_impl as ref
 from reference_impl import close
 
-RL_FIELDS = ["fname_c1", "lname_c1", "by", "bm", "bd"]
+from er_expectations.examples import RLDATA_FIELDS, agreement_prediction, rldata_frame
+
+RL_FIELDS = list(RLDATA_FIELDS)
 
 
 # ---------------------------------------------------------------------------
@@ -24,53 +25,11 @@ RL_FIELDS = ["fname_c1", "lname_c1", "by", "bm", "bd"]
 # ---------------------------------------------------------------------------
 
 
-class UnionFind:
-    def __init__(self, n):
-        self.parent = list(range(n))
-
-    def find(self, x):
-        root = x
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[x] != root:  # path compression
-            self.parent[x], x = root, self.parent[x]
-        return root
-
-    def union(self, a, b):
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
-
-
-def all_but_one_prediction(records: pd.DataFrame) -> list[int]:
-    """Link two records that agree on at least 4 of the 5 fields, then take
-    the transitive closure.  Agreeing on >= 4 fields means agreeing on one of
-    the five 4-subsets, so blocking on each 4-subset finds every such pair."""
-    n = len(records)
-    uf = UnionFind(n)
-    rows = records[RL_FIELDS].astype(str).values.tolist()
-    for subset in itertools.combinations(range(len(RL_FIELDS)), 4):
-        first_of_block: dict = {}
-        for i, row in enumerate(rows):
-            key = tuple(row[j] for j in subset)
-            if key in first_of_block:
-                uf.union(first_of_block[key], i)
-            else:
-                first_of_block[key] = i
-    return [uf.find(i) for i in range(n)]
-
-
 @pytest.fixture(scope="module")
 def rldata_prediction(rldata_dir):
-    records = pd.read_csv(rldata_dir / "RLdata10000.tsv", sep="\t", keep_default_na=False)
-    identity = pd.read_csv(rldata_dir / "identity.RLdata10000.tsv", sep="\t")
-    assert len(records) == len(identity) == 10_000
-    return pd.DataFrame(
-        {
-            "pred": all_but_one_prediction(records),
-            "truth": identity.iloc[:, 0].to_numpy(),
-        }
-    )
+    df = rldata_frame(rldata_dir)
+    assert len(df) == 10_000
+    return df[["pred", "truth"]]
 
 
 def test_rldata_union_find_links_pairs_on_four_fields():
@@ -83,7 +42,7 @@ def test_rldata_union_find_links_pairs_on_four_fields():
             "bd": [1, 2, 2, 5, 6],
         }
     )
-    pred = all_but_one_prediction(df)
+    pred = agreement_prediction(df, RL_FIELDS, min_agree=4)
     # 0~1 (4 fields), 1~2 (4 fields) -> {0,1,2} by closure although 0,2 share only 3;
     # 3 and 4 share 2 fields only
     assert pred[0] == pred[1] == pred[2]

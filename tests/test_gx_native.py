@@ -347,36 +347,13 @@ def test_row_condition_is_refused_with_the_reason():
                                                 condition_parser="pandas")
 
 
-def test_a_sql_datasource_gets_one_clear_message(tmp_path):
-    pytest.importorskip("sqlalchemy")
-    import sqlite3
+def test_an_unsupported_engine_gets_one_clear_message():
+    """The provider behind every expectation on an engine without an ``er.release``."""
+    from er_expectations.gx.metrics import UnsupportedEngineMetric
 
-    db = tmp_path / "release.db"
-    with sqlite3.connect(db) as con:
-        _frame().to_sql("release", con, index=False)
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    ds = ctx.data_sources.add_sqlite("sql", connection_string=f"sqlite:///{db}")
-    bd = ds.add_table_asset("release", table_name="release").add_batch_definition_whole_table("all")
-    suite = ctx.suites.add(gx.ExpectationSuite(name="sql", expectations=[
-        gx.expectations.ExpectTableRowCountToBeBetween(min_value=1),
-        ExpectMatchingRateToBeBetween(prediction_column="pred", min_value=0.1),
-        ExpectEstimatedPairwiseRecallToBeBetween(prediction_column="pred", reference_column="ref", min_value=0.1),
-        ExpectStatisticToMatchBenchmarkEstimate(prediction_column="pred", reference_column="ref",
-                                                statistic="matching_rate"),
-    ]))
-    res = bd.get_batch().validate(suite)
-    by_type = {r.expectation_config.type: r for r in res.results}
-    assert by_type["expect_table_row_count_to_be_between"].success is True  # the core one still runs
-    ours = [r for t, r in by_type.items() if t != "expect_table_row_count_to_be_between"]
-    assert len(ours) == 3 and res.success is False
-    for r in ours:
-        # GX reports a failed metric under the metric's id: {id: {"exception_message": ...}}
-        infos = list(r.exception_info.values())
-        assert r.success is False and len(infos) == 1 and infos[0]["raised_exception"]
-        msg = infos[0]["exception_message"]
-        assert "No provider found" not in msg
-        assert "pandas" in msg and "SqliteExecutionEngine" in msg and r.expectation_config.type in msg
+    with pytest.raises(InputError, match=r"runs on pandas, Spark and SQL.*uses MadeUpEngine"):
+        UnsupportedEngineMetric._any_engine(None, {}, {"expectation": "expect_x", "engine": "MadeUpEngine"},
+                                            {}, {})
 
 
 def test_the_documented_module_exports_every_expectation():

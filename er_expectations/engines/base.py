@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["WeightsSpec", "parse_weights", "DESIGNS"]
+__all__ = ["DESIGNS", "MAX_DRAWS", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
+           "parse_weights", "pieces_from_rows", "weights_for"]
+
+#: Largest number of draws of one cluster (their sum must stay exact in float64 arithmetic).
+MAX_DRAWS = 10**9
 
 DESIGNS = ("cluster_size", "uniform")
 
@@ -54,3 +61,129 @@ def parse_weights(weights: object, columns: list[str] | None = None) -> WeightsS
             "name the column that holds w_c = 1/p_c, or pick one of the two designs"
         )
     raise InputError(f"weights={weights!r}: give 'cluster_size', 'uniform' or the name of a weights column")
+
+
+# -- assembling a BenchmarkSample from rows aggregated by a database engine (SQL, Spark) ---
+
+@dataclass(frozen=True, slots=True)
+class Pieces:
+    """The benchmark's contingency with the prediction, as arrays (SPEC 4).
+
+    ``index`` maps a benchmark cluster id to its position in ``labels``.
+    """
+
+    labels: np.ndarray
+    index: dict
+    piece_cluster: np.ndarray
+    piece_n: np.ndarray
+    piece_m: np.ndarray
+    piece_label: np.ndarray
+    size: np.ndarray
+
+
+def _objects(values: Sequence) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def pieces_from_rows(rows: Sequence[Sequence]) -> Pieces:
+    """Arrays from rows ``(true cluster, predicted cluster, n = |c ∩ ĉ|, m = |ĉ|)``.
+
+    Only the benchmark's pieces come back from the database: their number is at most the
+    number of benchmark records.
+    """
+    labels: list = []
+    index: dict = {}
+    piece_cluster = np.empty(len(rows), dtype=np.int64)
+    for j, row in enumerate(rows):
+        i = index.get(row[0])
+        if i is None:
+            i = index[row[0]] = len(labels)
+            labels.append(row[0])
+        piece_cluster[j] = i
+    piece_n = np.array([r[2] for r in rows], dtype=np.int64)
+    size = np.bincount(piece_cluster, weights=piece_n, minlength=len(labels)).astype(np.int64)
+    return Pieces(labels=_objects(labels), index=index, piece_cluster=piece_cluster, piece_n=piece_n,
+                  piece_m=np.array([r[3] for r in rows], dtype=np.int64),
+                  piece_label=_objects([r[1] for r in rows]), size=size)
+
+
+def cluster_values(rows: Iterable[Sequence], pieces: Pieces, *, column: str, what: str,
+                   integer: bool) -> np.ndarray:
+    """One weights or draws value per benchmark cluster from rows ``(cluster, min, max, nulls)``."""
+    k = len(pieces.labels)
+    lo, hi, nulls = np.full(k, np.nan), np.full(k, np.nan), np.zeros(k, dtype=bool)
+    for c, mn, mx, n_null in rows:
+        i = pieces.index[c]
+        nulls[i] = bool(n_null)
+        if mn is not None:
+            lo[i], hi[i] = float(mn), float(mx)
+    return check_cluster_values(lo, hi, nulls, pieces.labels, column=column, what=what, integer=integer)
+
+
+def check_cluster_values(lo: np.ndarray, hi: np.ndarray, nulls: np.ndarray, labels: Sequence, *,
+                         column: str, what: str, integer: bool) -> np.ndarray:
+    """The value of a per-cluster column (weights, draws) from its per-cluster min and max.
+
+    The value belongs to the cluster (SPEC 2.1): a null, a value varying within the
+    cluster, or (draws) a value that is not a whole number in [1, MAX_DRAWS] is an error
+    naming the column and the cluster. Every engine reports these the same way.
+    """
+    if nulls.any():
+        i = int(np.flatnonzero(nulls)[0])
+        raise InputError(f"{what} column {column!r} is null on a record of benchmark cluster {labels[i]!r}; "
+                         f"every benchmark record needs its cluster's {what} value")
+    varying = lo != hi
+    if varying.any():
+        i = int(np.flatnonzero(varying)[0])
+        raise InputError(
+            f"{what} column {column!r} varies within benchmark cluster {labels[i]!r} (from {lo[i]:g} to "
+            f"{hi[i]:g}); {what} belong to the cluster: give every record of a cluster the same value")
+    if integer:
+        bad = (lo < 1) | (lo > MAX_DRAWS) | (lo != np.floor(lo)) | ~np.isfinite(lo)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"draws column {column!r}: cluster {labels[i]!r} has {lo[i]:g} draws; draws must be whole "
+                f"numbers from 1 to {MAX_DRAWS:,} (how many times the cluster was drawn)")
+    return lo
+
+
+def weights_for(spec: WeightsSpec, size: np.ndarray, labels: Sequence,
+                column_values: np.ndarray | None = None) -> np.ndarray:
+    """w_c of every benchmark cluster under the design (SPEC 2.1: 1/|c ∩ R_t| for cluster_size).
+
+    ``size`` is |c ∩ R_t| per cluster; ``column_values`` the values of the weights column
+    (design "column"), which must be finite and > 0.
+    """
+    if spec.kind == "cluster_size":
+        return 1.0 / np.asarray(size, dtype=np.float64)
+    if spec.kind == "uniform":
+        return np.ones(len(labels))
+    weight = np.asarray(column_values, dtype=np.float64)
+    bad = ~np.isfinite(weight) | (weight <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"weights column {spec.column!r}: cluster {labels[i]!r} has weight {float(weight[i])!r}; "
+            "weights w_c = 1/p_c must be finite and > 0 (fix the value, or use weights='cluster_size')")
+    return weight
+
+
+def name_flags(rows: Iterable[Sequence], pieces: Pieces) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Homonymy, name-variation and has-name flags from rows ``(cluster, distinct names, shared)`` (SPEC 7).
+
+    ``shared`` is true when one of the cluster's names occurs on more records of the
+    release than inside the cluster; clusters without a named record have no row.
+    """
+    k = len(pieces.labels)
+    homonym = np.zeros(k, dtype=bool)
+    variation = np.zeros(k, dtype=bool)
+    has_name = np.zeros(k, dtype=bool)
+    for c, n_names, shared in rows:
+        i = pieces.index[c]
+        has_name[i] = True
+        variation[i] = int(n_names) >= 2
+        homonym[i] = bool(shared)
+    return homonym, variation, has_name

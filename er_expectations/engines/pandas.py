@@ -22,13 +22,9 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..hints import did_you_mean
 from ..stats import BenchmarkSample, ClusteringTable
-from .base import WeightsSpec, parse_weights
+from .base import MAX_DRAWS, WeightsSpec, check_cluster_values, parse_weights, weights_for
 
 __all__ = ["MAX_DRAWS", "PandasRelease", "clustering_table", "benchmark_sample", "contingency"]
-
-#: Largest number of draws of one cluster (their sum must stay exact in float64 arithmetic).
-MAX_DRAWS = 10**9
-
 
 def _check_frame(df: object) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
@@ -328,19 +324,10 @@ class PandasRelease:
         piece_label = np.asarray(self._pred_uniques.take(piece_pred), dtype=object)
 
         # weights and draws
-        if spec.kind == "cluster_size":
-            weight = 1.0 / size
-        elif spec.kind == "uniform":
-            weight = np.ones(k)
-        else:
-            weight = self._per_cluster(spec.column, rows, ref_codes, k, labels, "weights", integer=False)
-            bad = ~np.isfinite(weight) | (weight <= 0)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    f"weights column {spec.column!r}: cluster {labels[i]!r} has weight {float(weight[i])!r}; weights "
-                    "w_c = 1/p_c must be finite and > 0 (fix the value, or use weights='cluster_size')"
-                )
+        values = None
+        if spec.kind == "column":
+            values = self._per_cluster(spec.column, rows, ref_codes, k, labels, "weights", integer=False)
+        weight = weights_for(spec, size, labels, values)
         if draws is None:
             n_draws = np.ones(k, dtype=np.int64)
         else:
@@ -381,32 +368,13 @@ class PandasRelease:
         if nonnum.any():
             i = int(np.flatnonzero(nonnum)[0])
             raise InputError(f"{what} column {column!r}: value {raw.iloc[i]!r} is not a number")
+        isnan = np.isnan(vals)
         lo = np.full(k, np.inf)
         hi = np.full(k, -np.inf)
-        np.minimum.at(lo, ref_codes, np.where(np.isnan(vals), -np.inf, vals))
-        np.maximum.at(hi, ref_codes, np.where(np.isnan(vals), np.inf, vals))
-        if np.isnan(vals).any():
-            i = int(ref_codes[np.flatnonzero(np.isnan(vals))[0]])
-            raise InputError(
-                f"{what} column {column!r} is null on a record of benchmark cluster {labels[i]!r}; "
-                f"every benchmark record needs its cluster's {what} value"
-            )
-        varying = lo != hi
-        if varying.any():
-            i = int(np.flatnonzero(varying)[0])
-            raise InputError(
-                f"{what} column {column!r} varies within benchmark cluster {labels[i]!r} (from {lo[i]:g} to {hi[i]:g}); "
-                f"{what} belong to the cluster: give every record of a cluster the same value"
-            )
-        if integer:
-            bad = (lo < 1) | (lo > MAX_DRAWS) | (lo != np.floor(lo)) | ~np.isfinite(lo)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    f"draws column {column!r}: cluster {labels[i]!r} has {lo[i]:g} draws; draws must be whole "
-                    f"numbers from 1 to {MAX_DRAWS:,} (how many times the cluster was drawn)"
-                )
-        return lo
+        np.minimum.at(lo, ref_codes, np.where(isnan, np.inf, vals))
+        np.maximum.at(hi, ref_codes, np.where(isnan, -np.inf, vals))
+        nulls = np.bincount(ref_codes[isnan], minlength=k) > 0
+        return check_cluster_values(lo, hi, nulls, labels, column=column, what=what, integer=integer)
 
     def _name_flags(self, name: Hashable, rows: np.ndarray, ref_codes: np.ndarray, k: int):
         """Homonymy, name-variation and has-name flags of each sampled cluster (SPEC 7).

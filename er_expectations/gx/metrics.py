@@ -11,10 +11,15 @@ Light metrics depend on them and only run the pure statistics: ``er.summary_stat
 and ``er.estimate``. GX deduplicates metrics by (name, domain, value kwargs), so every
 expectation of a suite that names the same columns reuses one aggregate.
 
-``er.unsupported_engine`` is what an expectation asks for on any other engine (SQL, Spark):
-its provider, registered for GX's base ``ExecutionEngine`` (GX falls back along the engine's
-class hierarchy), raises one error naming the supported engines, which GX reports on each
-expectation instead of "No provider found for er.… using SqliteExecutionEngine".
+``er.release`` has one implementation per GX engine, each building the engine's release
+object (:mod:`..engines.pandas`, :mod:`..engines.sql`, :mod:`..engines.spark`): the
+aggregation runs where the data lives and only the small per-cluster tables reach Python.
+The derived metrics are registered for GX's base ``ExecutionEngine`` (GX falls back along
+the engine's class hierarchy): they only call the release object, whatever its engine.
+
+``er.unsupported_engine`` is what an expectation asks for on any other engine: its
+provider raises one error naming the supported engines, which GX reports on each
+expectation instead of "No provider found for er.…".
 """
 
 from __future__ import annotations
@@ -22,7 +27,12 @@ from __future__ import annotations
 from typing import Any
 
 from great_expectations.core.metric_domain_types import MetricDomainTypes
-from great_expectations.execution_engine import ExecutionEngine, PandasExecutionEngine
+from great_expectations.execution_engine import (
+    ExecutionEngine,
+    PandasExecutionEngine,
+    SparkDFExecutionEngine,
+    SqlAlchemyExecutionEngine,
+)
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
@@ -92,6 +102,26 @@ class ReleaseMetric(TableMetricProvider):
         return PandasRelease(df, prediction=metric_value_kwargs["prediction_column"],
                              record_id=metric_value_kwargs.get("record_id_column"))
 
+    @metric_value(engine=SqlAlchemyExecutionEngine)
+    def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+             runtime_configuration):
+        from ..engines.sql import SqlRelease
+
+        selectable, _, _ = execution_engine.get_compute_domain(domain_kwargs=metric_domain_kwargs,
+                                                               domain_type=MetricDomainTypes.TABLE)
+        return SqlRelease(execution_engine.engine, selectable,
+                          prediction=metric_value_kwargs["prediction_column"],
+                          record_id=metric_value_kwargs.get("record_id_column"))
+
+    @metric_value(engine=SparkDFExecutionEngine)
+    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+               runtime_configuration):
+        from ..engines.spark import SparkRelease
+
+        return SparkRelease(_frame(execution_engine, metric_domain_kwargs),
+                            prediction=metric_value_kwargs["prediction_column"],
+                            record_id=metric_value_kwargs.get("record_id_column"))
+
 
 class _Derived(TableMetricProvider):
     """A metric computed from another one (``depends_on``), passed only that metric's own
@@ -120,8 +150,8 @@ class ClusteringTableMetric(_Derived):
     metric_name = CLUSTERING_TABLE
     value_keys = TABLE_KEYS
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
         return metrics[RELEASE].clustering_table(name=metric_value_kwargs.get("name_column"))
 
@@ -132,8 +162,8 @@ class BenchmarkSampleMetric(_Derived):
     metric_name = BENCHMARK_SAMPLE
     value_keys = SAMPLE_KEYS
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
         return metrics[RELEASE].benchmark_sample(
             reference=metric_value_kwargs["reference_column"],
@@ -150,8 +180,8 @@ class SummaryStatisticMetric(_Derived):
     value_keys = (*TABLE_KEYS, "statistic", "q")
     depends_on, depends_keys = CLUSTERING_TABLE, TABLE_KEYS
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration) -> dict[str, Any]:
         table = metrics[CLUSTERING_TABLE]
         stat = metric_value_kwargs["statistic"]
@@ -174,8 +204,8 @@ class EstimateMetric(_Derived):
     value_keys = (*SAMPLE_KEYS, "metric", "beta", "ci_level", "ci_method", "n_boot", "seed")
     depends_on, depends_keys = BENCHMARK_SAMPLE, SAMPLE_KEYS
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
         sample = metrics[BENCHMARK_SAMPLE]
         mid = metric_value_kwargs["metric"]
@@ -198,9 +228,7 @@ class UnsupportedEngineMetric(TableMetricProvider):
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                     runtime_configuration):
         raise InputError(
-            f"{metric_value_kwargs['expectation']} runs on pandas datasources only "
-            f"(PandasExecutionEngine); this batch uses {metric_value_kwargs['engine']}. "
-            "Spark and SQL engines are not implemented yet: read the table into a pandas "
-            "DataFrame and validate it through a pandas datasource (add_pandas(...)"
-            ".add_dataframe_asset(...))."
+            f"{metric_value_kwargs['expectation']} runs on pandas, Spark and SQL (SQLAlchemy) "
+            f"datasources; this batch uses {metric_value_kwargs['engine']}. Read the table "
+            "through one of those datasources."
         )

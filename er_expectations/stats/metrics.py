@@ -325,17 +325,29 @@ def estimate_metrics(
         out[mid] = one(mid)
     if method == "bootstrap":
         replicates = _bootstrap_replicates(values, draws, sample.k, beta=beta, bias_adjust=bias_adjust,
-                                           n_boot=n_boot, seed=seed)
+                                           n_boot=n_boot, seed=seed, order=_label_order(sample.labels))
         out = {mid: _with_bootstrap(METRICS[mid], res, replicates[mid], level=level, n_boot=n_boot, seed=seed)
                for mid, res in out.items()}
     return out
 
 
+def _label_order(labels: np.ndarray) -> np.ndarray:
+    """The clusters in the order of their ids as text: the same whatever engine listed them."""
+    return np.argsort(np.array([str(x) for x in labels], dtype=object), kind="stable")
+
+
 def _bootstrap_replicates(values: dict[str, tuple[np.ndarray, np.ndarray]], draws: np.ndarray, k: int, *,
-                          beta: float, bias_adjust: bool, n_boot: int, seed: int) -> dict[str, np.ndarray]:
-    """Every metric on the same ``n_boot`` resamples of the draws, on the metric's scale (SPEC 6)."""
+                          beta: float, bias_adjust: bool, n_boot: int, seed: int,
+                          order: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Every metric on the same ``n_boot`` resamples of the draws, on the metric's scale (SPEC 6).
+
+    The clusters are resampled in ``order`` (by id), so that a seed gives the same
+    replicates whichever engine aggregated the sample and in whatever order it listed them.
+    """
     ids = list(values)
     columns = np.column_stack([c for mid in ids for f, g in [values[mid]] for c in (f, g, g * f, g * g)])
+    if order is not None:
+        columns, draws = columns[order], draws[order]
     sums = bootstrap_sums(columns, draws.astype(np.int64), n_boot=n_boot, seed=seed)
     reps: dict[str, np.ndarray] = {}
     for j, mid in enumerate(ids):

@@ -37,7 +37,11 @@ from great_expectations.core.suite_parameters import (
     get_suite_parameter_key,
     is_suite_parameter,
 )
-from great_expectations.execution_engine import PandasExecutionEngine
+from great_expectations.execution_engine import (
+    PandasExecutionEngine,
+    SparkDFExecutionEngine,
+    SqlAlchemyExecutionEngine,
+)
 from great_expectations.expectations.expectation import BatchExpectation, parse_result_format
 from great_expectations.render import LegacyDiagnosticRendererType, LegacyRendererType
 from great_expectations.render.renderer.renderer import renderer
@@ -71,8 +75,8 @@ __all__ = [
 #: Number of sampled clusters listed under a failed estimate.
 TOP_CLUSTERS = 10
 
-#: The GX execution engines our metrics run on (the SQL and Spark engines do not exist yet).
-SUPPORTED_ENGINES: tuple[type, ...] = (PandasExecutionEngine,)
+#: The GX execution engines our metrics run on (one ``er.release`` implementation each).
+SUPPORTED_ENGINES: tuple[type, ...] = (PandasExecutionEngine, SqlAlchemyExecutionEngine, SparkDFExecutionEngine)
 
 #: Why a row_condition is refused (shown to the user; SPEC 2.1 and 8).
 ROW_CONDITION_REFUSED = (
@@ -390,7 +394,7 @@ class ERExpectation(BatchExpectation):
         Same result as GX's ``BatchExpectation.get_validation_dependencies`` followed by
         ``get_metric_kwargs`` for the domain, without rebuilding the expectation's
         configuration for every key (GX calls this twice per expectation and batch). On an
-        engine other than pandas the only dependency is ``er.unsupported_engine``, whose
+        engine we do not support the only dependency is ``er.unsupported_engine``, whose
         provider raises one clear error (see ``gx.metrics``).
         """
         from great_expectations.validator.validator import ValidationDependencies

@@ -1,0 +1,119 @@
+"""The `simulate` and `plan` commands: same numbers as the API, chart files, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import er_expectations as erx
+from er_expectations.cli import main
+
+
+@pytest.fixture()
+def files(tmp_path):
+    rng = np.random.default_rng(4)
+    truth = np.repeat(np.arange(60), rng.choice([1, 1, 2, 3], size=60))
+    pred = truth.copy()
+    pred[rng.choice(truth.size, size=12, replace=False)] = 999  # one wrong merge
+    records = pd.DataFrame({"rid": np.arange(truth.size), "pred": pred})
+    labels = pd.DataFrame({"rid": np.arange(truth.size), "truth": truth})
+    rp, tp = tmp_path / "records.parquet", tmp_path / "truth.parquet"
+    records.to_parquet(rp)
+    labels.to_parquet(tp)
+    return rp, tp, records.merge(labels, on="rid")
+
+
+def test_simulate_json_matches_api_and_writes_a_chart(files, capsys, tmp_path):
+    rp, tp, df = files
+    chart = tmp_path / "sim.svg"
+    code = main(["simulate", str(rp), "--join", str(tp), "--on", "rid", "-p", "pred", "-t", "truth",
+                 "--sizes", "10", "20", "--reps", "200", "--seed", "5", "--metrics", "pairwise_precision",
+                 "cluster_recall", "--format", "json", "--chart", str(chart)])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    api = erx.simulate(df, "pred", "truth", sizes=(10, 20), reps=200, seed=5,
+                       metrics=["pairwise_precision", "cluster_recall"])
+    assert len(out["rows"]) == len(api) == 8
+    for got, row in zip(out["rows"], api.to_dict(orient="records"), strict=True):
+        for key in ("metric", "design", "size", "reps", "undefined"):
+            assert got[key] == row[key]
+        for key in ("truth", "mean", "bias", "rmse", "coverage", "sd", "mean_se"):
+            assert got[key] == pytest.approx(row[key], rel=1e-12)
+    svg = chart.read_text()
+    assert svg.startswith("<svg") and "pairwise_precision" in svg and "<script" not in svg
+
+
+def test_simulate_table_png_chart(files, capsys, tmp_path):
+    rp, tp, _ = files
+    chart = tmp_path / "sim.png"
+    code = main(["simulate", str(rp), "--join", str(tp), "--on", "rid", "-p", "pred", "-t", "truth",
+                 "--sizes", "10", "--designs", "uniform", "--reps", "100", "--seed", "1", "--chart", str(chart)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "seed 1," in text and f"chart written to {chart}" in text
+    assert any(line.split()[:3] == ["pairwise_precision", "uniform", "10"] for line in text.splitlines())
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--designs", "unifrom"], "did you mean 'uniform'"),
+        (["--sizes", "0"], "sizes=0 is out of range"),
+        (["--reps", "5"], "at least 100 replications"),
+        (["--chart", "out.pdf"], "--chart out.pdf: give a file ending in .svg or .png"),
+        (["--chart", "no/such/folder/x.svg"], "does not exist"),
+    ],
+)
+def test_simulate_bad_options_exit_2_with_one_line(files, capsys, extra, message):
+    rp, tp, _ = files
+    code = main(["simulate", str(rp), "--join", str(tp), "--on", "rid", "-p", "pred", "-t", "truth",
+                 "--sizes", "10", "--reps", "100", *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_plan_matches_api(files, capsys, tmp_path):
+    rp, tp, df = files
+    pilot = df.assign(ref=df["truth"].where(df["truth"] % 2 == 0))
+    pp = tmp_path / "pilot.csv"
+    pilot.to_csv(pp, index=False)
+    code = main(["plan", str(pp), "-p", "pred", "-r", "ref", "--target-se", "pairwise_precision=0.05",
+                 "cluster_recall=0.02", "--reps", "200", "--seed", "2", "--format", "json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    api = erx.plan_sample_size(pilot, "pred", "ref", target_se={"pairwise_precision": 0.05, "cluster_recall": 0.02},
+                               reps=200, seed=2)
+    assert [r["metric"] for r in out["rows"]] == list(api["metric"])
+    for got, row in zip(out["rows"], api.to_dict(orient="records"), strict=True):
+        assert got["draws_needed"] == (None if pd.isna(row["draws_needed"]) else int(row["draws_needed"]))
+        assert got["draws_extrapolated"] == int(row["draws_extrapolated"])
+    chart = tmp_path / "plan.svg"
+    code = main(["plan", str(pp), "-p", "pred", "-r", "ref", "--target-width", "0.1", "--metrics", "cluster_recall",
+                 "pairwise_precision", "--reps", "200", "--seed", "2", "--chart", str(chart)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "cluster_recall" in text and "k·(SE/target)²" in text and f"chart written to {chart}" in text
+    svg = chart.read_text()
+    assert svg.startswith("<svg") and "resampled pilot" in svg and "<script" not in svg
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (["--target-se", "abc"], "--target-se 'abc': not a number"),
+        (["--target-se", "pairwise_precision=0.1", "0.2"], "give one number for every metric, or METRIC=VALUE"),
+        (["--target-se", "pairwise_precison=0.1"], "did you mean 'pairwise_precision'"),
+    ],
+)
+def test_plan_bad_targets(files, capsys, tmp_path, target, message):
+    _, _, df = files
+    pp = tmp_path / "pilot.csv"
+    df.rename(columns={"truth": "ref"}).to_csv(pp, index=False)
+    code = main(["plan", str(pp), "-p", "pred", "-r", "ref", *target])
+    assert code == 2
+    assert message in capsys.readouterr().err

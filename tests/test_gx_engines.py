@@ -1,0 +1,154 @@
+"""Every expectation family runs on GX's pandas, SQL and Spark engines with the same results.
+
+The same frame is validated through a pandas datasource, a SQLite datasource (and
+PostgreSQL when ``ER_TEST_POSTGRES_URL`` is set) and a Spark datasource (when pyspark is
+installed; under CI=true it must be). The observed values must agree to 1e-9.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+
+import great_expectations as gx
+import numpy as np
+import pandas as pd
+import pytest
+from great_expectations.data_context.types.base import ProgressBarsConfig
+
+import er_expectations.gx  # noqa: F401 - registers the expectations
+from er_expectations.gx.expectations import (
+    ExpectAverageClusterSizeToBeBetween,
+    ExpectEstimatedBCubedFToBeBetween,
+    ExpectEstimatedPairwisePrecisionToBeBetween,
+    ExpectEstimatedPairwiseRecallToBeBetween,
+    ExpectHillNumberToBeBetween,
+    ExpectHomonymyRateToBeBetween,
+    ExpectMatchingRateToBeBetween,
+    ExpectNameVariationRateToBeBetween,
+    ExpectStatisticToMatchBenchmarkEstimate,
+)
+
+sa = pytest.importorskip("sqlalchemy")
+_IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _has_spark() -> bool:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        if _IN_CI:
+            raise
+        return False
+    return True
+
+
+_ENGINES = [pytest.param("sqlite", marks=pytest.mark.sqlite)]
+if os.environ.get("ER_TEST_POSTGRES_URL") or _IN_CI:
+    _ENGINES.append(pytest.param("postgres", marks=pytest.mark.postgres))
+if _has_spark():
+    _ENGINES.append(pytest.param("spark", marks=pytest.mark.spark))
+
+
+def _frame(seed: int = 0, n: int = 3000, ids: str = "str") -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    sizes = rng.zipf(2.0, size=n // 2).clip(max=40)
+    truth = np.repeat(np.arange(sizes.size), sizes)[:n]
+    pred = np.where(rng.random(truth.size) < 0.9, truth, rng.integers(0, truth.max() + 1, truth.size))
+    sampled = rng.choice(np.unique(truth), size=60, replace=False)
+    out = rng.random(truth.size) < 0.05  # records outside the release
+    if ids == "str":
+        pred_col = pd.Series([f"p{x}" for x in pred], dtype=object).where(~out, None)
+        ref_col = pd.Series([f"t{x}" for x in truth], dtype=object).where(np.isin(truth, sampled), None)
+    else:
+        pred_col = pd.Series(pred, dtype="Int64").where(~out, pd.NA)
+        ref_col = pd.Series(truth + 10_000, dtype="Int64").where(np.isin(truth, sampled), pd.NA)
+    return pd.DataFrame({"record": np.arange(truth.size), "pred": pred_col, "ref": ref_col,
+                         "name": [f"name{k % 300}" for k in truth]})
+
+
+def _suite(name: str) -> gx.ExpectationSuite:
+    common = {"prediction_column": "pred", "record_id_column": "record"}
+    bench = {**common, "reference_column": "ref"}
+    return gx.ExpectationSuite(name=name, expectations=[
+        ExpectAverageClusterSizeToBeBetween(**common, min_value=1.0),
+        ExpectMatchingRateToBeBetween(**common, min_value=0.0),
+        ExpectHillNumberToBeBetween(**common, q=2, min_value=1.0),
+        ExpectHomonymyRateToBeBetween(**common, name_column="name", max_value=1.0),
+        ExpectNameVariationRateToBeBetween(**common, name_column="name", max_value=1.0),
+        ExpectEstimatedPairwisePrecisionToBeBetween(**bench, min_value=0.5),
+        ExpectEstimatedPairwiseRecallToBeBetween(**bench, min_value=0.5, weights="uniform"),
+        ExpectEstimatedBCubedFToBeBetween(**bench, min_value=0.5, ci_method="bootstrap", n_boot=200, seed=3),
+        ExpectStatisticToMatchBenchmarkEstimate(**bench, statistic="homonymy_rate", name_column="name"),
+    ])
+
+
+def _context():
+    ctx = gx.get_context(mode="ephemeral")
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    return ctx
+
+
+def _validate_pandas(df: pd.DataFrame):
+    ctx = _context()
+    bd = (ctx.data_sources.add_pandas("pd").add_dataframe_asset("release")
+          .add_batch_definition_whole_dataframe("all"))
+    return bd.get_batch(batch_parameters={"dataframe": df}).validate(ctx.suites.add(_suite("pandas")))
+
+
+def _validate(engine: str, df: pd.DataFrame, request):
+    ctx = _context()
+    if engine == "spark":
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.master("local[2]").config("spark.sql.shuffle.partitions", "4") \
+            .config("spark.ui.enabled", "false").getOrCreate()
+        sdf = spark.createDataFrame(df.astype(object).where(df.notna(), None))
+        bd = (ctx.data_sources.add_spark("spark").add_dataframe_asset("release")
+              .add_batch_definition_whole_dataframe("all"))
+        return bd.get_batch(batch_parameters={"dataframe": sdf}).validate(ctx.suites.add(_suite("spark")))
+    table = f"release_{uuid.uuid4().hex[:8]}"
+    if engine == "sqlite":
+        db = request.getfixturevalue("tmp_path") / "release.db"
+        url = f"sqlite:///{db}"
+        ds = ctx.data_sources.add_sqlite("sql", connection_string=url)
+    else:
+        url = os.environ.get("ER_TEST_POSTGRES_URL")
+        if not url:
+            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL")
+        ds = ctx.data_sources.add_postgres("sql", connection_string=url)
+    engine_ = sa.create_engine(url)
+    df.to_sql(table, engine_, index=False)
+    engine_.dispose()
+    bd = ds.add_table_asset("release", table_name=table).add_batch_definition_whole_table("all")
+    return bd.get_batch().validate(ctx.suites.add(_suite("sql")))
+
+
+def _observed(result) -> dict:
+    out = {}
+    for r in result.results:
+        assert not r.exception_info.get("raised_exception"), r.exception_info
+        for info in r.exception_info.values() if isinstance(r.exception_info, dict) else ():
+            assert not (isinstance(info, dict) and info.get("raised_exception")), info
+        cfg = r.expectation_config
+        key = (cfg.type, cfg.kwargs.get("q"), cfg.kwargs.get("statistic"))
+        out[key] = r.result
+    return out
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+@pytest.mark.parametrize("engine", _ENGINES)
+def test_results_equal_pandas(engine, ids, request):
+    df = _frame(ids=ids)
+    want = _observed(_validate_pandas(df))
+    got = _observed(_validate(engine, df, request))
+    assert got.keys() == want.keys()
+    for key, w in want.items():
+        g = got[key]
+        wv, gv = w["observed_value"], g["observed_value"]
+        assert isinstance(wv, float) and not math.isnan(wv), (key, w)
+        assert gv == pytest.approx(wv, rel=1e-9), key
+        for detail in ("std_error", "ci_lower", "ci_upper", "draws", "clusters"):
+            if detail in w.get("details", {}):
+                assert g["details"][detail] == pytest.approx(w["details"][detail], rel=1e-9, nan_ok=True), (key, detail)
