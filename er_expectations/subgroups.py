@@ -205,11 +205,15 @@ def _imputed(df: pd.DataFrame, reference: Hashable, surname: Hashable, *, first_
     return imputed
 
 
-def sample_membership(rel: PandasRelease, sample: BenchmarkSample, *, reference: Hashable,
+def sample_membership(rel: Any, sample: BenchmarkSample, *, reference: Hashable,
                       surname: Hashable | None = None, first_name: Hashable | None = None,
                       group_column: Hashable | None = None, groups: object = None, membership: str = "hard",
                       table: str = "census", year: int = 2010, how: str = "mode") -> tuple[Membership, dict[str, Any]]:
-    """The membership of every sampled cluster and its provenance (for ``attrs``/results)."""
+    """The membership of every sampled cluster and its provenance (for ``attrs``/results).
+
+    ``rel`` is a release of any engine (pandas, SQL, Spark): only its benchmark records are
+    read (``rel.benchmark_rows``), with the group column or the names.
+    """
     kind = _choice(membership, MEMBERSHIPS, "membership")
     if (surname is None) == (group_column is None):
         raise InputError("give exactly one of surname=<surname column> (groups from imputed ethnicity) or "
@@ -222,12 +226,15 @@ def sample_membership(rel: PandasRelease, sample: BenchmarkSample, *, reference:
         if kind == "soft":
             raise InputError("membership='soft' needs membership probabilities, which an attribute column does not "
                              "give; use membership='hard' with group_column=, or surname= for soft membership")
-        values = cluster_attribute(rel, sample, reference=reference, column=group_column)
+        rows = rel.benchmark_rows(reference=reference, columns={"group_column": group_column})
+        values = cluster_attribute(rows, sample.labels, reference=reference, column=group_column)
         m = membership_from_attribute(values, parsed, column=group_column)
         return m, {"source": "group_column", "group_column": str(group_column)}
     from .ethnicity import CATEGORIES  # no table read, no ethnicolr or torch import
 
-    imputed = _imputed(rel.df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    names = {"surname": surname} if first_name is None else {"surname": surname, "first_name": first_name}
+    rows = rel.benchmark_rows(reference=reference, columns=names)
+    imputed = _imputed(rows, reference, surname, first_name=first_name, table=table, year=year, how=how)
     m = membership_from_ethnicity(imputed, sample.labels, parsed, kind=kind, categories=CATEGORIES)
     info = {"source": "surname", "surname": str(surname), "first_name": None if first_name is None else str(first_name),
             "table": table, "year": year, "how": how}

@@ -19,7 +19,7 @@ import math
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
-from great_expectations.execution_engine import PandasExecutionEngine
+from great_expectations.execution_engine import ExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.render import LegacyDiagnosticRendererType
@@ -75,8 +75,8 @@ class SubgroupEstimatesMetric(TableMetricProvider):
                                              metric_value_kwargs={k: kw.get(k) for k in keys})
         return deps
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
+    @metric_value(engine=ExecutionEngine)  # pandas, SQL and Spark: only the benchmark rows are read
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
         from ...stats.subgroups import estimate_groups
         from ...subgroups import sample_membership
 
