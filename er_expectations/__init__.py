@@ -47,6 +47,7 @@ __all__ = [
     "benchmark_from_labels",
     "check_labels",
     "draw_sample",
+    "labelling_batch",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).
@@ -55,6 +56,7 @@ _LAZY = {
     "check_labels": "labels",
     "draw_sample": "worksheet",
     "estimate_by_group": "subgroups",  # SPEC 8; imports neither ethnicolr nor torch
+    "labelling_batch": "labelling_batch",
 }
 
 

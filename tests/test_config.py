@@ -104,6 +104,15 @@ def test_default_registry_lists_the_public_expectations():
     }
     expected.add("expect_statistic_to_match_benchmark_estimate")
     expected.add("expect_subgroup_disparity_to_be_below")
+    expected |= {  # labelling QC, SPEC 9
+        "expect_labels_removed_within_predicted_cluster",
+        "expect_labels_sampled_record_not_removed",
+        "expect_labels_added_outside_predicted_cluster",
+        "expect_labels_record_ids_to_exist",
+        "expect_labels_added_records_to_resemble_sampled_record",
+        "expect_labels_consistent_across_draws",
+        "expect_labels_true_cluster_to_match",
+    }
     assert set(registry) == expected
     for name, spec in registry.items():
         params = {param.name: param for param in spec.params}

@@ -352,8 +352,9 @@ def test_an_unsupported_engine_gets_one_clear_message():
     from er_expectations.gx.metrics import UnsupportedEngineMetric
 
     with pytest.raises(InputError, match=r"runs on pandas, Spark and SQL.*uses MadeUpEngine"):
-        UnsupportedEngineMetric._any_engine(None, {}, {"expectation": "expect_x", "engine": "MadeUpEngine"},
-                                            {}, {})
+        UnsupportedEngineMetric._any_engine(UnsupportedEngineMetric, execution_engine=None, metric_domain_kwargs={},
+                                            metric_value_kwargs={"expectation": "expect_x", "engine": "MadeUpEngine"},
+                                            metrics={}, runtime_configuration={})
 
 
 def test_the_documented_module_exports_every_expectation():

@@ -105,7 +105,8 @@ _EXCLUSIVE = {DISPARITY: {"group_column"}}  # surname_column is given instead
 def _valid(param) -> object:
     """A value every expectation accepts for a parameter of this kind."""
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
-               "weights": {"column": "w"}, "groups": {"api": ["api"], "other": ["white", "black"]},
+               "weights": {"column": "w"}, "min_similarity": 0.7, "mostly": 0.8,
+               "groups": {"api": ["api"], "other": ["white", "black"]},
                "max_disparity": 0.05, "ethnicity_year": 2000, "metric": "b_cubed_f"}
     if param.name in special:
         return special[param.name]
@@ -141,6 +142,8 @@ PRECISION = "expect_estimated_pairwise_precision_to_be_between"
 F_SCORE = "expect_estimated_pairwise_f_to_be_between"
 BENCHMARK = "expect_statistic_to_match_benchmark_estimate"
 HILL = "expect_hill_number_to_be_between"
+RESEMBLE = "expect_labels_added_records_to_resemble_sampled_record"
+LABELS_RULE_1 = "expect_labels_removed_within_predicted_cluster"
 
 
 def _base(name: str) -> dict[str, object]:
@@ -151,6 +154,10 @@ def _base(name: str) -> dict[str, object]:
         base["name_column"] = "n"
     if name == DISPARITY:
         base.update({"reference_column": "r", "group_column": "g", "max_disparity": 0.05})
+    if name.startswith("expect_labels_"):
+        base["record_id_column"] = "id"
+    if name == RESEMBLE:
+        base["block_column"] = "b"
     return base
 
 
@@ -190,6 +197,11 @@ BAD = [
     (DISPARITY, {"groups": {"x": ["a"], "y": ["a"]}}, "groups: groups: the groups overlap"),
     (DISPARITY, {"surname_column": "s"}, "give exactly one of surname_column"),
     (DISPARITY, {"membership": "soft"}, "membership: soft needs membership probabilities"),
+    (RESEMBLE, {"mostly": 1.5}, "mostly: must be <= 1, got 1.5"),
+    (RESEMBLE, {"mostly": -0.1}, "mostly: must be >= 0, got -0.1"),
+    (RESEMBLE, {"min_similarity": 80}, "min_similarity: must be <= 1, got 80"),
+    (RESEMBLE, {"scorer": "levenshtein"}, "scorer"),
+    (RESEMBLE, {"block_column": ""}, "block_column"),
 ]
 
 
@@ -219,6 +231,9 @@ GOOD = [
     (DISPARITY, {"groups": {"x": ["a", "b"], "y": "c"}, "require_significance": True, "compare_to": "all"}),
     (DISPARITY, {"group_column": None, "surname_column": "s", "first_name_column": "f", "membership": "soft",
                  "groups": {"api": ["api"]}}),
+    (RESEMBLE, {"mostly": 0, "min_similarity": 1, "scorer": "jaro_winkler"}),
+    (RESEMBLE, {"block_column": None, "name_column": "n"}),
+    (LABELS_RULE_1, {"true_cluster_column": "t", "predicted_cluster_column": "pc"}),
 ]
 
 
@@ -254,7 +269,7 @@ def test_any_number_is_refused_by_both_or_by_neither(target, value):
         kwargs["q"] = 2
     if name == BENCHMARK:
         kwargs["statistic"] = "matching_rate"
-    elif name != DISPARITY and param not in ("min_value", "max_value"):
+    elif param not in ("min_value", "max_value") and REGISTRY[name].param("min_value") is not None:
         kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
     kwargs[param] = value
     issues = yaml_issues(name, kwargs)
@@ -287,6 +302,14 @@ def test_a_rule_error_names_the_parameter_and_the_fix():
     assert "min_value (0.9) is greater than max_value (0.5); min_value must not exceed max_value" in str(
         caught.value
     )
+
+
+def test_rule_5_without_a_block_or_a_name_is_refused_by_both():
+    kwargs = {"prediction_column": "p", "record_id_column": "id"}
+    issues = yaml_issues(RESEMBLE, kwargs)
+    error = gx_error(RESEMBLE, kwargs)
+    assert len(issues) == 1 and "needs block_column, name_column or both" in issues[0]
+    assert error is not None and "needs block_column, name_column or both" in error
 
 
 def test_suite_errors_point_at_the_parameter_line(tmp_path):

@@ -69,6 +69,7 @@ __all__ = [
     "CheckpointConfig",
     "DataSources",
     "FilePredictions",
+    "LabelsSource",
     "NameSpec",
     "PredictionsSource",
     "ReleaseFile",
@@ -281,6 +282,27 @@ class NameSpec(ConfigModel):
     output_column: Text = "full_name"
 
 
+class LabelsSource(TableSource):
+    """A labels table (SPEC 2.2) and the release it was labelled against (``data.labels``).
+
+    ``id_column`` is the drawn record's column; ``removed`` / ``added`` hold lists of record
+    ids (Arrow list columns, or text split on ``separator``). ``block_column`` names a column
+    of the records carried into the labelling batch for rule 5 (see
+    :mod:`er_expectations.labelling_batch`).
+    """
+
+    example: ClassVar[str] = "labels: {path: <file>, release: <release label>}"
+    id_column: Text = "record_id"
+    release: Text | None = Field(None, description="the release the labels were made against")
+    draw_column: Text = "draw"
+    removed_column: Text = "removed"
+    added_column: Text = "added"
+    predicted_cluster_column: Text = "predicted_cluster"  # optional columns: used when the file has them
+    true_cluster_column: Text = "true_cluster"
+    separator: Text = ";"
+    block_column: Text | None = None
+
+
 def _layout(data: Any) -> str:
     return "one file per release" if isinstance(data, dict) and "files" in data else "one wide file"
 
@@ -297,6 +319,7 @@ class DataSources(ConfigModel):
     ]
     benchmark: BenchmarkSource | None = None
     name: NameSpec | None = None
+    labels: LabelsSource | None = None
 
     @field_validator("predictions", mode="before")
     @classmethod
@@ -611,6 +634,15 @@ def check_checkpoint_references(
                     "data.predictions.prediction_column",
                 )
 
+    if data.labels is not None:
+        labels = data.labels
+        for key in ("id_column", "draw_column", "removed_column", "added_column"):
+            require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
+        for key in ("predicted_cluster_column", "true_cluster_column"):  # optional: only when written
+            if f"data.labels.{key}" in checkpoint.locations:
+                require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
+        if labels.block_column is not None:
+            require(records.path, "data.records.path", labels.block_column, "data.labels.block_column")
     if data.benchmark is not None:
         bench = data.benchmark
         require(bench.path, "data.benchmark.path", bench.id_column, "data.benchmark.id_column")

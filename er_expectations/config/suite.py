@@ -403,13 +403,19 @@ def _expectation(
         name=name,
         kwargs=kwargs,
         note=note if isinstance(note, str) else None,
-        severity=severity if isinstance(severity, str) else "critical",
+        severity=severity if isinstance(severity, str) else _default_severity(spec),
         line=item.line,
         locations={param: _location(node) for param, node in sources.items()},
     )
 
 
 _COMMON = frozenset(param.name for param in COMMON_PARAMS)
+
+
+def _default_severity(spec: ExpectationSpec) -> str:
+    """The severity of an expectation whose entry does not say: its class's ``default_severity``
+    (``warning`` for the soft labelling rule 5), else ``critical``."""
+    return str(getattr(spec.model, "default_severity", None) or "critical")
 
 
 class _Unusable:

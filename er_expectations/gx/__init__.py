@@ -9,6 +9,7 @@ GX loads a suite that names them: GX drops unknown expectation types when loadin
 
 from . import (
     actions,  # noqa: F401  (registers the offline Data Docs checkpoint action)
+    label_metrics,  # noqa: F401  (registers the labelling QC metric)
     metrics,  # noqa: F401  (registers the metric providers)
 )
 from .expectations import *  # noqa: F401,F403  (registers the expectations)

@@ -50,6 +50,12 @@ from ..config import (
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..errors import InputError, ProjectBusyError
 from ..io import atomic_write, remove_stale_temporaries, table_columns
+from ..labelling_batch import (
+    LabelsData,
+    labels_checkpoint_issues,
+    labels_column_hint,
+    suite_kind_issues,
+)
 from ..names import ensure_inside, release_file_names
 from ..releases import ReleaseData
 from ..severity import Status, severity_of, status_of, worst_status
@@ -88,6 +94,7 @@ _COLUMN_PARAMS: tuple[str, ...] = (
     "surname_column",
     "first_name_column",
     "group_column",
+    *LabelsData.COLUMN_PARAMETERS,
 )
 #: Parameters naming a column of the records file kept in the batches (SPEC 8 subgroups).
 _RECORD_PARAMS: tuple[str, ...] = ("surname_column", "first_name_column", "group_column")
@@ -261,7 +268,7 @@ class PreparedRun:
 
     checkpoint: CheckpointConfig
     suites: tuple[SuiteConfig, ...]
-    data: ReleaseData
+    data: ReleaseData | LabelsData
 
     @property
     def site_name(self) -> str | None:
@@ -308,12 +315,18 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
     bench = checkpoint.data.benchmark
     benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
-    wanted = [column for suite in suites for cfg in suite.expectations for param, column in _column_refs(cfg)
-              if param in _RECORD_PARAMS and column not in extras]
-    records = checkpoint.data.records
-    record_columns = table_columns(records.path, format=records.format) if wanted else []
-    record_extras = [column for column in wanted if column in record_columns]
-    data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
+    issues.extend(suite_kind_issues(checkpoint, suites))
+    data: ReleaseData | LabelsData
+    if checkpoint.data.labels is not None:  # one labelling batch instead of the releases
+        data = LabelsData(checkpoint)
+        issues.extend(labels_checkpoint_issues(checkpoint))
+    else:
+        wanted = [column for suite in suites for cfg in suite.expectations for param, column in _column_refs(cfg)
+                  if param in _RECORD_PARAMS and column not in extras]
+        records = checkpoint.data.records
+        record_columns = table_columns(records.path, format=records.format) if wanted else []
+        record_extras = [column for column in wanted if column in record_columns]
+        data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
     if issues:
         raise ConfigError(issues)
@@ -326,6 +339,8 @@ def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
     sources: list[Any] = [data.records, data.predictions, *(data.predictions.files or ())]
     if data.benchmark is not None:
         sources.append(data.benchmark)
+    if data.labels is not None:
+        sources.append(data.labels)
     return {Path(src.path): src.format for src in sources if getattr(src, "path", None) and src.format}
 
 
@@ -435,6 +450,8 @@ def _column_hint(
     benchmark_columns: Sequence[str],
 ) -> str:
     data = checkpoint.data
+    if data.labels is not None:
+        return labels_column_hint(checkpoint, param, column, available)
     if param == "record_id_column":
         return (
             f"the record id column of the batches is '{data.records.id_column}' "

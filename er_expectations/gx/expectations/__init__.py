@@ -14,6 +14,15 @@ from .estimated import (
     ExpectEstimatedPairwisePrecisionToBeBetween,
     ExpectEstimatedPairwiseRecallToBeBetween,
 )
+from .labels import (
+    ExpectLabelsAddedOutsidePredictedCluster,
+    ExpectLabelsAddedRecordsToResembleSampledRecord,
+    ExpectLabelsConsistentAcrossDraws,
+    ExpectLabelsRecordIdsToExist,
+    ExpectLabelsRemovedWithinPredictedCluster,
+    ExpectLabelsSampledRecordNotRemoved,
+    ExpectLabelsTrueClusterToMatch,
+)
 from .summary import (
     ExpectAverageClusterSizeToBeBetween,
     ExpectHillNumberToBeBetween,
@@ -36,6 +45,13 @@ __all__ = [
     "ExpectEstimatedPairwiseRecallToBeBetween",
     "ExpectHillNumberToBeBetween",
     "ExpectHomonymyRateToBeBetween",
+    "ExpectLabelsAddedOutsidePredictedCluster",
+    "ExpectLabelsAddedRecordsToResembleSampledRecord",
+    "ExpectLabelsConsistentAcrossDraws",
+    "ExpectLabelsRecordIdsToExist",
+    "ExpectLabelsRemovedWithinPredictedCluster",
+    "ExpectLabelsSampledRecordNotRemoved",
+    "ExpectLabelsTrueClusterToMatch",
     "ExpectMatchingRateToBeBetween",
     "ExpectNameVariationRateToBeBetween",
     "ExpectStatisticToMatchBenchmarkEstimate",

@@ -1,0 +1,328 @@
+"""The labelling batch: what Great Expectations validates for labelling QC (SPEC 9).
+
+The seven rules of SPEC 9 compare a labels table (SPEC 2.2, one row per draw) with the
+release it was labelled against: the predicted cluster of each drawn record, whether the
+removed and added records exist, their block and name. GX validates one table per batch, so
+:func:`labelling_batch` stacks the two into one table, and :func:`split_labelling_batch`
+takes it apart again for :func:`er_expectations.labels.qc_labels`, the one implementation
+of the rules:
+
+* **label rows**, one per draw: the draw number, the drawn record (in the record id column),
+  ``removed`` and ``added`` as list columns of record ids, and the optional predicted and
+  true cluster ids the labeller wrote; the record columns are empty;
+* **record rows**, one per record the rules look at: the record id, its predicted cluster
+  (empty = not in the release, SPEC 2.1) and, when given, its block and name; the draw and
+  labels columns are empty. The draw column tells the two kinds apart.
+
+The record rows are the records the labels name (drawn, removed or added ids that exist in
+the records) and every member of the drawn records' predicted clusters: exactly the records
+the rules read, so the rules give the same answer on the batch as on the whole release (a
+test checks it) while the batch stays small (a few records per draw, not the 10M-record
+release). An id of the labels that is not a record row is not a record of the release
+table: rule 4 reports it.
+
+:class:`LabelsData` is the checkpoint side (``data.labels`` of a checkpoint): it reads the
+labels file and the release it names and builds its one batch, with the interface of
+:class:`~er_expectations.releases.ReleaseData` that the runner uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import InputError
+from .labels import LabelColumns, Labels, _records_id_kind, parse_labels, qc_labels
+
+__all__ = [
+    "BATCH_LABEL_ROLES",
+    "LabelsData",
+    "labelling_batch",
+    "labels_checkpoint_issues",
+    "labels_column_hint",
+    "suite_kind_issues",
+    "split_labelling_batch",
+]
+
+#: The labels roles (``LabelColumns`` fields) a labelling batch carries, in column order.
+BATCH_LABEL_ROLES: tuple[str, ...] = ("draw", "removed", "added", "predicted_cluster", "true_cluster")
+
+
+def labelling_batch(
+    labels: pd.DataFrame | Labels,
+    records: pd.DataFrame,
+    prediction: Hashable,
+    *,
+    record_id: Hashable,
+    block: Hashable | None = None,
+    name: Hashable | None = None,
+    columns: LabelColumns | Mapping[str, str] | None = None,
+    separator: str = ";",
+) -> pd.DataFrame:
+    """The labelling batch of ``labels`` against ``records`` (see the module docstring).
+
+    Arguments as :func:`er_expectations.labels.qc_labels`: ``records`` is the release the
+    labels were made against (``record_id``, the predicted cluster column ``prediction``,
+    optional ``block`` and ``name`` columns). The batch has the record id, prediction, block
+    and name columns under the records' names, and the labels columns under the labels'
+    names (the drawn record goes into the record id column). Raises :class:`InputError` for
+    a labels table that cannot be checked at all (cells that do not parse, duplicated draws,
+    a drawn record outside the release, labels of another release): the errors of
+    ``qc_labels``, before anything is validated.
+    """
+    from .engines.pandas import _check_column, _check_frame
+
+    frame = _check_frame(records)
+    for parameter, column in (("record_id", record_id), ("prediction", prediction), ("block", block),
+                              ("name", name)):
+        if column is not None:
+            _check_column(frame, column, parameter)
+    parsed = labels if isinstance(labels, Labels) else parse_labels(
+        labels, id_kind=_records_id_kind(frame[record_id]), columns=columns, separator=separator)
+    if len(parsed) == 0:
+        raise InputError("labels: the table has no draws; there is nothing to check (is it the right file?)")
+    # the checks of the table as a whole (drawn records in the release, same release): no rule
+    qc_labels(parsed, frame, prediction, record_id=record_id, rules=())
+    cols = parsed.columns
+    record_columns = [c for c in dict.fromkeys((record_id, prediction, block, name)) if c is not None]
+    label_names = {role: getattr(cols, role) for role in BATCH_LABEL_ROLES}
+    if parsed.predicted_cluster is None:
+        del label_names["predicted_cluster"]
+    if parsed.true_cluster is None:
+        del label_names["true_cluster"]
+    clash = [n for n in label_names.values() if n in record_columns]
+    if clash:
+        raise InputError(f"labels column {clash[0]!r} has the name of a column of the records; the labelling "
+                         "batch holds both: rename it (columns={...}) or the records' column")
+
+    named = pd.Index(list(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t),
+                                         *(i for t in parsed.added for i in t)])))
+    is_named = frame[record_id].isin(named).to_numpy(dtype=bool)
+    drawn = frame.loc[is_named & frame[record_id].isin(pd.Index(parsed.record)).to_numpy(dtype=bool), prediction]
+    in_drawn_cluster = frame[prediction].isin(pd.Index(drawn.dropna().unique())).to_numpy(dtype=bool)
+    # one mask, so the records keep the order of the release (the rules list ids in that order)
+    rows = frame.loc[is_named | in_drawn_cluster, record_columns].reset_index(drop=True)
+
+    label_rows = pd.DataFrame({label_names["draw"]: pd.array(parsed.draw, dtype="Int64")})
+    label_rows[record_id] = pd.Series(parsed.record, dtype=rows[record_id].dtype if len(rows) else object)
+    label_rows[label_names["removed"]] = [list(t) for t in parsed.removed]
+    label_rows[label_names["added"]] = [list(t) for t in parsed.added]
+    for role in ("predicted_cluster", "true_cluster"):
+        if role in label_names:
+            label_rows[label_names[role]] = pd.Series(getattr(parsed, role), dtype=object)
+    batch = pd.concat([label_rows, rows], ignore_index=True)
+    batch[label_names["draw"]] = batch[label_names["draw"]].astype("Int64")
+    return batch[[*label_names.values(), *record_columns]]
+
+
+def split_labelling_batch(
+    batch: pd.DataFrame,
+    *,
+    record_id: Hashable,
+    prediction: Hashable,
+    draw: str = "draw",
+    removed: str = "removed",
+    added: str = "added",
+    predicted_cluster: str | None = "predicted_cluster",
+    true_cluster: str | None = "true_cluster",
+) -> tuple[pd.DataFrame, pd.DataFrame, LabelColumns]:
+    """``(labels, records, columns)`` of a labelling batch: the label rows (draw filled) with
+    the labels columns, the record rows (draw empty) without them, and the labels column names
+    for :func:`~er_expectations.labels.qc_labels`. ``predicted_cluster`` and ``true_cluster``
+    are used when the batch has them (SPEC 2.2 optional columns); ``None``: not used."""
+    from .engines.pandas import _check_column, _check_frame
+
+    frame = _check_frame(batch)
+    roles = {"draw": draw, "record_id": record_id, "removed": removed, "added": added,
+             "predicted_cluster": predicted_cluster, "true_cluster": true_cluster}
+    for role in ("predicted_cluster", "true_cluster"):
+        if roles[role] is not None and roles[role] not in frame.columns:
+            roles[role] = None
+    for role, column in roles.items():
+        if column is not None:
+            _check_column(frame, column, f"{role}_column")
+    is_label = frame[draw].notna().to_numpy(dtype=bool)
+    label_columns = [c for c in roles.values() if c is not None]
+    labels = frame.loc[is_label, label_columns].reset_index(drop=True)
+    records = frame.loc[~is_label, [c for c in frame.columns if c not in label_columns or c == record_id]]
+    # an optional role left out keeps its default name, which the labels frame does not hold
+    names = {role: column for role, column in roles.items() if column is not None}
+    return labels, records.reset_index(drop=True), LabelColumns.of(names)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelsSourceRef:
+    """The one batch of a labelling checkpoint (same fields the runner reads on a release)."""
+
+    label: str
+    key: str
+    path: Path
+    format: str | None = None
+
+
+class LabelsData:
+    """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
+    :class:`~er_expectations.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
+
+    #: Expectation parameters that name a column of the labelling batch (besides the record
+    #: id, prediction and name columns every batch has).
+    COLUMN_PARAMETERS: tuple[str, ...] = ("draw_column", "removed_column", "added_column",
+                                          "predicted_cluster_column", "true_cluster_column", "block_column")
+
+    def __init__(self, checkpoint) -> None:
+        from .releases import ReleaseData
+
+        self.checkpoint = checkpoint
+        self.source = checkpoint.data.labels
+        self.releases = ReleaseData(checkpoint)
+        self.id_column = self.releases.id_column
+        self.prediction_column = self.releases.prediction_column
+        self.name_column = self.releases.name_column
+
+    @property
+    def columns(self) -> LabelColumns:
+        """The labels column names of ``data.labels`` (optional ones used when the file has them)."""
+        src = self.source
+        return LabelColumns.of({"draw": src.draw_column, "record_id": src.id_column, "removed": src.removed_column,
+                                "added": src.added_column, "predicted_cluster": src.predicted_cluster_column,
+                                "true_cluster": src.true_cluster_column})
+
+    def batch_columns(self) -> list[str]:
+        """The columns of the labelling batch (labels columns, then record columns)."""
+        from .io import table_columns
+
+        src = self.source
+        present = table_columns(src.path, format=src.format)
+        out = [src.draw_column, src.removed_column, src.added_column]
+        out += [c for c in (src.predicted_cluster_column, src.true_cluster_column) if c in present]
+        out += [self.id_column, self.prediction_column]
+        return out + [c for c in (src.block_column, self.name_column) if c is not None]
+
+    def release(self):
+        """The release the labels were made against (``data.labels.release``)."""
+        releases = self.releases.all_releases()
+        wanted = self.source.release
+        if wanted is None:
+            if len(releases) != 1:
+                raise InputError(
+                    f"data.labels.release: the checkpoint has {len(releases)} releases; name the one the labels "
+                    "were made against (its label, e.g. 2022-06-30, or its column)")
+            return releases[0]
+        for release in releases:
+            if wanted in (release.label, release.key):
+                return release
+        from .hints import did_you_mean
+
+        hint = did_you_mean(wanted, [r.label for r in releases])
+        raise InputError(f"data.labels.release: '{wanted}' is not a release of the checkpoint"
+                         + (f" ({hint})" if hint else "") + f"; releases: {', '.join(r.label for r in releases[:8])}")
+
+    def select(self, wanted: Sequence[str] | None = None) -> list[LabelsSourceRef]:
+        """The one batch, labelled ``<labels file stem>``; ``wanted`` must name it (or be empty)."""
+        release = self.release()
+        ref = LabelsSourceRef(label=self.source.path.stem, key=release.key, path=self.source.path,
+                              format=self.source.format)
+        if wanted and not set(wanted) & {ref.label, release.label, release.key}:
+            raise InputError(f"--release {', '.join(wanted)}: checkpoint {self.checkpoint.name!r} validates the "
+                             f"labels {ref.label!r} made against release {release.label!r}; leave --release out")
+        return [ref]
+
+    def frame(self, ref: LabelsSourceRef) -> pd.DataFrame:
+        """The labelling batch: the labels file against its release (see the module docstring)."""
+        from .io import read_table
+
+        release = self.release()
+        table = self.releases.frame(release)
+        src = self.source
+        if src.block_column is not None:
+            rec = self.checkpoint.data.records
+            blocks = read_table(rec.path, [rec.id_column, src.block_column], format=rec.format)
+            table = table.merge(blocks, on=rec.id_column, how="left", validate="one_to_one")
+        labels = read_table(src.path, format=src.format)
+        try:
+            return labelling_batch(labels, table, self.prediction_column, record_id=self.id_column,
+                                   block=src.block_column, name=self.name_column, columns=self.columns,
+                                   separator=src.separator)
+        except InputError as error:
+            raise InputError(f"{src.path}: {error}") from error
+
+
+# -- checkpoint checks (the runner's phase 1) -----------------------------------------------
+
+
+def labels_checkpoint_issues(checkpoint) -> list:
+    """Problems of a checkpoint with ``data.labels``, each at its line: a ``releases`` key (the
+    labels name their release in ``data.labels.release``) and a release that is not there."""
+    from .config import ConfigIssue
+
+    issues = []
+    if checkpoint.releases != "all":
+        line, column = checkpoint.location("releases")
+        issues.append(ConfigIssue(
+            str(checkpoint.path), line, column,
+            "releases: a checkpoint with data.labels validates its labels file against one release, "
+            "data.labels.release", "remove 'releases' and name the release in data.labels.release"))
+    try:
+        LabelsData(checkpoint).release()
+    except InputError as error:
+        line, column = checkpoint.location("data.labels.release")
+        if line is None:
+            line, column = checkpoint.location("data.labels")
+        message, _, hint = str(error).partition("; ")
+        issues.append(ConfigIssue(str(checkpoint.path), line, column, message, hint or None))
+    return issues
+
+
+def labels_column_hint(checkpoint, param: str, column: str, available: Sequence[str]) -> str:
+    """How to fix a suite parameter naming a column the labelling batch does not have."""
+    from .hints import did_you_mean
+
+    labels = checkpoint.data.labels
+    sources = {
+        "record_id_column": f"the record id column is '{checkpoint.data.records.id_column}' "
+                            "(data.records.id_column; the drawn record goes there too)",
+        "prediction_column": f"the prediction column is '{checkpoint.data.predictions.target_column}' "
+                             "(data.predictions.batch_column)",
+        "name_column": "the name column is data.name.output_column" if checkpoint.data.name is not None
+                       else "the checkpoint has no data.name; add one to compare names",
+        "block_column": f"the block column is '{labels.block_column}' (data.labels.block_column)"
+                        if labels.block_column else "add data.labels.block_column (a column of the records)",
+    }
+    default = (f"the labels columns are named in data.labels ({param.removesuffix('_column')}_column); "
+               f"the optional ones are in the batch only when {labels.path.name} has them")
+    close = did_you_mean(column, list(available))
+    return sources.get(param, default) + (f"; {close}" if close else "")
+
+
+#: Name prefix of the labelling expectations (their public names, SPEC 9).
+LABELS_PREFIX = "expect_labels_"
+
+
+def suite_kind_issues(checkpoint, suites: Sequence) -> list:
+    """Expectations that do not fit the checkpoint's batches, each at its suite line.
+
+    A checkpoint with ``data.labels`` validates a labelling batch: a release expectation there
+    would compute its statistic on the few records the labels refer to. A checkpoint without
+    it validates releases, which have no labels for a labelling expectation.
+    """
+    from .config import ConfigIssue
+
+    labelling = checkpoint.data.labels is not None
+    issues = []
+    for suite in suites:
+        for cfg in suite.expectations:
+            if cfg.name.startswith(LABELS_PREFIX) == labelling:
+                continue
+            if labelling:
+                message = (f"{cfg.name} checks a release, but checkpoint '{checkpoint.name}' validates the labels "
+                           "file of data.labels (its batch holds only the records the labels refer to)")
+                hint = "run this suite from a checkpoint without data.labels, or remove the expectation"
+            else:
+                message = (f"{cfg.name} checks a labels table, but checkpoint '{checkpoint.name}' has no "
+                           "data.labels; its batches are releases")
+                hint = "add data.labels to the checkpoint (see checkpoints/labelling_qc.yml), or remove the expectation"
+            issues.append(ConfigIssue(str(suite.path), cfg.line, None, message, hint))
+    return issues
