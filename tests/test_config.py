@@ -1262,7 +1262,7 @@ def test_checkpoint_types_lists_and_actions_are_reported_at_their_node(tmp_path)
     assert hints[1] == "write it as records: {path: <file>, id_column: <column>}"
     assert hints[2] is None  # 'xlsx' is close to neither choice
     assert hints[5] == "write releases: [5] for a single release"
-    assert hints[10] == "write one of 'build_data_docs'"
+    assert hints[10] == "write one of 'build_data_docs', 'slack', 'microsoft_teams', 'webhook' or 'email'"
     # the first suite is named once more: reported once the item errors are fixed
     path.write_text(path.read_text().replace("[s, {a: 1}, '', s]", "[s, t, s]"))
     assert any(

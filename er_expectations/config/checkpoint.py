@@ -22,6 +22,7 @@
     suite_paths: [../suites]
     actions:
       - build_data_docs
+      - slack: {webhook: "${SLACK_WEBHOOK}"}   # alerts: see config/alerts.py
 
 The structure is declared once, as the frozen pydantic models the package uses
 (:class:`CheckpointConfig`, one field per section; a new section is a new field),
@@ -39,6 +40,7 @@ import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -55,6 +57,7 @@ from pydantic import (
 )
 
 from ..names import name_problem
+from .alerts import EmailAlert, SlackAlert, TeamsAlert, WebhookAlert
 from .errors import IssueCollector, did_you_mean, quote_list
 from .models import ConfigModel, Text, name_list, node_locations, problem, validate_node
 from .yamlnodes import Node, compose_file
@@ -409,11 +412,20 @@ def _project_dir(value: Any, handler: ValidatorFunctionWrapHandler, info: Valida
     return path
 
 
+def _base_url(value: str) -> str:
+    if urlsplit(value).scheme not in ("http", "https", "file") or any(c.isspace() for c in value):
+        raise problem("{where}: expected an http(s) or file URL (where the Data Docs site is published), got {got}",
+                      'write it as base_url: "https://docs.example.org/er/"')
+    return value
+
+
 class _BuildDataDocs(ConfigModel):
     """Options of the ``build_data_docs`` action."""
 
     unknown_key: ClassVar[str] = "unknown option '{key}' for action build_data_docs"
     site_name: Text | None = None
+    #: Where the site is published (``https://.../``): alerts link its pages there.
+    base_url: Annotated[Text, AfterValidator(_base_url)] | None = None
 
 
 def _action_entry(value: Any) -> Any:
@@ -447,6 +459,10 @@ class ActionConfig(ConfigModel):
 
     unknown_key: ClassVar[str] = "unknown action '{key}'"
     build_data_docs: _BuildDataDocs | None = None
+    slack: SlackAlert | None = None
+    microsoft_teams: TeamsAlert | None = None
+    webhook: WebhookAlert | None = None
+    email: EmailAlert | None = None
     _line: int | None = PrivateAttr(None)
 
     @property

@@ -47,6 +47,7 @@ from ..config import (
     load_checkpoint,
     load_suites,
 )
+from ..config.alerts import AlertTarget, resolve_alerts
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..errors import InputError, ProjectBusyError
 from ..io import atomic_write, remove_stale_temporaries, table_columns
@@ -185,6 +186,8 @@ class RunReport:
     releases: list[ReleaseOutcome] = field(default_factory=list)
     data_docs_index: Path | None = None
     elapsed: float = 0.0
+    #: What became of each alert action (sent, not needed, or not delivered and why).
+    alerts: list[Any] = field(default_factory=list)
 
     @property
     def status(self) -> Status:
@@ -234,6 +237,7 @@ class RunReport:
                 }
                 for r in self.releases
             ],
+            "alerts": [alert.to_dict() for alert in self.alerts],
         }
 
     def summary_table(self) -> str:
@@ -269,6 +273,8 @@ class PreparedRun:
     checkpoint: CheckpointConfig
     suites: tuple[SuiteConfig, ...]
     data: ReleaseData | LabelsData
+    #: The alert actions, their environment variables checked (see :mod:`..config.alerts`).
+    alerts: tuple[AlertTarget, ...] = ()
 
     @property
     def site_name(self) -> str | None:
@@ -328,9 +334,11 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
         record_extras = [column for column in wanted if column in record_columns]
         data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
+    alerts, alert_issues = resolve_alerts(checkpoint)  # unset variables, malformed URLs
+    issues.extend(alert_issues)
     if issues:
         raise ConfigError(issues)
-    return PreparedRun(checkpoint=checkpoint, suites=suites, data=data)
+    return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, alerts=alerts)
 
 
 def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
@@ -1020,6 +1028,11 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     keep_config_copy(project_dir)  # the configuration as this run left it, for the next run
     report.elapsed = time.perf_counter() - started
     _print_summary(report, out)
+    if prepared.alerts:  # last: results, Data Docs and history are saved whatever happens here
+        from .alerts import send_alerts
+
+        report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
+                                    combined, out=out)
     return report
 
 
