@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .api import Release, cluster_errors, estimate, exact_metrics, summarize
 from .errors import InputError, UndefinedMetricWarning
+from .ethnicity import impute_ethnicity
 from .planning import plan_sample_size, simulate
 from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
@@ -36,7 +37,9 @@ __all__ = [
     "cluster_errors",
     "diff_releases",
     "estimate",
+    "estimate_by_group",
     "exact_metrics",
+    "impute_ethnicity",
     "plan_sample_size",
     "simulate",
     "summarize",
@@ -53,6 +56,7 @@ _LAZY = {
     "benchmark_from_labels": "labels",
     "check_labels": "labels",
     "draw_sample": "worksheet",
+    "estimate_by_group": "subgroups",  # SPEC 8; imports neither ethnicolr nor torch
     "labelling_batch": "labelling_batch",
     "diff_releases": "drift",  # SPEC 10
 }

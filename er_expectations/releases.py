@@ -59,7 +59,11 @@ class ReleaseData:
     """Lazily loaded data of a checkpoint; ``frame(release)`` gives one batch table."""
 
     def __init__(
-        self, checkpoint: CheckpointConfig, *, extra_benchmark_columns: Sequence[str] = ()
+        self,
+        checkpoint: CheckpointConfig,
+        *,
+        extra_benchmark_columns: Sequence[str] = (),
+        extra_record_columns: Sequence[str] = (),
     ) -> None:
         self.checkpoint = checkpoint
         self.data = checkpoint.data
@@ -75,6 +79,10 @@ class ReleaseData:
             if self.data.benchmark is not None
             else ()
         )
+        # record columns the suites name (surnames and group attributes for SPEC 8 subgroups)
+        self.record_columns = tuple(
+            c for c in dict.fromkeys(extra_record_columns) if c not in core and c not in self.extra_columns
+        )
         self._base: pd.DataFrame | None = None
         self._wide: pd.DataFrame | None = None
         self._wide_names: dict[str, str] = {}
@@ -83,7 +91,7 @@ class ReleaseData:
         """The columns of every release table: id, prediction, reference, name, extras."""
         columns = [self.id_column, self.prediction_column]
         columns += [c for c in (self.reference_column, self.name_column) if c is not None]
-        return columns + list(self.extra_columns)
+        return columns + list(self.extra_columns) + list(self.record_columns)
 
     # -- releases -------------------------------------------------------------------------
     def all_releases(self) -> list[ReleaseSource]:
@@ -124,12 +132,13 @@ class ReleaseData:
         if self._base is None:
             rec = self.data.records
             cols = [rec.id_column] + (list(self.data.name.columns) if self.data.name else [])
+            cols = list(dict.fromkeys([*cols, *self.record_columns]))
             base = read_table(rec.path, cols, format=rec.format)
             _unique_ids(base, rec.id_column, rec.path)
             if self.data.name:
                 base[self.name_column] = combine_name(base, self.data.name.columns,
                                                       separator=self.data.name.separator)
-                base = base[[rec.id_column, self.name_column]]
+                base = base[[rec.id_column, self.name_column, *self.record_columns]]
             if self.data.benchmark:
                 b = self.data.benchmark
                 bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns],

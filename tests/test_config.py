@@ -106,6 +106,7 @@ def test_default_registry_lists_the_public_expectations():
     drift = {"expect_statistic_change_to_be_below", "expect_estimate_change_to_be_below",  # SPEC 10
              "expect_release_agreement_to_be_between", "expect_statistic_within_control_limits"}
     expected |= drift
+    expected.add("expect_subgroup_disparity_to_be_below")
     expected |= {  # labelling QC, SPEC 9
         "expect_labels_removed_within_predicted_cluster",
         "expect_labels_sampled_record_not_removed",
@@ -123,7 +124,8 @@ def test_default_registry_lists_the_public_expectations():
         assert "note" not in params and "severity" not in params  # common, kept apart
         assert spec.param("severity").choices == ("critical", "warning", "info")
         has_beta = name.endswith("_f_to_be_between") or name in (
-            "expect_estimate_change_to_be_below", "expect_release_agreement_to_be_between")
+            "expect_estimate_change_to_be_below", "expect_release_agreement_to_be_between",
+            "expect_subgroup_disparity_to_be_below")
         assert ("beta" in params) == has_beta
         if name.startswith("expect_estimated_"):
             assert params["reference_column"].required

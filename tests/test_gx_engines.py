@@ -28,6 +28,7 @@ from er_expectations.gx.expectations import (
     ExpectMatchingRateToBeBetween,
     ExpectNameVariationRateToBeBetween,
     ExpectStatisticToMatchBenchmarkEstimate,
+    ExpectSubgroupDisparityToBeBelow,
 )
 
 sa = pytest.importorskip("sqlalchemy")
@@ -65,7 +66,8 @@ def _frame(seed: int = 0, n: int = 3000, ids: str = "str") -> pd.DataFrame:
         pred_col = pd.Series(pred, dtype="Int64").where(~out, pd.NA)
         ref_col = pd.Series(truth + 10_000, dtype="Int64").where(np.isin(truth, sampled), pd.NA)
     return pd.DataFrame({"record": np.arange(truth.size), "pred": pred_col, "ref": ref_col,
-                         "name": [f"name{k % 300}" for k in truth]})
+                         "name": [f"name{k % 300}" for k in truth],
+                         "grp": [("north", "south", "east")[k % 3] for k in truth]})  # constant per entity
 
 
 def _suite(name: str) -> gx.ExpectationSuite:
@@ -81,6 +83,7 @@ def _suite(name: str) -> gx.ExpectationSuite:
         ExpectEstimatedPairwiseRecallToBeBetween(**bench, min_value=0.5, weights="uniform"),
         ExpectEstimatedBCubedFToBeBetween(**bench, min_value=0.5, ci_method="bootstrap", n_boot=200, seed=3),
         ExpectStatisticToMatchBenchmarkEstimate(**bench, statistic="homonymy_rate", name_column="name"),
+        ExpectSubgroupDisparityToBeBelow(**bench, group_column="grp", max_disparity=0.5, min_draws=5),
     ])
 
 
@@ -152,3 +155,7 @@ def test_results_equal_pandas(engine, ids, request):
         for detail in ("std_error", "ci_lower", "ci_upper", "draws", "clusters"):
             if detail in w.get("details", {}):
                 assert g["details"][detail] == pytest.approx(w["details"][detail], rel=1e-9, nan_ok=True), (key, detail)
+        for gw, gg in zip(w["details"].get("groups", []), g["details"].get("groups", []), strict=True):
+            assert gg["group"] == gw["group"], key
+            for detail in ("estimate", "std_error", "disparity", "disparity_se", "p_adjusted", "draws"):
+                assert gg[detail] == pytest.approx(gw[detail], rel=1e-9, nan_ok=True), (key, gw["group"], detail)

@@ -401,6 +401,7 @@ def test_names_and_labels():
         expectation_label("expect_statistic_to_match_benchmark_estimate", {"statistic": "matching_rate"})
         == "matching_rate_vs_benchmark"
     )
+    assert expectation_label("expect_subgroup_disparity_to_be_below", {"metric": "b_cubed_f"}) == "b_cubed_f_gap_by_group"
 
 
 # -- the bundled demo --------------------------------------------------------------------

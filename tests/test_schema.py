@@ -97,10 +97,17 @@ def test_yaml_parameters_are_exactly_the_gx_fields(name):
             assert param.default == field.default
 
 
+DISPARITY = "expect_subgroup_disparity_to_be_below"
+#: Parameters left out of the all-parameters suite because another one excludes them.
+_EXCLUSIVE = {DISPARITY: {"group_column"}}  # surname_column is given instead
+
+
 def _valid(param) -> object:
     """A value every expectation accepts for a parameter of this kind."""
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
-               "weights": {"column": "w"}, "max_change": 0.05, "min_similarity": 0.7, "mostly": 0.8}
+               "weights": {"column": "w"}, "max_change": 0.05, "min_similarity": 0.7, "mostly": 0.8,
+               "groups": {"api": ["api"], "other": ["white", "black"]},
+               "max_disparity": 0.05, "ethnicity_year": 2000, "metric": "b_cubed_f"}
     if param.name in special:
         return special[param.name]
     if param.kind == "str":
@@ -114,10 +121,14 @@ def _valid(param) -> object:
     raise AssertionError(f"no valid value for {param.name} ({param.kind})")
 
 
-def _all_valid(name: str, spec) -> dict[str, object]:
+def _skipped(name: str) -> set[str]:
+    """Parameters left out of the all-parameters suite: one of each exclusive pair."""
     # exactly one threshold for a statistic change: the relative one is left out, as nobody wrote it
-    skip = {"max_relative_change"} if name == STAT_CHANGE else set()
-    return {param.name: _valid(param) for param in spec.params if param.name not in skip}
+    return set(_EXCLUSIVE.get(name, ())) | ({"max_relative_change"} if name == STAT_CHANGE else set())
+
+
+def _all_valid(name: str, spec) -> dict[str, object]:
+    return {param.name: _valid(param) for param in spec.params if param.name not in _skipped(name)}
 
 
 def test_every_gx_parameter_loads_from_yaml_and_builds_the_gx_expectation(tmp_path):
@@ -128,7 +139,7 @@ def test_every_gx_parameter_loads_from_yaml_and_builds_the_gx_expectation(tmp_pa
     for (name, written), cfg in zip(entries, suite.expectations, strict=True):
         assert cfg.name == name
         assert cfg.kwargs == written  # every parameter reached the kwargs, as written
-        skipped = {"max_relative_change"} if name == STAT_CHANGE else set()
+        skipped = _skipped(name)
         assert set(cfg.kwargs) == set(get_expectation_impl(name).parameter_fields()) - skipped
     gx_suite = suite_from_config(suite)
     assert [exp.expectation_type for exp in gx_suite.expectations] == [name for name, _ in entries]
@@ -166,6 +177,8 @@ def _base(name: str) -> dict[str, object]:
         base["max_change"] = 0.05
     if name in ("expect_homonymy_rate_to_be_between", "expect_name_variation_rate_to_be_between"):
         base["name_column"] = "n"
+    if name == DISPARITY:
+        base.update({"reference_column": "r", "group_column": "g", "max_disparity": 0.05})
     if name.startswith("expect_labels_"):
         base["record_id_column"] = "id"
     if name == RESEMBLE:
@@ -216,6 +229,15 @@ BAD = [
     (CONTROL, {"window": 1}, "window: must be >= 2, got 1"),
     (CONTROL, {"window": 4, "min_history": 5}, "min_history (5) is larger than window (4)"),
     (CONTROL, {"statistic": "hill_number"}, "statistic 'hill_number' needs its order q"),
+    (DISPARITY, {"max_disparity": 1.5}, "max_disparity: must be <= 1, got 1.5"),
+    (DISPARITY, {"min_draws": 1}, "min_draws: must be >= 2, got 1"),
+    (DISPARITY, {"metric": "cluster_f"}, "metric: cluster_f has no subgroup form"),
+    (DISPARITY, {"metric": "pairwise_fscore"}, "metric: unknown metric id"),
+    (DISPARITY, {"ethnicity_year": 1990}, "ethnicity_year: no Census surname table for 1990"),
+    (DISPARITY, {"compare_to": "others"}, "compare_to"),
+    (DISPARITY, {"groups": {"x": ["a"], "y": ["a"]}}, "groups: groups: the groups overlap"),
+    (DISPARITY, {"surname_column": "s"}, "give exactly one of surname_column"),
+    (DISPARITY, {"membership": "soft"}, "membership: soft needs membership probabilities"),
     (RESEMBLE, {"mostly": 1.5}, "mostly: must be <= 1, got 1.5"),
     (RESEMBLE, {"mostly": -0.1}, "mostly: must be >= 0, got -0.1"),
     (RESEMBLE, {"min_similarity": 80}, "min_similarity: must be <= 1, got 80"),
@@ -254,6 +276,9 @@ GOOD = [
     (AGREEMENT, {"metric": "cluster_f", "min_value": 0.5, "beta": 0.5}),
     (CONTROL, {"k": 2.5, "window": 5, "min_history": 5, "baseline_release": "2020-06-30"}),
     (CONTROL, {"statistic": "n_records", "exclude_failed": False}),
+    (DISPARITY, {"groups": {"x": ["a", "b"], "y": "c"}, "require_significance": True, "compare_to": "all"}),
+    (DISPARITY, {"group_column": DROP, "surname_column": "s", "first_name_column": "f", "membership": "soft",
+                 "groups": {"api": ["api"]}}),
     (RESEMBLE, {"mostly": 0, "min_similarity": 1, "scorer": "jaro_winkler"}),
     (RESEMBLE, {"block_column": None, "name_column": "n"}),
     (LABELS_RULE_1, {"true_cluster_column": "t", "predicted_cluster_column": "pc"}),

@@ -17,6 +17,7 @@ How a field reads from YAML (``ParamSpec.kind``):
 ``choice``         one of ``ParamSpec.choices`` (a ``Literal`` field)
 ``weights``        ``cluster_size``, ``uniform`` or ``{column: <weight column>}``
 ``number_or_inf``  a number, or infinity written ``.inf`` / ``inf`` (a field with ``allow_inf``)
+``groups``         a list of values (one group each) or {group name: value or list of values}
 
 Booleans never count as numbers.
 """
@@ -42,13 +43,13 @@ __all__ = [
     "spec_from_model",
 ]
 
-PARAM_KINDS: tuple[str, ...] = ("str", "float", "int", "bool", "choice", "weights", "number_or_inf")
+PARAM_KINDS: tuple[str, ...] = ("str", "float", "int", "bool", "choice", "weights", "number_or_inf", "groups")
 
 #: Sampling designs a ``weights`` parameter may name (besides ``{column: ...}``).
 WEIGHT_DESIGNS: tuple[str, ...] = ("cluster_size", "uniform")
 
 #: Fields whose YAML reading is not told by their type alone.
-_SPECIAL_KINDS: dict[str, str] = {"weights": "weights"}
+_SPECIAL_KINDS: dict[str, str] = {"weights": "weights", "groups": "groups"}
 
 
 @dataclass(frozen=True, slots=True)

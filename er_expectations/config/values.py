@@ -56,6 +56,8 @@ def convert_param(spec: ParamSpec, node: Node) -> object:
         return _choice(spec.name, node, spec.choices)
     if kind == "weights":
         return _weights(spec.name, node)
+    if kind == "groups":
+        return _groups(spec.name, node)
     if kind == "int":
         return _integer(spec.name, node)
     return _number(spec.name, node, allow_inf=kind == "number_or_inf")
@@ -198,3 +200,28 @@ def _weights(name: str, node: Node) -> str | dict[str, str]:
     if hint is None:
         hint = f"for a weight column write {name}: {{column: <weight column>}}"
     raise ValueProblem(f"{name}: expected {expected}, got {describe(node)}", hint)
+
+
+def _groups(name: str, node: Node) -> list[str] | dict[str, list[str]]:
+    """Subgroups (SPEC 8): a list of values, or a mapping of group names to a value or a list."""
+    example = f"{name}: {{api: [api], other: [white, black, hispanic, aian, 2prace]}}"
+
+    def values(key: str, item: Node) -> list[str]:
+        items = item.elements() if item.kind == "sequence" else (item,)
+        out = []
+        for index, element in enumerate(items):
+            where = f"{key}[{index}]" if item.kind == "sequence" else key
+            value = _expect_scalar(where, element, "a value", f"write it as {example}")
+            if value is None or isinstance(value, bool) or (isinstance(value, str) and not value.strip()):
+                raise ValueProblem(f"{where}: expected a value, got {describe(element)}", f"write it as {example}")
+            out.append(value if isinstance(value, str) else (element.text or str(value)))  # numbers as written
+        if not out:
+            raise ValueProblem(f"{key}: the group has no value", f"write it as {example}")
+        return out
+
+    if node.kind == "mapping":
+        return {key: values(f"{name}.{key}", value) for key, _, value in node.items()}
+    if node.kind == "sequence":
+        return values(name, node)
+    raise ValueProblem(f"{name}: expected a list of values or a mapping of group names to values, "
+                       f"got {describe(node)}", f"write it as {example}")

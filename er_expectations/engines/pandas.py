@@ -376,6 +376,16 @@ class PandasRelease:
             clusters_set_aside=clusters_set_aside,
         )
 
+    def benchmark_rows(self, *, reference: Hashable, columns: dict[str, Hashable]) -> pd.DataFrame:
+        """The benchmark records (non-null ``reference``) with ``reference`` and ``columns``
+        ({parameter: column}, checked under the parameter's name): the small table from which
+        per-entity attributes and names are read (SPEC 8)."""
+        _check_column(self.df, reference, "reference")
+        for parameter, column in columns.items():
+            _check_column(self.df, column, parameter)
+        wanted = list(dict.fromkeys([reference, *columns.values()]))
+        return self.df.loc[self.df[reference].notna().to_numpy(), wanted]
+
     def _per_cluster(self, column: Hashable, rows: np.ndarray, ref_codes: np.ndarray, k: int,
                      labels: object, what: str, *, integer: bool) -> np.ndarray:
         raw = self.df[column].iloc[rows]

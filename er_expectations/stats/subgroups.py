@@ -1,0 +1,299 @@
+"""Subgroup estimates and disparities (SPEC 8): domain estimators over all draws.
+
+A subgroup G is a set of *entities* (true clusters). Its membership is one value π_G(c) per
+sampled cluster: 0 or 1 (hard membership, e.g. an attribute of the entity or the arg-max of
+an imputed ethnicity) or a probability (soft membership). The estimate of θ_G is the ratio
+estimator of SPEC 6 on f_i·π_G(c_i) and g_i·π_G(c_i) over *all* k draws, draws outside the
+group contributing zeros (the domain estimator), so every group, the rest and the whole
+sample share their rows and :func:`~.combine.difference` gives the paired standard error
+of a gap.
+
+Comparisons (``compare_to``):
+
+* ``"rest"``: the entities of known membership that are not in G,
+  π_rest(c) = (1 − π_G(c))·known(c). A cluster whose membership is unknown (an imputation
+  that abstained, a null group attribute) is in no group and not in the rest: we do not
+  know which side it is on. For soft membership 1 − π_G(c) is the probability of the
+  other categories.
+* ``"all"``: every sampled entity, abstained ones included, π_all(c) = 1: θ̂_all is the
+  estimate ``erx.estimate`` reports for the whole release.
+
+A group (or, with ``"rest"``, its comparison) with fewer than ``min_draws`` draws in it,
+Σ_i d_i π(c_i) (whole for hard membership, expected for soft), is "too small": its
+estimates are reported but it is not tested (no p-value) and it neither passes nor fails.
+The p-values of the tested (group, metric) pairs are adjusted together (Holm's step-down
+by default), so that the chance of any false alarm among them is at most α.
+
+Cluster precision and cluster F have no subgroup form: their f and g use the number of
+records and predicted clusters of the whole release, and the predicted clusters of a
+group of true entities are not defined.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..hints import did_you_mean
+from .combine import Difference, difference
+from .estimator import RatioEstimate, check_ci_level
+from .metrics import METRICS, PERFORMANCE_METRICS, estimate_metrics
+from .sample import BenchmarkSample
+
+__all__ = [
+    "ADJUSTMENTS",
+    "COMPARISONS",
+    "DEFAULT_MIN_DRAWS",
+    "DEFAULT_SUBGROUP_METRICS",
+    "GroupResult",
+    "MEMBERSHIPS",
+    "Membership",
+    "NO_SUBGROUP_FORM",
+    "STATUSES",
+    "adjust_p_values",
+    "check_min_draws",
+    "check_subgroup_metrics",
+    "estimate_groups",
+    "holm",
+]
+
+#: How membership is read: hard (0/1, the arg-max of an imputation) or soft (probabilities).
+MEMBERSHIPS: tuple[str, ...] = ("hard", "soft")
+#: What a group is compared with (SPEC 8).
+COMPARISONS: tuple[str, ...] = ("rest", "all")
+#: Multiple-testing adjustments of the p-values over every (group, metric) tested.
+ADJUSTMENTS: tuple[str, ...] = ("holm", "bonferroni", "none")
+#: Status of a (group, metric) row.
+STATUSES: tuple[str, ...] = ("ok", "too small", "undefined")
+#: Default smallest number of draws in a group (and in its comparison) for a test.
+DEFAULT_MIN_DRAWS = 30
+
+_NO_FORM = ("{m} has no subgroup form: its f and g use the number of records and of predicted clusters "
+            "of the whole release, and the predicted clusters of a group of true entities are not defined "
+            "(SPEC 8). Use pairwise_f, b_cubed_f, cluster_recall or another metric of the sampled clusters")
+#: Metrics refused for subgroups, with the reason.
+NO_SUBGROUP_FORM: dict[str, str] = {m: _NO_FORM.format(m=m) for m in ("cluster_precision", "cluster_f")}
+#: Metrics estimated by group when none are named: the performance metrics that have a subgroup form.
+DEFAULT_SUBGROUP_METRICS: tuple[str, ...] = tuple(m for m in PERFORMANCE_METRICS if m not in NO_SUBGROUP_FORM)
+
+
+def check_subgroup_metrics(metrics: str | Iterable[str] | None, *, names: bool = False,
+                           parameter: str = "metrics") -> tuple[str, ...]:
+    """Validate metric ids for subgroup estimates; ``None`` gives :data:`DEFAULT_SUBGROUP_METRICS`."""
+    if metrics is None:
+        return DEFAULT_SUBGROUP_METRICS
+    items = [metrics] if isinstance(metrics, str) else metrics
+    if not isinstance(items, Iterable) or isinstance(items, (bytes, dict)):
+        raise InputError(f"{parameter}={metrics!r}: give a metric id, a list of metric ids, or None for "
+                         f"{', '.join(DEFAULT_SUBGROUP_METRICS)}")
+    out: list[str] = []
+    for m in items:
+        if not isinstance(m, str):
+            raise InputError(f"{parameter}: {m!r} is not a metric id (a text such as 'pairwise_f')")
+        if m in NO_SUBGROUP_FORM:
+            raise InputError(f"{parameter}: {NO_SUBGROUP_FORM[m]}")
+        usable = [k for k in METRICS if k not in NO_SUBGROUP_FORM and (names or not METRICS[k].needs_names)]
+        if m not in METRICS:
+            close = did_you_mean(m, usable)
+            raise InputError(f"{parameter}: unknown metric id {m!r}{'; ' + close if close else ''} "
+                             f"Known ids: {', '.join(usable)}")
+        if METRICS[m].needs_names and not names:
+            raise InputError(f"{parameter}: {m!r} needs a name column, which subgroup estimates do not take; "
+                             "leave it out")
+        if m not in out:
+            out.append(m)
+    if not out:
+        raise InputError(f"{parameter}=[] selects no metric; give metric ids, or None for the default ones")
+    return tuple(out)
+
+
+def check_min_draws(min_draws: object, *, parameter: str = "min_draws") -> int:
+    """Validate the smallest number of draws of a tested group: an integer ≥ 2."""
+    if isinstance(min_draws, bool) or not isinstance(min_draws, (int, np.integer)):
+        raise InputError(f"{parameter}={min_draws!r} is not an integer; give the smallest number of draws a "
+                         f"group needs to be tested, such as {DEFAULT_MIN_DRAWS}")
+    if int(min_draws) < 2:
+        raise InputError(f"{parameter}={min_draws!r}: a group needs at least 2 draws for a standard error; "
+                         f"give {DEFAULT_MIN_DRAWS} or so (normal intervals need a few dozen)")
+    return int(min_draws)
+
+
+def _check_choice(value: object, choices: Sequence[str], parameter: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        close = did_you_mean(str(value), choices)
+        raise InputError(f"{parameter}={value!r} is not one of {', '.join(choices)}"
+                         f"{'; ' + close if close else ''}")
+    return value
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment: p_(j) ↦ max_{i ≤ j} min(1, (m − i + 1)·p_(i)).
+
+    NaN p-values are left out of the family (and stay NaN). Rejecting the adjusted values
+    below α keeps the family-wise error rate at most α under any dependence (Holm 1979).
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    idx = np.flatnonzero(~np.isnan(p))
+    order = idx[np.argsort(p[idx], kind="stable")]
+    m = order.size
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(scaled) if m else scaled
+    return out
+
+
+def adjust_p_values(p_values: Sequence[float], method: str = "holm") -> np.ndarray:
+    """Adjust a family of p-values: ``holm``, ``bonferroni`` (m·p, capped at 1) or ``none``."""
+    method = _check_choice(method, ADJUSTMENTS, "adjust")
+    p = np.asarray(p_values, dtype=np.float64)
+    if method == "holm":
+        return holm(p)
+    if method == "bonferroni":
+        return np.minimum(1.0, p * int((~np.isnan(p)).sum()))
+    return p.copy()
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """Group membership of every sampled cluster, aligned with a :class:`BenchmarkSample`.
+
+    ``pi`` is (K, G): π_g(c) ∈ [0, 1], 0/1 for hard membership; the groups are disjoint
+    (a row sums to at most 1). ``known`` is False for a cluster whose membership is unknown
+    (an abstained imputation, a null attribute): it belongs to no group and to no rest.
+    """
+
+    groups: tuple[str, ...]
+    pi: np.ndarray
+    known: np.ndarray
+    kind: str = "hard"
+
+    def __post_init__(self) -> None:
+        _check_choice(self.kind, MEMBERSHIPS, "membership")
+        pi = np.asarray(self.pi, dtype=np.float64)
+        known = np.asarray(self.known, dtype=bool)
+        if pi.ndim != 2 or pi.shape[1] != len(self.groups) or known.shape != (pi.shape[0],):
+            raise InputError(f"membership: pi must be (clusters, groups) = ({known.shape[0]}, {len(self.groups)}) "
+                             f"and known one flag per cluster; got {pi.shape} and {known.shape}")
+        if len(set(self.groups)) != len(self.groups):
+            raise InputError(f"membership: a group name is given twice in {list(self.groups)}")
+        if not np.all(np.isfinite(pi)) or np.any(pi < 0) or np.any(pi > 1):
+            raise InputError("membership: every π_G(c) must be a probability in [0, 1]")
+        if np.any(pi.sum(axis=1) > 1 + 1e-9):
+            raise InputError("membership: the groups overlap (a cluster's memberships add up to more than 1); "
+                             "give disjoint groups")
+        if np.any(pi[~known] > 0):
+            raise InputError("membership: a cluster of unknown membership cannot belong to a group")
+        if self.kind == "hard" and np.any((pi != 0) & (pi != 1)):
+            raise InputError("membership='hard' takes 0/1 memberships; use membership='soft' for probabilities")
+        object.__setattr__(self, "pi", pi)
+        object.__setattr__(self, "known", known)
+
+    @property
+    def abstained(self) -> int:
+        """Number of sampled clusters in no group (unknown membership)."""
+        return int((~self.known).sum())
+
+
+@dataclass(frozen=True, slots=True)
+class GroupResult:
+    """One (group, metric): the group's estimate, its comparison and the gap between them.
+
+    ``draws`` is Σ d_i π_G(c_i) and ``clusters`` the number of sampled clusters with
+    π_G(c) > 0; ``comparison_draws`` the same for the comparison. ``disparity`` is
+    θ̂_G − θ̂_comparison with the paired SE of :func:`~.combine.difference`. ``p_adjusted``
+    is NaN for rows that were not tested (status other than "ok").
+    """
+
+    group: str
+    metric: str
+    estimate: RatioEstimate
+    comparison: RatioEstimate
+    disparity: Difference
+    draws: float
+    clusters: int
+    comparison_draws: float
+    status: str
+    p_value: float
+    p_adjusted: float = math.nan
+    note: str = ""
+
+
+def _domain_draws(d: np.ndarray, pi: np.ndarray) -> tuple[float, int]:
+    return float((d * pi).sum()), int(((pi > 0) & (d > 0)).sum())
+
+
+def estimate_groups(
+    sample: BenchmarkSample,
+    membership: Membership,
+    metrics: str | Iterable[str] | None = None,
+    *,
+    beta: float = 1.0,
+    ci_level: float = 0.95,
+    compare_to: str = "rest",
+    min_draws: int = DEFAULT_MIN_DRAWS,
+    adjust: str = "holm",
+    bias_adjust: bool = True,
+) -> list[GroupResult]:
+    """Every (group, metric) estimate with its gap to the comparison (SPEC 8).
+
+    Rows come group by group in the order of ``membership.groups``, metrics in the order
+    asked. The p-values of the rows with status "ok" are adjusted together by ``adjust``.
+    """
+    ids = check_subgroup_metrics(metrics)
+    level = check_ci_level(ci_level)
+    compare_to = _check_choice(compare_to, COMPARISONS, "compare_to")
+    min_draws = check_min_draws(min_draws)
+    adjust = _check_choice(adjust, ADJUSTMENTS, "adjust")
+    if membership.pi.shape[0] != sample.labels.shape[0]:
+        raise InputError(f"membership has {membership.pi.shape[0]} clusters but the sample has "
+                         f"{sample.labels.shape[0]}; align it with the sample's clusters")
+    d = sample.draws.astype(np.float64)
+
+    def run(domain: np.ndarray | None) -> dict[str, RatioEstimate]:
+        return estimate_metrics(sample, ids, beta=beta, ci_level=level, bias_adjust=bias_adjust, domain=domain)
+
+    whole = run(None) if compare_to == "all" else None
+    rows: list[GroupResult] = []
+    for j, name in enumerate(membership.groups):
+        pi = membership.pi[:, j]
+        draws, clusters = _domain_draws(d, pi)
+        mine = run(pi)
+        if compare_to == "all":
+            other, other_draws = whole, float(d.sum())
+        else:
+            rest = (1.0 - pi) * membership.known
+            other, other_draws = run(rest), _domain_draws(d, rest)[0]
+        for mid in ids:
+            est, cmp_ = mine[mid], other[mid]
+            diff = difference(est, cmp_, d, ci_level=level)
+            notes = []
+            if draws < min_draws:
+                status = "too small"
+                notes.append(f"{draws:g} draws in the group, fewer than min_draws={min_draws}: reported, not tested")
+            elif compare_to == "rest" and other_draws < min_draws:
+                status = "too small"
+                notes.append(f"{other_draws:g} draws in the rest, fewer than min_draws={min_draws}: reported, "
+                             "not tested")
+            elif not diff.has_std_error:
+                status = "undefined"
+                notes.append(diff.note or "the gap has no standard error")
+            else:
+                status = "ok"
+            for label, e in (("group", est), ("comparison", cmp_)):
+                if e.note and not e.defined:
+                    notes.append(f"{label}: {e.note}")
+            p = diff.p_value if status == "ok" else math.nan
+            rows.append(GroupResult(name, mid, est, cmp_, diff, draws, clusters, other_draws, status, p,
+                                    note="; ".join(notes)))
+    adjusted = adjust_p_values([r.p_value for r in rows], adjust)
+    return [_with_p(r, float(a)) for r, a in zip(rows, adjusted, strict=True)]
+
+
+def _with_p(row: GroupResult, p_adjusted: float) -> GroupResult:
+    from dataclasses import replace
+
+    return replace(row, p_adjusted=p_adjusted)
