@@ -259,3 +259,21 @@ def test_only_small_tables_come_back(monkeypatch):
     # the size histogram (a few dozen sizes) and the 300 benchmark records' pieces at most
     assert max(fetched) <= 300, fetched
     assert sum(fetched) < 1000, fetched
+
+
+def test_python_c_runs_with_pyspark_installed(tmp_path):
+    """With the ``spark`` extra, GX importing pyspark leaves ``python -c`` alone (issue #11).
+
+    pyspark 4 without its Connect requirements (grpcio, ...) makes a ``python -c`` that
+    imports GX exit 0 silently without running the rest of the command.
+    """
+    import subprocess
+    import sys
+
+    if not _spark_available():
+        pytest.skip("pyspark is not installed (the spark extra); CI installs it")
+    code = "import great_expectations, sys; print('ran to the end'); sys.exit(7)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 7, out.stderr[-2000:]
+    assert "ran to the end" in out.stdout
