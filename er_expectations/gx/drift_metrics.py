@@ -18,22 +18,17 @@ metric already checks the ids of the batch), so all of them share one value.
 
 from __future__ import annotations
 
-from typing import Any
-
-from great_expectations.execution_engine import ExecutionEngine, PandasExecutionEngine
+from great_expectations.execution_engine import PandasExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ..drift import agreement_of, statistic_change_of
 from ..engines.pairs import ReleasePair
-from ..errors import InputError
 from ..stats.drift import paired_change
 from .metrics import BENCHMARK_SAMPLE, RELEASE, SAMPLE_KEYS, decode_weights
 
 __all__ = [
-    "PANDAS_ONLY",
-    "pandas_only",
     "BASELINE_SAMPLE",
     "ESTIMATE_CHANGE",
     "PAIR_KEYS",
@@ -48,7 +43,6 @@ STATISTIC_CHANGE = "er.statistic_change"
 RELEASE_AGREEMENT = "er.release_agreement"
 ESTIMATE_CHANGE = "er.estimate_change"
 BASELINE_SAMPLE = "er.baseline_sample"
-PANDAS_ONLY = "er.drift_pandas_only"
 
 PAIR_KEYS = ("prediction_column", "record_id_column", "baseline_column")
 
@@ -186,34 +180,3 @@ class EstimateChangeMetric(_WithDeps):
                              beta=float(kw.get("beta") or 1.0), ci_level=float(kw.get("ci_level") or 0.95))
 
 
-class PandasOnlyMetric(TableMetricProvider):
-    """Raises the error of a drift check validated on an engine other than pandas."""
-
-    metric_name = PANDAS_ONLY
-    value_keys = ("expectation", "engine")
-
-    @metric_value(engine=ExecutionEngine)
-    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                    runtime_configuration):
-        raise InputError(
-            f"{metric_value_kwargs['expectation']} runs on pandas datasources only (it compares the release "
-            f"with its baseline, or its history, in memory); this batch uses {metric_value_kwargs['engine']}. "
-            "Read the release table, with its baseline column, into a pandas DataFrame for the drift checks."
-        )
-
-
-def pandas_only(expectation: Any, deps: Any, execution_engine: Any) -> Any:
-    """``deps`` of a drift expectation, or on an engine other than pandas the one dependency
-    that raises :class:`PandasOnlyMetric`'s error."""
-    if execution_engine is None or isinstance(execution_engine, PandasExecutionEngine):
-        return deps
-    from great_expectations.core.id_dict import IDDict
-    from great_expectations.validator.validator import ValidationDependencies
-
-    domain = IDDict({"batch_id": expectation.batch_id or None, "table": None, "row_condition": None,
-                     "condition_parser": None})
-    out = ValidationDependencies(metric_configurations={}, result_format=deps.result_format)
-    out.set_metric_configuration(metric_name=PANDAS_ONLY, metric_configuration=MetricConfiguration(
-        PANDAS_ONLY, domain, {"expectation": expectation.expectation_type,
-                              "engine": type(execution_engine).__name__}))
-    return out

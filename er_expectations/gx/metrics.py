@@ -219,16 +219,18 @@ class EstimateMetric(_Derived):
 
 
 class UnsupportedEngineMetric(TableMetricProvider):
-    """Raises the error of an expectation validated on an engine we do not support yet."""
+    """Raises the error of an expectation validated on an engine it does not run on."""
 
     metric_name = UNSUPPORTED_ENGINE
-    value_keys = ("expectation", "engine")
+    value_keys = ("expectation", "engine", "supported", "why")
 
     @metric_value(engine=ExecutionEngine)
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                     runtime_configuration):
+        kw = metric_value_kwargs
+        supported = kw.get("supported") or "pandas, Spark and SQL (SQLAlchemy)"
+        why = f" ({kw['why']})" if kw.get("why") else ""
         raise InputError(
-            f"{metric_value_kwargs['expectation']} runs on pandas, Spark and SQL (SQLAlchemy) "
-            f"datasources; this batch uses {metric_value_kwargs['engine']}. Read the table "
-            "through one of those datasources."
+            f"{kw['expectation']} runs on {supported} datasources{why}; this batch uses {kw['engine']}. "
+            "Read the table through one of those datasources."
         )

@@ -60,7 +60,9 @@ __all__ = [
     "BoundedExpectation",
     "ERExpectation",
     "ParameterError",
+    "PANDAS_ONLY",
     "SUPPORTED_ENGINES",
+    "engine_name",
     "Threshold",
     "bounds_phrase",
     "check_min_max",
@@ -77,6 +79,16 @@ TOP_CLUSTERS = 10
 
 #: The GX execution engines our metrics run on (one ``er.release`` implementation each).
 SUPPORTED_ENGINES: tuple[type, ...] = (PandasExecutionEngine, SqlAlchemyExecutionEngine, SparkDFExecutionEngine)
+#: Only pandas: for expectations whose metrics compare in memory (drift, labelling QC).
+PANDAS_ONLY: tuple[type, ...] = (PandasExecutionEngine,)
+
+_ENGINE_NAMES = {PandasExecutionEngine: "pandas", SqlAlchemyExecutionEngine: "SQL (SQLAlchemy)",
+                 SparkDFExecutionEngine: "Spark"}
+
+
+def engine_name(engine: type) -> str:
+    """The name users know an engine by."""
+    return _ENGINE_NAMES.get(engine, engine.__name__)
 
 #: Why a row_condition is refused (shown to the user; SPEC 2.1 and 8).
 ROW_CONDITION_REFUSED = (
@@ -355,6 +367,10 @@ class ERExpectation(BatchExpectation):
 
     domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
     metric_dependencies: ClassVar[tuple[str, ...]] = ()
+    #: The GX engines this expectation's metrics run on; on any other, one clear error
+    #: (``er.unsupported_engine``) naming them, with ``engines_note`` saying why.
+    engines: ClassVar[tuple[type, ...]] = SUPPORTED_ENGINES
+    engines_note: ClassVar[str] = ""
     library_metadata: ClassVar[dict[str, Any]] = {
         "maturity": "beta",
         "tags": ["entity resolution", "record linkage", "deduplication"],
@@ -406,8 +422,10 @@ class ERExpectation(BatchExpectation):
         deps = ValidationDependencies(metric_configurations={}, result_format=result_format)
         domain = IDDict({"batch_id": self.batch_id or None, "table": None, "row_condition": None,
                          "condition_parser": None})
-        if execution_engine is not None and not isinstance(execution_engine, SUPPORTED_ENGINES):
-            value = {"expectation": self.expectation_type, "engine": type(execution_engine).__name__}
+        if execution_engine is not None and not isinstance(execution_engine, self.engines):
+            value = {"expectation": self.expectation_type, "engine": type(execution_engine).__name__,
+                     "supported": ", ".join(engine_name(e) for e in self.engines),
+                     "why": self.engines_note}
             configs = {UNSUPPORTED_ENGINE: MetricConfiguration(UNSUPPORTED_ENGINE, domain, value)}
         else:
             configs = self._metric_configs(domain)

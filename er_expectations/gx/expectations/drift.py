@@ -38,13 +38,13 @@ from ..drift_metrics import (
     RELEASE_AGREEMENT,
     RELEASE_PAIR,
     STATISTIC_CHANGE,
-    pandas_only,
 )
 from ..history_view import CHART_RELEASES, chart_block, own_series, series_rows
 from ..metrics import SAMPLE_KEYS
 from ..render import result_details, string_block, table_block
 from ._base import (
     NAME_COLUMN_DOC,
+    PANDAS_ONLY,
     BoundedExpectation,
     ERExpectation,
     ParameterError,
@@ -85,13 +85,9 @@ class _DriftExpectation(ERExpectation):
         "check lists, drawn with seed.")
     seed: int = pydantic.Field(0, ge=0, description="Seed of the sampled examples of a failed check.")
 
-    def get_validation_dependencies(self, execution_engine=None, runtime_configuration=None):
-        """As every expectation of ours, but pandas only (the Spark and SQL engines do not
-        implement the drift metrics): elsewhere one clear error."""
-        deps = super().get_validation_dependencies(execution_engine=execution_engine,
-                                                   runtime_configuration=runtime_configuration)
-        return pandas_only(self, deps, execution_engine)
-
+    engines: ClassVar[tuple[type, ...]] = PANDAS_ONLY
+    engines_note: ClassVar[str] = ("it compares the release with its baseline in memory; read the release "
+                                   "table, with its baseline column, into a pandas DataFrame")
 
     #: Whether a failure shows the release diff (merged/split clusters).
     shows_diff: ClassVar[bool] = True
