@@ -89,7 +89,7 @@ def _validate_one(path: str) -> tuple[str | None, list[ConfigIssue]]:
     from .gx.runner import prepare_run
 
     try:
-        prepared = prepare_run(path)
+        prepared = prepare_run(path, check_environment=False)  # ${NAME} variables: checked by `run`
         releases = prepared.data.select()
     except ConfigError as error:
         return None, list(error.issues)

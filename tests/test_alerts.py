@@ -669,3 +669,14 @@ def test_patentsview_alert_names_the_failed_release_and_its_recall(tmp_path, htt
     section = next(b["text"]["text"] for b in slack["blocks"] if b["type"] == "section")
     assert "*2020-09-29: failed (" in section
     assert "pairwise_recall (critical): observed 0.897 ± " in section
+
+
+def test_validate_leaves_the_variables_to_the_run(tmp_path, capsys):
+    """A CI lint step without the secrets: `validate` passes, `run` refuses before any work."""
+    path = make_project(tmp_path, '  - slack: {webhook: "${ERX_UNSET_WEBHOOK_FOR_LINT}"}\n')
+    os.environ.pop("ERX_UNSET_WEBHOOK_FOR_LINT", None)
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "ERX_UNSET_WEBHOOK_FOR_LINT" in err and "is not set" in err
