@@ -15,6 +15,7 @@ import uuid
 import numpy as np
 import pandas as pd
 import pytest
+from enginetools import IN_CI, engine_params, spark_available
 from reference_impl import random_case
 
 from er_expectations.engines import pandas as pandas_engine
@@ -23,24 +24,9 @@ from er_expectations.stats import estimate_metrics, summary_statistics
 
 sa = pytest.importorskip("sqlalchemy")
 
-_IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _spark_available() -> bool:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        if _IN_CI:
-            raise
-        return False
-    return True
-
-
-_BACKENDS = [pytest.param("sqlite", marks=pytest.mark.sqlite)]
-if os.environ.get("ER_TEST_POSTGRES_URL") or _IN_CI:
-    _BACKENDS.append(pytest.param("postgres", marks=pytest.mark.postgres))
-if _spark_available():
-    _BACKENDS.append(pytest.param("spark", marks=pytest.mark.spark))
+_IN_CI = IN_CI
+_spark_available = spark_available
+_BACKENDS = engine_params()
 
 
 @pytest.fixture(scope="session")

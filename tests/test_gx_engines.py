@@ -15,6 +15,7 @@ import great_expectations as gx
 import numpy as np
 import pandas as pd
 import pytest
+from enginetools import IN_CI, engine_params
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 import er_expectations.gx  # noqa: F401 - registers the expectations
@@ -32,24 +33,8 @@ from er_expectations.gx.expectations import (
 )
 
 sa = pytest.importorskip("sqlalchemy")
-_IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _has_spark() -> bool:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        if _IN_CI:
-            raise
-        return False
-    return True
-
-
-_ENGINES = [pytest.param("sqlite", marks=pytest.mark.sqlite)]
-if os.environ.get("ER_TEST_POSTGRES_URL") or _IN_CI:
-    _ENGINES.append(pytest.param("postgres", marks=pytest.mark.postgres))
-if _has_spark():
-    _ENGINES.append(pytest.param("spark", marks=pytest.mark.spark))
+_IN_CI = IN_CI
+_ENGINES = engine_params()
 
 
 def _frame(seed: int = 0, n: int = 3000, ids: str = "str") -> pd.DataFrame:

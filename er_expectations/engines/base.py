@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["DESIGNS", "MAX_DRAWS", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
+__all__ = ["DESIGNS", "MAX_DRAWS", "AggregatedRelease", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
            "parse_weights", "pieces_from_rows", "weights_for"]
 
 #: Largest number of draws of one cluster (their sum must stay exact in float64 arithmetic).
@@ -187,3 +187,57 @@ def name_flags(rows: Iterable[Sequence], pieces: Pieces) -> tuple[np.ndarray, np
         variation[i] = int(n_names) >= 2
         homonym[i] = bool(shared)
     return homonym, variation, has_name
+
+
+class AggregatedRelease:
+    """What the SQL and Spark releases share: the size histogram and the checks on the counts.
+
+    A subclass sets ``prediction`` and implements :meth:`_size_rows`, the rows
+    ``(cluster size, number of clusters)`` aggregated where the data lives.
+    """
+
+    prediction: str
+    _hist: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _size_rows(self) -> Sequence[Sequence[int]]:
+        raise NotImplementedError
+
+    def size_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct cluster sizes (ascending) and how many clusters have each (SPEC 3)."""
+        if self._hist is None:
+            rows = sorted((int(m), int(k)) for m, k in self._size_rows())
+            self._hist = (np.array([r[0] for r in rows], dtype=np.int64),
+                          np.array([r[1] for r in rows], dtype=np.int64))
+        return self._hist
+
+    @property
+    def n_records(self) -> int:
+        sizes, counts = self.size_histogram()
+        return int((sizes * counts).sum())
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.size_histogram()[1].sum())
+
+    def nonempty_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        sizes, counts = self.size_histogram()
+        if sizes.size == 0:
+            raise InputError(f"prediction column {self.prediction!r} is null on every row: the release is empty")
+        return sizes, counts
+
+    @staticmethod
+    def check_draws_argument(draws: object) -> None:
+        if isinstance(draws, bool):
+            raise InputError(f"draws={draws!r}: give the name of the column that holds each cluster's number "
+                             "of draws, or None")
+
+    def check_benchmark_counts(self, reference: str, n_bench: int, clusters_in: int) -> None:
+        """The benchmark exists and meets the release (SPEC 2.1)."""
+        if n_bench == 0:
+            raise InputError(f"reference column {reference!r} is null on every row: there is no benchmark to "
+                             "estimate from")
+        if clusters_in == 0:
+            raise InputError(
+                f"the benchmark is empty after restriction to the release: none of the {n_bench} records with a "
+                f"{reference!r} has a {self.prediction!r}; check that the benchmark and the release share record "
+                "ids (SPEC 2.1)")

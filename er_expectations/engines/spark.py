@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..hints import did_you_mean
 from ..stats import BenchmarkSample, ClusteringTable
 from .base import (
+    AggregatedRelease,
     WeightsSpec,
     cluster_values,
     name_flags,
@@ -46,7 +47,7 @@ def _functions():
     return F
 
 
-class SparkRelease:
+class SparkRelease(AggregatedRelease):
     """One release of a record table held in a Spark DataFrame (SPEC 2.1).
 
     ``prediction`` is the column of predicted cluster ids (null: the record is not in the
@@ -62,7 +63,6 @@ class SparkRelease:
         self.pred = self._column(prediction, "prediction")
         if record_id is not None:
             self._check_record_ids(self._column(record_id, "record_id"), record_id)
-        self._hist: tuple[np.ndarray, np.ndarray] | None = None
 
     def _column(self, name: Any, parameter: str) -> Any:
         cols = list(self.df.columns)
@@ -94,28 +94,13 @@ class SparkRelease:
             self.F.count(self.F.lit(1)).alias("m"))
 
     # -- summary of the predicted clustering (SPEC 3) -------------------------------------
-    def size_histogram(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._hist is None:
-            F = self.F
-            rows = (self._cluster_sizes().groupBy("m").agg(F.count(F.lit(1)).alias("k"))
-                    .orderBy("m").collect())
-            self._hist = (np.array([r["m"] for r in rows], dtype=np.int64),
-                          np.array([r["k"] for r in rows], dtype=np.int64))
-        return self._hist
-
-    @property
-    def n_records(self) -> int:
-        sizes, counts = self.size_histogram()
-        return int((sizes * counts).sum())
-
-    @property
-    def n_clusters(self) -> int:
-        return int(self.size_histogram()[1].sum())
+    def _size_rows(self) -> list[tuple]:
+        F = self.F
+        rows = self._cluster_sizes().groupBy("m").agg(F.count(F.lit(1)).alias("k")).collect()
+        return [(r["m"], r["k"]) for r in rows]
 
     def clustering_table(self, *, name: str | None = None) -> ClusteringTable:
-        sizes, counts = self.size_histogram()
-        if sizes.size == 0:
-            raise InputError(f"prediction column {self.prediction!r} is null on every row: the release is empty")
+        sizes, counts = self.nonempty_histogram()
         if name is None:
             return ClusteringTable(sizes=sizes, counts=counts)
         F = self.F
@@ -141,9 +126,7 @@ class SparkRelease:
         ref = self._column(reference, "reference")
         spec = parse_weights(weights, list(self.df.columns))
         wcol = self._column(spec.column, "weights") if spec.kind == "column" else None
-        if isinstance(draws, bool):
-            raise InputError(f"draws={draws!r}: give the name of the column that holds each cluster's number "
-                             "of draws, or None")
+        self.check_draws_argument(draws)
         dcol = self._column(draws, "draws") if draws is not None else None
         pred = self.pred
 
@@ -153,14 +136,7 @@ class SparkRelease:
             F.countDistinct(ref).alias("clusters_all"),
             F.countDistinct(F.when(pred.isNotNull(), ref)).alias("clusters_in"),
         ).first()
-        if counts["bench"] == 0:
-            raise InputError(f"reference column {reference!r} is null on every row: there is no benchmark to "
-                             "estimate from")
-        if counts["clusters_in"] == 0:
-            raise InputError(
-                f"the benchmark is empty after restriction to the release: none of the {counts['bench']} records "
-                f"with a {reference!r} has a {self.prediction!r}; check that the benchmark and the release share "
-                "record ids (SPEC 2.1)")
+        self.check_benchmark_counts(reference, int(counts["bench"]), int(counts["clusters_in"]))
 
         bench = self.df.where(ref.isNotNull() & pred.isNotNull())
         pieces_df = bench.groupBy(ref.alias("c"), pred.alias("p")).agg(F.count(F.lit(1)).alias("n"))

@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..hints import did_you_mean
 from ..stats import BenchmarkSample, ClusteringTable
 from .base import (
+    AggregatedRelease,
     WeightsSpec,
     cluster_values,
     name_flags,
@@ -78,7 +79,7 @@ def _connect(bind: Any):
     return nullcontext(bind) if isinstance(bind, sa.engine.Connection) else bind.connect()
 
 
-class SqlRelease:
+class SqlRelease(AggregatedRelease):
     """One release of a record table held in a database (SPEC 2.1).
 
     ``bind`` is an SQLAlchemy engine or connection; ``table`` a table name
@@ -95,7 +96,6 @@ class SqlRelease:
         self.pred = self._column(prediction, "prediction")
         if record_id is not None:
             self._check_record_ids(self._column(record_id, "record_id"), record_id)
-        self._hist: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- plumbing -------------------------------------------------------------------------
     def _column(self, name: Hashable, parameter: str) -> Any:
@@ -136,29 +136,13 @@ class SqlRelease:
                 .where(self.pred.is_not(None)).group_by(self.pred).subquery("cluster_sizes"))
 
     # -- summary of the predicted clustering (SPEC 3) -------------------------------------
-    def size_histogram(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._hist is None:
-            sa = self.sa
-            cs = self._cluster_sizes()
-            rows = self._rows(sa.select(cs.c.m, sa.func.count()).group_by(cs.c.m).order_by(cs.c.m))
-            sizes = np.array([r[0] for r in rows], dtype=np.int64)
-            counts = np.array([r[1] for r in rows], dtype=np.int64)
-            self._hist = sizes, counts
-        return self._hist
-
-    @property
-    def n_records(self) -> int:
-        sizes, counts = self.size_histogram()
-        return int((sizes * counts).sum())
-
-    @property
-    def n_clusters(self) -> int:
-        return int(self.size_histogram()[1].sum())
+    def _size_rows(self) -> list[tuple]:
+        sa = self.sa
+        cs = self._cluster_sizes()
+        return self._rows(sa.select(cs.c.m, sa.func.count()).group_by(cs.c.m))
 
     def clustering_table(self, *, name: str | None = None) -> ClusteringTable:
-        sizes, counts = self.size_histogram()
-        if sizes.size == 0:
-            raise InputError(f"prediction column {self.prediction!r} is null on every row: the release is empty")
+        sizes, counts = self.nonempty_histogram()
         if name is None:
             return ClusteringTable(sizes=sizes, counts=counts)
         sa = self.sa
@@ -184,9 +168,7 @@ class SqlRelease:
         ref = self._column(reference, "reference")
         spec = parse_weights(weights, [c.name for c in self.rel.columns])
         wcol = self._column(spec.column, "weights") if spec.kind == "column" else None
-        if isinstance(draws, bool):
-            raise InputError(f"draws={draws!r}: give the name of the column that holds each cluster's number "
-                             "of draws, or None")
+        self.check_draws_argument(draws)
         dcol = self._column(draws, "draws") if draws is not None else None
         pred = self.pred
 
@@ -196,14 +178,7 @@ class SqlRelease:
             sa.func.count(sa.distinct(ref)),
             sa.func.count(sa.distinct(sa.case((pred.is_not(None), ref), else_=None))),
         ).select_from(self.rel))
-        if n_bench == 0:
-            raise InputError(f"reference column {reference!r} is null on every row: there is no benchmark to "
-                             "estimate from")
-        if clusters_in == 0:
-            raise InputError(
-                f"the benchmark is empty after restriction to the release: none of the {n_bench} records with a "
-                f"{reference!r} has a {self.prediction!r}; check that the benchmark and the release share record "
-                "ids (SPEC 2.1)")
+        self.check_benchmark_counts(reference, n_bench, clusters_in)
 
         # contingency of the benchmark clusters (restricted to the release) with the prediction
         bench = sa.and_(ref.is_not(None), pred.is_not(None))
