@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from great_expectations.execution_engine import PandasExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
-from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ..drift import agreement_of, statistic_change_of
 from ..engines.pairs import ReleasePair
 from ..stats.drift import paired_change
-from .metrics import BENCHMARK_SAMPLE, RELEASE, SAMPLE_KEYS, decode_weights
+from .metrics import BENCHMARK_SAMPLE, RELEASE, SAMPLE_KEYS, DependentMetric, decode_weights
 
 __all__ = [
     "BASELINE_SAMPLE",
@@ -54,24 +53,7 @@ def baseline_release_config(metric: MetricConfiguration) -> MetricConfiguration:
                                 "record_id_column": None})
 
 
-class _WithDeps(TableMetricProvider):
-    """A metric whose dependencies are given by :meth:`_deps` (name → configuration)."""
-
-    @classmethod
-    def _deps(cls, metric: MetricConfiguration) -> dict[str, MetricConfiguration]:
-        raise NotImplementedError
-
-    @classmethod
-    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
-                                     runtime_configuration=None):
-        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
-                                                    execution_engine=execution_engine,
-                                                    runtime_configuration=runtime_configuration)
-        deps.update(cls._deps(metric))
-        return deps
-
-
-class ReleasePairMetric(_WithDeps):
+class ReleasePairMetric(DependentMetric):
     """The release and its baseline side by side (common records and cells, computed once)."""
 
     metric_name = RELEASE_PAIR
@@ -91,7 +73,7 @@ class ReleasePairMetric(_WithDeps):
         return ReleasePair(metrics["current"], metrics["baseline"])
 
 
-class _FromPair(_WithDeps):
+class _FromPair(DependentMetric):
     @classmethod
     def _deps(cls, metric):
         kw = metric.metric_value_kwargs
@@ -125,7 +107,7 @@ class ReleaseAgreementMetric(_FromPair):
         return agreement_of(metrics[RELEASE_PAIR], beta=float(metric_value_kwargs.get("beta") or 1.0))
 
 
-class BaselineSampleMetric(_WithDeps):
+class BaselineSampleMetric(DependentMetric):
     """The benchmark restricted to the baseline release (SPEC 2.1), or None without a baseline.
 
     Its value kwargs are those of ``er.benchmark_sample`` with the baseline column as the
@@ -153,7 +135,7 @@ class BaselineSampleMetric(_WithDeps):
                                         draws=kw.get("draws_column"), name=kw.get("name_column"))
 
 
-class EstimateChangeMetric(_WithDeps):
+class EstimateChangeMetric(DependentMetric):
     """An estimated metric of both releases on the same benchmark draws, paired SE (SPEC 10).
 
     None when the batch has no baseline release.

@@ -48,6 +48,7 @@ __all__ = [
     "BENCHMARK_SAMPLE",
     "SUMMARY_STATISTIC",
     "ESTIMATE",
+    "DependentMetric",
     "UNSUPPORTED_ENGINE",
     "TABLE_KEYS",
     "SAMPLE_KEYS",
@@ -123,12 +124,22 @@ class ReleaseMetric(TableMetricProvider):
                             record_id=metric_value_kwargs.get("record_id_column"))
 
 
-class _Derived(TableMetricProvider):
-    """A metric computed from another one (``depends_on``), passed only that metric's own
-    value kwargs (``depends_keys``) so that every metric derived from it shares one value."""
+class DependentMetric(TableMetricProvider):
+    """A metric computed from others: ``depends`` lists (metric name, its value-kwarg keys).
 
-    depends_on: str = RELEASE
-    depends_keys: tuple[str, ...] = RELEASE_KEYS
+    Each dependency is passed only its own value kwargs, so that every metric derived from
+    one aggregate shares one value of it (GX deduplicates metrics by their kwargs). A
+    subclass whose dependencies depend on the kwargs overrides :meth:`_deps`.
+    """
+
+    depends: tuple[tuple[str, tuple[str, ...]], ...] = ((RELEASE, RELEASE_KEYS),)
+
+    @classmethod
+    def _deps(cls, metric: MetricConfiguration) -> dict[str, MetricConfiguration]:
+        kw = metric.metric_value_kwargs
+        return {name: MetricConfiguration(metric_name=name, metric_domain_kwargs=metric.metric_domain_kwargs,
+                                          metric_value_kwargs={k: kw.get(k) for k in keys})
+                for name, keys in cls.depends}
 
     @classmethod
     def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
@@ -136,15 +147,11 @@ class _Derived(TableMetricProvider):
         deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
                                                     execution_engine=execution_engine,
                                                     runtime_configuration=runtime_configuration)
-        deps[cls.depends_on] = MetricConfiguration(
-            metric_name=cls.depends_on,
-            metric_domain_kwargs=metric.metric_domain_kwargs,
-            metric_value_kwargs={k: metric.metric_value_kwargs.get(k) for k in cls.depends_keys},
-        )
+        deps.update(cls._deps(metric))
         return deps
 
 
-class ClusteringTableMetric(_Derived):
+class ClusteringTableMetric(DependentMetric):
     """Size distribution and name counts of the predicted clustering (one pass per column)."""
 
     metric_name = CLUSTERING_TABLE
@@ -156,7 +163,7 @@ class ClusteringTableMetric(_Derived):
         return metrics[RELEASE].clustering_table(name=metric_value_kwargs.get("name_column"))
 
 
-class BenchmarkSampleMetric(_Derived):
+class BenchmarkSampleMetric(DependentMetric):
     """The benchmark restricted to the batch's release, one row per sampled cluster."""
 
     metric_name = BENCHMARK_SAMPLE
@@ -173,12 +180,12 @@ class BenchmarkSampleMetric(_Derived):
         )
 
 
-class SummaryStatisticMetric(_Derived):
+class SummaryStatisticMetric(DependentMetric):
     """One summary statistic (SPEC 3) from the clustering table; ``q`` for Hill numbers."""
 
     metric_name = SUMMARY_STATISTIC
     value_keys = (*TABLE_KEYS, "statistic", "q")
-    depends_on, depends_keys = CLUSTERING_TABLE, TABLE_KEYS
+    depends = ((CLUSTERING_TABLE, TABLE_KEYS),)
 
     @metric_value(engine=ExecutionEngine)
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
@@ -193,7 +200,7 @@ class SummaryStatisticMetric(_Derived):
                 "n_clusters": int(values["n_clusters"])}
 
 
-class EstimateMetric(_Derived):
+class EstimateMetric(DependentMetric):
     """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample.
 
     ``ci_method`` (linearization | bootstrap), ``n_boot`` and ``seed`` choose the interval
@@ -202,7 +209,7 @@ class EstimateMetric(_Derived):
 
     metric_name = ESTIMATE
     value_keys = (*SAMPLE_KEYS, "metric", "beta", "ci_level", "ci_method", "n_boot", "seed")
-    depends_on, depends_keys = BENCHMARK_SAMPLE, SAMPLE_KEYS
+    depends = ((BENCHMARK_SAMPLE, SAMPLE_KEYS),)
 
     @metric_value(engine=ExecutionEngine)
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,

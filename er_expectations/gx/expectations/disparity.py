@@ -21,7 +21,6 @@ from typing import Any, ClassVar, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.execution_engine import ExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
-from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
@@ -36,7 +35,7 @@ from ...stats.subgroups import (
     check_subgroup_metrics,
 )
 from ...text import fmt_level, fmt_number
-from ..metrics import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS
+from ..metrics import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS, DependentMetric
 from ..render import result_details, table_block
 from ._base import ERExpectation, ParameterError, json_number
 from .estimated import _SampledExpectation, design_fragment
@@ -57,23 +56,13 @@ def _encode_groups(groups: dict[str, list[str]] | None) -> str | None:
     return None if groups is None else json.dumps([[k, list(v)] for k, v in groups.items()])
 
 
-class SubgroupEstimatesMetric(TableMetricProvider):
+class SubgroupEstimatesMetric(DependentMetric):
     """Every group's estimate of one metric with its gap to the comparison (SPEC 8)."""
 
     metric_name = SUBGROUP_ESTIMATES
     value_keys = (*SAMPLE_KEYS, *_GROUP_KEYS)
 
-    @classmethod
-    def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
-                                     runtime_configuration=None):
-        deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
-                                                    execution_engine=execution_engine,
-                                                    runtime_configuration=runtime_configuration)
-        kw = metric.metric_value_kwargs
-        for name, keys in ((RELEASE, RELEASE_KEYS), (BENCHMARK_SAMPLE, SAMPLE_KEYS)):
-            deps[name] = MetricConfiguration(metric_name=name, metric_domain_kwargs=metric.metric_domain_kwargs,
-                                             metric_value_kwargs={k: kw.get(k) for k in keys})
-        return deps
+    depends = ((RELEASE, RELEASE_KEYS), (BENCHMARK_SAMPLE, SAMPLE_KEYS))
 
     @metric_value(engine=ExecutionEngine)  # pandas, SQL and Spark: only the benchmark rows are read
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
