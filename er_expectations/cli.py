@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 
 import pandas as pd
@@ -315,6 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (see :data:`EXIT_CODES`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(argv)
+    # pyspark (the spark extra), imported by GX, warns on every run about the pandas version
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                            category=FutureWarning)
     try:
         parser = build_parser()
         try:

@@ -327,6 +327,9 @@ def test_run_on_the_clean_demo_labels_exits_0(tmp_path, capsys):
     assert main(["run", str(path), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^labels\s+7/7\s+ok", out, re.M), out
+    # a labelling run counts labels files, not releases
+    assert ": 1 labels file(s), suite(s) labelling_qc" in out and re.search(r"^labels file\s+passed", out, re.M)
+    assert "All 1 labels file(s) passed every critical expectation." in out and "release(s) passed" not in out
     page = _page(out)
     # the soft rule passes and still lists its four unlike additions
     assert "Draws that break rule 5" in page and "Draws that break rule 1" not in page

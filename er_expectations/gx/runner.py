@@ -189,6 +189,8 @@ class RunReport:
     elapsed: float = 0.0
     #: What became of each alert action (sent, not needed, or not delivered and why).
     alerts: list[Any] = field(default_factory=list)
+    #: What one batch is: a "release", or the "labels file" of a labelling checkpoint.
+    unit: str = "release"
 
     #: One line on the history store (``None`` when disabled); ``history_problem`` when it
     #: could not be written (the results and Data Docs are kept; exit code 6).
@@ -250,7 +252,7 @@ class RunReport:
 
     def summary_table(self) -> str:
         """One line per release: passed/evaluated, status, failed critical and other checks."""
-        head = ("release", "passed", "status", "failed critical", "errors", "failed warning/info")
+        head = (self.unit, "passed", "status", "failed critical", "errors", "failed warning/info")
         shown = {"passed": "ok", "warnings": "ok (warnings)", "failed": "FAILED", "error": "ERROR"}
         rows = [
             (
@@ -999,8 +1001,9 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     from tqdm.auto import tqdm
 
     suite_names = tuple(s.name for s in prepared.suites)
+    unit = "labels file" if isinstance(prepared.data, LabelsData) else "release"
     print(
-        f"Checkpoint '{checkpoint.name}' ({checkpoint.path}): {len(selected)} release(s), "
+        f"Checkpoint '{checkpoint.name}' ({checkpoint.path}): {len(selected)} {unit}(s), "
         f"suite(s) {', '.join(suite_names)}; project {project_dir}",
         file=out,
         flush=True,
@@ -1017,6 +1020,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         run_name=checkpoint.name,
         run_time=run_time,
         suites=suite_names,
+        unit=unit,
     )
     site = prepared.site_name
     # One stored GX checkpoint per release, run here with ``Checkpoint.run`` under a progress
@@ -1104,9 +1108,9 @@ def _print_summary(report: RunReport, out: TextIO) -> None:
             bits.append(f"{len(errored)} had expectations that could not be computed: "
                         f"{', '.join(r.label for r in errored)}")
         passed = total - len(failed) - len(errored)
-        print(f"{passed} of {total} release(s) passed; " + "; ".join(bits) + ".", file=out)
+        print(f"{passed} of {total} {report.unit}(s) passed; " + "; ".join(bits) + ".", file=out)
     else:
-        print(f"All {total} release(s) passed every critical expectation.", file=out)
+        print(f"All {total} {report.unit}(s) passed every critical expectation.", file=out)
     for line in report.errors:
         print(f"error: {line}", file=out)
     warnings = report.warnings
