@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -189,7 +190,7 @@ def name_flags(rows: Iterable[Sequence], pieces: Pieces) -> tuple[np.ndarray, np
     return homonym, variation, has_name
 
 
-class AggregatedRelease:
+class AggregatedRelease(ABC):
     """What the SQL and Spark releases share: the size histogram and the checks on the counts.
 
     A subclass sets ``prediction`` and implements :meth:`_size_rows`, the rows
@@ -199,8 +200,9 @@ class AggregatedRelease:
     prediction: str
     _hist: tuple[np.ndarray, np.ndarray] | None = None
 
+    @abstractmethod
     def _size_rows(self) -> Sequence[Sequence[int]]:
-        raise NotImplementedError
+        """Rows ``(cluster size, number of clusters of that size)`` of the release, in any order."""
 
     def size_histogram(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct cluster sizes (ascending) and how many clusters have each (SPEC 3)."""

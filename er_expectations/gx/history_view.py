@@ -102,3 +102,17 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
         return None
     alt = f"{title}: {y_title} over the releases {rows[0]['release']} to {rows[-1]['release']}"
     return image_block(src, alt=alt)
+
+
+def skipped_and_chart_blocks(details: Mapping[str, Any], *, skipped_why: str, title: str,
+                             y_title: str) -> list[Any]:
+    """The blocks a history-based check adds under its result: why it was skipped, its chart."""
+    from .render import string_block
+
+    blocks: list[Any] = []
+    if details.get("skipped"):
+        blocks.append(string_block("Skipped: $why", {"why": details.get("note") or skipped_why}))
+    chart = chart_block(details.get("history"), title=title, y_title=y_title)
+    if chart is not None:
+        blocks.append(chart)
+    return blocks

@@ -24,9 +24,9 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from ...stats import SUMMARY_STATISTICS
 from ...text import fmt_number, format_number, statistic_label
-from ..history_view import chart_block, own_series, series_rows
+from ..history_view import own_series, series_rows, skipped_and_chart_blocks
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from ..render import result_details, string_block
+from ..render import result_details
 from ._base import NAME_COLUMN_DOC, ERExpectation, ParameterError, json_number
 from .summary import parse_q
 
@@ -191,12 +191,9 @@ class ExpectStatisticWithinControlLimits(ERExpectation):
         blocks = list(super()._diagnostic_unexpected_table_renderer(
             configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
         details = result_details(result)
-        if details.get("skipped"):
-            blocks.append(string_block("Skipped: $why", {"why": details.get("note") or "not enough history"}))
-        chart = chart_block(details.get("history"), title=str(details.get("label") or "history"),
-                            y_title=str(details.get("statistic") or "value"))
-        if chart is not None:
-            blocks.append(chart)
+        blocks.extend(skipped_and_chart_blocks(details, skipped_why="not enough history",
+                                               title=str(details.get("label") or "history"),
+                                               y_title=str(details.get("statistic") or "value")))
         return blocks or None
 
 

@@ -39,7 +39,7 @@ from ..drift_metrics import (
     RELEASE_PAIR,
     STATISTIC_CHANGE,
 )
-from ..history_view import CHART_RELEASES, chart_block, own_series, series_rows
+from ..history_view import CHART_RELEASES, own_series, series_rows, skipped_and_chart_blocks
 from ..metrics import SAMPLE_KEYS
 from ..render import result_details, string_block, table_block
 from ._base import (
@@ -161,12 +161,9 @@ class _DriftExpectation(ERExpectation):
         blocks = list(super()._diagnostic_unexpected_table_renderer(
             configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
         details = result_details(result)
-        if details.get("skipped"):
-            blocks.append(string_block("Skipped: $why", {"why": details.get("note") or "no baseline"}))
-        chart = chart_block(details.get("history"), title=str(details.get("chart_title") or "history"),
-                            y_title=str(details.get("chart_axis") or "value"))
-        if chart is not None:
-            blocks.append(chart)
+        blocks.extend(skipped_and_chart_blocks(details, skipped_why="no baseline",
+                                               title=str(details.get("chart_title") or "history"),
+                                               y_title=str(details.get("chart_axis") or "value")))
         diff = details.get("diff")
         if diff and result is not None and not result.success:
             blocks.extend(diff_blocks(diff))
