@@ -263,3 +263,17 @@ def test_python_c_runs_with_pyspark_installed(tmp_path):
                          timeout=300)
     assert out.returncode == 7, out.stderr[-2000:]
     assert "ran to the end" in out.stdout
+
+
+def test_hostile_column_names(backend):
+    """Column names with quotes, backticks, dots, spaces and HTML reach the engine as names."""
+    df = random_case(4, n_max=60)
+    names = {"record": 'id "1"', "pred": "pred.`x` <b>", "ref": "ref; DROP TABLE t", "name": "na me's"}
+    hostile = df.rename(columns=names)
+    rel = backend.release(hostile, prediction=names["pred"], record_id=names["record"])
+    want_rel = pandas_engine.PandasRelease(df, prediction="pred", record_id="record")
+    got_t, want_t = rel.clustering_table(name=names["name"]), want_rel.clustering_table(name="name")
+    assert (got_t.n_named_clusters, got_t.n_homonymous_clusters, got_t.n_varied_clusters) == (
+        want_t.n_named_clusters, want_t.n_homonymous_clusters, want_t.n_varied_clusters)
+    _assert_same_sample(rel.benchmark_sample(reference=names["ref"], name=names["name"]),
+                        want_rel.benchmark_sample(reference="ref", name="name"))

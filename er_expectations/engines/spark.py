@@ -74,7 +74,8 @@ class SparkRelease(AggregatedRelease):
         if cols.count(name) > 1:
             raise InputError(f"{parameter}={name!r}: the table has {cols.count(name)} columns with this name; "
                              "rename them so that each name is used once")
-        return self.F.col(f"`{name}`")
+        # quoted as one name part: dots stay in the name, backticks are doubled
+        return self.F.col("`" + name.replace("`", "``") + "`")
 
     def _check_record_ids(self, col: Any, name: str) -> None:
         F = self.F
