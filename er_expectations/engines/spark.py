@@ -131,18 +131,39 @@ class SparkRelease(AggregatedRelease):
         dcol = self._column(draws, "draws") if draws is not None else None
         pred = self.pred
 
-        counts = self.df.agg(
-            F.count(ref).alias("bench"),
-            F.sum(F.when(ref.isNotNull() & pred.isNull(), 1).otherwise(0)).alias("aside"),
-            F.countDistinct(ref).alias("clusters_all"),
-            F.countDistinct(F.when(pred.isNotNull(), ref)).alias("clusters_in"),
-        ).first()
-        self.check_benchmark_counts(reference, int(counts["bench"]), int(counts["clusters_in"]))
+        # The benchmark's records are few: they are filtered out of the table once and kept
+        # (cached) while the sample is built; two countDistinct over the whole table would
+        # expand and shuffle every record.
+        labelled = self.df.where(ref.isNotNull()).cache()
+        try:
+            per_ref = labelled.groupBy(ref.alias("c")).agg(
+                F.count(F.lit(1)).alias("k"),
+                F.sum(F.when(pred.isNull(), 1).otherwise(0)).alias("aside"),
+                F.max(F.when(pred.isNotNull(), 1).otherwise(0)).alias("inside"))
+            counts = per_ref.agg(
+                F.sum("k").alias("bench"), F.sum("aside").alias("aside"),
+                F.count(F.lit(1)).alias("clusters_all"), F.sum("inside").alias("clusters_in")).first()
+            self.check_benchmark_counts(reference, int(counts["bench"] or 0), int(counts["clusters_in"] or 0))
+            return self._sample(labelled.where(pred.isNotNull()), ref, spec, wcol, draws, dcol, name, counts)
+        finally:
+            labelled.unpersist()
 
-        bench = self.df.where(ref.isNotNull() & pred.isNotNull())
-        pieces_df = bench.groupBy(ref.alias("c"), pred.alias("p")).agg(F.count(F.lit(1)).alias("n"))
-        rows = (pieces_df.join(self._cluster_sizes(), "p").select("c", "p", "n", "m")
-                .orderBy("c", "p").collect())
+    def _sample(self, bench: Any, ref: Any, spec: WeightsSpec, wcol: Any, draws: str | None, dcol: Any,
+                name: str | None, counts: Any) -> BenchmarkSample:
+        F = self.F
+        pred = self.pred
+        pieces_rows = (bench.groupBy(ref.alias("c"), pred.alias("p")).agg(F.count(F.lit(1)).alias("n"))
+                       .orderBy("c", "p").collect())
+        # sizes of the predicted clusters the benchmark touches, and only those: a broadcast
+        # semi-join shuffles their records instead of every cluster of the release
+        touched = self.df.sparkSession.createDataFrame(
+            [(p,) for p in dict.fromkeys(r["p"] for r in pieces_rows)],
+            schema=self.df.select(pred.alias("p")).schema)
+        sizes = dict(
+            tuple(r) for r in self.df.where(pred.isNotNull())
+            .join(F.broadcast(touched), pred == touched["p"], "left_semi")
+            .groupBy(pred.alias("p")).agg(F.count(F.lit(1)).alias("m")).collect())
+        rows = [(r["c"], r["p"], r["n"], sizes[r["p"]]) for r in pieces_rows]
         pieces = pieces_from_rows([tuple(r) for r in rows])
 
         values = None
