@@ -77,9 +77,9 @@ def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tupl
     elif isinstance(groups, Iterable) and not isinstance(groups, (str, bytes)):
         items = [(v, [v]) for v in groups]
     else:
-        raise InputError(f"{parameter}={groups!r}: give a mapping of group names to values, e.g. "
-                         "{'api': ['api'], 'other': ['white', 'black', 'hispanic', 'aian', '2prace']}, "
-                         "or a list of values (one group each)")
+        raise InputError(f"{parameter}: expected a mapping of group names to values or a list of values "
+                         f"(one group each), got {groups!r}; e.g. "
+                         "{'api': ['api'], 'other': ['white', 'black', 'hispanic', 'aian', '2prace']}")
     if not items:
         raise InputError(f"{parameter} is empty: name at least one group, or leave it out for one group per value")
     out: dict[str, tuple[str, ...]] = {}
@@ -91,6 +91,10 @@ def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tupl
         vals = [values] if isinstance(values, (str, int, float)) and not isinstance(values, bool) else values
         if not isinstance(vals, Iterable) or isinstance(vals, (bytes, Mapping)):
             raise InputError(f"{parameter}[{name!r}]={values!r}: give a value or a list of values")
+        vals = list(vals)
+        for v in vals:
+            if isinstance(v, bool) or v is None or not str(v).strip():
+                raise InputError(f"{parameter}: group {name!r} has {v!r}, which is not a value; give the values as text")
         vals = [str(v) for v in vals]
         if not vals:
             raise InputError(f"{parameter}[{name!r}] is empty: give the values that make up the group")

@@ -27,6 +27,7 @@ import types
 import typing
 from abc import abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
@@ -66,12 +67,13 @@ __all__ = [
     "Threshold",
     "bounds_phrase",
     "check_min_max",
+    "check_field_value",
     "check_range",
-    "field_arms",
+    "field_choices",
     "json_number",
-    "model_problems",
-    "number_type",
+    "Problem",
     "threshold",
+    "validate_parameters",
 ]
 
 #: Number of sampled clusters listed under a failed estimate.
@@ -126,11 +128,14 @@ class ParameterError(ValueError):
     """A parameter value, or a rule between parameters, that does not hold.
 
     ``message`` says what is wrong, ``at`` names the parameter to point at (the YAML loader
-    reports the error at that parameter's line) and ``hint`` says how to fix it.
+    reports the error at that parameter's line; a dotted name such as ``weights.column``
+    points inside it), ``hint`` says how to fix it and ``expected``, set for a value of the
+    wrong type, what the field takes (the YAML loader words it with the value as written).
     """
 
-    def __init__(self, message: str, *, at: str | None = None, hint: str | None = None) -> None:
-        super().__init__(message, at, hint)  # kept in args: pydantic shows an exception's __dict__
+    def __init__(self, message: str, *, at: str | None = None, hint: str | None = None,
+                 expected: str | None = None) -> None:
+        super().__init__(message, at, hint, expected)  # kept in args: pydantic shows an exception's __dict__
 
     @property
     def message(self) -> str:
@@ -144,6 +149,10 @@ class ParameterError(ValueError):
     def hint(self) -> str | None:
         return self.args[2]
 
+    @property
+    def expected(self) -> str | None:
+        return self.args[3]
+
     def __str__(self) -> str:
         return f"{self.message}; {self.hint}" if self.hint else self.message
 
@@ -151,8 +160,9 @@ class ParameterError(ValueError):
         return _rebuild_parameter_error, self.args
 
 
-def _rebuild_parameter_error(message: str, at: str | None, hint: str | None) -> ParameterError:
-    return ParameterError(message, at=at, hint=hint)
+def _rebuild_parameter_error(message: str, at: str | None, hint: str | None,
+                             expected: str | None = None) -> ParameterError:
+    return ParameterError(message, at=at, hint=hint, expected=expected)
 
 
 NAME_COLUMN_DOC = "Column with the name used for homonymy and name variation."
@@ -192,7 +202,7 @@ def number_type(field: Any) -> type | None:
     return None
 
 
-def _choices(field: Any) -> tuple[Any, ...]:
+def field_choices(field: Any) -> tuple[Any, ...]:
     arms = field_arms(field)
     if len(arms) == 1 and typing.get_origin(arms[0]) is Literal:
         return typing.get_args(arms[0])
@@ -222,34 +232,57 @@ def _check_bounds(info: Any, value: float) -> None:
             raise ParameterError(f"must be {op} {format_number(limit)}, got {got}", hint=hint)
 
 
+_INFINITIES = {"inf": math.inf, "+inf": math.inf, "infinity": math.inf, "+infinity": math.inf, ".inf": math.inf,
+               "+.inf": math.inf, "-inf": -math.inf, "-infinity": -math.inf, "-.inf": -math.inf}
+
+
+def _number(field: Any, value: Any, kind: type) -> float | int:
+    """A number field's value: a real number (infinity also as text, e.g. from JSON or YAML's ``inf``),
+    an integer for an ``int`` field, finite unless the field has ``allow_inf``, within its bounds."""
+    what = "an integer" if kind is int else "a number"
+    if isinstance(value, str) and value.strip().lower() in _INFINITIES:
+        value = _INFINITIES[value.strip().lower()]
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"expected {what}, got {value!r}", expected=what,
+                             hint="booleans are not numbers" if isinstance(value, bool) else None)
+    if math.isnan(value):
+        raise ParameterError(f"expected {what}, got nan", expected=what)
+    if kind is int and not isinstance(value, numbers.Integral):
+        raise ParameterError(f"expected an integer, got {value!r}", expected=what)
+    if math.isinf(value) and not field.field_info.extra.get("allow_inf"):
+        raise ParameterError(f"expected a finite number, got {format_number(value)}", expected="a finite number")
+    value = kind(value)
+    _check_bounds(field.field_info, value)
+    return value
+
+
 def check_field_value(field: Any, value: Any) -> Any:
     """The checks every parameter gets from its field declaration, before pydantic's own.
 
-    Numbers: booleans refused, integers must be integers (not 2000.0), NaN refused, infinity only where
-    the field has ``allow_inf``, then the field's bounds. Text: not blank. Choices: one of
-    the ``Literal`` values (with a "did you mean"). Other values go to pydantic unchanged.
+    Types are strict (pydantic v1 would read ``"0.5"`` as a number, ``"on"`` as true and ``5``
+    as text): numbers go through :func:`_number`, booleans must be booleans, text must be
+    non-blank text, choices one of the ``Literal`` values (with a "did you mean"). A type error
+    carries ``expected`` (what the field takes), which the YAML loader words with the value
+    as written. Other values go to pydantic unchanged.
     """
     if value is None or is_suite_parameter(value):
         return value
     kind = number_type(field)
-    if kind is not None and isinstance(value, bool):
-        raise ParameterError(f"expected a number, got {value}", hint="booleans are not numbers")
-    if kind is int and isinstance(value, numbers.Real):
-        if not isinstance(value, numbers.Integral):
-            raise ParameterError(f"expected an integer, got {value!r}", hint="give a whole number")
-        value = int(value)
-        _check_bounds(field.field_info, value)
-    elif kind is float and isinstance(value, numbers.Real):
-        if math.isnan(value):
-            raise ParameterError("expected a number, got nan")
-        if math.isinf(value) and not field.field_info.extra.get("allow_inf"):
-            raise ParameterError(f"expected a finite number, got {format_number(value)}")
-        _check_bounds(field.field_info, float(value))
-    elif field_arms(field) == (str,) and isinstance(value, str) and not value.strip():
-        raise ParameterError("expected text, got an empty string")
-    elif (choices := _choices(field)) and isinstance(value, str) and value not in choices:
-        raise ParameterError(f"expected one of {quote_list(choices)}, got {value!r}",
-                             hint=did_you_mean(value, choices))
+    if kind is not None:
+        return _number(field, value, kind)
+    arms = field_arms(field)
+    if arms == (bool,) and not isinstance(value, bool):
+        raise ParameterError(f"expected true or false, got {value!r}", expected="true or false")
+    if arms == (str,):
+        if not isinstance(value, str):
+            raise ParameterError(f"expected text, got {value!r}", expected="text")
+        if not value.strip():
+            raise ParameterError("expected text, got an empty string", hint="write a value or remove the key")
+    choices = field_choices(field)
+    if choices and value not in choices:
+        expected = f"one of {quote_list(choices)}"
+        raise ParameterError(f"expected {expected}, got {value!r}", expected=expected,
+                             hint=did_you_mean(value, choices) if isinstance(value, str) else None)
     return value
 
 
@@ -278,18 +311,30 @@ def check_min_max(name: str, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def model_problems(model: type, kwargs: Mapping[str, Any]) -> list[tuple[str | None, str | None, str, str | None]]:
-    """Every problem pydantic finds building ``model(**kwargs)``.
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One error pydantic found building an expectation (see :func:`validate_parameters`).
 
-    One ``(field, at, message, hint)`` per error: ``field`` is the parameter whose own value
-    failed (``None`` for a rule between parameters), ``at`` the parameter a rule points at
-    (``None``: the expectation as a whole). Field messages start with the parameter name.
+    ``field`` is the parameter whose own value failed (``None``: a rule between parameters),
+    ``at`` the parameter, or dotted path inside one, to point at (``None``: the expectation
+    as a whole); ``expected`` is set for a value of the wrong type; ``missing`` for a
+    required parameter nobody gave.
     """
+
+    field: str | None
+    at: str | None
+    message: str
+    hint: str | None = None
+    expected: str | None = None
+    missing: bool = False
+
+
+def validate_parameters(model: type, kwargs: Mapping[str, Any]) -> tuple[Any, list[Problem]]:
+    """Build ``model(**kwargs)``: the expectation, or ``None`` and every problem pydantic found."""
     try:
-        model(**kwargs)
+        return model(**kwargs), []
     except pydantic.ValidationError as error:
-        return [_problem(loc, exc) for loc, exc in _raw_errors(error.raw_errors, ())]
-    return []
+        return None, [_problem(loc, exc) for loc, exc in _raw_errors(error.raw_errors, ())]
 
 
 def _raw_errors(items: Any, loc: tuple[Any, ...]) -> typing.Iterator[tuple[tuple[Any, ...], Exception]]:
@@ -302,15 +347,12 @@ def _raw_errors(items: Any, loc: tuple[Any, ...]) -> typing.Iterator[tuple[tuple
             yield loc + item.loc_tuple(), item.exc
 
 
-def _problem(loc: tuple[Any, ...], exc: Exception) -> tuple[str | None, str | None, str, str | None]:
+def _problem(loc: tuple[Any, ...], exc: Exception) -> Problem:
     field = str(loc[0]) if loc and loc[0] != "__root__" else None
+    missing = isinstance(exc, pydantic.errors.MissingError)
     if isinstance(exc, ParameterError):
-        message, hint, at = exc.message, exc.hint, exc.at
-    else:
-        message, hint, at = str(exc) or type(exc).__name__, None, None
-    if field is not None:
-        return field, field, f"{field}: {message}", hint
-    return None, at, message, hint
+        return Problem(field, exc.at or field, exc.message, exc.hint, exc.expected, missing)
+    return Problem(field, field, str(exc) or type(exc).__name__, missing=missing)
 
 
 def _threshold(value: Any) -> str:

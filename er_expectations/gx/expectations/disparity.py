@@ -159,7 +159,7 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
         try:
             parsed = parse_groups(value)
         except InputError as error:
-            raise ParameterError(str(error)) from None
+            raise ParameterError(str(error).removeprefix("groups: ")) from None
         return None if parsed is None else {k: list(v) for k, v in parsed.items()}
 
     @pydantic.validator("metric")

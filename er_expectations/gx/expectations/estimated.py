@@ -18,7 +18,8 @@ from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ...api import sample_error_frame
-from ...engines.base import parse_weights
+from ...engines.base import DESIGNS
+from ...hints import did_you_mean, quote_list
 from ...stats import CI_METHODS, DEFAULT_N_BOOT, METRICS, PERFORMANCE_METRICS
 from ...stats.estimator import MIN_N_BOOT
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
@@ -27,6 +28,7 @@ from ._base import (
     TOP_CLUSTERS,
     BoundedExpectation,
     ERExpectation,
+    ParameterError,
     Threshold,
     json_number,
     threshold,
@@ -71,6 +73,10 @@ def design_fragment(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return template, params
 
 
+#: What ``weights`` takes (SPEC 3): a sampling design, or the column of the weights w_c = 1/p_c.
+WEIGHT_FORMS = f"{quote_list(DESIGNS)} or {{column: <weight column>}}"
+
+
 class _SampledExpectation(ERExpectation):
     """Common fields of expectations that read the benchmark sample."""
 
@@ -84,9 +90,26 @@ class _SampledExpectation(ERExpectation):
     ci_level: float = pydantic.Field(
         0.95, gt=0.0, lt=1.0, description="Confidence level of the interval, strictly between 0 and 1.")
 
-    @pydantic.validator("weights")
+    @pydantic.validator("weights", pre=True)
     def _check_weights(cls, w):
-        parse_weights(w)  # the one parser of the option (engines.base); raises InputError (a ValueError)
+        """The documented forms only (a column is named as ``{column: <weight column>}``)."""
+        if isinstance(w, dict):
+            extra = [key for key in w if key != "column"]
+            if extra or not w:
+                raise ParameterError(
+                    "a weights mapping takes the single key 'column', got "
+                    + (quote_list(extra, conjunction="and") if extra else "an empty mapping"),
+                    hint="write weights: {column: <weight column>}")
+            column = w["column"]
+            if not isinstance(column, str):
+                raise ParameterError(f"expected text, got {column!r}", at="weights.column", expected="text")
+            if not column.strip():
+                raise ParameterError("expected text, got an empty string", at="weights.column",
+                                     hint="write the name of the weights column")
+        elif w not in DESIGNS:
+            hint = did_you_mean(w, DESIGNS) if isinstance(w, str) else None
+            raise ParameterError(f"expected {WEIGHT_FORMS}, got {w!r}", expected=WEIGHT_FORMS,
+                                 hint=hint or "for a weight column write weights: {column: <weight column>}")
         return w
 
     def _sample_value(self, name_column: str | None = None) -> dict[str, Any]:
