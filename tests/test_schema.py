@@ -402,3 +402,15 @@ def test_suite_errors_point_at_the_parameter_line(tmp_path):
         (13, 17, "min_value = max_value = 0 with strict_max: no value can pass"),
     ]
     assert caught.value.issues[0].hint == "write it as a fraction, e.g. 0.015 for 1.5 %"
+
+
+def test_every_column_parameter_is_marked_as_one():
+    """The runner checks the columns the models mark (``column=`` in the field); a new parameter
+    that names a column but is not marked would escape that check. Only the baseline column is
+    not an input column: the runner adds it to the batch."""
+    from er_expectations.gx.expectations import COLUMN_PARAMETERS, RECORD_COLUMN_PARAMETERS
+
+    named = {param.name for spec in REGISTRY.values() for param in spec.params
+             if param.name.endswith("_column") or param.name == "weights"}
+    assert set(COLUMN_PARAMETERS) == named - {"baseline_column"}
+    assert set(RECORD_COLUMN_PARAMETERS) == {"surname_column", "first_name_column", "group_column"}

@@ -20,9 +20,11 @@
 
 Which expectations exist and what parameters they take comes from a registry
 (:func:`~er_expectations.config.schema.default_registry`, derived from the GX expectation
-classes, unless the caller passes one). Each value is read with messages about the YAML
-node; then the expectation model is built, so its bounds and the rules between parameters
-apply, reported at the line of the parameter concerned.
+classes, unless the caller passes one). The values of an entry (and the defaults it inherits)
+are handed as plain data to the expectation's GX model, which checks their types, bounds and
+the rules between parameters; each error is reported at the YAML node of the parameter
+concerned, a wrong type worded with the value as written (``got the string '0.5'``) and a
+hint about how to write it in YAML.
 """
 
 from __future__ import annotations

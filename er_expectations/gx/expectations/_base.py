@@ -53,7 +53,7 @@ from great_expectations.render.renderer_configuration import (
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ...hints import did_you_mean, quote_list
-from ...text import format_number, range_phrase
+from ...text import fmt_threshold, format_number, range_phrase
 from ..render import config_of, result_details, string_block, table_block
 
 __all__ = [
@@ -68,7 +68,7 @@ __all__ = [
     "bounds_phrase",
     "check_min_max",
     "check_field_value",
-    "check_range",
+    "column_parameters",
     "field_choices",
     "json_number",
     "Problem",
@@ -112,16 +112,6 @@ def json_number(x: Any) -> float | int | None:
     if isinstance(x, float) and math.isnan(x):
         return None
     return x
-
-
-def check_range(lo: float, hi: float, min_value: float | None, max_value: float | None, *,
-                strict_min: bool = False, strict_max: bool = False) -> bool:
-    """True when [lo, hi] lies within the bounds (None = unbounded; a strict bound is excluded)."""
-    if math.isnan(lo) or math.isnan(hi):
-        return False
-    if min_value is not None and (lo < min_value or (strict_min and lo == min_value)):
-        return False
-    return not (max_value is not None and (hi > max_value or (strict_max and hi == max_value)))
 
 
 class ParameterError(ValueError):
@@ -286,6 +276,19 @@ def check_field_value(field: Any, value: Any) -> Any:
     return value
 
 
+def column_parameters(models: typing.Iterable[type], source: str | None = None) -> tuple[str, ...]:
+    """The parameters that name a column, as the models mark them (``column=`` in the field:
+    ``"batch"``, or ``"records"`` for a column of the records file), in declaration order;
+    ``source`` keeps one kind."""
+    names: dict[str, None] = {}
+    for model in models:
+        for name, field in model.parameter_fields().items():  # type: ignore[attr-defined]
+            kind = field.field_info.extra.get("column")
+            if kind and source in (None, kind):
+                names.setdefault(name)
+    return tuple(names)
+
+
 def check_min_max(name: str, values: dict[str, Any]) -> dict[str, Any]:
     """Shared root validation: at least one bound, and min_value ≤ max_value (< when strict).
 
@@ -359,7 +362,7 @@ def _threshold(value: Any) -> str:
     """A bound as the user wrote it, or the name of the suite parameter that fills it."""
     if is_suite_parameter(value):
         return f"the suite parameter {get_suite_parameter_key(value)}"
-    return range_phrase(value, None).removeprefix("is at least ")
+    return fmt_threshold(value)
 
 
 def bounds_phrase(kwargs: dict[str, Any]) -> str:
@@ -398,11 +401,12 @@ _NOT_PARAMETERS = frozenset(BatchExpectation.__fields__) | {"row_condition", "co
 class ERExpectation(BatchExpectation):
     """Abstract base: renders a plain-English sentence and a human observed value."""
 
-    prediction_column: str = pydantic.Field(..., description="Column with the predicted cluster id of each record.")
+    prediction_column: str = pydantic.Field(..., description="Column with the predicted cluster id of each record.",
+                                          column="batch")
     #: The record id column: when given, a batch with duplicated records is an error (SPEC 2.1).
     record_id_column: str | None = pydantic.Field(
         None, description="Column with the record id: a batch with a duplicated record is then an error "
-        "instead of a silently wrong statistic (checkpoints also check every input file).")
+        "instead of a silently wrong statistic (checkpoints also check every input file).", column="batch")
     #: Declared only to refuse them with the reason (see ROW_CONDITION_REFUSED).
     row_condition: Any = None
     condition_parser: Any = None
@@ -567,13 +571,19 @@ class BoundedExpectation(ERExpectation):
         return check_min_max(cls.expectation_type, values)
 
     def in_range(self, lo: float, hi: float | None = None) -> bool:
-        """True when [lo, hi] (or the value lo) satisfies the bounds once parameters are filled in."""
+        """True when [lo, hi] (or the value lo) lies within the bounds once parameters are filled in
+        (``None``: unbounded; a strict bound is excluded; NaN never does)."""
         for key in self.BOUND_KEYS:
             if is_suite_parameter(getattr(self, key)):
                 raise ValueError(f"{key}: suite parameter {get_suite_parameter_key(getattr(self, key))!r} "
                                  "has no value; pass it in expectation_parameters")
-        return check_range(lo, lo if hi is None else hi, self.min_value, self.max_value,
-                           strict_min=bool(self.strict_min), strict_max=bool(self.strict_max))
+        hi = lo if hi is None else hi
+        if math.isnan(lo) or math.isnan(hi):
+            return False
+        low, high = self.min_value, self.max_value
+        if low is not None and (lo < low or (self.strict_min and lo == low)):
+            return False
+        return not (high is not None and (hi > high or (self.strict_max and hi == high)))
 
     @staticmethod
     def wants_error_table(runtime_configuration: dict | None) -> bool:

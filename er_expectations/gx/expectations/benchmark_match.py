@@ -35,7 +35,7 @@ class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
     statistic: Literal[TRUE_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic to compare.")
     name_column: str | None = pydantic.Field(
-        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
+        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.", column="batch")
 
     args_keys: ClassVar[tuple[str, ...]] = ("statistic", "prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (

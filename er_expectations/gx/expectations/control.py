@@ -56,7 +56,7 @@ class ExpectStatisticWithinControlLimits(ERExpectation):
                                            description="Order of the Hill number (statistic: hill_number), "
                                            "q >= 0 (.inf allowed).")
     name_column: str | None = pydantic.Field(
-        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
+        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.", column="batch")
     window: int = pydantic.Field(8, ge=2, le=1000, description="How many past releases the limits are drawn from.")
     min_history: int = pydantic.Field(
         3, ge=2, le=1000, description="Fewest past values needed; with fewer the check is skipped (not enough "

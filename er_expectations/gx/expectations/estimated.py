@@ -81,12 +81,12 @@ class _SampledExpectation(ERExpectation):
     """Common fields of expectations that read the benchmark sample."""
 
     reference_column: str = pydantic.Field(
-        ..., description="Column with the benchmark (true) cluster id; null outside the benchmark.")
+        ..., description="Column with the benchmark (true) cluster id; null outside the benchmark.", column="batch")
     weights: str | dict[str, str] = pydantic.Field(
         "cluster_size", description="Benchmark sampling design: cluster_size (clusters drawn with probability "
-        "proportional to their size), uniform, or {column: <weight column>}.")
+        "proportional to their size), uniform, or {column: <weight column>}.", column="batch")
     draws_column: str | None = pydantic.Field(
-        None, description="Column with how many times each benchmark cluster was drawn (default 1).")
+        None, description="Column with how many times each benchmark cluster was drawn (default 1).", column="batch")
     ci_level: float = pydantic.Field(
         0.95, gt=0.0, lt=1.0, description="Confidence level of the interval, strictly between 0 and 1.")
 

@@ -148,7 +148,7 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
 class _NamedStatisticExpectation(_ClusteringStatisticExpectation):
     """A rate over the predicted clusters that needs their names."""
 
-    name_column: str = pydantic.Field(..., description=NAME_COLUMN_DOC)
+    name_column: str = pydantic.Field(..., description=NAME_COLUMN_DOC, column="batch")
     min_value: Threshold = threshold("min", ge=0.0, le=1.0)
     max_value: Threshold = threshold("max", ge=0.0, le=1.0)
     needs_names: ClassVar[bool] = True
