@@ -57,7 +57,6 @@ from ...text import fmt_threshold, format_number, range_phrase
 from ..render import config_of, result_details, string_block, table_block
 
 __all__ = [
-    "NAME_COLUMN_DOC",
     "BoundedExpectation",
     "ERExpectation",
     "ParameterError",
@@ -154,8 +153,6 @@ def _rebuild_parameter_error(message: str, at: str | None, hint: str | None,
                              expected: str | None = None) -> ParameterError:
     return ParameterError(message, at=at, hint=hint, expected=expected)
 
-
-NAME_COLUMN_DOC = "Column with the name used for homonymy and name variation."
 
 #: A bound: a number or a suite parameter ``{"$PARAMETER": name}`` filled in by GX.
 Threshold = float | SuiteParameterDict | None
