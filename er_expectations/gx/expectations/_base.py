@@ -12,10 +12,12 @@ itself fails).
 
 The pydantic fields of the expectation classes are the one declaration of every parameter:
 type, required or default, bounds (``ge``/``gt``/``le``/``lt``, and ``allow_inf`` for the
-numbers that may be infinite), ``Literal`` choices and the description. Cross-parameter rules
-are root validators that raise :class:`ParameterError`. The YAML suite loader
-(``er_expectations.config``) derives what a suite file may say from these fields and runs
-these validators, so a suite file and a GX constructor refuse the same values.
+numbers that may be infinite), ``Literal`` choices, ``column=`` for a parameter that names a
+column, and the description. :func:`check_field_value` reads every value strictly by its
+field; cross-parameter rules are root validators that raise :class:`ParameterError`. The
+YAML suite loader (``er_expectations.config``) builds these models from the YAML values
+(:func:`validate_parameters`) and reports each :class:`Problem` at its line, so a suite file
+and a GX constructor refuse the same values.
 """
 
 from __future__ import annotations
@@ -190,6 +192,7 @@ def number_type(field: Any) -> type | None:
 
 
 def field_choices(field: Any) -> tuple[Any, ...]:
+    """The values of a ``Literal`` field (empty for any other)."""
     arms = field_arms(field)
     if len(arms) == 1 and typing.get_origin(arms[0]) is Literal:
         return typing.get_args(arms[0])
@@ -355,33 +358,24 @@ def _problem(loc: tuple[Any, ...], exc: Exception) -> Problem:
     return Problem(field, field, str(exc) or type(exc).__name__, missing=missing)
 
 
-def _threshold(value: Any) -> str:
-    """A bound as the user wrote it, or the name of the suite parameter that fills it."""
-    if is_suite_parameter(value):
-        return f"the suite parameter {get_suite_parameter_key(value)}"
-    return fmt_threshold(value)
-
-
 def bounds_phrase(kwargs: dict[str, Any]) -> str:
     """'is between 0.85 and 0.95', 'is greater than 0.9', 'is at most the suite parameter x'."""
     lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
-    s_lo, s_hi = kwargs.get("strict_min") is True, kwargs.get("strict_max") is True
-    params = is_suite_parameter(lo) or is_suite_parameter(hi)
-    if not (params or s_lo or s_hi or is_suite_parameter(kwargs.get("strict_min"))
-            or is_suite_parameter(kwargs.get("strict_max"))):
+    flags = {"min": kwargs.get("strict_min"), "max": kwargs.get("strict_max")}
+    if not any(v is True or is_suite_parameter(v) for v in (lo, hi, *flags.values())):
         return range_phrase(lo, hi)
-    unbounded = (None, -math.inf, math.inf)
     parts = []
-    if not (lo in unbounded and not is_suite_parameter(lo)):
-        op = "greater than" if s_lo else "at least"
-        if is_suite_parameter(kwargs.get("strict_min")):
-            op = f"at least (strictly if {get_suite_parameter_key(kwargs['strict_min'])})"
-        parts.append(f"{op} {_threshold(lo)}")
-    if not (hi in unbounded and not is_suite_parameter(hi)):
-        op = "less than" if s_hi else "at most"
-        if is_suite_parameter(kwargs.get("strict_max")):
-            op = f"at most (strictly if {get_suite_parameter_key(kwargs['strict_max'])})"
-        parts.append(f"{op} {_threshold(hi)}")
+    for side, bound, plain, strict in (("min", lo, "at least", "greater than"), ("max", hi, "at most", "less than")):
+        if is_suite_parameter(bound):
+            value = f"the suite parameter {get_suite_parameter_key(bound)}"
+        elif bound in (None, -math.inf, math.inf):
+            continue
+        else:
+            value = fmt_threshold(bound)
+        flag = flags[side]
+        op = f"{plain} (strictly if {get_suite_parameter_key(flag)})" if is_suite_parameter(flag) else (
+            strict if flag is True else plain)
+        parts.append(f"{op} {value}")
     return "is " + " and ".join(parts) if parts else range_phrase(None, None)
 
 
