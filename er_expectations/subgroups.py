@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
@@ -64,6 +65,11 @@ def _choice(value: object, choices: Sequence[str], parameter: str) -> str:
     return value
 
 
+def _is_value(value: object) -> bool:
+    """A group name or value: a non-blank text or a number (compared as text), not a boolean or a list."""
+    return isinstance(value, str | numbers.Real) and not isinstance(value, bool) and bool(str(value).strip())
+
+
 def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tuple[str, ...]] | None:
     """``groups`` as {group name: values}: None, a list of values (one group each) or a mapping.
 
@@ -77,15 +83,15 @@ def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tupl
     elif isinstance(groups, Iterable) and not isinstance(groups, (str, bytes)):
         items = [(v, [v]) for v in groups]
     else:
-        raise InputError(f"{parameter}: expected a mapping of group names to values or a list of values "
-                         f"(one group each), got {groups!r}; e.g. "
-                         "{'api': ['api'], 'other': ['white', 'black', 'hispanic', 'aian', '2prace']}")
+        raise InputError(f"{parameter}={groups!r}: give a mapping of group names to values, e.g. "
+                         "{'api': ['api'], 'other': ['white', 'black', 'hispanic', 'aian', '2prace']}, "
+                         "or a list of values (one group each)")
     if not items:
         raise InputError(f"{parameter} is empty: name at least one group, or leave it out for one group per value")
     out: dict[str, tuple[str, ...]] = {}
     owner: dict[str, str] = {}
     for name, values in items:
-        if isinstance(name, bool) or name is None or not str(name).strip():
+        if not _is_value(name):
             raise InputError(f"{parameter}: group name {name!r} is not a text; name every group")
         name = str(name)
         vals = [values] if isinstance(values, (str, int, float)) and not isinstance(values, bool) else values
@@ -93,7 +99,7 @@ def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tupl
             raise InputError(f"{parameter}[{name!r}]={values!r}: give a value or a list of values")
         vals = list(vals)
         for v in vals:
-            if isinstance(v, bool) or v is None or not str(v).strip():
+            if not _is_value(v):
                 raise InputError(f"{parameter}: group {name!r} has {v!r}, which is not a value; give the values as text")
         vals = [str(v) for v in vals]
         if not vals:

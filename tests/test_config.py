@@ -1482,3 +1482,25 @@ def test_the_gx_models_read_types_strictly_as_the_suite_files_do():
             ExpectMatchingRateToBeBetween(**{"prediction_column": "p", **kwargs})
     # infinity may be written as text where a field allows it (JSON has no infinity)
     assert ExpectHillNumberToBeBetween(prediction_column="p", q="Infinity", min_value=1).q == "inf"
+
+
+def test_subgroups_are_read_by_the_model_and_located(tmp_path):
+    path = write(tmp_path, "s.yml", """
+        suite: s
+        defaults: {prediction_column: p, reference_column: r, group_column: g, max_disparity: 0.1}
+        expectations:
+          - expectation: expect_subgroup_disparity_to_be_below
+            groups: 5
+          - expectation: expect_subgroup_disparity_to_be_below
+            groups: [a, [b]]
+          - expectation: expect_subgroup_disparity_to_be_below
+            groups: {x: a, y: [b, 2]}
+    """)
+    found = [(issue.line, issue.column, issue.message) for issue in issues_of(path)]
+    assert found == [
+        (5, 13, "groups: expected a mapping of group names to values or a list of values, got the number 5"),
+        (7, 13, "groups: group name ['b'] is not a text; name every group"),
+    ]
+    path.write_text(path.read_text().replace("groups: 5", "groups: [a]").replace("[a, [b]]", "[a, b]"))
+    assert [e.kwargs["groups"] for e in load_suite(path).expectations] == [["a"], ["a", "b"],
+                                                                          {"x": "a", "y": ["b", 2]}]

@@ -312,11 +312,11 @@ def _check_unused_defaults(
         spec = known[name]
         if name in used or spec is None or spec.model is None:
             continue
-        from ..gx.expectations._base import ParameterError, check_field_value  # noqa: I001 (GX only here)
+        from ..gx.expectations import _base  # GX, only when a model checks the value
 
         try:
-            check_field_value(spec.model.parameter_fields()[name], _plain(node))  # type: ignore[attr-defined]
-        except ParameterError as error:
+            _base.check_field_value(spec.model.parameter_fields()[name], _plain(node))  # type: ignore[attr-defined]
+        except _base.ParameterError as error:
             if error.expected is not None:
                 issues.add(node, *_wording(name, error.message, error.hint, error.expected, node))
 
@@ -337,10 +337,12 @@ def _mapping_of(pairs: Mapping[str, _Pair], at: Node) -> Node:
 
 def _node_at(written: Node, at: str | None) -> Node | None:
     """The node a problem points at: a parameter, or a dotted path inside one."""
+    if not at:
+        return None
     node: Node | None = written
-    for part in (at or "").split(".") if at else ():
+    for part in at.split("."):
         node = node.get(part) if node is not None and node.kind == "mapping" else None
-    return node if at else None
+    return node
 
 
 def _expectation(

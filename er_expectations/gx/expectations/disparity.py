@@ -51,6 +51,10 @@ ETHNICITY_TABLES = ("census", "census_lstm")
 ETHNICITY_YEARS = (2000, 2010, 2020)
 
 
+#: What ``groups`` takes (SPEC 8).
+_GROUPS_FORMS = "a mapping of group names to values or a list of values"
+
+
 def _encode_groups(groups: dict[str, list[str]] | None) -> str | None:
     """Groups as a hashable metric kwarg (JSON text keeping the order of the groups)."""
     return None if groups is None else json.dumps([[k, list(v)] for k, v in groups.items()])
@@ -156,6 +160,9 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
     def _parse_groups(cls, value):
         from ...subgroups import parse_groups
 
+        if value is not None and not isinstance(value, dict | list | tuple):
+            raise ParameterError(f"expected {_GROUPS_FORMS}, got {value!r}", expected=_GROUPS_FORMS,
+                                 hint="write it as groups: {api: [api], other: [white, black, hispanic]}")
         try:
             parsed = parse_groups(value)
         except InputError as error:
