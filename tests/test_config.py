@@ -1439,6 +1439,7 @@ def test_values_of_the_wrong_type_are_all_reported_where_written(tmp_path):
             q: "2"
             min_value: 1
             strict_min: "true"
+            max_value: {a: 1}
           - expectation: expect_subgroup_disparity_to_be_below
             group_column: g
             max_disparity: 0.1
@@ -1459,9 +1460,10 @@ def test_values_of_the_wrong_type_are_all_reported_where_written(tmp_path):
          "write the value itself"),
         (13, 8, "q: expected a number, got the string '2'", "remove the quotes: q: 2"),
         (15, 17, "strict_min: expected true or false, got the string 'true'", "remove the quotes: strict_min: true"),
-        (19, 13, "groups: group 'x' has True, which is not a value; give the values as text", None),
-        (22, 23, "weights.column: expected text, got an empty string", "write the name of the weights column"),
-        (23, 13, "n_boot: expected an integer, got the number 2000.0",
+        (16, 16, "max_value: expected a number, got a mapping", "write a number, e.g. 0.9 or .inf"),
+        (20, 13, "groups: group 'x' has True, which is not a value; give the values as text", None),
+        (23, 23, "weights.column: expected text, got an empty string", "write the name of the weights column"),
+        (24, 13, "n_boot: expected an integer, got the number 2000.0",
          "write it without the decimal point: n_boot: 2000"),
     ]
 

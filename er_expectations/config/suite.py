@@ -507,41 +507,30 @@ def _check_model(
     return {key: check_field_value(fields[key], value) for key, value in kwargs.items()}  # the declared reading
 
 
-#: The hint for a value of the wrong type, by what the field expected.
-_TYPE_HINTS = {
-    "a number": "write a number, e.g. 0.9",
-    "an integer": "write a whole number, e.g. 2",
-    "a finite number": "infinity is not allowed for this parameter",
-    "true or false": "write true or false",
-}
-
-
 def _wording(where: str, message: str, hint: str | None, expected: str | None, node: Node) -> tuple[str, str | None]:
     """Message and hint of a parameter's problem: a wrong type is told with the value as written
-    in the file and a hint about how to write it in YAML."""
+    in the file, and a hint about how to write it in YAML when there is one (else the model's)."""
     if expected is None:
         return f"{where}: {message}", hint
-    yaml_hint = _yaml_hint(where.rsplit(".", 1)[-1], expected, node)
-    return f"{where}: expected {expected}, got {describe(node)}", "; ".join(h for h in (hint, yaml_hint) if h) or None
+    return f"{where}: expected {expected}, got {describe(node)}", _yaml_hint(where.rsplit(".", 1)[-1], expected,
+                                                                              node) or hint
 
 
 def _yaml_hint(key: str, expected: str, node: Node) -> str | None:
+    """How to write the value in YAML: quoted text, a number without quotes or decimal point, a fraction."""
     if expected == "text":
         return f'put it in quotes: "{node.text}"' if node.kind == "scalar" else "write a single text value"
-    if expected not in _TYPE_HINTS:
-        return None
     text = node.text.strip() if node.kind == "scalar" else ""
     if node.quoted and isinstance(node.value, str):
-        number = _finite_number(text)
-        fits = {"a number": number is not None, "a finite number": number is not None,
-                "an integer": text.lstrip("+-").isdigit(), "true or false": text.lower() in ("true", "false")}
-        if fits[expected]:
+        fits = {"a number": _finite_number(text) is not None, "an integer": text.lstrip("+-").isdigit(),
+                "true or false": text.lower() in ("true", "false")}
+        if fits.get(expected):
             return f"remove the quotes: {key}: {text.lower() if expected == 'true or false' else text}"
     if expected == "an integer" and isinstance(node.value, float) and node.value.is_integer():
         return f"write it without the decimal point: {key}: {int(node.value)}"
     if expected == "a number" and text.endswith("%") and (percent := _finite_number(text[:-1])) is not None:
         return f"write a fraction: {format_number(percent / 100)} for {text}"
-    return _TYPE_HINTS[expected]
+    return None
 
 
 def _finite_number(text: str) -> float | None:

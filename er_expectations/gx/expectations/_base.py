@@ -230,17 +230,21 @@ def _number(field: Any, value: Any, kind: type) -> float | int:
     """A number field's value: a real number (infinity also as text, e.g. from JSON or YAML's ``inf``),
     an integer for an ``int`` field, finite unless the field has ``allow_inf``, within its bounds."""
     what = "an integer" if kind is int else "a number"
+    allow_inf = field.field_info.extra.get("allow_inf")
+    example = ("write a whole number, e.g. 2" if kind is int else "write a number, e.g. 0.9") + (
+        " or .inf" if allow_inf else "")
     if isinstance(value, str) and value.strip().lower() in _INFINITIES:
         value = _INFINITIES[value.strip().lower()]
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"expected {what}, got {value!r}", expected=what,
-                             hint="booleans are not numbers" if isinstance(value, bool) else None)
+                             hint=f"booleans are not numbers; {example}" if isinstance(value, bool) else example)
     if math.isnan(value):
-        raise ParameterError(f"expected {what}, got nan", expected=what)
+        raise ParameterError(f"expected {what}, got nan", expected=what, hint=example)
     if kind is int and not isinstance(value, numbers.Integral):
-        raise ParameterError(f"expected an integer, got {value!r}", expected=what)
-    if math.isinf(value) and not field.field_info.extra.get("allow_inf"):
-        raise ParameterError(f"expected a finite number, got {format_number(value)}", expected="a finite number")
+        raise ParameterError(f"expected an integer, got {value!r}", expected=what, hint=example)
+    if math.isinf(value) and not allow_inf:
+        raise ParameterError(f"expected a finite number, got {format_number(value)}", expected="a finite number",
+                             hint="infinity is not allowed for this parameter")
     value = kind(value)
     _check_bounds(field.field_info, value)
     return value
@@ -262,7 +266,8 @@ def check_field_value(field: Any, value: Any) -> Any:
         return _number(field, value, kind)
     arms = field_arms(field)
     if arms == (bool,) and not isinstance(value, bool):
-        raise ParameterError(f"expected true or false, got {value!r}", expected="true or false")
+        raise ParameterError(f"expected true or false, got {value!r}", expected="true or false",
+                             hint="write true or false")
     if arms == (str,):
         if not isinstance(value, str):
             raise ParameterError(f"expected text, got {value!r}", expected="text")
