@@ -25,7 +25,7 @@ from er_expectations.gx.expectations import (
     ExpectEstimatedPairwiseRecallToBeBetween,
     ExpectMatchingRateToBeBetween,
 )
-from er_expectations.gx.expectations._base import field_arms, number_type
+from er_expectations.gx.expectations.params import field_arms, number_type
 from er_expectations.gx.suites import suite_from_config
 
 REGISTRY = default_registry()

@@ -110,7 +110,7 @@ def make_registry(specs: Iterable[ExpectationSpec | type]) -> dict[str, Expectat
 
 def spec_from_model(model: type) -> ExpectationSpec:
     """The :class:`ExpectationSpec` of a GX expectation class (an ``ERExpectation``)."""
-    from ..gx.expectations._base import field_choices
+    from ..gx.expectations.params import field_choices
 
     params = tuple(
         ParamSpec(name, required=bool(field.required), default=None if field.required else field.default,

@@ -312,11 +312,11 @@ def _check_unused_defaults(
         spec = known[name]
         if name in used or spec is None or spec.model is None:
             continue
-        from ..gx.expectations import _base  # GX, only when a model checks the value
+        from ..gx.expectations import params  # GX, only when a model checks the value
 
         try:
-            _base.check_field_value(spec.model.parameter_fields()[name], _plain(node))  # type: ignore[attr-defined]
-        except _base.ParameterError as error:
+            params.check_field_value(spec.model.parameter_fields()[name], _plain(node))  # type: ignore[attr-defined]
+        except params.ParameterError as error:
             if error.expected is not None:
                 issues.add(node, *_wording(name, error.message, error.hint, error.expected, node))
 
@@ -480,7 +480,7 @@ def _check_model(
 ) -> dict[str, object]:
     """Build the expectation model from the values: its types, bounds and rules report at the
     parameter's node. Returns the values as the fields read them (``1`` -> ``1.0``, ``inf`` -> ``math.inf``)."""
-    from ..gx.expectations._base import (  # Great Expectations, only here
+    from ..gx.expectations.params import (  # Great Expectations, only here
         check_field_value,
         validate_parameters,
     )

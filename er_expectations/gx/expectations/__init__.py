@@ -1,6 +1,5 @@
 """Every er-expectations expectation; importing this package registers them with GX."""
 
-from ._base import column_parameters
 from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
 from .control import ExpectStatisticWithinControlLimits
 from .disparity import ExpectSubgroupDisparityToBeBelow
@@ -30,6 +29,7 @@ from .labels import (
     ExpectLabelsSampledRecordNotRemoved,
     ExpectLabelsTrueClusterToMatch,
 )
+from .params import column_parameters
 from .summary import (
     ExpectAverageClusterSizeToBeBetween,
     ExpectHillNumberToBeBetween,

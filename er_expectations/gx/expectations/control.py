@@ -27,7 +27,8 @@ from ...text import fmt_number, format_number
 from ..history_view import own_series, series_rows, skipped_and_chart_blocks
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from ..render import result_details
-from ._base import ParameterError, json_number
+from ._base import json_number
+from .params import ParameterError
 from .summary import ChosenStatisticWithOrder, parse_q
 
 __all__ = ["CONTROL_STATISTICS", "ExpectStatisticWithinControlLimits", "control_limits"]

@@ -37,8 +37,9 @@ from ...stats.subgroups import (
 from ...text import fmt_level, fmt_number
 from ..metrics import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS, DependentMetric
 from ..render import result_details, table_block
-from ._base import ERExpectation, ParameterError, json_number
+from ._base import ERExpectation, json_number
 from .estimated import _SampledExpectation, design_fragment
+from .params import ParameterError
 
 __all__ = ["SUBGROUP_ESTIMATES", "ExpectSubgroupDisparityToBeBelow", "SubgroupEstimatesMetric"]
 

@@ -24,15 +24,8 @@ from ...stats import CI_METHODS, DEFAULT_N_BOOT, METRICS, PERFORMANCE_METRICS
 from ...stats.estimator import MIN_N_BOOT
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
-from ._base import (
-    TOP_CLUSTERS,
-    BoundedExpectation,
-    ERExpectation,
-    ParameterError,
-    Threshold,
-    json_number,
-    threshold,
-)
+from ._base import TOP_CLUSTERS, BoundedExpectation, ERExpectation, json_number
+from .params import ParameterError, Threshold, threshold
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:

@@ -17,15 +17,8 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from ...stats import NAME_STATISTICS, parse_hill_orders
 from ...text import fmt_number, fmt_q, range_phrase, statistic_label
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from ._base import (
-    BoundedExpectation,
-    ERExpectation,
-    ParameterError,
-    Threshold,
-    field_choices,
-    json_number,
-    threshold,
-)
+from ._base import BoundedExpectation, ERExpectation, json_number
+from .params import ParameterError, Threshold, field_choices, threshold
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",
