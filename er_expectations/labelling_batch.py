@@ -167,11 +167,6 @@ class LabelsData:
     """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
     :class:`~er_expectations.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
 
-    #: Expectation parameters that name a column of the labelling batch (besides the record
-    #: id, prediction and name columns every batch has).
-    COLUMN_PARAMETERS: tuple[str, ...] = ("draw_column", "removed_column", "added_column",
-                                          "predicted_cluster_column", "true_cluster_column", "block_column")
-
     def __init__(self, checkpoint) -> None:
         from .releases import ReleaseData
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
@@ -64,6 +65,11 @@ def _choice(value: object, choices: Sequence[str], parameter: str) -> str:
     return value
 
 
+def _is_value(value: object) -> bool:
+    """A group name or value: a non-blank text or a number (compared as text), not a boolean or a list."""
+    return isinstance(value, str | numbers.Real) and not isinstance(value, bool) and bool(str(value).strip())
+
+
 def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tuple[str, ...]] | None:
     """``groups`` as {group name: values}: None, a list of values (one group each) or a mapping.
 
@@ -85,12 +91,16 @@ def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tupl
     out: dict[str, tuple[str, ...]] = {}
     owner: dict[str, str] = {}
     for name, values in items:
-        if isinstance(name, bool) or name is None or not str(name).strip():
+        if not _is_value(name):
             raise InputError(f"{parameter}: group name {name!r} is not a text; name every group")
         name = str(name)
         vals = [values] if isinstance(values, (str, int, float)) and not isinstance(values, bool) else values
         if not isinstance(vals, Iterable) or isinstance(vals, (bytes, Mapping)):
             raise InputError(f"{parameter}[{name!r}]={values!r}: give a value or a list of values")
+        vals = list(vals)
+        for v in vals:
+            if not _is_value(v):
+                raise InputError(f"{parameter}: group {name!r} has {v!r}, which is not a value; give the values as text")
         vals = [str(v) for v in vals]
         if not vals:
             raise InputError(f"{parameter}[{name!r}] is empty: give the values that make up the group")

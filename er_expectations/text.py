@@ -15,6 +15,7 @@ __all__ = [
     "design_kind",
     "fmt_interval",
     "fmt_number",
+    "fmt_threshold",
     "format_number",
     "observed_estimate",
     "range_phrase",
@@ -87,20 +88,22 @@ def fmt_interval(lo: float, hi: float, digits: int = 3) -> str:
     return f"{fmt_number(lo, digits)}–{fmt_number(hi, digits)}"
 
 
-def range_phrase(min_value: float | None, max_value: float | None, digits: int = 3) -> str:
-    """'is between 0.850 and 0.950', 'is at least 0.900', 'is at most 12.0'."""
-    def n(v: float) -> str:  # thresholds are shown as the user wrote them (0.75, not 0.750)
-        v = float(v)
-        return f"{int(v):,}" if v.is_integer() and abs(v) >= 1000 else f"{v:.{digits + 3}g}"
+def fmt_threshold(value: float, digits: int = 3) -> str:
+    """A threshold as the user wrote it (0.75, not 0.750; 12,000)."""
+    v = float(value)
+    return f"{int(v):,}" if v.is_integer() and abs(v) >= 1000 else f"{v:.{digits + 3}g}"
 
+
+def range_phrase(min_value: float | None, max_value: float | None, digits: int = 3) -> str:
+    """'is between 0.85 and 0.95', 'is at least 0.9', 'is at most 12'."""
     has_min = min_value is not None and not (isinstance(min_value, float) and math.isinf(min_value))
     has_max = max_value is not None and not (isinstance(max_value, float) and math.isinf(max_value))
     if has_min and has_max:
-        return f"is between {n(min_value)} and {n(max_value)}"
+        return f"is between {fmt_threshold(min_value, digits)} and {fmt_threshold(max_value, digits)}"
     if has_min:
-        return f"is at least {n(min_value)}"
+        return f"is at least {fmt_threshold(min_value, digits)}"
     if has_max:
-        return f"is at most {n(max_value)}"
+        return f"is at most {fmt_threshold(max_value, digits)}"
     return "is reported (no bounds set)"
 
 

@@ -134,7 +134,8 @@ def test_default_registry_lists_the_public_expectations():
             assert params["bound"].choices == ("estimate", "interval")
             assert params["bound"].default == "estimate"
             assert "draws_column" in params
-    assert registry["expect_hill_number_to_be_between"].param("q").kind == "number_or_inf"
+    hill = registry["expect_hill_number_to_be_between"]
+    assert hill.model.parameter_fields()["q"].field_info.extra["allow_inf"]  # q: .inf is Hill's order infinity
     assert registry["expect_homonymy_rate_to_be_between"].param("name_column").required
     assert registry["expect_average_cluster_size_to_be_between"].param("name_column") is None
     benchmark = registry["expect_statistic_to_match_benchmark_estimate"]
@@ -145,13 +146,6 @@ def test_default_registry_lists_the_public_expectations():
         "name_variation_rate",
     )
     assert not benchmark.param("name_column").required
-
-
-def test_param_spec_rejects_unknown_kinds():
-    with pytest.raises(ValueError, match="unknown kind"):
-        ParamSpec("x", "decimal")
-    with pytest.raises(ValueError, match="needs choices"):
-        ParamSpec("x", "choice")
 
 
 # -- valid suite -------------------------------------------------------------------------
@@ -227,7 +221,7 @@ def test_defaults_apply_and_explicit_null_restores_the_model_default(tmp_path):
 def test_custom_registry_is_used(tmp_path):
     spec = ExpectationSpec(
         "expect_custom",
-        (ParamSpec("flag", "bool", required=True), ParamSpec("count", "int", default=3)),
+        (ParamSpec("flag", required=True), ParamSpec("count", default=3)),
     )
     path = write(
         tmp_path,
@@ -1424,3 +1418,91 @@ def test_numbers_as_release_labels_are_taken_as_written(tmp_path):
     assert [release.label for release in checkpoint.data.predictions.files] == list(
         checkpoint.releases
     )
+
+
+def test_values_of_the_wrong_type_are_all_reported_where_written(tmp_path):
+    """The GX models check the types; the loader words each error with the value as written,
+    at its file:line:column, all at once (defaults no expectation uses included)."""
+    path = write(tmp_path, "s.yml", """
+        suite: s
+        defaults:
+          prediction_column: p
+          reference_column: r
+          ci_level: "high"
+          n_boot: 1.5
+          weights: {column: 5}
+          severity: fatall
+        expectations:
+          - expectation: expect_matching_rate_to_be_between
+            min_value: {$PARAMETER: lo}
+          - expectation: expect_hill_number_to_be_between
+            q: "2"
+            min_value: 1
+            strict_min: "true"
+            max_value: {a: 1}
+          - expectation: expect_subgroup_disparity_to_be_below
+            group_column: g
+            max_disparity: 0.1
+            groups: {x: [true]}
+          - expectation: expect_estimated_pairwise_recall_to_be_between
+            min_value: 0.5
+            weights: {column: ""}
+            n_boot: 2000.0
+    """)
+    found = [(issue.line, issue.column, issue.message, issue.hint) for issue in issues_of(path)]
+    assert found == [
+        (5, 13, "ci_level: expected a number, got the string 'high'", "write a number, e.g. 0.9"),
+        (6, 11, "n_boot: expected an integer, got the number 1.5", "write a whole number, e.g. 2"),
+        (7, 21, "weights.column: expected text, got the number 5", 'put it in quotes: "5"'),
+        (8, 13, "severity: expected one of 'critical', 'warning' or 'info', got the string 'fatall'",
+         None),
+        (11, 16, "min_value: suite parameters ({$PARAMETER: ...}) are not supported in suite files",
+         "write the value itself"),
+        (13, 8, "q: expected a number, got the string '2'", "remove the quotes: q: 2"),
+        (15, 17, "strict_min: expected true or false, got the string 'true'", "remove the quotes: strict_min: true"),
+        (16, 16, "max_value: expected a number, got a mapping", "write a number, e.g. 0.9 or .inf"),
+        (20, 13, "groups: group 'x' has True, which is not a value; give the values as text", None),
+        (23, 23, "weights.column: expected text, got an empty string", "write the name of the weights column"),
+        (24, 13, "n_boot: expected an integer, got the number 2000.0",
+         "write it without the decimal point: n_boot: 2000"),
+    ]
+
+
+def test_the_gx_models_read_types_strictly_as_the_suite_files_do():
+    """pydantic v1 alone would read "0.5" as a number, "on" as true and 5 as text."""
+    from great_expectations.compatibility import pydantic
+
+    from er_expectations.gx.expectations import (
+        ExpectHillNumberToBeBetween,
+        ExpectMatchingRateToBeBetween,
+    )
+
+    for kwargs, words in [({"min_value": "0.5"}, "expected a number, got '0.5'"),
+                          ({"min_value": 0.5, "strict_min": "on"}, "expected true or false, got 'on'"),
+                          ({"min_value": 0.5, "prediction_column": 5}, "expected text, got 5")]:
+        with pytest.raises(pydantic.ValidationError, match=words):
+            ExpectMatchingRateToBeBetween(**{"prediction_column": "p", **kwargs})
+    # infinity may be written as text where a field allows it (JSON has no infinity)
+    assert ExpectHillNumberToBeBetween(prediction_column="p", q="Infinity", min_value=1).q == "inf"
+
+
+def test_subgroups_are_read_by_the_model_and_located(tmp_path):
+    path = write(tmp_path, "s.yml", """
+        suite: s
+        defaults: {prediction_column: p, reference_column: r, group_column: g, max_disparity: 0.1}
+        expectations:
+          - expectation: expect_subgroup_disparity_to_be_below
+            groups: 5
+          - expectation: expect_subgroup_disparity_to_be_below
+            groups: [a, [b]]
+          - expectation: expect_subgroup_disparity_to_be_below
+            groups: {x: a, y: [b, 2]}
+    """)
+    found = [(issue.line, issue.column, issue.message) for issue in issues_of(path)]
+    assert found == [
+        (5, 13, "groups: expected a mapping of group names to values or a list of values, got the number 5"),
+        (7, 13, "groups: group name ['b'] is not a text; name every group"),
+    ]
+    path.write_text(path.read_text().replace("groups: 5", "groups: [a]").replace("[a, [b]]", "[a, b]"))
+    assert [e.kwargs["groups"] for e in load_suite(path).expectations] == [["a"], ["a", "b"],
+                                                                          {"x": "a", "y": ["b", 2]}]

@@ -25,6 +25,7 @@ from er_expectations.gx.expectations import (
     ExpectEstimatedPairwiseRecallToBeBetween,
     ExpectMatchingRateToBeBetween,
 )
+from er_expectations.gx.expectations.params import field_arms, number_type
 from er_expectations.gx.suites import suite_from_config
 
 REGISTRY = default_registry()
@@ -102,23 +103,28 @@ DISPARITY = "expect_subgroup_disparity_to_be_below"
 _EXCLUSIVE = {DISPARITY: {"group_column"}}  # surname_column is given instead
 
 
-def _valid(param) -> object:
-    """A value every expectation accepts for a parameter of this kind."""
+def _field(name: str, param: str):
+    return get_expectation_impl(name).parameter_fields()[param]
+
+
+def _valid(name: str, param) -> object:
+    """A value every expectation accepts for this parameter, by the type of its field."""
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
                "weights": {"column": "w"}, "max_change": 0.05, "min_similarity": 0.7, "mostly": 0.8,
                "groups": {"api": ["api"], "other": ["white", "black"]},
                "max_disparity": 0.05, "ethnicity_year": 2000, "metric": "b_cubed_f"}
     if param.name in special:
         return special[param.name]
-    if param.kind == "str":
-        return f"col_{param.name}"
-    if param.kind == "bool":
-        return False
-    if param.kind == "choice":
+    if param.choices:
         return param.choices[-1]
+    arms = field_arms(_field(name, param.name))
+    if arms == (str,):
+        return f"col_{param.name}"
+    if arms == (bool,):
+        return False
     if param.default is not None:
         return param.default
-    raise AssertionError(f"no valid value for {param.name} ({param.kind})")
+    raise AssertionError(f"no valid value for {param.name} ({arms})")
 
 
 def _skipped(name: str) -> set[str]:
@@ -128,7 +134,7 @@ def _skipped(name: str) -> set[str]:
 
 
 def _all_valid(name: str, spec) -> dict[str, object]:
-    return {param.name: _valid(param) for param in spec.params if param.name not in _skipped(name)}
+    return {param.name: _valid(name, param) for param in spec.params if param.name not in _skipped(name)}
 
 
 def test_every_gx_parameter_loads_from_yaml_and_builds_the_gx_expectation(tmp_path):
@@ -235,7 +241,7 @@ BAD = [
     (DISPARITY, {"metric": "pairwise_fscore"}, "metric: unknown metric id"),
     (DISPARITY, {"ethnicity_year": 1990}, "ethnicity_year: no Census surname table for 1990"),
     (DISPARITY, {"compare_to": "others"}, "compare_to"),
-    (DISPARITY, {"groups": {"x": ["a"], "y": ["a"]}}, "groups: groups: the groups overlap"),
+    (DISPARITY, {"groups": {"x": ["a"], "y": ["a"]}}, "groups: the groups overlap"),
     (DISPARITY, {"surname_column": "s"}, "give exactly one of surname_column"),
     (DISPARITY, {"membership": "soft"}, "membership: soft needs membership probabilities"),
     (RESEMBLE, {"mostly": 1.5}, "mostly: must be <= 1, got 1.5"),
@@ -296,13 +302,15 @@ _NUMERIC = sorted(
     (name, param.name)
     for name, spec in REGISTRY.items()
     for param in spec.params
-    if param.kind in ("float", "int", "number_or_inf")
+    if number_type(_field(name, param.name)) is not None
 )
 _NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True, width=32),
     st.integers(min_value=-(10**6), max_value=10**6),
     st.booleans(),
     st.sampled_from([0, 1, 0.5, 1.0, 100, 99, -0.0, 1e-9, 2000.0]),
+    # text: refused as a number by both, except the spellings of infinity where a field allows it
+    st.sampled_from(["0.5", "2", "inf", "Infinity", "-inf", "high", "", "85%"]),
 )
 
 
@@ -396,3 +404,15 @@ def test_suite_errors_point_at_the_parameter_line(tmp_path):
         (13, 17, "min_value = max_value = 0 with strict_max: no value can pass"),
     ]
     assert caught.value.issues[0].hint == "write it as a fraction, e.g. 0.015 for 1.5 %"
+
+
+def test_every_column_parameter_is_marked_as_one():
+    """The runner checks the columns the models mark (``column=`` in the field); a new parameter
+    that names a column but is not marked would escape that check. Only the baseline column is
+    not an input column: the runner adds it to the batch."""
+    from er_expectations.gx.expectations import COLUMN_PARAMETERS, RECORD_COLUMN_PARAMETERS
+
+    named = {param.name for spec in REGISTRY.values() for param in spec.params
+             if param.name.endswith("_column") or param.name == "weights"}
+    assert set(COLUMN_PARAMETERS) == named - {"baseline_column"}
+    assert set(RECORD_COLUMN_PARAMETERS) == {"surname_column", "first_name_column", "group_column"}

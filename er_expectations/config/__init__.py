@@ -29,6 +29,7 @@ from .loading import load_any
 from .scaffold import scaffold_checkpoint, scaffold_suite
 from .schema import (
     COMMON_PARAMS,
+    CommonParams,
     ExpectationSpec,
     ParamSpec,
     Registry,
@@ -40,6 +41,7 @@ from .suite import ExpectationConfig, SuiteConfig, load_suite, load_suites
 
 __all__ = [
     "COMMON_PARAMS",
+    "CommonParams",
     "ActionConfig",
     "BenchmarkSource",
     "CheckpointConfig",

@@ -2,39 +2,32 @@
 
 The pydantic fields of the expectation classes (``er_expectations.gx.expectations``) are the
 one declaration of every parameter: type, required or default, bounds, choices, description
-and the rules between parameters. :func:`spec_from_model` reads a class into an
-:class:`ExpectationSpec`; the suite loader uses it to read each YAML value with messages
-about the YAML node, then builds the model to apply its bounds and rules. Great
-Expectations is imported only when a registry is derived, never by ``import
+and the rules between parameters. :func:`spec_from_model` describes a class for the suite
+loader (which parameters exist, which are required); the loader then builds the class from
+the YAML values, so the class checks them, and reports its errors at the YAML node.
+Great Expectations is imported only when a registry is derived, never by ``import
 er_expectations.config``.
 
-How a field reads from YAML (``ParamSpec.kind``):
-
-``str``            text (a column name, a note)
-``float``          a finite number (integers are accepted and converted)
-``int``            an integer
-``bool``           ``true`` / ``false``
-``choice``         one of ``ParamSpec.choices`` (a ``Literal`` field)
-``weights``        ``cluster_size``, ``uniform`` or ``{column: <weight column>}``
-``number_or_inf``  a number, or infinity written ``.inf`` / ``inf`` (a field with ``allow_inf``)
-``groups``         a list of values (one group each) or {group name: value or list of values}
-
-Booleans never count as numbers.
+``note`` and ``severity`` (:class:`CommonParams`) are accepted by every expectation and kept
+out of its kwargs.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..severity import SEVERITIES  # how a failed expectation is treated (one rule)
+from .models import ConfigModel, Text
 
 __all__ = [
     "COMMON_PARAMS",
-    "PARAM_KINDS",
-    "WEIGHT_DESIGNS",
+    "CommonParams",
     "ExpectationSpec",
     "ParamSpec",
     "Registry",
@@ -43,39 +36,16 @@ __all__ = [
     "spec_from_model",
 ]
 
-PARAM_KINDS: tuple[str, ...] = ("str", "float", "int", "bool", "choice", "weights", "number_or_inf", "groups")
-
-#: Sampling designs a ``weights`` parameter may name (besides ``{column: ...}``).
-WEIGHT_DESIGNS: tuple[str, ...] = ("cluster_size", "uniform")
-
-#: Fields whose YAML reading is not told by their type alone.
-_SPECIAL_KINDS: dict[str, str] = {"weights": "weights", "groups": "groups"}
-
 
 @dataclass(frozen=True, slots=True)
 class ParamSpec:
-    """How one parameter is read from YAML (see the module docstring for the kinds).
-
-    ``default`` is the value of a parameter nobody wrote (``None``: none); the derived specs
-    carry the model's default for reference, the loader leaves unwritten parameters to the
-    model.
-    """
+    """One parameter as the model declares it (for messages, scaffolds and documentation)."""
 
     name: str
-    kind: str
     required: bool = False
     default: object = None
     choices: tuple[Any, ...] = ()
     doc: str = ""
-
-    def __post_init__(self) -> None:
-        if self.kind not in PARAM_KINDS:
-            raise ValueError(
-                f"ParamSpec {self.name!r}: unknown kind {self.kind!r}; "
-                f"expected one of {', '.join(PARAM_KINDS)}"
-            )
-        if self.kind == "choice" and not self.choices:
-            raise ValueError(f"ParamSpec {self.name!r}: kind 'choice' needs choices")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +54,8 @@ class ExpectationSpec:
 
     ``params`` lists the expectation's own parameters; :data:`COMMON_PARAMS` (``note``,
     ``severity``) are accepted by every expectation on top of them and never reach the
-    expectation's kwargs. ``model`` (a GX expectation class) checks the bounds and the rules
-    between parameters; without one only the kinds are checked.
+    expectation's kwargs. ``model`` (a GX expectation class) checks the values; without one
+    only the names and the required parameters are checked.
     """
 
     name: str
@@ -106,16 +76,19 @@ class ExpectationSpec:
         return self.params + tuple(spec for spec in COMMON_PARAMS if spec.name not in own)
 
 
+class CommonParams(ConfigModel):
+    """The parameters every expectation of a suite takes besides its own."""
+
+    note: Text | None = Field(None, description="Free-text note for auditors (why this threshold, who agreed).")
+    severity: Literal[SEVERITIES] = Field(  # type: ignore[valid-type]
+        "critical", description="How to treat a failure: critical, warning or info.")
+
+
 #: Accepted by every expectation; kept out of the kwargs handed to Great Expectations.
-COMMON_PARAMS: tuple[ParamSpec, ...] = (
-    ParamSpec("note", "str", doc="Free-text note for auditors (why this threshold, who agreed)."),
-    ParamSpec(
-        "severity",
-        "choice",
-        default="critical",
-        choices=SEVERITIES,
-        doc="How to treat a failure: critical, warning or info.",
-    ),
+COMMON_PARAMS: tuple[ParamSpec, ...] = tuple(
+    ParamSpec(name, default=field.default, doc=field.description or "",
+              choices=typing.get_args(field.annotation) if typing.get_origin(field.annotation) is Literal else ())
+    for name, field in CommonParams.model_fields.items()
 )
 
 Registry = Mapping[str, ExpectationSpec]
@@ -135,46 +108,17 @@ def make_registry(specs: Iterable[ExpectationSpec | type]) -> dict[str, Expectat
     return registry
 
 
-def _kind(field: Any) -> tuple[str, tuple[Any, ...]]:
-    """The YAML kind and choices of a pydantic field of an expectation."""
-    import typing
-
-    from ..gx.expectations._base import field_arms, number_type
-
-    if field.name in _SPECIAL_KINDS:
-        return _SPECIAL_KINDS[field.name], ()
-    number = number_type(field)
-    if number is int:
-        return "int", ()
-    if number is float:
-        return ("number_or_inf" if field.field_info.extra.get("allow_inf") else "float"), ()
-    arms = field_arms(field)
-    if arms == (bool,):
-        return "bool", ()
-    if arms == (str,):
-        return "str", ()
-    if len(arms) == 1 and typing.get_origin(arms[0]) is typing.Literal:
-        return "choice", typing.get_args(arms[0])
-    raise TypeError(f"parameter {field.name!r} of type {field.outer_type_} has no YAML reading")
-
-
 def spec_from_model(model: type) -> ExpectationSpec:
     """The :class:`ExpectationSpec` of a GX expectation class (an ``ERExpectation``)."""
-    params = []
-    for name, field in model.parameter_fields().items():  # type: ignore[attr-defined]
-        kind, choices = _kind(field)
-        params.append(
-            ParamSpec(
-                name,
-                kind,
-                required=bool(field.required),
-                default=None if field.required else field.default,
-                choices=choices,
-                doc=field.field_info.description or "",
-            )
-        )
+    from ..gx.expectations.params import field_choices
+
+    params = tuple(
+        ParamSpec(name, required=bool(field.required), default=None if field.required else field.default,
+                  choices=field_choices(field), doc=field.field_info.description or "")
+        for name, field in model.parameter_fields().items()  # type: ignore[attr-defined]
+    )
     summary = (model.__doc__ or "").strip().splitlines()[0] if model.__doc__ else ""
-    return ExpectationSpec(model.expectation_type, tuple(params), summary, model)  # type: ignore[attr-defined]
+    return ExpectationSpec(model.expectation_type, params, summary, model)  # type: ignore[attr-defined]
 
 
 @cache

@@ -20,13 +20,16 @@
 
 Which expectations exist and what parameters they take comes from a registry
 (:func:`~er_expectations.config.schema.default_registry`, derived from the GX expectation
-classes, unless the caller passes one). Each value is read with messages about the YAML
-node; then the expectation model is built, so its bounds and the rules between parameters
-apply, reported at the line of the parameter concerned.
+classes, unless the caller passes one). The values of an entry (and the defaults it inherits)
+are handed as plain data to the expectation's GX model, which checks their types, bounds and
+the rules between parameters; each error is reported at the YAML node of the parameter
+concerned, a wrong type worded with the value as written (``got the string '0.5'``) and a
+hint about how to write it in YAML.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +38,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator
 
 from ..names import name_problem
+from ..text import format_number
 from .errors import (
     ConfigError,
     ConfigIssue,
@@ -46,13 +50,12 @@ from .errors import (
 from .models import ConfigModel, Text, problem, validate_node
 from .schema import (
     COMMON_PARAMS,
+    CommonParams,
     ExpectationSpec,
-    ParamSpec,
     Registry,
     default_registry,
     make_registry,
 )
-from .values import ValueProblem, convert_param
 from .yamlnodes import Node, compose_file, describe
 
 __all__ = [
@@ -236,15 +239,18 @@ def suite_from_node(
     if root.kind != "mapping":
         return None
     defaults_node = root.get("defaults")
-    defaults = {}
+    defaults: dict[str, _Pair] = {}
     if defaults_node is not None and defaults_node.kind == "mapping":
         defaults = _defaults(defaults_node, registry, issues)
     expectations: list[ExpectationConfig] = []
+    used: set[str] = set()
     entries = root.get("expectations")
     for item in entries.elements() if entries is not None else ():
         parsed = _expectation(item, defaults, registry, issues)
         if parsed is not None:
             expectations.append(parsed)
+            used.update(key for key, (_, node) in defaults.items() if parsed.locations.get(key) == _location(node))
+    _check_unused_defaults(defaults, used, registry, issues)
     if not isinstance(model, _SuiteFile):
         return None
     return SuiteConfig(
@@ -257,25 +263,27 @@ def suite_from_node(
 
 # -- helpers ---------------------------------------------------------------------------
 
+#: A written pair: the key node and the value node.
+_Pair = tuple[Node, Node]
 
-def _known_params(registry: Mapping[str, ExpectationSpec]) -> dict[str, ParamSpec]:
-    known: dict[str, ParamSpec] = {}
+
+def _known_params(registry: Mapping[str, ExpectationSpec]) -> dict[str, ExpectationSpec | None]:
+    """Every parameter name a suite may use, with the first expectation that declares it."""
+    known: dict[str, ExpectationSpec | None] = {param.name: None for param in COMMON_PARAMS}
     for spec in registry.values():
-        for param in spec.all_params():
-            known.setdefault(param.name, param)
-    for param in COMMON_PARAMS:
-        known.setdefault(param.name, param)
+        for param in spec.params:
+            known.setdefault(param.name, spec)
     return known
 
 
 def _defaults(
-    node: Node | None,
+    node: Node,
     registry: Mapping[str, ExpectationSpec],
     issues: IssueCollector,
-) -> dict[str, Node]:
-    """The ``defaults`` mapping as parameter -> value node (nulls dropped), checked."""
+) -> dict[str, _Pair]:
+    """The ``defaults`` mapping as parameter -> (key, value) nodes (nulls dropped), names checked."""
     known = _known_params(registry)
-    defaults: dict[str, Node] = {}
+    defaults: dict[str, _Pair] = {}
     for key, key_node, value in node.items():
         if key not in known:
             issues.add(
@@ -283,30 +291,63 @@ def _defaults(
                 f"unknown parameter '{key}' in defaults",
                 did_you_mean(key, sorted(known)) or "defaults take parameters of the expectations",
             )
-            continue
-        if value.is_null or value.kind == "invalid":
-            continue
-        _convert(known[key], value, issues)  # report a bad value once, where it is written
-        defaults[key] = value
+        elif not value.is_null and value.kind != "invalid":
+            defaults[key] = (key_node, value)
     return defaults
 
 
-_INVALID = object()
+def _check_unused_defaults(
+    defaults: Mapping[str, _Pair],
+    used: set[str],
+    registry: Mapping[str, ExpectationSpec],
+    issues: IssueCollector,
+) -> None:
+    """A default no expectation of the suite uses is still checked for its type, where it is
+    written (bounds and rules belong to an expectation, so only a value of the wrong type)."""
+    known = _known_params(registry)
+    common = {name: pair for name, pair in defaults.items() if known[name] is None and name not in used}
+    if common:
+        validate_node(CommonParams, _mapping_of(common, next(iter(common.values()))[1]), issues)
+    for name, (_, node) in defaults.items():
+        spec = known[name]
+        if name in used or spec is None or spec.model is None:
+            continue
+        from ..gx.expectations import params  # GX, only when a model checks the value
+
+        try:
+            params.check_field_value(spec.model.parameter_fields()[name], _plain(node))  # type: ignore[attr-defined]
+        except params.ParameterError as error:
+            if error.expected is not None:
+                issues.add(node, *_wording(name, error.message, error.hint, error.expected, node))
 
 
-def _convert(param: ParamSpec, node: Node, issues: IssueCollector) -> object:
-    if node.kind == "invalid":
-        return _INVALID
-    try:
-        return convert_param(param, node)
-    except ValueProblem as problem:
-        issues.add(node, problem.message, problem.hint)
-        return _INVALID
+def _plain(node: Node) -> object:
+    """The value of a node as plain Python data (what a GX user would pass)."""
+    if node.kind == "mapping":
+        return {name: _plain(value) for name, _, value in node.items()}
+    if node.kind == "sequence":
+        return [_plain(item) for item in node.elements()]
+    return _UNUSABLE if node.kind == "invalid" else node.value
+
+
+def _mapping_of(pairs: Mapping[str, _Pair], at: Node) -> Node:
+    """A mapping node of the given pairs (from the entry and the defaults), located at ``at``."""
+    return Node("mapping", tuple(pairs.values()), at.line, at.column, _keys={name: i for i, name in enumerate(pairs)})
+
+
+def _node_at(written: Node, at: str | None) -> Node | None:
+    """The node a problem points at: a parameter, or a dotted path inside one."""
+    if not at:
+        return None
+    node: Node | None = written
+    for part in at.split("."):
+        node = node.get(part) if node is not None and node.kind == "mapping" else None
+    return node
 
 
 def _expectation(
     item: Node,
-    defaults: Mapping[str, Node],
+    defaults: Mapping[str, _Pair],
     registry: Mapping[str, ExpectationSpec],
     issues: IssueCollector,
 ) -> ExpectationConfig | None:
@@ -351,16 +392,15 @@ def _expectation(
         return None
 
     params = {param.name: param for param in spec.all_params()}
-    given: dict[str, Node] = {}
+    pairs = {key: pair for key, pair in defaults.items() if key in params}
     misspelt: set[str] = set()  # parameters an unknown key probably meant: not "missing"
     for key, key_node, value in item.items():
         if key == "expectation":
             continue
         if key in params:
-            given[key] = value
+            pairs[key] = (key_node, value)
             continue
-        matches = close_matches(key, sorted(params))
-        misspelt.update(matches)
+        misspelt.update(close_matches(key, sorted(params)))
         hint = did_you_mean(key, sorted(params))
         if hint is None:
             elsewhere = sorted(other.name for other in registry.values() if other.param(key))
@@ -371,22 +411,14 @@ def _expectation(
             else:
                 hint = f"{name} takes {quote_list(sorted(params))}"
         issues.add(key_node, f"unknown parameter '{key}' for {name}", hint)
+    pairs = {key: pair for key, pair in pairs.items() if not pair[1].is_null}  # null: the default
+    written = _mapping_of(pairs, item)
 
-    values: dict[str, object] = {}
-    sources: dict[str, Node] = {}
-    unusable: set[str] = set(misspelt)  # rules involving these would report a consequence
-    for param in params.values():
-        node = given.get(param.name)
-        if node is None:
-            node = defaults.get(param.name)
-        if node is not None and not node.is_null:
-            sources[param.name] = node
-            value = _convert(param, node, issues)
-            if value is _INVALID:
-                unusable.add(param.name)
-            else:
-                values[param.name] = value
-        elif param.required:
+    common = validate_node(CommonParams, _mapping_of({k: v for k, v in pairs.items() if k in _COMMON}, item),
+                           issues)
+    unusable: set[str] = {key for key in misspelt if key not in pairs}  # rules would report a consequence
+    for param in spec.params:
+        if param.required and param.name not in pairs:
             unusable.add(param.name)
             if param.name not in misspelt:
                 issues.add(
@@ -394,18 +426,27 @@ def _expectation(
                     f"missing required parameter '{param.name}' for {name}",
                     f"add '{param.name}: ...' to this expectation or to the suite's defaults",
                 )
-    kwargs = {key: value for key, value in values.items() if key not in _COMMON}
+    kwargs: dict[str, object] = {}
+    for key, (_, node) in pairs.items():
+        if key in _COMMON:
+            continue
+        kwargs[key] = _plain(node)
+        if node.kind == "invalid":
+            unusable.add(key)
+        elif node.kind == "mapping" and "$PARAMETER" in node:
+            unusable.add(key)
+            issues.add(node, f"{key}: suite parameters ({{$PARAMETER: ...}}) are not supported in suite files",
+                       "write the value itself")
     if spec.model is not None:
-        _check_model(spec.model, kwargs, unusable & (set(params) - _COMMON), sources, item, issues)
-    severity = values.get("severity")
-    note = values.get("note")
+        kwargs = _check_model(spec.model, kwargs, unusable, written, item, issues)
+    severity = common.severity if isinstance(common, CommonParams) and "severity" in pairs else None
     return ExpectationConfig(
         name=name,
         kwargs=kwargs,
-        note=note if isinstance(note, str) else None,
-        severity=severity if isinstance(severity, str) else _default_severity(spec),
+        note=common.note if isinstance(common, CommonParams) else None,
+        severity=severity or _default_severity(spec),
         line=item.line,
-        locations={param: _location(node) for param, node in sources.items()},
+        locations={param: _location(node) for param, (_, node) in pairs.items()},
     )
 
 
@@ -426,23 +467,75 @@ class _Unusable:
         return "<already reported>"
 
 
+_UNUSABLE = _Unusable()
+
+
 def _check_model(
     model: type,
-    kwargs: Mapping[str, object],
+    kwargs: dict[str, object],
     unusable: set[str],
-    sources: Mapping[str, Node],
+    written: Node,
     item: Node,
     issues: IssueCollector,
-) -> None:
-    """Build the expectation model: its bounds and rules report at the parameter's node."""
-    from ..gx.expectations._base import model_problems  # Great Expectations, only here
+) -> dict[str, object]:
+    """Build the expectation model from the values: its types, bounds and rules report at the
+    parameter's node. Returns the values as the fields read them (``1`` -> ``1.0``, ``inf`` -> ``math.inf``)."""
+    from ..gx.expectations.params import (  # Great Expectations, only here
+        check_field_value,
+        validate_parameters,
+    )
 
     trial = dict(kwargs)
-    trial.update({key: _Unusable() for key in unusable})
+    trial.update({key: _UNUSABLE for key in unusable})
+    built, problems = validate_parameters(model, trial)
     reported: set[str] = set()
-    for param, at, message, hint in model_problems(model, trial):
-        if param is not None:
-            if param in unusable or param in reported:
+    for found in problems:
+        if found.field is not None:
+            if found.field in unusable or found.missing or found.field in reported:
                 continue  # already reported, or a second complaint about one value
-            reported.add(param)
-        issues.add(sources.get(at, item) if at is not None else item, message, hint)
+            reported.add(found.field)
+        node = _node_at(written, found.at)
+        if found.field is None:
+            issues.add(node or item, found.message, found.hint)
+        else:
+            node = node or written.get(found.field) or item
+            issues.add(node, *_wording(found.at or found.field, found.message, found.hint,
+                                       found.expected, node))
+    if built is None:
+        return kwargs
+    fields = model.parameter_fields()  # type: ignore[attr-defined]
+    return {key: check_field_value(fields[key], value) for key, value in kwargs.items()}  # the declared reading
+
+
+def _wording(where: str, message: str, hint: str | None, expected: str | None, node: Node) -> tuple[str, str | None]:
+    """Message and hint of a parameter's problem: a wrong type is told with the value as written
+    in the file, and a hint about how to write it in YAML when there is one (else the model's)."""
+    if expected is None:
+        return f"{where}: {message}", hint
+    return f"{where}: expected {expected}, got {describe(node)}", _yaml_hint(where.rsplit(".", 1)[-1], expected,
+                                                                              node) or hint
+
+
+def _yaml_hint(key: str, expected: str, node: Node) -> str | None:
+    """How to write the value in YAML: quoted text, a number without quotes or decimal point, a fraction."""
+    if expected == "text":
+        return f'put it in quotes: "{node.text}"' if node.kind == "scalar" else "write a single text value"
+    text = node.text.strip() if node.kind == "scalar" else ""
+    if node.quoted and isinstance(node.value, str):
+        fits = {"a number": _finite_number(text) is not None, "an integer": text.lstrip("+-").isdigit(),
+                "true or false": text.lower() in ("true", "false")}
+        if fits.get(expected):
+            return f"remove the quotes: {key}: {text.lower() if expected == 'true or false' else text}"
+    if expected == "an integer" and isinstance(node.value, float) and node.value.is_integer():
+        return f"write it without the decimal point: {key}: {int(node.value)}"
+    if expected == "a number" and text.endswith("%") and (percent := _finite_number(text[:-1])) is not None:
+        return f"write a fraction: {format_number(percent / 100)} for {text}"
+    return None
+
+
+def _finite_number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None

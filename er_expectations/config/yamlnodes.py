@@ -12,6 +12,7 @@ unknown tags, recursive aliases.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,8 @@ def describe(node: Node) -> str:
         if node.text.lower() in ("true", "false"):
             return f"the boolean {node.text}"
         return f"the boolean {node.text} (YAML reads '{node.text}' as {str(value).lower()})"
+    if isinstance(value, float) and not math.isfinite(value):  # .inf, .nan
+        return node.text if value == value else f"{node.text} (not a number)"
     if isinstance(value, int | float):
         return f"the number {node.text}"
     if isinstance(value, str):

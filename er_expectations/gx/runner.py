@@ -61,6 +61,8 @@ from ..labelling_batch import (
 from ..names import ensure_inside, release_file_names
 from ..releases import ReleaseData
 from ..severity import Status, severity_of, status_of, worst_status
+from .expectations import COLUMN_PARAMETERS as _COLUMN_PARAMS  # as the expectation models mark them
+from .expectations import RECORD_COLUMN_PARAMETERS as _RECORD_PARAMS
 
 __all__ = [
     "ASSET_NAME",
@@ -85,21 +87,6 @@ DATA_FOLDER = "er_data"
 LOCK_FILE = ".er-expectations.lock"
 #: Name of the Parquet asset of every checkpoint datasource.
 ASSET_NAME = "releases"
-#: Expectation parameters that name a column of the batch.
-_COLUMN_PARAMS: tuple[str, ...] = (
-    "prediction_column",
-    "record_id_column",
-    "reference_column",
-    "name_column",
-    "weights",
-    "draws_column",
-    "surname_column",
-    "first_name_column",
-    "group_column",
-    *LabelsData.COLUMN_PARAMETERS,
-)
-#: Parameters naming a column of the records file kept in the batches (SPEC 8 subgroups).
-_RECORD_PARAMS: tuple[str, ...] = ("surname_column", "first_name_column", "group_column")
 _DEFAULT_SITE = "local_site"
 
 log = logging.getLogger(__name__)

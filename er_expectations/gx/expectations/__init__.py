@@ -29,6 +29,7 @@ from .labels import (
     ExpectLabelsSampledRecordNotRemoved,
     ExpectLabelsTrueClusterToMatch,
 )
+from .params import column_parameters
 from .summary import (
     ExpectAverageClusterSizeToBeBetween,
     ExpectHillNumberToBeBetween,
@@ -37,7 +38,7 @@ from .summary import (
     ExpectNameVariationRateToBeBetween,
 )
 
-__all__ = [
+__all__ = [  # the expectation classes, nothing else (the registry of suite files is derived from it)
     "ExpectAverageClusterSizeToBeBetween",
     "ExpectEstimateChangeToBeBelow",
     "ExpectEstimatedBCubedFToBeBetween",
@@ -67,3 +68,9 @@ __all__ = [
     "ExpectStatisticWithinControlLimits",
     "ExpectSubgroupDisparityToBeBelow",
 ]
+
+_PUBLIC = [globals()[name] for name in __all__]
+#: Parameters of the expectations that name a column of the batch (as their fields mark them).
+COLUMN_PARAMETERS: tuple[str, ...] = column_parameters(_PUBLIC)
+#: The subset that names a column of the records file kept in the batches (SPEC 8 subgroups).
+RECORD_COLUMN_PARAMETERS: tuple[str, ...] = column_parameters(_PUBLIC, "records")

@@ -10,24 +10,15 @@ as GX core expectations such as ``ExpectColumnMeanToBeBetween`` do: ``min_value`
 ``expectation_parameters`` at validation) and ``strict_min`` / ``strict_max`` (the bound
 itself fails).
 
-The pydantic fields of the expectation classes are the one declaration of every parameter:
-type, required or default, bounds (``ge``/``gt``/``le``/``lt``, and ``allow_inf`` for the
-numbers that may be infinite), ``Literal`` choices and the description. Cross-parameter rules
-are root validators that raise :class:`ParameterError`. The YAML suite loader
-(``er_expectations.config``) derives what a suite file may say from these fields and runs
-these validators, so a suite file and a GX constructor refuse the same values.
+The parameters are declared by the pydantic fields of the classes and read by
+:mod:`.params` (one declaration each; the YAML loader builds these models).
 """
 
 from __future__ import annotations
 
 import math
-import numbers
-import operator
-import types
-import typing
 from abc import abstractmethod
-from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 from great_expectations.core.id_dict import IDDict
@@ -51,12 +42,17 @@ from great_expectations.render.renderer_configuration import (
 )
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...hints import did_you_mean, quote_list
-from ...text import format_number, range_phrase
+from ...text import fmt_threshold, range_phrase
 from ..render import config_of, result_details, string_block, table_block
+from .params import (  # ParameterError, Threshold and threshold are re-exported for the subclasses
+    ParameterError,
+    Threshold,
+    check_field_value,
+    check_min_max,
+    threshold,
+)
 
 __all__ = [
-    "NAME_COLUMN_DOC",
     "BoundedExpectation",
     "ERExpectation",
     "ParameterError",
@@ -65,12 +61,7 @@ __all__ = [
     "engine_name",
     "Threshold",
     "bounds_phrase",
-    "check_min_max",
-    "check_range",
-    "field_arms",
     "json_number",
-    "model_problems",
-    "number_type",
     "threshold",
 ]
 
@@ -112,234 +103,24 @@ def json_number(x: Any) -> float | int | None:
     return x
 
 
-def check_range(lo: float, hi: float, min_value: float | None, max_value: float | None, *,
-                strict_min: bool = False, strict_max: bool = False) -> bool:
-    """True when [lo, hi] lies within the bounds (None = unbounded; a strict bound is excluded)."""
-    if math.isnan(lo) or math.isnan(hi):
-        return False
-    if min_value is not None and (lo < min_value or (strict_min and lo == min_value)):
-        return False
-    return not (max_value is not None and (hi > max_value or (strict_max and hi == max_value)))
-
-
-class ParameterError(ValueError):
-    """A parameter value, or a rule between parameters, that does not hold.
-
-    ``message`` says what is wrong, ``at`` names the parameter to point at (the YAML loader
-    reports the error at that parameter's line) and ``hint`` says how to fix it.
-    """
-
-    def __init__(self, message: str, *, at: str | None = None, hint: str | None = None) -> None:
-        super().__init__(message, at, hint)  # kept in args: pydantic shows an exception's __dict__
-
-    @property
-    def message(self) -> str:
-        return self.args[0]
-
-    @property
-    def at(self) -> str | None:
-        return self.args[1]
-
-    @property
-    def hint(self) -> str | None:
-        return self.args[2]
-
-    def __str__(self) -> str:
-        return f"{self.message}; {self.hint}" if self.hint else self.message
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return _rebuild_parameter_error, self.args
-
-
-def _rebuild_parameter_error(message: str, at: str | None, hint: str | None) -> ParameterError:
-    return ParameterError(message, at=at, hint=hint)
-
-
-NAME_COLUMN_DOC = "Column with the name used for homonymy and name variation."
-
-#: A bound: a number or a suite parameter ``{"$PARAMETER": name}`` filled in by GX.
-Threshold = float | SuiteParameterDict | None
-
-
-def threshold(side: Literal["min", "max"], *, ge: float | None = None, le: float | None = None) -> Any:
-    """The pydantic field of ``min_value`` / ``max_value``: optional, may be infinite, within [ge, le]."""
-    if side == "min":
-        doc = "Smallest acceptable value"
-    else:
-        doc = "Largest acceptable value (.inf for no limit)"
-    doc += ', or a suite parameter {"$PARAMETER": name}.'
-    return pydantic.Field(None, ge=ge, le=le, allow_inf=True, description=doc)
-
-
-def field_arms(field: Any) -> tuple[Any, ...]:
-    """The types a pydantic field takes besides ``None`` and suite parameters (``dict``)."""
-    annotation = field.outer_type_
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        arms: tuple[Any, ...] = typing.get_args(annotation)
-    else:
-        arms = (annotation,)
-    return tuple(arm for arm in arms if arm is not type(None) and arm is not dict)
-
-
-def number_type(field: Any) -> type | None:
-    """``int`` or ``float`` when the field takes a plain number, else ``None`` (booleans are not numbers)."""
-    for arm in field_arms(field):
-        if isinstance(arm, type) and arm is not bool:
-            if issubclass(arm, int):
-                return int
-            if issubclass(arm, float):
-                return float
-    return None
-
-
-def _choices(field: Any) -> tuple[Any, ...]:
-    arms = field_arms(field)
-    if len(arms) == 1 and typing.get_origin(arms[0]) is Literal:
-        return typing.get_args(arms[0])
-    return ()
-
-
-def _check_bounds(info: Any, value: float) -> None:
-    """Raise :class:`ParameterError` when ``value`` is outside the field's ``ge``/``gt``/``le``/``lt``."""
-    got = format_number(value)
-    low, high = info.gt, info.lt
-    if low is not None and high is not None and not low < value < high:
-        hint = None
-        if (low, high) == (0, 1):
-            hint = (f"write it as a fraction, e.g. {format_number(value / 100)} for {got} %"
-                    if 1.0 < value < 100.0 else "use a level such as 0.9, 0.95 or 0.99")
-        raise ParameterError(
-            f"must be strictly between {format_number(low)} and {format_number(high)}, got {got}", hint=hint
-        )
-    checks = ((info.ge, ">=", operator.lt), (info.gt, ">", operator.le),
-              (info.le, "<=", operator.gt), (info.lt, "<", operator.ge))
-    for limit, op, outside in checks:
-        if limit is not None and outside(value, limit):
-            hint = None
-            if op in ("<=", "<") and limit == 1 and 1.0 < value <= 100.0:
-                hint = (f"rates are fractions between 0 and 1: if you meant {got} %, "
-                        f"write {format_number(value / 100)}")
-            raise ParameterError(f"must be {op} {format_number(limit)}, got {got}", hint=hint)
-
-
-def check_field_value(field: Any, value: Any) -> Any:
-    """The checks every parameter gets from its field declaration, before pydantic's own.
-
-    Numbers: booleans refused, integers must be integers (not 2000.0), NaN refused, infinity only where
-    the field has ``allow_inf``, then the field's bounds. Text: not blank. Choices: one of
-    the ``Literal`` values (with a "did you mean"). Other values go to pydantic unchanged.
-    """
-    if value is None or is_suite_parameter(value):
-        return value
-    kind = number_type(field)
-    if kind is not None and isinstance(value, bool):
-        raise ParameterError(f"expected a number, got {value}", hint="booleans are not numbers")
-    if kind is int and isinstance(value, numbers.Real):
-        if not isinstance(value, numbers.Integral):
-            raise ParameterError(f"expected an integer, got {value!r}", hint="give a whole number")
-        value = int(value)
-        _check_bounds(field.field_info, value)
-    elif kind is float and isinstance(value, numbers.Real):
-        if math.isnan(value):
-            raise ParameterError("expected a number, got nan")
-        if math.isinf(value) and not field.field_info.extra.get("allow_inf"):
-            raise ParameterError(f"expected a finite number, got {format_number(value)}")
-        _check_bounds(field.field_info, float(value))
-    elif field_arms(field) == (str,) and isinstance(value, str) and not value.strip():
-        raise ParameterError("expected text, got an empty string")
-    elif (choices := _choices(field)) and isinstance(value, str) and value not in choices:
-        raise ParameterError(f"expected one of {quote_list(choices)}, got {value!r}",
-                             hint=did_you_mean(value, choices))
-    return value
-
-
-def check_min_max(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """Shared root validation: at least one bound, and min_value ≤ max_value (< when strict).
-
-    A suite parameter counts as a bound; bounds are compared once GX has filled them in. A
-    bound missing from ``values`` failed its own validation and is reported by itself.
-    """
-    if "min_value" not in values or "max_value" not in values:
-        return values
-    lo, hi = values["min_value"], values["max_value"]
-    if lo is None and hi is None:
-        raise ParameterError(f"{name} needs at least one of 'min_value' or 'max_value'",
-                             hint="give min_value, max_value or both")
-    if lo is None or hi is None or is_suite_parameter(lo) or is_suite_parameter(hi):
-        return values
-    if lo > hi:
-        raise ParameterError(f"min_value ({format_number(lo)}) is greater than max_value ({format_number(hi)})",
-                             at="min_value", hint="min_value must not exceed max_value; swap or correct them")
-    strict = [k for k in ("strict_min", "strict_max") if values.get(k) is True]
-    if lo == hi and strict:
-        flags = " and ".join(strict)
-        raise ParameterError(f"min_value = max_value = {format_number(lo)} with {flags}: no value can pass",
-                             at=strict[0], hint=f"drop {flags} or widen the range")
-    return values
-
-
-def model_problems(model: type, kwargs: Mapping[str, Any]) -> list[tuple[str | None, str | None, str, str | None]]:
-    """Every problem pydantic finds building ``model(**kwargs)``.
-
-    One ``(field, at, message, hint)`` per error: ``field`` is the parameter whose own value
-    failed (``None`` for a rule between parameters), ``at`` the parameter a rule points at
-    (``None``: the expectation as a whole). Field messages start with the parameter name.
-    """
-    try:
-        model(**kwargs)
-    except pydantic.ValidationError as error:
-        return [_problem(loc, exc) for loc, exc in _raw_errors(error.raw_errors, ())]
-    return []
-
-
-def _raw_errors(items: Any, loc: tuple[Any, ...]) -> typing.Iterator[tuple[tuple[Any, ...], Exception]]:
-    for item in items:
-        if isinstance(item, list | tuple):
-            yield from _raw_errors(item, loc)
-        elif isinstance(item.exc, pydantic.ValidationError):
-            yield from _raw_errors(item.exc.raw_errors, loc + item.loc_tuple())
-        else:
-            yield loc + item.loc_tuple(), item.exc
-
-
-def _problem(loc: tuple[Any, ...], exc: Exception) -> tuple[str | None, str | None, str, str | None]:
-    field = str(loc[0]) if loc and loc[0] != "__root__" else None
-    if isinstance(exc, ParameterError):
-        message, hint, at = exc.message, exc.hint, exc.at
-    else:
-        message, hint, at = str(exc) or type(exc).__name__, None, None
-    if field is not None:
-        return field, field, f"{field}: {message}", hint
-    return None, at, message, hint
-
-
-def _threshold(value: Any) -> str:
-    """A bound as the user wrote it, or the name of the suite parameter that fills it."""
-    if is_suite_parameter(value):
-        return f"the suite parameter {get_suite_parameter_key(value)}"
-    return range_phrase(value, None).removeprefix("is at least ")
-
-
 def bounds_phrase(kwargs: dict[str, Any]) -> str:
     """'is between 0.85 and 0.95', 'is greater than 0.9', 'is at most the suite parameter x'."""
     lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
-    s_lo, s_hi = kwargs.get("strict_min") is True, kwargs.get("strict_max") is True
-    params = is_suite_parameter(lo) or is_suite_parameter(hi)
-    if not (params or s_lo or s_hi or is_suite_parameter(kwargs.get("strict_min"))
-            or is_suite_parameter(kwargs.get("strict_max"))):
+    flags = {"min": kwargs.get("strict_min"), "max": kwargs.get("strict_max")}
+    if not any(v is True or is_suite_parameter(v) for v in (lo, hi, *flags.values())):
         return range_phrase(lo, hi)
-    unbounded = (None, -math.inf, math.inf)
     parts = []
-    if not (lo in unbounded and not is_suite_parameter(lo)):
-        op = "greater than" if s_lo else "at least"
-        if is_suite_parameter(kwargs.get("strict_min")):
-            op = f"at least (strictly if {get_suite_parameter_key(kwargs['strict_min'])})"
-        parts.append(f"{op} {_threshold(lo)}")
-    if not (hi in unbounded and not is_suite_parameter(hi)):
-        op = "less than" if s_hi else "at most"
-        if is_suite_parameter(kwargs.get("strict_max")):
-            op = f"at most (strictly if {get_suite_parameter_key(kwargs['strict_max'])})"
-        parts.append(f"{op} {_threshold(hi)}")
+    for side, bound, plain, strict in (("min", lo, "at least", "greater than"), ("max", hi, "at most", "less than")):
+        if is_suite_parameter(bound):
+            value = f"the suite parameter {get_suite_parameter_key(bound)}"
+        elif bound in (None, -math.inf, math.inf):
+            continue
+        else:
+            value = fmt_threshold(bound)
+        flag = flags[side]
+        op = f"{plain} (strictly if {get_suite_parameter_key(flag)})" if is_suite_parameter(flag) else (
+            strict if flag is True else plain)
+        parts.append(f"{op} {value}")
     return "is " + " and ".join(parts) if parts else range_phrase(None, None)
 
 
@@ -356,11 +137,12 @@ _NOT_PARAMETERS = frozenset(BatchExpectation.__fields__) | {"row_condition", "co
 class ERExpectation(BatchExpectation):
     """Abstract base: renders a plain-English sentence and a human observed value."""
 
-    prediction_column: str = pydantic.Field(..., description="Column with the predicted cluster id of each record.")
+    prediction_column: str = pydantic.Field(..., description="Column with the predicted cluster id of each record.",
+                                          column="batch")
     #: The record id column: when given, a batch with duplicated records is an error (SPEC 2.1).
     record_id_column: str | None = pydantic.Field(
         None, description="Column with the record id: a batch with a duplicated record is then an error "
-        "instead of a silently wrong statistic (checkpoints also check every input file).")
+        "instead of a silently wrong statistic (checkpoints also check every input file).", column="batch")
     #: Declared only to refuse them with the reason (see ROW_CONDITION_REFUSED).
     row_condition: Any = None
     condition_parser: Any = None
@@ -525,13 +307,19 @@ class BoundedExpectation(ERExpectation):
         return check_min_max(cls.expectation_type, values)
 
     def in_range(self, lo: float, hi: float | None = None) -> bool:
-        """True when [lo, hi] (or the value lo) satisfies the bounds once parameters are filled in."""
+        """True when [lo, hi] (or the value lo) lies within the bounds once parameters are filled in
+        (``None``: unbounded; a strict bound is excluded; NaN never does)."""
         for key in self.BOUND_KEYS:
             if is_suite_parameter(getattr(self, key)):
                 raise ValueError(f"{key}: suite parameter {get_suite_parameter_key(getattr(self, key))!r} "
                                  "has no value; pass it in expectation_parameters")
-        return check_range(lo, lo if hi is None else hi, self.min_value, self.max_value,
-                           strict_min=bool(self.strict_min), strict_max=bool(self.strict_max))
+        hi = lo if hi is None else hi
+        if math.isnan(lo) or math.isnan(hi):
+            return False
+        low, high = self.min_value, self.max_value
+        if low is not None and (lo < low or (self.strict_min and lo == low)):
+            return False
+        return not (high is not None and (hi > high or (self.strict_max and hi == high)))
 
     @staticmethod
     def wants_error_table(runtime_configuration: dict | None) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...stats import NAME_STATISTICS, TRUE_STATISTICS
+from ...stats import TRUE_STATISTICS
 from ...text import fmt_level, fmt_number, statistic_label
 from ..metrics import (
     BENCHMARK_SAMPLE,
@@ -21,21 +21,16 @@ from ..metrics import (
     SUMMARY_STATISTIC,
     TABLE_KEYS,
 )
-from ._base import NAME_COLUMN_DOC, ParameterError
 from .estimated import _SampledExpectation, design_fragment, estimate_details
+from .summary import ChosenStatisticExpectation
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 
-_NAMED = NAME_STATISTICS
-
-
-class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
+class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation, ChosenStatisticExpectation):
     """The prediction's statistic lies in the confidence interval of its estimated true value (SPEC 7)."""
 
     statistic: Literal[TRUE_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic to compare.")
-    name_column: str | None = pydantic.Field(
-        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
 
     args_keys: ClassVar[tuple[str, ...]] = ("statistic", "prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (
@@ -43,16 +38,8 @@ class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation):
         "name_column", "ci_level",
     )
 
-    @pydantic.root_validator(skip_on_failure=False)
-    def _check_names(cls, values):
-        statistic = values.get("statistic")
-        if statistic in _NAMED and "name_column" in values and not values["name_column"]:
-            raise ParameterError(f"'name_column' is required when statistic is '{statistic}'", at="statistic",
-                                 hint="give name_column, the column with the names")
-        return values
-
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
-        name = self.name_column if self.statistic in _NAMED else None
+        name = self._name_column()
         sample = self._sample_value(name)
         est = {**sample, "metric": self.statistic, "beta": 1.0, "ci_level": float(self.ci_level)}
         stat = {"prediction_column": self.prediction_column, "record_id_column": self.record_id_column,

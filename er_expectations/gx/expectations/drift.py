@@ -31,7 +31,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from ...baselines import DRIFT_EXPECTATIONS, PREVIOUS, baseline_label, default_baseline_column
 from ...drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
 from ...stats import METRICS
-from ...text import fmt_level, fmt_number, format_number, statistic_label
+from ...text import fmt_level, fmt_number, format_number
 from .. import drift_metrics  # noqa: F401  (registers the drift metrics)
 from ..drift_metrics import (
     ESTIMATE_CHANGE,
@@ -43,7 +43,6 @@ from ..history_view import CHART_RELEASES, own_series, series_rows, skipped_and_
 from ..metrics import SAMPLE_KEYS
 from ..render import result_details, string_block, table_block
 from ._base import (
-    NAME_COLUMN_DOC,
     PANDAS_ONLY,
     BoundedExpectation,
     ERExpectation,
@@ -54,7 +53,7 @@ from ._base import (
     threshold,
 )
 from .estimated import _SampledExpectation, design_fragment
-from .summary import parse_q
+from .summary import ChosenStatisticWithOrder, parse_q
 
 __all__ = [
     "DRIFT_EXPECTATIONS",
@@ -62,8 +61,6 @@ __all__ = [
     "ExpectReleaseAgreementToBeBetween",
     "ExpectStatisticChangeToBeBelow",
 ]
-
-_NAMED = ("homonymy_rate", "name_variation_rate")
 
 
 def _pct(x: float) -> str:
@@ -201,17 +198,12 @@ def diff_blocks(diff: dict[str, Any]) -> list[Any]:
 # -- 1. fixed-subset statistic ----------------------------------------------------------------
 
 
-class ExpectStatisticChangeToBeBelow(_DriftExpectation):
+class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder):
     """A summary statistic changes by at most a threshold against a baseline release, on the records
     present in both (SPEC 10, fixed subset)."""
 
     statistic: Literal[DRIFT_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic of the predicted clustering (SPEC 3) to compare.")
-    q: float | str | None = pydantic.Field(None, ge=0.0, allow_inf=True,
-                                           description="Order of the Hill number (statistic: hill_number), "
-                                           "q >= 0 (.inf allowed).")
-    name_column: str | None = pydantic.Field(
-        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.")
     max_change: float | None = pydantic.Field(
         None, ge=0.0, description="Largest acceptable absolute change |this − baseline|.")
     max_relative_change: float | None = pydantic.Field(
@@ -223,13 +215,6 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation):
         "prediction_column", "record_id_column", "baseline", "baseline_column", "statistic", "q", "name_column",
         "max_change", "max_relative_change", "diff_examples", "seed")
 
-    @pydantic.validator("q")
-    def _check_q(cls, q):
-        if q is None:
-            return None
-        value = parse_q(q)  # InputError (a ValueError) with the reason
-        return "inf" if math.isinf(value) else value
-
     @pydantic.root_validator(skip_on_failure=False)
     def _check_threshold(cls, values):
         if "max_change" in values and "max_relative_change" in values:
@@ -239,32 +224,18 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation):
                     "give exactly one of 'max_change' (absolute) or 'max_relative_change' (relative)"
                     + (", not both" if given else ""), at=given[-1] if given else None,
                     hint="e.g. max_relative_change: 0.15 for at most 15 %")
-        statistic = values.get("statistic")
-        if statistic == "hill_number" and "q" in values and values["q"] is None:
-            raise ParameterError("statistic 'hill_number' needs its order q", at="statistic",
-                                 hint="add q: 2 (or 0, 1, .inf)")
-        if statistic in _NAMED and "name_column" in values and not values["name_column"]:
-            raise ParameterError(f"'name_column' is required when statistic is '{statistic}'", at="statistic",
-                                 hint="give name_column, the column with the names")
         return values
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         value = {**self._pair_value(), "statistic": self.statistic,
                  "q": None if self.q is None else parse_q(self.q),
-                 "name_column": self.name_column if self.statistic in _NAMED else None}
+                 "name_column": self._name_column()}
         return {STATISTIC_CHANGE: MetricConfiguration(STATISTIC_CHANGE, domain, value), **self._pair_configs(domain)}
 
     @classmethod
     def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        statistic = kwargs.get("statistic") or "?"
-        q = kwargs.get("q")
-        try:
-            order = parse_q(q) if q is not None and statistic == "hill_number" else None
-        except ValueError:  # a page of a stored result with a bad q still renders
-            order = None
-        label = statistic_label(statistic, q=order) if statistic in DRIFT_STATISTICS else str(statistic)
         base, params = cls._baseline_phrase(kwargs)
-        params.update({"label": label, "prediction_column": kwargs.get("prediction_column")})
+        params.update({"label": cls._statistic_label(kwargs), "prediction_column": kwargs.get("prediction_column")})
         if kwargs.get("max_relative_change") is not None:
             params["limit"] = f"{100 * float(kwargs['max_relative_change']):g} %"
         else:

@@ -18,19 +18,14 @@ from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from ...api import sample_error_frame
-from ...engines.base import parse_weights
+from ...engines.base import DESIGNS
+from ...hints import did_you_mean, quote_list
 from ...stats import CI_METHODS, DEFAULT_N_BOOT, METRICS, PERFORMANCE_METRICS
 from ...stats.estimator import MIN_N_BOOT
 from ...text import design_kind, fmt_level, observed_estimate, range_phrase
 from ..metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
-from ._base import (
-    TOP_CLUSTERS,
-    BoundedExpectation,
-    ERExpectation,
-    Threshold,
-    json_number,
-    threshold,
-)
+from ._base import TOP_CLUSTERS, BoundedExpectation, ERExpectation, json_number
+from .params import ParameterError, Threshold, threshold
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
@@ -71,22 +66,43 @@ def design_fragment(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return template, params
 
 
+#: What ``weights`` takes (SPEC 3): a sampling design, or the column of the weights w_c = 1/p_c.
+WEIGHT_FORMS = f"{quote_list(DESIGNS)} or {{column: <weight column>}}"
+
+
 class _SampledExpectation(ERExpectation):
     """Common fields of expectations that read the benchmark sample."""
 
     reference_column: str = pydantic.Field(
-        ..., description="Column with the benchmark (true) cluster id; null outside the benchmark.")
+        ..., description="Column with the benchmark (true) cluster id; null outside the benchmark.", column="batch")
     weights: str | dict[str, str] = pydantic.Field(
         "cluster_size", description="Benchmark sampling design: cluster_size (clusters drawn with probability "
-        "proportional to their size), uniform, or {column: <weight column>}.")
+        "proportional to their size), uniform, or {column: <weight column>}.", column="batch")
     draws_column: str | None = pydantic.Field(
-        None, description="Column with how many times each benchmark cluster was drawn (default 1).")
+        None, description="Column with how many times each benchmark cluster was drawn (default 1).", column="batch")
     ci_level: float = pydantic.Field(
         0.95, gt=0.0, lt=1.0, description="Confidence level of the interval, strictly between 0 and 1.")
 
-    @pydantic.validator("weights")
+    @pydantic.validator("weights", pre=True)
     def _check_weights(cls, w):
-        parse_weights(w)  # the one parser of the option (engines.base); raises InputError (a ValueError)
+        """The documented forms only (a column is named as ``{column: <weight column>}``)."""
+        if isinstance(w, dict):
+            extra = [key for key in w if key != "column"]
+            if extra or not w:
+                raise ParameterError(
+                    "a weights mapping takes the single key 'column', got "
+                    + (quote_list(extra, conjunction="and") if extra else "an empty mapping"),
+                    hint="write weights: {column: <weight column>}")
+            column = w["column"]
+            if not isinstance(column, str):
+                raise ParameterError(f"expected text, got {column!r}", at="weights.column", expected="text")
+            if not column.strip():
+                raise ParameterError("expected text, got an empty string", at="weights.column",
+                                     hint="write the name of the weights column")
+        elif w not in DESIGNS:
+            hint = did_you_mean(w, DESIGNS) if isinstance(w, str) else None
+            raise ParameterError(f"expected {WEIGHT_FORMS}, got {w!r}", expected=WEIGHT_FORMS,
+                                 hint=hint or "for a weight column write weights: {column: <weight column>}")
         return w
 
     def _sample_value(self, name_column: str | None = None) -> dict[str, Any]:

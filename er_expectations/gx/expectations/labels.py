@@ -63,22 +63,22 @@ class _LabelsExpectation(ERExpectation):
 
     prediction_column: str = pydantic.Field(
         ..., description="Column with the predicted cluster id of each record in the prediction the labels "
-        "were made against (filled on the record rows of the labelling batch).")
+        "were made against (filled on the record rows of the labelling batch).", column="batch")
     record_id_column: str = pydantic.Field(
         ..., description="Column with the record id: the drawn record on the label rows, the record on the "
-        "record rows of the labelling batch.")
+        "record rows of the labelling batch.", column="batch")
     draw_column: str = pydantic.Field(
-        "draw", description="Column with the draw number (filled on label rows, empty on record rows).")
+        "draw", description="Column with the draw number (filled on label rows, empty on record rows).", column="batch")
     removed_column: str = pydantic.Field(
-        "removed", description="Column with the records removed from the drawn record's predicted cluster (A_r).")
+        "removed", description="Column with the records removed from the drawn record's predicted cluster (A_r).", column="batch")
     added_column: str = pydantic.Field(
-        "added", description="Column with the records added to the drawn record's cluster (B_r).")
+        "added", description="Column with the records added to the drawn record's cluster (B_r).", column="batch")
     predicted_cluster_column: str | None = pydantic.Field(
         "predicted_cluster", description="Column with the predicted cluster id the labeller started from, used "
-        "when the batch has it: labels made against another release are then an error.")
+        "when the batch has it: labels made against another release are then an error.", column="batch")
     true_cluster_column: str | None = pydantic.Field(
         "true_cluster", description="Column with the true cluster id the labeller gave, used when the batch has "
-        "it (rule 7).")
+        "it (rule 7).", column="batch")
 
     #: The SPEC 9 rule number of the expectation.
     rule: ClassVar[int] = 0
@@ -251,9 +251,9 @@ class ExpectLabelsAddedRecordsToResembleSampledRecord(_LabelsExpectation):
     default_severity: ClassVar[str] = "warning"
     block_column: str | None = pydantic.Field(
         None, description="Column with the block of each record: an added record in the drawn record's block "
-        "resembles it.")
+        "resembles it.", column="batch")
     name_column: str | None = pydantic.Field(
-        None, description="Column with the name of each record, compared with the drawn record's name.")
+        None, description="Column with the name of each record, compared with the drawn record's name.", column="batch")
     min_similarity: float = pydantic.Field(
         0.8, ge=0.0, le=1.0, description="Smallest name similarity (0 to 1) for an added record to resemble "
         "the drawn record.")

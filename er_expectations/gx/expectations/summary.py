@@ -14,10 +14,11 @@ from typing import Any, ClassVar
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...stats import parse_hill_orders
+from ...stats import NAME_STATISTICS, parse_hill_orders
 from ...text import fmt_number, fmt_q, range_phrase, statistic_label
 from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from ._base import NAME_COLUMN_DOC, BoundedExpectation, Threshold, json_number, threshold
+from ._base import BoundedExpectation, ERExpectation, json_number
+from .params import ParameterError, Threshold, field_choices, threshold
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",
@@ -31,6 +32,58 @@ __all__ = [
 def parse_q(q: Any) -> float:
     """Hill order from a number or 'inf' (:func:`~er_expectations.stats.parse_hill_orders`)."""
     return parse_hill_orders((q,), parameter="q")[0]
+
+
+NAME_COLUMN_DOC = "Column with the name used for homonymy and name variation."
+
+
+def _stored_q(cls: type, q: Any) -> Any:
+    """q as the configuration stores it: the number, or 'inf' (JSON has no infinity)."""
+    return "inf" if isinstance(q, float) and math.isinf(q) else q
+
+
+class ChosenStatisticExpectation(ERExpectation):
+    """Abstract base of the checks of a summary statistic chosen by ``statistic`` (SPEC 3): the
+    name column the name statistics need, the order q of ``hill_number`` when the subclass
+    declares ``q`` (:class:`ChosenStatisticWithOrder`), and their label."""
+
+    name_column: str | None = pydantic.Field(
+        None, description=NAME_COLUMN_DOC + " Required for homonymy_rate and name_variation_rate.", column="batch")
+
+    @pydantic.root_validator(skip_on_failure=False)
+    def _check_statistic_needs(cls, values):
+        statistic = values.get("statistic")
+        if statistic == "hill_number" and "q" in values and values["q"] is None:
+            raise ParameterError("statistic 'hill_number' needs its order q", at="statistic",
+                                 hint="add q: 2 (or 0, 1, .inf)")
+        if statistic in NAME_STATISTICS and "name_column" in values and not values["name_column"]:
+            raise ParameterError(f"'name_column' is required when statistic is '{statistic}'", at="statistic",
+                                 hint="give name_column, the column with the names")
+        return values
+
+    def _name_column(self) -> str | None:
+        """The name column when the statistic needs names, else ``None``."""
+        return self.name_column if self.statistic in NAME_STATISTICS else None  # type: ignore[attr-defined]
+
+    @classmethod
+    def _statistic_label(cls, kwargs: dict[str, Any]) -> str:
+        """'Hill number of order 2', 'matching rate'; a stored result with a bad value still renders."""
+        statistic = kwargs.get("statistic") or "?"
+        try:
+            q = parse_q(kwargs["q"]) if statistic == "hill_number" and kwargs.get("q") is not None else None
+        except ValueError:
+            q = None
+        return statistic_label(statistic, q=q) if statistic in field_choices(cls.__fields__["statistic"]) else str(
+            statistic)
+
+
+class ChosenStatisticWithOrder(ChosenStatisticExpectation):
+    """A chosen statistic that may be ``hill_number``: with its order ``q``."""
+
+    q: float | str | None = pydantic.Field(None, ge=0.0, allow_inf=True,
+                                           description="Order of the Hill number (statistic: hill_number), "
+                                           "q >= 0 (.inf allowed).")
+    _check_q = pydantic.validator("q", allow_reuse=True)(_stored_q)
 
 
 class _ClusteringStatisticExpectation(BoundedExpectation):
@@ -124,10 +177,7 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
     success_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "record_id_column", "q",
                                                *BoundedExpectation.BOUND_KEYS)
 
-    @pydantic.validator("q")
-    def _check_q(cls, q):
-        value = parse_q(q)  # InputError (a ValueError) with the reason
-        return "inf" if math.isinf(value) else value
+    _check_q = pydantic.validator("q", allow_reuse=True)(_stored_q)
 
     @classmethod
     def statistic_id(cls) -> str:
@@ -148,7 +198,7 @@ class ExpectHillNumberToBeBetween(_ClusteringStatisticExpectation):
 class _NamedStatisticExpectation(_ClusteringStatisticExpectation):
     """A rate over the predicted clusters that needs their names."""
 
-    name_column: str = pydantic.Field(..., description=NAME_COLUMN_DOC)
+    name_column: str = pydantic.Field(..., description=NAME_COLUMN_DOC, column="batch")
     min_value: Threshold = threshold("min", ge=0.0, le=1.0)
     max_value: Threshold = threshold("max", ge=0.0, le=1.0)
     needs_names: ClassVar[bool] = True
