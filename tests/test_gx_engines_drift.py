@@ -61,6 +61,15 @@ def spark_frame(spark, df: pd.DataFrame):
     for col in df.columns:
         values = df[col]
         present = values.dropna()
+        lists = len(present) and all(isinstance(v, (list, tuple, np.ndarray)) for v in present)
+        if lists:
+            items = [i for v in present for i in v]
+            whole = items and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items)
+            kind = T.ArrayType(T.LongType() if whole else T.StringType())
+            columns[col] = values.map(lambda v, whole=whole: None if not isinstance(v, (list, tuple, np.ndarray))
+                                      else [int(i) if whole else str(i) for i in v])
+            fields.append(T.StructField(str(col), kind, True))
+            continue
         if pd.api.types.is_bool_dtype(values.dtype):
             kind = T.BooleanType()
         elif pd.api.types.is_integer_dtype(values.dtype) or (
@@ -78,7 +87,8 @@ def spark_frame(spark, df: pd.DataFrame):
         else:
             columns[col] = values
     rows = pd.DataFrame(columns)
-    data = [tuple(None if (v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))) else
+    data = [tuple(v if isinstance(v, list) else
+                  None if (v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))) else
                   (int(v) if isinstance(v, np.integer) else v) for v in row)
             for row in rows.astype(object).itertuples(index=False, name=None)]
     return spark.createDataFrame(data, schema=T.StructType(fields))
