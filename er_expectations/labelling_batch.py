@@ -45,6 +45,7 @@ __all__ = [
     "labels_column_hint",
     "suite_kind_issues",
     "split_labelling_batch",
+    "fetch_labelling_batch",
 ]
 
 #: The labels roles (``LabelColumns`` fields) a labelling batch carries, in column order.
@@ -151,6 +152,79 @@ def split_labelling_batch(
     # an optional role left out keeps its default name, which the labels frame does not hold
     names = {role: column for role, column in roles.items() if column is not None}
     return labels, records.reset_index(drop=True), LabelColumns.of(names)
+
+
+def _id_kind_of(values: Sequence, record_id: Hashable) -> str:
+    """'integer' or 'text' from the drawn records' ids as a database or Spark returns them
+    (the type of the column, as :func:`er_expectations.labels._records_id_kind` reads it from a
+    pandas dtype)."""
+    present = [v for v in values if v is not None]
+    if any(isinstance(v, float) for v in present):
+        raise InputError(f"record_id column {record_id!r} holds floating-point numbers; record ids must be "
+                         "integers or text (cast the column to an integer or a text type)")
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "integer"
+    return "text"
+
+
+def fetch_labelling_batch(
+    source,
+    *,
+    record_id: str,
+    prediction: str,
+    draw: str = "draw",
+    removed: str = "removed",
+    added: str = "added",
+    predicted_cluster: str | None = "predicted_cluster",
+    true_cluster: str | None = "true_cluster",
+    block: str | None = None,
+    name: str | None = None,
+) -> tuple[Labels, pd.DataFrame, LabelColumns]:
+    """:func:`split_labelling_batch` of a batch held in a database or Spark (SPEC 9).
+
+    ``source`` is an :class:`~er_expectations.engines.labelling_sql.SqlLabelling` or
+    :class:`~er_expectations.engines.labelling_spark.SparkLabelling`. The records part of such
+    a batch may be the whole release, so only what the rules read is fetched: the label rows,
+    then the record rows the labels name (drawn, removed and added ids), then the members of
+    the drawn records' predicted clusters: the records :func:`labelling_batch` keeps. Returns
+    the parsed labels, those records (record id, prediction, block, name) and the labels
+    column names, for :func:`~er_expectations.labels.qc_labels`.
+    """
+    present = source.columns()
+    roles = {"draw": draw, "record_id": record_id, "removed": removed, "added": added,
+             "predicted_cluster": predicted_cluster, "true_cluster": true_cluster}
+    for role in ("predicted_cluster", "true_cluster"):
+        if roles[role] is not None and roles[role] not in present:
+            roles[role] = None
+    for role, column in roles.items():
+        if column is not None:
+            source.column(column, f"{role}_column")
+    for parameter, column in (("prediction", prediction), ("block", block), ("name", name)):
+        if column is not None:
+            source.column(column, parameter)
+    names = {role: column for role, column in roles.items() if column is not None}
+    columns = LabelColumns.of(names)
+    label_columns = list(names.values())
+    frame = pd.DataFrame(source.label_rows(draw, label_columns), columns=label_columns)
+    kind = _id_kind_of(frame[record_id].tolist(), record_id)
+    parsed = parse_labels(frame, id_kind=kind, columns=columns)
+
+    record_columns = [c for c in dict.fromkeys((record_id, prediction, block, name)) if c is not None]
+    wanted = list(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t),
+                                 *(i for t in parsed.added for i in t)]))
+    named = source.record_rows(draw, record_columns, record_id, wanted)
+    drawn = set(parsed.record)
+    clusters = list(dict.fromkeys(r[1] for r in named if r[0] in drawn and r[1] is not None))
+    known = set(wanted)
+    members = [r for r in source.record_rows(draw, record_columns, prediction, clusters) if r[0] not in known]
+    rows = named + members
+    if any(r[0] is None for r in rows):
+        raise InputError(f"record_id column {record_id!r} is null on a record row of a drawn record's predicted "
+                         "cluster; every record needs an id")
+    records = pd.DataFrame(rows, columns=record_columns, dtype=object)
+    if kind == "integer":
+        records[record_id] = records[record_id].astype("int64")
+    return parsed, records, columns
 
 
 @dataclass(frozen=True, slots=True)
