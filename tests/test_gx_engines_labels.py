@@ -220,3 +220,47 @@ def test_sql_brings_back_the_labels_and_the_records_they_name_only(tmp_path, mon
     needed = len(batch)  # the pandas batch: the labels and the records the rules read
     assert sum(fetched) <= 2 * needed, (fetched, needed)
     assert needed < 1_000
+
+
+@pytest.mark.spark
+def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, monkeypatch):
+    """On Spark: the drift cells grow with the clusters, the labelling rows with the labels."""
+    from enginetools import spark_available
+    from test_gx_engines_drift import drift_suite
+
+    from er_expectations.engines import labelling_spark, pairs_spark
+
+    if not spark_available():
+        pytest.skip("pyspark is not installed (the spark extra); CI installs it")
+    fetched: list[int] = []
+    original_collect, original_select = pairs_spark.collect, labelling_spark.SparkLabelling._select
+
+    def collect(frame):
+        rows = original_collect(frame)
+        fetched.append(len(rows))
+        return rows
+
+    def select(self, frame, names):
+        rows = original_select(self, frame, names)
+        fetched.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(pairs_spark, "collect", collect)
+    monkeypatch.setattr(labelling_spark.SparkLabelling, "_select", select)
+
+    labels, records = labels_case(10, n=8_000)
+    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
+                        lists="list")
+    validate("spark", table, label_suite()[:2], tmp_path)
+    assert 0 < sum(fetched) <= 2 * len(batch) < 1_000, (fetched, len(batch))
+
+    fetched.clear()
+    rng = np.random.default_rng(1)
+    n = 8_000
+    base = rng.integers(0, 400, n)
+    df = pd.DataFrame({"record": np.arange(n), "pred": np.where(rng.random(n) < 0.1, rng.integers(0, 400, n), base),
+                       "pred__baseline": base, "ref": np.where(np.arange(n) < 300, np.arange(n) // 3, np.nan),
+                       "name": rng.integers(0, 9000, n).astype(str)})
+    validate("spark", df, drift_suite(short=True), tmp_path)
+    assert fetched and max(fetched) <= 1_500 and sum(fetched) < n / 4, fetched

@@ -56,6 +56,20 @@ def label_order(labels: Sequence) -> np.ndarray:
                           dtype=np.int64)
 
 
+def _sorted_codes(values: list) -> tuple[np.ndarray, list]:
+    """Codes of ``values`` numbering the distinct values in the order of :func:`label_order`."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    try:
+        codes, uniques = pd.factorize(column, sort=True)  # the same order as sorted() on one type
+        return np.asarray(codes, dtype=np.int64), list(uniques)
+    except TypeError:  # ids of several types: label_order's fallback
+        distinct = list(dict.fromkeys(values))
+        distinct = [distinct[i] for i in label_order(distinct)]
+        index = {v: i for i, v in enumerate(distinct)}
+        return np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values)), distinct
+
+
 class ReleasePair:
     """The current release and its baseline on the same rows of a pandas frame; aggregates are
     computed once."""
@@ -182,14 +196,8 @@ class AggregatedPair(ABC):
         the positions of the ids in sorted order)."""
         if self._cells is None:
             rows = self._cell_rows()
-            cur = list(dict.fromkeys(r[0] for r in rows))
-            base = list(dict.fromkeys(r[1] for r in rows))
-            cur = [cur[i] for i in label_order(cur)]
-            base = [base[i] for i in label_order(base)]
-            ci = {v: i for i, v in enumerate(cur)}
-            bi = {v: i for i, v in enumerate(base)}
-            a = np.fromiter((ci[r[0]] for r in rows), dtype=np.int64, count=len(rows))
-            b = np.fromiter((bi[r[1]] for r in rows), dtype=np.int64, count=len(rows))
+            a, cur = _sorted_codes([r[0] for r in rows])
+            b, base = _sorted_codes([r[1] for r in rows])
             n = np.fromiter((int(r[2]) for r in rows), dtype=np.int64, count=len(rows))
             order = np.lexsort((b, a))
             self._labels = (cur, base)
