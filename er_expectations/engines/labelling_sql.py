@@ -21,8 +21,9 @@ from .sql import SqlRelease
 
 __all__ = ["CHUNK", "SqlLabelling"]
 
-#: Values per ``IN`` list (databases limit the bound parameters of a statement).
-CHUNK = 500
+#: Values per ``IN`` list: databases limit a statement's bound parameters (SQL Server 2,100)
+#: and some the length of an ``IN`` list (Oracle 1,000).
+CHUNK = 1000
 
 
 class SqlLabelling:

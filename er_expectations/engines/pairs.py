@@ -152,8 +152,9 @@ class AggregatedPair(ABC):
     """What the SQL and Spark pairs share: cells, labels and counts from aggregated rows.
 
     A subclass implements the queries: :meth:`_cell_rows` (current cluster, baseline
-    cluster, common records) of every non-empty cell, :meth:`restricted` (the engine's
-    releases on the common records), :meth:`_name_rows` and :meth:`column_value`. Cluster
+    cluster, common records) of every non-empty cell, :meth:`_count_common`,
+    :meth:`_restrict` (the engine's releases on the common records), :meth:`_name_rows` and
+    :meth:`column_value`. Cluster
     codes number the clusters with common records in the order of their ids (sorted here,
     not by the database, whose collation may differ from Python's).
     """
@@ -168,10 +169,15 @@ class AggregatedPair(ABC):
         self._cells: tuple[np.ndarray, ...] | None = None
         self._labels: tuple[list, list] | None = None
         self._restricted: tuple[Any, Any] | None = None
+        self._n_common: int | None = None
 
     @abstractmethod
     def _cell_rows(self) -> Sequence[Sequence]:
         """Rows (current cluster, baseline cluster, records) on the records in both releases."""
+
+    @abstractmethod
+    def _count_common(self) -> int:
+        """The number of records in both releases (one count where the data lives)."""
 
     @abstractmethod
     def _restrict(self) -> tuple[Any, Any]:
@@ -207,7 +213,13 @@ class AggregatedPair(ABC):
 
     @property
     def n_common(self) -> int:
-        return int(self.cells()[2].sum())
+        """Records in both releases: from the cells when fetched, else counted where the data
+        lives (a statistic change needs no cells)."""
+        if self._cells is not None:
+            return int(self._cells[2].sum())
+        if self._n_common is None:
+            self._n_common = int(self._count_common())
+        return self._n_common
 
     def _label_lists(self) -> tuple[list, list]:
         self.cells()

@@ -42,6 +42,9 @@ class SparkReleasePair(AggregatedPair):
         return collect(self._common().groupBy(self.cur.alias("c"), self.base.alias("b"))
                        .agg(F.count(F.lit(1)).alias("n")))
 
+    def _count_common(self) -> int:
+        return int(self._common().count())
+
     def _restrict(self) -> tuple[SparkRelease, SparkRelease]:
         common = self._common()
         return (SparkRelease(common, prediction=self.current.prediction),

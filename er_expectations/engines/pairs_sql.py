@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .labelling_sql import CHUNK
 from .pairs import AggregatedPair
 from .sql import SqlRelease
 
@@ -38,6 +39,11 @@ class SqlReleasePair(AggregatedPair):
         return self.current._rows(sa.select(self.cur, self.base, sa.func.count())  # noqa: SLF001
                                   .where(self._both()).group_by(self.cur, self.base))
 
+    def _count_common(self) -> int:
+        sa = self.sa
+        return int(self.current._rows(sa.select(sa.func.count()).select_from(self.rel)  # noqa: SLF001
+                                      .where(self._both()))[0][0])
+
     def _restrict(self) -> tuple[SqlRelease, SqlRelease]:
         common = self.sa.select(*self.rel.c).where(self._both()).subquery("common_records")
         return (SqlRelease(self.current.bind, common, prediction=self.current.prediction),
@@ -47,8 +53,8 @@ class SqlReleasePair(AggregatedPair):
         sa = self.sa
         nm = self.current._column(name, "name")  # noqa: SLF001
         out: list = []
-        for start in range(0, len(labels), 500):  # bounded IN lists
-            chunk = labels[start:start + 500]
+        for start in range(0, len(labels), CHUNK):  # bounded IN lists
+            chunk = labels[start:start + CHUNK]
             out += self.current._rows(sa.select(self.cur, nm, sa.func.count())  # noqa: SLF001
                                       .where(self._both(), nm.is_not(None), self.cur.in_(chunk))
                                       .group_by(self.cur, nm))
