@@ -349,3 +349,18 @@ def test_sql_brings_back_only_aggregates(tmp_path, monkeypatch):
     # the largest answer is the contingency of the two releases (one row per cell ≤ ~3,000 here)
     assert fetched and max(fetched) <= 4_000, max(fetched)
     assert sum(fetched) < n / 2, sum(fetched)
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_diff_does_not_depend_on_row_order(ids):
+    """The examples of a release diff are drawn in cluster-id order: shuffled rows, same diff."""
+    from er_expectations.drift import diff_releases
+
+    df = drift_frame(4, ids=ids)
+    want = diff_releases(df, "pred__baseline", "pred", record_id="record", name="name", examples=4, seed=2).to_dict()
+    assert sum(len(e["sources"]) for e in want["examples"]) > 10
+    for seed in range(3):
+        shuffled = df.sample(frac=1, random_state=seed).reset_index(drop=True)
+        got = diff_releases(shuffled, "pred__baseline", "pred", record_id="record", name="name", examples=4,
+                            seed=2).to_dict()
+        assert got == want

@@ -266,3 +266,21 @@ def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, m
                        "name": rng.integers(0, 9000, n).astype(str)})
     validate("spark", df, drift_suite(short=True), tmp_path)
     assert fetched and max(fetched) <= 1_500 and sum(fetched) < n / 4, fetched
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_row_order_changes_nothing(ids):
+    """A database keeps no row order: shuffled labels and records give the same violations."""
+    from er_expectations.labels import qc_labels
+
+    labels, records = labels_case(3, ids=ids)
+
+    def run(lab, rec):
+        q = qc_labels(lab, rec, "pred", record_id="record", block="block", name="name")
+        return q.violations.to_dict("records"), q.checked
+
+    want = run(labels, records)
+    assert len(want[0]) >= 5
+    for seed in range(3):
+        got = run(labels.sample(frac=1, random_state=seed), records.sample(frac=1, random_state=seed + 10))
+        assert got == want
