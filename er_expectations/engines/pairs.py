@@ -154,9 +154,8 @@ class AggregatedPair(ABC):
     A subclass implements the queries: :meth:`_cell_rows` (current cluster, baseline
     cluster, common records) of every non-empty cell, :meth:`_count_common`,
     :meth:`_restrict` (the engine's releases on the common records), :meth:`_name_rows` and
-    :meth:`column_value`. Cluster
-    codes number the clusters with common records in the order of their ids (sorted here,
-    not by the database, whose collation may differ from Python's).
+    :meth:`column_value`. Cluster codes number the clusters with common records in the order
+    of their ids (sorted here, not by the database, whose collation may differ from Python's).
     """
 
     current: Any
