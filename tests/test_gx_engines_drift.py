@@ -346,8 +346,10 @@ def test_sql_brings_back_only_aggregates(tmp_path, monkeypatch):
     assert any(not ok for ok, _ in res.values())
     cells = res[("expect_release_agreement_to_be_between", "pairwise_f", None)][1]["details"]
     assert cells["common_records"] == n
-    # the largest answer is the contingency of the two releases (one row per cell ≤ ~3,000 here)
-    assert fetched and max(fetched) <= 4_000, max(fetched)
+    # the largest answer is the contingency of the two releases: one row per pair of clusters
+    # that share records (about 1,500 clusters and 3,000 moved records here)
+    n_cells = df.groupby(["pred", "pred__baseline"]).ngroups
+    assert max(fetched) == n_cells < n / 6, (max(fetched), n_cells)
     assert sum(fetched) < n / 2, sum(fetched)
 
 
