@@ -45,6 +45,7 @@ __all__ = [
     "labels_column_hint",
     "suite_kind_issues",
     "split_labelling_batch",
+    "FetchedLabels",
     "fetch_labelling_batch",
 ]
 
@@ -167,6 +168,47 @@ def _id_kind_of(values: Sequence, record_id: Hashable) -> str:
     return "text"
 
 
+@dataclass(frozen=True)
+class FetchedLabels:
+    """The label rows and the records the rules read, fetched from a database or Spark.
+
+    ``named`` are rows (record id, prediction) of the records the labels name (drawn,
+    removed, added), ``members`` those of the other members of the drawn records' predicted
+    clusters: together the record rows :func:`labelling_batch` keeps. Rule 5 also reads the
+    block and name of the named records: :meth:`records` fetches them (few rows) when asked.
+    """
+
+    source: object
+    labels: Labels
+    columns: LabelColumns
+    record_id: str
+    prediction: str
+    draw: str
+    kind: str
+    wanted: tuple
+    named: list
+    members: list
+
+    def records(self, *, block: str | None = None, name: str | None = None) -> pd.DataFrame:
+        """The records for :func:`~er_expectations.labels.qc_labels` (id, prediction, block, name)."""
+        for parameter, column in (("block", block), ("name", name)):
+            if column is not None:
+                self.source.column(column, parameter)
+        record_columns = [c for c in dict.fromkeys((self.record_id, self.prediction, block, name)) if c is not None]
+        named = self.named
+        if len(record_columns) > 2:  # the named records again, with their block and name
+            named = self.source.record_rows(self.draw, record_columns, self.record_id, list(self.wanted))
+        pad = (None,) * (len(record_columns) - 2)
+        rows = [tuple(r) for r in named] + [(*r, *pad) for r in self.members]
+        if any(r[0] is None for r in rows):
+            raise InputError(f"record_id column {self.record_id!r} is null on a record row of a drawn record's "
+                             "predicted cluster; every record needs an id")
+        frame = pd.DataFrame(rows, columns=record_columns, dtype=object)
+        if self.kind == "integer":
+            frame[self.record_id] = frame[self.record_id].astype("int64")
+        return frame
+
+
 def fetch_labelling_batch(
     source,
     *,
@@ -177,18 +219,15 @@ def fetch_labelling_batch(
     added: str = "added",
     predicted_cluster: str | None = "predicted_cluster",
     true_cluster: str | None = "true_cluster",
-    block: str | None = None,
-    name: str | None = None,
-) -> tuple[Labels, pd.DataFrame, LabelColumns]:
+) -> FetchedLabels:
     """:func:`split_labelling_batch` of a batch held in a database or Spark (SPEC 9).
 
     ``source`` is an :class:`~er_expectations.engines.labelling_sql.SqlLabelling` or
     :class:`~er_expectations.engines.labelling_spark.SparkLabelling`. The records part of such
     a batch may be the whole release, so only what the rules read is fetched: the label rows,
     then the record rows the labels name (drawn, removed and added ids), then the members of
-    the drawn records' predicted clusters: the records :func:`labelling_batch` keeps. Returns
-    the parsed labels, those records (record id, prediction, block, name) and the labels
-    column names, for :func:`~er_expectations.labels.qc_labels`.
+    the drawn records' predicted clusters: the records :func:`labelling_batch` keeps (record
+    id and prediction; :meth:`FetchedLabels.records` adds block and name for rule 5).
     """
     present = source.columns()
     roles = {"draw": draw, "record_id": record_id, "removed": removed, "added": added,
@@ -199,9 +238,7 @@ def fetch_labelling_batch(
     for role, column in roles.items():
         if column is not None:
             source.column(column, f"{role}_column")
-    for parameter, column in (("prediction", prediction), ("block", block), ("name", name)):
-        if column is not None:
-            source.column(column, parameter)
+    source.column(prediction, "prediction")
     names = {role: column for role, column in roles.items() if column is not None}
     columns = LabelColumns.of(names)
     label_columns = list(names.values())
@@ -209,22 +246,16 @@ def fetch_labelling_batch(
     kind = _id_kind_of(frame[record_id].tolist(), record_id)
     parsed = parse_labels(frame, id_kind=kind, columns=columns)
 
-    record_columns = [c for c in dict.fromkeys((record_id, prediction, block, name)) if c is not None]
-    wanted = list(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t),
-                                 *(i for t in parsed.added for i in t)]))
-    named = source.record_rows(draw, record_columns, record_id, wanted)
+    pair = [record_id, prediction]
+    wanted = tuple(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t),
+                                  *(i for t in parsed.added for i in t)]))
+    named = source.record_rows(draw, pair, record_id, list(wanted))
     drawn = set(parsed.record)
     clusters = list(dict.fromkeys(r[1] for r in named if r[0] in drawn and r[1] is not None))
     known = set(wanted)
-    members = [r for r in source.record_rows(draw, record_columns, prediction, clusters) if r[0] not in known]
-    rows = named + members
-    if any(r[0] is None for r in rows):
-        raise InputError(f"record_id column {record_id!r} is null on a record row of a drawn record's predicted "
-                         "cluster; every record needs an id")
-    records = pd.DataFrame(rows, columns=record_columns, dtype=object)
-    if kind == "integer":
-        records[record_id] = records[record_id].astype("int64")
-    return parsed, records, columns
+    members = [r for r in source.record_rows(draw, pair, prediction, clusters) if r[0] not in known]
+    return FetchedLabels(source=source, labels=parsed, columns=columns, record_id=record_id, prediction=prediction,
+                         draw=draw, kind=kind, wanted=wanted, named=named, members=members)
 
 
 @dataclass(frozen=True, slots=True)
