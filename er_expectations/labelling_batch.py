@@ -21,6 +21,10 @@ test checks it) while the batch stays small (a few records per draw, not the 10M
 release). An id of the labels that is not a record row is not a record of the release
 table: rule 4 reports it.
 
+In a database or Spark the records part of a labelling table may be the whole release (the
+labels stacked over it): :func:`fetch_labelling_batch` then fetches the label rows and only
+the record rows this batch would hold, so the rules see the same records on every engine.
+
 :class:`LabelsData` is the checkpoint side (``data.labels`` of a checkpoint): it reads the
 labels file and the release it names and builds its one batch, with the interface of
 :class:`~er_expectations.releases.ReleaseData` that the runner uses.
