@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .engines.base import WeightsSpec
-from .engines.pairs import ReleasePair
+from .engines.pairs import AggregatedPair, ReleasePair, label_order
 from .engines.pandas import PandasRelease, _check_column, _check_frame
 from .errors import InputError, UndefinedMetricWarning
 from .hints import did_you_mean
@@ -120,7 +120,7 @@ class StatisticChange:
                 "baseline_clusters": self.baseline_clusters}
 
 
-def _statistic(release: PandasRelease, statistic: str, q: float | None, name: Hashable | None) -> tuple[float, int]:
+def _statistic(release: Any, statistic: str, q: float | None, name: Hashable | None) -> tuple[float, int]:
     table = release.clustering_table(name=name if statistic in _NAMED else None)
     orders = (q,) if statistic == "hill_number" else ()
     values = summary_statistics(table, hill_orders=orders)
@@ -128,7 +128,7 @@ def _statistic(release: PandasRelease, statistic: str, q: float | None, name: Ha
     return float(values[key]), table.n_clusters
 
 
-def statistic_change_of(pair: ReleasePair, statistic: str, *, q: float | None = None,
+def statistic_change_of(pair: ReleasePair | AggregatedPair, statistic: str, *, q: float | None = None,
                         name: Hashable | None = None) -> StatisticChange:
     """:func:`statistic_change` on a :class:`ReleasePair` (its restriction is computed once)."""
     _check_choice(statistic, DRIFT_STATISTICS, "statistic")
@@ -181,7 +181,7 @@ class Agreement:
     baseline_clusters: int
 
 
-def agreement_of(pair: ReleasePair, *, beta: float = 1.0) -> Agreement:
+def agreement_of(pair: ReleasePair | AggregatedPair, *, beta: float = 1.0) -> Agreement:
     """:func:`release_agreement` on a :class:`ReleasePair` (the contingency cells are shared)."""
     beta = check_beta(beta)
     cur_idx, base_idx, n, cur_used, base_used = pair.cells()
@@ -297,9 +297,14 @@ MAX_SOURCES = 5
 MAX_NAMES = 5
 
 
-def diff_of(pair: ReleasePair, *, name: Hashable | None = None, examples: int = 5, seed: int = 0,
+def diff_of(pair: ReleasePair | AggregatedPair, *, name: Hashable | None = None, examples: int = 5, seed: int = 0,
             before: str | None = None, after: str | None = None) -> ReleaseDiff:
-    """:func:`diff_releases` on a :class:`ReleasePair` whose current release is *after*."""
+    """:func:`diff_releases` on a release pair (any engine) whose current release is *after*.
+
+    The examples are drawn from the changed clusters in the order of their ids, and an
+    example's sources are listed by records taken, then by id: the same seed gives the same
+    examples whatever the order of the table's rows and whatever the engine.
+    """
     if isinstance(examples, bool) or not isinstance(examples, (int, np.integer)) or examples < 0:
         raise InputError(f"examples={examples!r}: give how many clusters to show per kind of change (an integer ≥ 0)")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -313,17 +318,18 @@ def diff_of(pair: ReleasePair, *, name: Hashable | None = None, examples: int = 
             continue
         members = np.flatnonzero(changes.kind == code)
         if members.size:
-            chosen = rng.choice(members, size=min(int(examples), members.size), replace=False)
-            picked.extend((kind, int(a)) for a in np.sort(chosen))
-    names_of = _example_names(pair, name, [after_codes[a] for _, a in picked]) if name is not None else {}
+            members = members[pair.current_order(after_codes[members])]  # in the order of their ids
+            chosen = rng.choice(members.size, size=min(int(examples), members.size), replace=False)
+            picked.extend((kind, int(a)) for a in members[np.sort(chosen)])
+    names_of = _example_names(pair, name, [int(after_codes[a]) for _, a in picked]) if name is not None else {}
     before_sizes = np.bincount(before_idx, weights=n, minlength=before_codes.size).astype(np.int64)
     shown = []
     for kind, a in picked:
         cells = np.flatnonzero(after_idx == a)
-        cells = cells[np.argsort(-n[cells], kind="stable")][:MAX_SOURCES]
-        sources = [(str(pair.baseline_label(before_codes[before_idx[j]])), int(n[j]), int(before_sizes[before_idx[j]]))
-                   for j in cells]
-        shown.append(DiffExample(kind, str(pair.current_label(after_codes[a])), int(changes.size[a]), sources,
+        labels = pair.baseline_labels(before_codes[before_idx[cells]])
+        order = np.lexsort((label_order(labels.tolist()).argsort(), -n[cells]))[:MAX_SOURCES]
+        sources = [(str(labels[i]), int(n[cells[i]]), int(before_sizes[before_idx[cells[i]]])) for i in order]
+        shown.append(DiffExample(kind, str(pair.current_labels(after_codes[[a]])[0]), int(changes.size[a]), sources,
                                  names_of.get(int(after_codes[a]), [])))
     return ReleaseDiff(
         before=str(before if before is not None else pair.baseline.prediction),
@@ -333,24 +339,16 @@ def diff_of(pair: ReleasePair, *, name: Hashable | None = None, examples: int = 
         before_clusters_split=int((changes.before_pieces >= 2).sum()), examples=shown, seed=int(seed))
 
 
-def _example_names(pair: ReleasePair, name: Hashable, codes: list[int]) -> dict[int, list[str]]:
+def _example_names(pair: ReleasePair | AggregatedPair, name: Hashable, codes: list[int]) -> dict[int, list[str]]:
     """The most frequent names (up to MAX_NAMES) of the common records of each cluster code."""
     if not codes:
         return {}
-    df = pair.current.df
-    if name not in df.columns:
-        close = did_you_mean(str(name), [str(c) for c in df.columns])
-        raise InputError(f"name={name!r}: no such column in the table" + (f"; {close}" if close else ""))
-    pcodes = pair.current.pred_codes
-    rows = np.flatnonzero(pair.common & np.isin(pcodes, np.asarray(codes, dtype=np.int64)))
-    part = pd.DataFrame({"c": pcodes[rows], "name": df[name].iloc[rows].to_numpy(dtype=object)}).dropna()
-    part["name"] = part["name"].astype(str)
-    out: dict[int, list[str]] = {}
-    for code, group in part.groupby("c", sort=False):
-        counts = group["name"].value_counts(sort=False)
-        ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        out[int(code)] = [n for n, _ in ordered[:MAX_NAMES]]
-    return out
+    counts: dict[int, dict[str, int]] = {}
+    for code, text, k in pair.name_counts(name, codes):
+        per = counts.setdefault(code, {})
+        per[text] = per.get(text, 0) + k
+    return {code: [n for n, _ in sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_NAMES]]
+            for code, per in counts.items()}
 
 
 def diff_releases(df: pd.DataFrame, before: Hashable, after: Hashable, *, record_id: Hashable | None,

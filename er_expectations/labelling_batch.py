@@ -21,6 +21,10 @@ test checks it) while the batch stays small (a few records per draw, not the 10M
 release). An id of the labels that is not a record row is not a record of the release
 table: rule 4 reports it.
 
+In a database or Spark the records part of a labelling table may be the whole release (the
+labels stacked over it): :func:`fetch_labelling_batch` then fetches the label rows and only
+the record rows this batch would hold, so the rules see the same records on every engine.
+
 :class:`LabelsData` is the checkpoint side (``data.labels`` of a checkpoint): it reads the
 labels file and the release it names and builds its one batch, with the interface of
 :class:`~er_expectations.releases.ReleaseData` that the runner uses.
@@ -45,6 +49,8 @@ __all__ = [
     "labels_column_hint",
     "suite_kind_issues",
     "split_labelling_batch",
+    "FetchedLabels",
+    "fetch_labelling_batch",
 ]
 
 #: The labels roles (``LabelColumns`` fields) a labelling batch carries, in column order.
@@ -151,6 +157,109 @@ def split_labelling_batch(
     # an optional role left out keeps its default name, which the labels frame does not hold
     names = {role: column for role, column in roles.items() if column is not None}
     return labels, records.reset_index(drop=True), LabelColumns.of(names)
+
+
+def _id_kind_of(values: Sequence, record_id: Hashable) -> str:
+    """'integer' or 'text' from the drawn records' ids as a database or Spark returns them
+    (the type of the column, as :func:`er_expectations.labels._records_id_kind` reads it from a
+    pandas dtype)."""
+    present = [v for v in values if v is not None]
+    if any(isinstance(v, float) for v in present):
+        raise InputError(f"record_id column {record_id!r} holds floating-point numbers; record ids must be "
+                         "integers or text (cast the column to an integer or a text type)")
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "integer"
+    return "text"
+
+
+@dataclass(frozen=True)
+class FetchedLabels:
+    """The label rows and the records the rules read, fetched from a database or Spark.
+
+    ``named`` are rows (record id, prediction) of the records the labels name (drawn,
+    removed, added), ``members`` those of the other members of the drawn records' predicted
+    clusters: together the record rows :func:`labelling_batch` keeps. Rule 5 also reads the
+    block and name of the named records: :meth:`records` fetches them (few rows) when asked.
+    """
+
+    source: object
+    labels: Labels
+    columns: LabelColumns
+    record_id: str
+    prediction: str
+    draw: str
+    kind: str
+    wanted: tuple
+    named: list
+    members: list
+
+    def records(self, *, block: str | None = None, name: str | None = None) -> pd.DataFrame:
+        """The records for :func:`~er_expectations.labels.qc_labels` (id, prediction, block, name)."""
+        for parameter, column in (("block", block), ("name", name)):
+            if column is not None:
+                self.source.column(column, parameter)
+        record_columns = [c for c in dict.fromkeys((self.record_id, self.prediction, block, name)) if c is not None]
+        named = self.named
+        if len(record_columns) > 2:  # the named records again, with their block and name
+            named = self.source.record_rows(self.draw, record_columns, self.record_id, list(self.wanted))
+        pad = (None,) * (len(record_columns) - 2)
+        rows = [tuple(r) for r in named] + [(*r, *pad) for r in self.members]
+        if any(r[0] is None for r in rows):
+            raise InputError(f"record_id column {self.record_id!r} is null on a record row of a drawn record's "
+                             "predicted cluster; every record needs an id")
+        frame = pd.DataFrame(rows, columns=record_columns, dtype=object)
+        if self.kind == "integer":
+            frame[self.record_id] = frame[self.record_id].astype("int64")
+        return frame
+
+
+def fetch_labelling_batch(
+    source,
+    *,
+    record_id: str,
+    prediction: str,
+    draw: str = "draw",
+    removed: str = "removed",
+    added: str = "added",
+    predicted_cluster: str | None = "predicted_cluster",
+    true_cluster: str | None = "true_cluster",
+) -> FetchedLabels:
+    """:func:`split_labelling_batch` of a batch held in a database or Spark (SPEC 9).
+
+    ``source`` is an :class:`~er_expectations.engines.labelling_sql.SqlLabelling` or
+    :class:`~er_expectations.engines.labelling_spark.SparkLabelling`. The records part of such
+    a batch may be the whole release, so only what the rules read is fetched: the label rows,
+    then the record rows the labels name (drawn, removed and added ids), then the members of
+    the drawn records' predicted clusters: the records :func:`labelling_batch` keeps (record
+    id and prediction; :meth:`FetchedLabels.records` adds block and name for rule 5).
+    """
+    present = source.columns()
+    roles = {"draw": draw, "record_id": record_id, "removed": removed, "added": added,
+             "predicted_cluster": predicted_cluster, "true_cluster": true_cluster}
+    for role in ("predicted_cluster", "true_cluster"):
+        if roles[role] is not None and roles[role] not in present:
+            roles[role] = None
+    for role, column in roles.items():
+        if column is not None:
+            source.column(column, f"{role}_column")
+    source.column(prediction, "prediction")
+    names = {role: column for role, column in roles.items() if column is not None}
+    columns = LabelColumns.of(names)
+    label_columns = list(names.values())
+    frame = pd.DataFrame(source.label_rows(draw, label_columns), columns=label_columns)
+    kind = _id_kind_of(frame[record_id].tolist(), record_id)
+    parsed = parse_labels(frame, id_kind=kind, columns=columns)
+
+    pair = [record_id, prediction]
+    wanted = tuple(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t),
+                                  *(i for t in parsed.added for i in t)]))
+    named = source.record_rows(draw, pair, record_id, list(wanted))
+    drawn = set(parsed.record)
+    clusters = list(dict.fromkeys(r[1] for r in named if r[0] in drawn and r[1] is not None))
+    known = set(wanted)
+    members = [r for r in source.record_rows(draw, pair, prediction, clusters) if r[0] not in known]
+    return FetchedLabels(source=source, labels=parsed, columns=columns, record_id=record_id, prediction=prediction,
+                         draw=draw, kind=kind, wanted=wanted, named=named, members=members)
 
 
 @dataclass(frozen=True, slots=True)

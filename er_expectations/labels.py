@@ -302,6 +302,21 @@ def parse_labels(labels: pd.DataFrame, *, id_kind: str = "text", columns: LabelC
                   true_cluster=_optional(frame, cols.true_cluster), columns=cols)
 
 
+def _by_draw(parsed: Labels) -> Labels:
+    """The draws in the order of their numbers: the rules then read the same labels whatever
+    the row order of the table (a database or Spark returns rows in no particular order)."""
+    order = np.argsort(parsed.draw, kind="stable")
+    if np.array_equal(order, np.arange(order.size)):
+        return parsed
+
+    def pick(values: list | None) -> list | None:
+        return None if values is None else [values[i] for i in order]
+
+    return Labels(draw=parsed.draw[order], record=pick(parsed.record), removed=pick(parsed.removed),
+                  added=pick(parsed.added), predicted_cluster=pick(parsed.predicted_cluster),
+                  true_cluster=pick(parsed.true_cluster), columns=parsed.columns)
+
+
 # -- the records the labels need -----------------------------------------------------------------
 def _check_records(records: object, record_id: Hashable, prediction: Hashable,
                    extra: Iterable[tuple[str, Hashable | None]] = ()) -> pd.DataFrame:
@@ -513,6 +528,7 @@ def _prepare(labels: pd.DataFrame | Labels, records: pd.DataFrame, prediction: H
     kind = _records_id_kind(frame[record_id])
     parsed = labels if isinstance(labels, Labels) else parse_labels(labels, id_kind=kind, columns=columns,
                                                                      separator=separator)
+    parsed = _by_draw(parsed)
     cols = parsed.columns
     ids = list(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t), *(i for t in parsed.added for i in t)]))
     look = _lookup(frame, record_id=record_id, prediction=prediction, ids=ids, drawn=parsed.record,
@@ -690,7 +706,8 @@ def _truth(parsed: Labels, look: _Lookup) -> _Truth:
         extra = np.empty(len(named), dtype=object)
         extra[:] = named
         every = np.concatenate([look.member_ids.astype(object, copy=False), extra])
-    codes, ids = pd.factorize(every)
+    # sorted: the codes, and so the order records are listed in, follow the ids, not the rows
+    codes, ids = pd.factorize(every, sort=True)
     ids = np.asarray(ids, dtype=object)
     n_codes = np.int64(max(len(ids), 1))
     m_codes = codes[: len(look.member_ids)]

@@ -146,13 +146,15 @@ def test_results_equal_pandas(engine, ids, request):
                 assert gg[detail] == pytest.approx(gw[detail], rel=1e-9, nan_ok=True), (key, gw["group"], detail)
 
 
-def test_pandas_only_expectations_say_so_on_sql(tmp_path):
-    """Labelling QC and the baseline drift checks run on pandas; elsewhere one clear error each."""
-    from er_expectations.gx.expectations import (
-        ExpectLabelsRecordIdsToExist,
-        ExpectStatisticChangeToBeBelow,
-    )
+def test_an_expectation_for_fewer_engines_says_so_on_sql(tmp_path, monkeypatch):
+    """The engine rule (ERExpectation.engines) stays for checks that cannot run everywhere: on
+    another engine one clear error naming the engines and why, the other expectations still run.
+    Every family runs on every engine today, so the rule is tried on a patched expectation."""
+    from er_expectations.gx.expectations import ExpectHillNumberToBeBetween as Patched
+    from er_expectations.gx.expectations._base import PANDAS_ONLY
 
+    monkeypatch.setattr(Patched, "engines", PANDAS_ONLY)
+    monkeypatch.setattr(Patched, "engines_note", "a reason given by the expectation")
     url = f"sqlite:///{tmp_path / 'release.db'}"
     engine_ = sa.create_engine(url)
     _frame().to_sql("release", engine_, index=False)
@@ -161,16 +163,14 @@ def test_pandas_only_expectations_say_so_on_sql(tmp_path):
     batch = (ctx.data_sources.add_sqlite("sql", connection_string=url).add_table_asset("release", table_name="release")
              .add_batch_definition_whole_table("all").get_batch())
     suite = ctx.suites.add(gx.ExpectationSuite(name="pandas_only", expectations=[
-        ExpectLabelsRecordIdsToExist(prediction_column="pred", record_id_column="record"),
-        ExpectStatisticChangeToBeBelow(prediction_column="pred", statistic="average_cluster_size", max_change=1.0),
+        Patched(prediction_column="pred", q=2, min_value=1.0),
         ExpectMatchingRateToBeBetween(prediction_column="pred", min_value=0.0),
     ]))
     results = {r.expectation_config.type: r for r in batch.validate(suite).results}
     assert results["expect_matching_rate_to_be_between"].success is True  # runs on SQL
-    for kind, why in (("expect_labels_record_ids_to_exist", "the labelling batch is small"),
-                      ("expect_statistic_change_to_be_below", "it compares the release with its baseline")):
-        r = results[kind]
-        (info,) = [v for v in r.exception_info.values() if isinstance(v, dict)] or [r.exception_info]
-        message = info["exception_message"]
-        assert r.success is False and "No provider found" not in message
-        assert f"{kind} runs on pandas datasources ({why}" in message and "SqliteExecutionEngine" in message
+    r = results["expect_hill_number_to_be_between"]
+    (info,) = [v for v in r.exception_info.values() if isinstance(v, dict)] or [r.exception_info]
+    message = info["exception_message"]
+    assert r.success is False and "No provider found" not in message
+    assert "expect_hill_number_to_be_between runs on pandas datasources (a reason given by the expectation)" \
+        in message and "SqliteExecutionEngine" in message

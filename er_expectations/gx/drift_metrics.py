@@ -12,13 +12,23 @@ and the light metrics below read it:
   ``er.benchmark_sample`` of the release and ``er.baseline_sample`` (the same benchmark
   restricted to the baseline release, once per batch; None when the batch has no baseline).
 
+``er.release_pair`` has one implementation per GX engine (:class:`~er_expectations.engines.pairs.ReleasePair`
+on pandas, :mod:`..engines.pairs_sql` and :mod:`..engines.pairs_spark`: the contingency
+cells and the size histograms aggregated where the data lives); the light metrics run on
+any engine.
+
 The baseline's ``er.release`` is asked for without a record id column (the release's own
 metric already checks the ids of the batch), so all of them share one value.
 """
 
 from __future__ import annotations
 
-from great_expectations.execution_engine import PandasExecutionEngine
+from great_expectations.execution_engine import (
+    ExecutionEngine,
+    PandasExecutionEngine,
+    SparkDFExecutionEngine,
+    SqlAlchemyExecutionEngine,
+)
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
@@ -72,6 +82,20 @@ class ReleasePairMetric(DependentMetric):
                 runtime_configuration):
         return ReleasePair(metrics["current"], metrics["baseline"])
 
+    @metric_value(engine=SqlAlchemyExecutionEngine)
+    def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+             runtime_configuration):
+        from ..engines.pairs_sql import SqlReleasePair
+
+        return SqlReleasePair(metrics["current"], metrics["baseline"])
+
+    @metric_value(engine=SparkDFExecutionEngine)
+    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+               runtime_configuration):
+        from ..engines.pairs_spark import SparkReleasePair
+
+        return SparkReleasePair(metrics["current"], metrics["baseline"])
+
 
 class _FromPair(DependentMetric):
     @classmethod
@@ -87,9 +111,9 @@ class StatisticChangeMetric(_FromPair):
     metric_name = STATISTIC_CHANGE
     value_keys = (*PAIR_KEYS, "statistic", "q", "name_column")
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
         kw = metric_value_kwargs
         return statistic_change_of(metrics[RELEASE_PAIR], kw["statistic"], q=kw.get("q"),
                                    name=kw.get("name_column"))
@@ -101,9 +125,9 @@ class ReleaseAgreementMetric(_FromPair):
     metric_name = RELEASE_AGREEMENT
     value_keys = (*PAIR_KEYS, "beta")
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
         return agreement_of(metrics[RELEASE_PAIR], beta=float(metric_value_kwargs.get("beta") or 1.0))
 
 
@@ -124,9 +148,9 @@ class BaselineSampleMetric(DependentMetric):
                                              {"prediction_column": kw["prediction_column"],
                                               "record_id_column": None})}
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
         release = metrics[RELEASE]
         if release.n_records == 0:  # no baseline release for this batch: nothing to compare
             return None
@@ -152,9 +176,9 @@ class EstimateChangeMetric(DependentMetric):
         return {"current": MetricConfiguration(BENCHMARK_SAMPLE, metric.metric_domain_kwargs, own),
                 "baseline": MetricConfiguration(BASELINE_SAMPLE, metric.metric_domain_kwargs, base)}
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
         kw = metric_value_kwargs
         if metrics["baseline"] is None:
             return None

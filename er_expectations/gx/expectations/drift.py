@@ -28,7 +28,12 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...baselines import DRIFT_EXPECTATIONS, PREVIOUS, baseline_label, default_baseline_column
+from ...baselines import (
+    DRIFT_EXPECTATIONS,
+    PREVIOUS,
+    baseline_label_column,
+    default_baseline_column,
+)
 from ...drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
 from ...stats import METRICS
 from ...text import fmt_level, fmt_number, format_number
@@ -43,7 +48,6 @@ from ..history_view import CHART_RELEASES, own_series, series_rows, skipped_and_
 from ..metrics import SAMPLE_KEYS
 from ..render import result_details, string_block, table_block
 from ._base import (
-    PANDAS_ONLY,
     BoundedExpectation,
     ERExpectation,
     ParameterError,
@@ -82,10 +86,6 @@ class _DriftExpectation(ERExpectation):
         "check lists, drawn with seed.")
     seed: int = pydantic.Field(0, ge=0, description="Seed of the sampled examples of a failed check.")
 
-    engines: ClassVar[tuple[type, ...]] = PANDAS_ONLY
-    engines_note: ClassVar[str] = ("it compares the release with its baseline in memory; read the release "
-                                   "table, with its baseline column, into a pandas DataFrame")
-
     #: Whether a failure shows the release diff (merged/split clusters).
     shows_diff: ClassVar[bool] = True
 
@@ -112,7 +112,8 @@ class _DriftExpectation(ERExpectation):
         """Details every drift result has, and the skipped result when there is no baseline."""
         pair = metrics[RELEASE_PAIR]
         column = self.resolved_baseline_column()
-        label = baseline_label(pair.current.df, column)
+        value = pair.column_value(baseline_label_column(column))
+        label = None if value is None else str(value)
         details: dict[str, Any] = {"baseline": label, "baseline_column": column,
                                    "baseline_setting": self.baseline, "common_records": pair.n_common,
                                    "baseline_records": pair.baseline.n_records}

@@ -35,7 +35,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from ...labels import RULES, SCORERS
 from ..label_metrics import LABEL_CHECK_KEYS, LABEL_CHECKS
 from ..render import result_details, table_block
-from ._base import PANDAS_ONLY, ERExpectation, ParameterError, result_level
+from ._base import ERExpectation, ParameterError, result_level
 
 __all__ = [
     "LABEL_EXPECTATIONS",
@@ -57,9 +57,6 @@ SHOWN_RECORDS = 12
 
 class _LabelsExpectation(ERExpectation):
     """Abstract base: the columns of a labelling batch and the result of one rule."""
-
-    engines: ClassVar[tuple[type, ...]] = PANDAS_ONLY
-    engines_note: ClassVar[str] = "the labelling batch is small: read it into a pandas DataFrame"
 
     prediction_column: str = pydantic.Field(
         ..., description="Column with the predicted cluster id of each record in the prediction the labels "

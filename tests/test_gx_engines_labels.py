@@ -1,0 +1,289 @@
+"""Labelling QC (SPEC 9) runs on GX's SQL and Spark engines with pandas' results.
+
+On pandas the labelling batch holds the labels and only the records the rules read
+(:func:`er_expectations.labelling_batch`). In a database or in Spark the records part may be
+the whole release: there the label rows and exactly the records the rules read are fetched
+(the records the labels name, the members of the drawn records' predicted clusters), and
+the rules run on them. Every observed value and every failing draw listed (message and
+records) must equal the pandas result on the small batch. Random labels with text and
+integer ids, nulls (records outside the release) and errors of every rule, the bundled demo
+labels with an injected error per rule, hostile column names; the rows the SQL engine
+brings back are counted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import test_labels
+from enginetools import engine_params
+from test_gx_engines_drift import assert_same, validate
+from test_labels import RELEASE, _injected
+
+import er_expectations.gx  # noqa: F401 - registers the expectations
+from er_expectations.gx.expectations.labels import LABEL_EXPECTATIONS
+from er_expectations.labelling_batch import labelling_batch
+
+_ENGINES = engine_params()
+demo = test_labels.demo
+
+LABEL_ROLES = ("draw", "removed", "added", "predicted_cluster", "true_cluster")
+
+
+def label_suite(*, record: str = "record", pred: str = "pred", block: str = "block", name: str = "name",
+                columns: dict | None = None) -> list:
+    cols = {f"{role}_column": col for role, col in (columns or {}).items()}
+    out = []
+    for rule, cls in sorted(LABEL_EXPECTATIONS.items()):
+        extra = {"block_column": block, "name_column": name, "mostly": 0.95} if rule == 5 else {}
+        out.append(cls(record_id_column=record, prediction_column=pred, **cols, **extra))
+    # rule 5 once more with the name alone and another scorer: a second rule-5 metric
+    out.append(LABEL_EXPECTATIONS[5](record_id_column=record, prediction_column=pred, **cols, name_column=name,
+                                     scorer="jaro_winkler", min_similarity=0.9, mostly=0.5))
+    return out
+
+
+def by_expectation(result) -> dict:
+    out = {}
+    for r in result.results:
+        info = r.exception_info or {}
+        infos = [v for v in info.values() if isinstance(v, dict)] or [info]
+        for i in infos:
+            assert not i.get("raised_exception"), i.get("exception_message")
+        cfg = r.expectation_config
+        out[(cfg.type, cfg.kwargs.get("scorer"), cfg.kwargs.get("block_column"))] = (r.success, r.result)
+    return out
+
+
+def whole_table(batch: pd.DataFrame, records: pd.DataFrame, *, draw: str, record_columns: list[str],
+                lists: str) -> pd.DataFrame:
+    """The label rows of ``batch`` over *every* record (the table a database would hold);
+    ``lists``: "text" writes removed/added as ids separated by ';' (SQL has no list type)."""
+    labels = batch[batch[draw].notna()].drop(columns=[c for c in record_columns if c != record_columns[0]])
+    if lists == "text":
+        for col in labels.columns:
+            if labels[col].map(lambda v: isinstance(v, list)).any():
+                labels[col] = labels[col].map(lambda v: ";".join(str(i) for i in v))
+    out = pd.concat([labels, records[record_columns]], ignore_index=True)
+    out[draw] = out[draw].astype("Int64")
+    return out
+
+
+def compare(engine: str, batch: pd.DataFrame, table: pd.DataFrame, suite, tmp_path, **kw) -> dict:
+    want = by_expectation(validate("pandas", batch, suite(**kw), tmp_path))
+    got = by_expectation(validate(engine, table, suite(**kw), tmp_path))
+    assert got.keys() == want.keys()
+    for key, (ok, res) in want.items():
+        assert got[key][0] == ok, key
+        assert_same(got[key][1], res, key)
+    return want
+
+
+# -- random labels ------------------------------------------------------------------------------------
+
+
+def labels_case(seed: int, *, ids: str = "str", n: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Records of a release (nulls: outside it) and labels with errors of every rule."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 7, size=n)
+    truth = np.repeat(np.arange(n), sizes)[:n]
+    pred = np.where(rng.random(n) < 0.85, truth, rng.integers(0, truth.max() + 1, n))
+    inside = rng.random(n) > 0.08
+    rid = [f"r{i}" for i in range(n)] if ids == "str" else [i * 3 + 1 for i in range(n)]
+    pid = [f"p{x}" for x in pred] if ids == "str" else [int(x) for x in pred]
+    records = pd.DataFrame({
+        "record": pd.Series(rid, dtype=object if ids == "str" else "int64"),
+        "pred": pd.Series(pid, dtype=object if ids == "str" else "Int64").where(inside, None),
+        "block": [f"b{t % 9}" for t in truth],
+        "name": pd.Series([f"name {t} {'x' if rng.random() < 0.2 else ''}".strip() for t in truth],
+                          dtype=object).where(rng.random(n) > 0.05, None),
+    })
+    in_release = np.flatnonzero(inside)
+    rows = []
+    drawn = rng.choice(in_release, size=30, replace=True)  # repeats: rule 6 compares them
+    for d, r in enumerate(drawn, start=1):
+        members = [i for i in in_release if pred[i] == pred[r]]
+        removed = [rid[i] for i in members if truth[i] != truth[r]]
+        added = [rid[i] for i in in_release if truth[i] == truth[r] and pred[i] != pred[r]]
+        u = rng.random(8)
+        if u[0] < 0.1:
+            removed.append(rid[r])  # rule 2
+        if u[1] < 0.1:
+            removed.append(rid[int(rng.choice(in_release))])  # rule 1 (mostly)
+        if u[2] < 0.1 and len(members) > 1:
+            added.append(rid[members[-1]])  # rule 3
+        if u[3] < 0.1:
+            added.append("nope" if ids == "str" else 10**6)  # rule 4
+        if u[4] < 0.1 and (~inside).any():
+            added.append(rid[int(np.flatnonzero(~inside)[0])])  # rule 4, outside the release
+        if u[5] < 0.15:
+            added.append(rid[int(rng.choice(in_release))])  # rule 5 (a stranger), maybe 6
+        true = f"T{truth[r]}" if u[6] > 0.1 else f"T{truth[r] + 1}"  # rule 7
+        rows.append({"draw": d, "record_id": rid[r], "removed": removed, "added": added,
+                     "predicted_cluster": pid[r], "true_cluster": true if u[7] > 0.05 else None})
+    labels = pd.DataFrame(rows)
+    return labels, records
+
+
+_RANDOM = [pytest.param(p.values[0], seed, marks=p.marks, id=f"{p.values[0]}-{seed}")
+           for p in _ENGINES for seed in (range(1) if p.values[0] == "spark" else range(4))]
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+@pytest.mark.parametrize(("engine", "seed"), _RANDOM)
+def test_random_labels_equal_pandas(engine, seed, ids, tmp_path):
+    labels, records = labels_case(seed, ids=ids)
+    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
+                        lists="list" if engine == "spark" else "text")
+    want = compare(engine, batch, table, label_suite, tmp_path)
+    failed = {key[0] for key, (ok, _) in want.items() if not ok}
+    assert len(failed) >= 3, failed  # the case has errors: the failing draws are compared too
+
+
+#: Spark: the clean labels and one injected error keep the run short.
+_DEMO = [pytest.param(p.values[0], rule, marks=p.marks, id=f"{p.values[0]}-{rule}")
+         for p in _ENGINES for rule in ((None, 6) if p.values[0] == "spark" else (None, 1, 2, 3, 4, 5, 6, 7))]
+
+
+@pytest.mark.parametrize(("engine", "rule"), _DEMO)
+def test_demo_labels_equal_pandas(engine, rule, demo, tmp_path):
+    """The bundled demo labels (clean, then with one error of each rule) against the whole release."""
+    lab, rec = demo
+    if rule is not None:
+        lab, _ = _injected(lab, rec, rule)
+    batch = labelling_batch(lab, rec, RELEASE, record_id="mention_id", block="block", name="name")
+    table = whole_table(batch, rec, draw="draw", record_columns=["mention_id", RELEASE, "block", "name"],
+                        lists="list" if engine == "spark" else "text")
+    assert len(table) > 133_000
+    want = compare(engine, batch, table, label_suite, tmp_path, record="mention_id", pred=RELEASE)
+    if rule not in (None, 5):
+        assert not want[(LABEL_EXPECTATIONS[rule].expectation_type, None, None)][0]
+
+
+# -- hostile cases ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", _ENGINES)
+def test_hostile_column_names(engine, tmp_path):
+    names = {"record": 'id "1"', "pred": "pred.`x` <b>", "block": "blo`ck", "name": "na me's",
+             "draw": "draw.n", "removed": 'rem"oved', "added": "add`ed", "true_cluster": "true.cluster"}
+    labels, records = labels_case(7)
+    labels = labels.rename(columns=names)
+    records = records.rename(columns=names)
+    cols = {"record_id": "record_id", **{r: names.get(r, r) for r in LABEL_ROLES}}
+    batch = labelling_batch(labels, records, names["pred"], record_id=names["record"], block=names["block"],
+                            name=names["name"], columns=cols)
+    table = whole_table(batch, records, draw=names["draw"],
+                        record_columns=[names[c] for c in ("record", "pred", "block", "name")],
+                        lists="text")  # ids separated by ';' on Spark too (the other Spark cases: arrays)
+    roles = {r: names.get(r, r) for r in LABEL_ROLES}
+    compare(engine, batch, table, label_suite, tmp_path, record=names["record"], pred=names["pred"],
+            block=names["block"], name=names["name"], columns=roles)
+
+
+@pytest.mark.parametrize("engine", _ENGINES)
+def test_labels_of_another_release_and_missing_columns_are_clear_errors(engine, tmp_path):
+    labels, records = labels_case(8)
+    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
+                        lists="list" if engine == "spark" else "text")
+    table.loc[0, "predicted_cluster"] = "p-other"
+    res = validate(engine, table, label_suite()[:1], tmp_path)
+    (r,) = res.results
+    messages = " ".join(str(v.get("exception_message")) for v in r.exception_info.values() if isinstance(v, dict))
+    assert "the labels were made against another release" in messages and "draw 1" in messages
+    res = validate(engine, table.drop(columns=["added"]), label_suite()[:1], tmp_path)
+    (r,) = res.results
+    messages = " ".join(str(v.get("exception_message")) for v in r.exception_info.values() if isinstance(v, dict))
+    assert "added_column='added': no such column" in messages
+
+
+def test_sql_brings_back_the_labels_and_the_records_they_name_only(tmp_path, monkeypatch):
+    """50,000 records in the table; back come the label rows and the few records the rules read."""
+    from er_expectations.engines import sql as sql_engine
+
+    labels, records = labels_case(9, n=50_000)
+    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
+                        lists="text")
+    fetched: list[int] = []
+    original = sql_engine.SqlRelease._rows
+
+    def counting(self, query):
+        rows = original(self, query)
+        fetched.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(sql_engine.SqlRelease, "_rows", counting)
+    got = by_expectation(validate("sqlite", table, label_suite(), tmp_path))
+    assert len(got) == 8
+    needed = len(batch)  # the pandas batch: the labels and the records the rules read
+    # once for every rule set: the label rows, the named records, the drawn clusters' members
+    # (those two may overlap); then for each of rule 5's two settings the named records again
+    # with their block and name
+    assert len(fetched) == 3 + 2 and max(fetched) <= needed, (fetched, needed)
+    assert sum(fetched) <= 3 * needed < len(records) / 20, (fetched, needed)
+
+
+@pytest.mark.spark
+def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, monkeypatch):
+    """On Spark: the drift cells grow with the clusters, the labelling rows with the labels."""
+    from enginetools import spark_available
+    from test_gx_engines_drift import drift_suite
+
+    from er_expectations.engines import labelling_spark, pairs_spark
+
+    if not spark_available():
+        pytest.skip("pyspark is not installed (the spark extra); CI installs it")
+    fetched: list[int] = []
+    original_collect, original_select = pairs_spark.collect, labelling_spark.SparkLabelling._select
+
+    def collect(frame):
+        rows = original_collect(frame)
+        fetched.append(len(rows))
+        return rows
+
+    def select(self, frame, names):
+        rows = original_select(self, frame, names)
+        fetched.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(pairs_spark, "collect", collect)
+    monkeypatch.setattr(labelling_spark.SparkLabelling, "_select", select)
+
+    labels, records = labels_case(10, n=8_000)
+    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
+                        lists="list")
+    validate("spark", table, label_suite()[:2], tmp_path)
+    assert 0 < sum(fetched) <= 2 * len(batch) < 1_000, (fetched, len(batch))
+
+    fetched.clear()
+    rng = np.random.default_rng(1)
+    n = 8_000
+    base = rng.integers(0, 400, n)
+    df = pd.DataFrame({"record": np.arange(n), "pred": np.where(rng.random(n) < 0.1, rng.integers(0, 400, n), base),
+                       "pred__baseline": base, "ref": np.where(np.arange(n) < 300, np.arange(n) // 3, np.nan),
+                       "name": rng.integers(0, 9000, n).astype(str)})
+    validate("spark", df, drift_suite(short=True), tmp_path)
+    assert fetched and max(fetched) <= 1_500 and sum(fetched) < n / 4, fetched
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_row_order_changes_nothing(ids):
+    """A database keeps no row order: shuffled labels and records give the same violations."""
+    from er_expectations.labels import qc_labels
+
+    labels, records = labels_case(3, ids=ids)
+
+    def run(lab, rec):
+        q = qc_labels(lab, rec, "pred", record_id="record", block="block", name="name")
+        return q.violations.to_dict("records"), q.checked
+
+    want = run(labels, records)
+    assert len(want[0]) >= 5
+    for seed in range(3):
+        got = run(labels.sample(frac=1, random_state=seed), records.sample(frac=1, random_state=seed + 10))
+        assert got == want
