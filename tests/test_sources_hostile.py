@@ -13,7 +13,13 @@ import re
 import pandas as pd
 import pytest
 from enginetools import IN_CI, spark_available
-from sourcetools import postgres_warehouse, project_text, sqlite_warehouse, toy_tables, write_checkpoint
+from sourcetools import (
+    postgres_warehouse,
+    project_text,
+    sqlite_warehouse,
+    toy_tables,
+    write_checkpoint,
+)
 
 from er_expectations.cli import EXIT_CODES, EXIT_SOURCE, EXIT_USAGE, main
 
