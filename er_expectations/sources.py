@@ -410,9 +410,11 @@ class SqlSource(Source):
         sa = self.sa
         b, r = self.handles["benchmark"], self.handles["records"]
         bid, rid = b.c[self.data.benchmark.id_column], r.c[self.data.records.id_column]  # type: ignore[union-attr]
-        outside = sa.select(bid).where(~sa.exists().where(rid == bid))
-        (n,), = self._run(sa.select(sa.func.count()).select_from(outside.subquery()))
-        return int(n), [row[0] for row in self._run(outside.order_by(bid).limit(3))] if n else []
+        # a set difference: sorted or hashed by the database, never one probe per benchmark row
+        outside = sa.except_(sa.select(bid.label(_ID)), sa.select(rid.label(_ID))).subquery("er_outside")
+        (n,), = self._run(sa.select(sa.func.count()).select_from(outside))
+        examples = self._run(sa.select(outside.c[_ID]).order_by(outside.c[_ID]).limit(3)) if n else []
+        return int(n), [row[0] for row in examples]
 
     def release_values(self) -> list[Any]:
         sa = self.sa

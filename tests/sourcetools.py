@@ -8,6 +8,8 @@ the checkpoint file and a small suite next to it.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +113,37 @@ def project_text(root: Path) -> str:
     """Every file of the GX project folder as text (to look for leaked secrets)."""
     return "\n".join(p.read_bytes().decode("utf-8", "replace")
                      for p in (root / "project").rglob("*") if p.is_file())
+
+
+@contextmanager
+def count_fetched_rows() -> Iterator[list[int]]:
+    """Rows every SQLAlchemy result brings back to Python while inside (one count per result).
+
+    The fetch strategies of SQLAlchemy's cursor results are wrapped, so whatever runs the
+    query (our engines or GX's metrics) is counted.
+    """
+    from sqlalchemy.engine import cursor
+
+    counts: dict[int, int] = {}
+    classes = [cursor.CursorFetchStrategy, cursor.BufferedRowCursorFetchStrategy,
+               cursor.FullyBufferedCursorFetchStrategy]
+    saved = {(cls, name): cls.__dict__[name] for cls in classes for name in ("fetchone", "fetchmany", "fetchall")
+             if name in cls.__dict__}
+
+    def wrap(original):
+        def counted(self, result, *args, **kwargs):
+            rows = original(self, result, *args, **kwargs)
+            n = (0 if rows is None else 1) if original.__name__ == "fetchone" else len(rows)
+            counts[id(result)] = counts.get(id(result), 0) + n
+            return rows
+        return counted
+
+    for (cls, name), original in saved.items():
+        setattr(cls, name, wrap(original))
+    fetched: list[int] = []
+    try:
+        yield fetched
+    finally:
+        for (cls, name), original in saved.items():
+            setattr(cls, name, original)
+        fetched.extend(counts.values())
