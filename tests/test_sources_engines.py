@@ -172,8 +172,8 @@ def test_long_layout_on_sqlite_equals_pandas(tmp_path, pandas_run, monkeypatch):
                                               "benchmark": "benchmark"})
     section = section.replace('columns: "inventor_id_*", batch_column: inventor_id',
                               "release_column: release, prediction_column: inventor_id")
-    path = engine_checkpoint(tmp_path, "long", section, releases=RELEASES)
-    assert_same(observed(run_quietly(path)), pandas_run)
+    path = engine_checkpoint(tmp_path, "long", section, releases=RELEASES[1:])  # one release: time
+    assert_same(observed(run_quietly(path)), {k: v for k, v in pandas_run.items() if k[0] == RELEASES[1]})
 
 
 @pytest.mark.postgres
