@@ -24,6 +24,12 @@
       - build_data_docs
       - slack: {webhook: "${SLACK_WEBHOOK}"}   # alerts: see config/alerts.py
 
+With ``engine: sql`` (and ``connection: {url: ${WAREHOUSE_URL}}``) or ``engine: spark`` (and
+an optional ``spark: {master: ..., config: {...}}``) the tables stay in the database or Spark:
+``records``, ``predictions`` and ``benchmark`` then name a ``table``, a ``query`` or (Spark) a
+Parquet ``path``, and the predictions are wide (``columns``) or long (``release_column`` and
+``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.sources`.
+
 The structure is declared once, as the frozen pydantic models the package uses
 (:class:`CheckpointConfig`, one field per section; a new section is a new field),
 validated in one call so that every problem of the file is reported together (see

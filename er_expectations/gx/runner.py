@@ -14,6 +14,11 @@ leaves the Great Expectations project untouched:
    validation definitions and one GX checkpoint per release, run them one release at a
    time under one run name, and make the Data Docs readable offline.
 
+A checkpoint whose tables are in a database or Spark (``data.engine: sql | spark``) writes no
+table: phase 1 opens and checks the source (:mod:`er_expectations.sources`) and builds each
+release's batch there, a SQL query (one GX query asset per release) or a Spark DataFrame (one
+GX dataframe asset per release, passed to ``Checkpoint.run`` as ``batch_parameters``).
+
 Everything in phase 2 is "add or update", so running the same file again updates the
 project in place. Configuration problems raise :class:`ConfigError` (every issue with
 file, line and hint); data problems raise :class:`InputError`.
