@@ -305,6 +305,12 @@ class SqlSource(Source):
         self.bind: Any = None
 
     @property
+    def gx_kind(self) -> str:
+        """The GX datasource type: ``sqlite`` and ``postgres`` for theirs, else ``sql``."""
+        backend = self.sa.engine.make_url(str(self.url)).get_backend_name()
+        return {"sqlite": "sqlite", "postgresql": "postgres"}.get(backend, "sql")
+
+    @property
     def gx_url(self) -> str:
         """The connection string GX stores: the URL as written when it references the
         environment (GX substitutes ``${NAME}`` when it connects), else the resolved URL."""
@@ -504,6 +510,7 @@ class SparkSource(Source):
     """The tables in Spark: catalog tables, queries (``spark.sql``) or Parquet paths."""
 
     engine = "spark"
+    gx_kind = "spark"
 
     def __init__(self, checkpoint: CheckpointConfig) -> None:
         super().__init__(checkpoint)

@@ -260,3 +260,23 @@ def test_secrets_never_reach_the_project(tmp_path, capsys, monkeypatch):
     code, out, err = run(path, capsys)
     assert code == EXIT_USAGE and "does not exist in the database" in err, err
     assert password not in out + err
+
+
+def test_running_again_updates_the_project_in_place(tmp_path, capsys, warehouse):
+    """A second run reuses the datasource and assets; a changed query replaces its asset."""
+    warehouse()
+    path = write_checkpoint(tmp_path)
+    code, out, err = run(path, capsys, "--release", "alpha")
+    assert code == 0, err
+    config = tmp_path / "project" / "gx" / "great_expectations.yml"
+    first = config.read_text()
+    assert "type: sqlite" in first and "connection_string: ${WAREHOUSE_URL}" in first
+    code, out, err = run(path, capsys, "--release", "alpha")
+    assert code == 0, err
+    assert config.read_text() == first
+    path.write_text(path.read_text().replace("[first, last]", "[last, first]"))
+    code, out, err = run(path, capsys, "--release", "alpha")
+    assert code == 0, err
+    text = config.read_text()
+    assert text != first and text.count("type: query") == 1
+    assert not (tmp_path / "project" / "er_data").exists()

@@ -912,8 +912,8 @@ class _Project:
         by GX when it connects, so no secret is stored) or of Spark, a query asset (SQL) or
         dataframe asset (Spark) per release, and its whole-table batch definition."""
         sources = self.ctx.data_sources
-        kind = "sql" if data.engine == "sql" else "spark"
-        options = {"connection_string": data.source.gx_url} if kind == "sql" else {}  # type: ignore[attr-defined]
+        kind = data.source.gx_kind  # type: ignore[attr-defined]
+        options = {"connection_string": data.source.gx_url} if kind != "spark" else {}  # type: ignore[attr-defined]
         try:
             source = sources.get(self.name)
         except (KeyError, LookupError, ValueError):
@@ -925,25 +925,25 @@ class _Project:
             sources.delete(self.name)
             source = None
         if source is None:
-            source = (sources.add_sql(self.name, **options) if kind == "sql" else sources.add_spark(self.name))
+            source = getattr(sources, f"add_{kind}")(self.name, **options)
         result: dict[str, Any] = {}
         for label, name in names.items():
             asset_name = f"release_{name}"
-            query = batches[label] if kind == "sql" else None
+            query = batches[label] if kind != "spark" else None
             try:
                 asset = source.get_asset(asset_name)
             except (KeyError, LookupError, ValueError):
                 asset = None
-            if asset is not None and kind == "sql" and getattr(asset, "query", None) != query:
+            if asset is not None and kind != "spark" and getattr(asset, "query", None) != query:
                 source.delete_asset(asset_name)
                 asset = None
             if asset is None:
-                asset = (source.add_query_asset(asset_name, query=query) if kind == "sql"
+                asset = (source.add_query_asset(asset_name, query=query) if kind != "spark"
                          else source.add_dataframe_asset(asset_name))
             try:
                 definition = asset.get_batch_definition("all")
             except (KeyError, LookupError, ValueError):
-                definition = (asset.add_batch_definition_whole_table("all") if kind == "sql"
+                definition = (asset.add_batch_definition_whole_table("all") if kind != "spark"
                               else asset.add_batch_definition_whole_dataframe("all"))
             result[label] = definition
         return result
