@@ -481,8 +481,10 @@ class SqlSource(Source):
         from .baselines import baseline_label_column
 
         for index, (column, base) in enumerate(baselines.items()):
-            if base is None:
-                out += [sa.cast(sa.null(), pred.c[_PRED].type).label(column),
+            if base is None:  # the first release under 'previous': null, typed as the prediction when known
+                typed = pred.c[_PRED].type
+                null = sa.null() if isinstance(typed, sa.types.NullType) else sa.cast(sa.null(), typed)
+                out += [null.label(column),
                         sa.cast(sa.null(), sa.String).label(baseline_label_column(column))]
                 continue
             other = self._predictions(base, f"er_base_{index}")
