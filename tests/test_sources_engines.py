@@ -193,7 +193,7 @@ def test_postgres_equals_pandas(tmp_path, pandas_run, monkeypatch):
 
 @pytest.mark.spark
 @pytest.mark.skipif(not spark_available(), reason="pyspark is not installed")
-def test_spark_equals_pandas(tmp_path, pandas_run):
+def test_spark_equals_pandas_and_collects_no_record_table(tmp_path, pandas_run, monkeypatch):
     from pyspark.sql import SparkSession
 
     spark = (SparkSession.builder.master("local[2]").config("spark.sql.shuffle.partitions", "4")
@@ -209,6 +209,24 @@ def test_spark_equals_pandas(tmp_path, pandas_run):
   name: {{columns: [name_first, name_last], separator: " ", output_column: full_name}}
 """
     path = engine_checkpoint(tmp_path, "spark", section)
+    DataFrame = type(spark.range(1))  # noqa: N806 - the session's DataFrame class (classic or Connect)
+    fetched: list[int] = []
+    collect, to_pandas = DataFrame.collect, DataFrame.toPandas
+
+    def counted_collect(self):
+        rows = collect(self)
+        fetched.append(len(rows))
+        return rows
+
+    def counted_to_pandas(self):
+        frame = to_pandas(self)
+        fetched.append(len(frame))
+        return frame
+
+    monkeypatch.setattr(DataFrame, "collect", counted_collect)
+    monkeypatch.setattr(DataFrame, "toPandas", counted_to_pandas)
     report = run_quietly(path)
+    monkeypatch.undo()
     assert_same(observed(report), pandas_run)
+    assert fetched and max(fetched) < 20_000 < len(wide_tables()["records"]), sorted(fetched)[-5:]
     shutil.rmtree(tmp_path / "project", ignore_errors=True)
