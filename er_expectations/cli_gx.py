@@ -322,7 +322,8 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
         "Exit code 0: every critical expectation passed; 1: one failed; 2: a configuration, "
         "data or usage error (nothing is written then); 3: an expectation could not be "
         "computed; 4: internal error; 5: the project stayed locked by another run; 6: every "
-        "release passed but the history store could not be written.",
+        "release passed but the history store could not be written; 7: the database or Spark "
+        "of the checkpoint (data.engine) cannot be reached (nothing is written; retry later).",
     )
     p.add_argument("checkpoint", help="checkpoint file (checkpoints/<name>.yml)")
     p.add_argument(
