@@ -255,6 +255,14 @@ def test_secrets_never_reach_the_project(tmp_path, capsys, monkeypatch):
     assert "Data Docs:" in out
     assert password not in out + err + project_text(tmp_path)
     assert "${WAREHOUSE_URL}" in (tmp_path / "project" / "gx" / "great_expectations.yml").read_text()
+    # only the password from the environment: GX stores the reference inside the URL
+    monkeypatch.setenv("ERX_TEST_PASSWORD", password)
+    only = make_url(url).set(password="PLACEHOLDER").render_as_string(hide_password=False)
+    path.write_text(path.read_text().replace('"${WAREHOUSE_URL}"', '"' + only.replace("PLACEHOLDER", "${ERX_TEST_PASSWORD}") + '"'))
+    code, out, err = run(path, capsys, "--release", "alpha")
+    assert code in (0, 1), err
+    assert password not in out + err + project_text(tmp_path)
+    assert ":${ERX_TEST_PASSWORD}@" in (tmp_path / "project" / "gx" / "great_expectations.yml").read_text()
     # a failing check on the same server: the message has the masked URL only
     path.write_text(path.read_text().replace(names["records"], names["records"] + "_x"))
     code, out, err = run(path, capsys)
