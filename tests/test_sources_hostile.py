@@ -288,3 +288,15 @@ def test_running_again_updates_the_project_in_place(tmp_path, capsys, warehouse)
     text = config.read_text()
     assert text != first and text.count("type: query") == 1
     assert not (tmp_path / "project" / "er_data").exists()
+
+
+def test_an_unknown_engine_or_a_missing_connection_is_named(tmp_path, capsys):
+    path = write_checkpoint(tmp_path, engine="spqrk")
+    assert main(["validate", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "data.engine: expected one of 'sql' or 'spark', got the string 'spqrk'; did you mean 'spark'?" in err
+    assert located(err, path, "engine:")
+    path.write_text(path.read_text().replace("engine: spqrk", "engine: sql").replace(
+        '  connection: {url: "${WAREHOUSE_URL}"}\n', ""))
+    assert main(["validate", str(path)]) == EXIT_USAGE
+    assert "data: engine sql needs 'connection'" in capsys.readouterr().err

@@ -484,12 +484,6 @@ class EnginePredictions(_Releases, EngineTable):
         return "long" if self.release_column is not None else "wide"
 
 
-def _engine(value: Any) -> Any:
-    if value == "pandas":
-        raise problem("{where}: 'pandas' reads files", "remove 'engine' (or write sql or spark)")
-    return value
-
-
 def _refused_labels(value: Any) -> Any:
     raise problem(
         "data.labels: a labelling checkpoint reads its files with pandas; 'engine: sql' and "
@@ -505,7 +499,7 @@ class EngineData(ConfigModel):
     example: ClassVar[str] = (
         "data: {engine: sql, connection: {url: ${WAREHOUSE_URL}}, records: {table: ...}, predictions: {...}}"
     )
-    engine: Annotated[Literal["sql", "spark"], BeforeValidator(_engine)]
+    engine: Literal["sql", "spark"]  # "pandas" (or no engine) selects DataSources: see _data_kind
     connection: ConnectionConfig | None = None
     spark: SparkConfig | None = None
     records: EngineTable
