@@ -252,43 +252,56 @@ class Source(abc.ABC):
 # -- SQL ------------------------------------------------------------------------------------------
 
 
-def _whitespace_element() -> Any:
-    """A SQL expression for :data:`WHITESPACE`, rendered from code points per dialect (no
-    control characters in the query text)."""
+def _code_points_class() -> Any:
+    """A SQL text value written with its code points (SQLite ``char(...)``, PostgreSQL
+    ``chr(...) || ...``): no control character and no colon in the query text. GX reads a
+    query asset through ``sqlalchemy.text()`` (more than once), where ``:word`` would be a
+    bind parameter, so a separator or label holding one cannot be a plain literal."""
     from sqlalchemy.ext.compiler import compiles
     from sqlalchemy.sql.expression import ColumnElement
+    from sqlalchemy.sql.visitors import InternalTraversal
     from sqlalchemy.types import String
 
-    class Whitespace(ColumnElement):
+    class CodePoints(ColumnElement):
         inherit_cache = True
         type = String()
+        _traverse_internals = [("text", InternalTraversal.dp_string)]
 
-    codes = [ord(c) for c in WHITESPACE]
+        def __init__(self, text: str) -> None:
+            self.text = text
 
-    @compiles(Whitespace)
+    @compiles(CodePoints)
     def _default(element: Any, compiler: Any, **kw: Any) -> str:
-        return "'" + WHITESPACE.replace("'", "''") + "'"
+        return "'" + element.text.replace("'", "''") + "'"
 
-    @compiles(Whitespace, "sqlite")
+    @compiles(CodePoints, "sqlite")
     def _sqlite(element: Any, compiler: Any, **kw: Any) -> str:
-        return f"char({', '.join(map(str, codes))})"
+        return f"char({', '.join(str(ord(c)) for c in element.text)})" if element.text else "''"
 
-    @compiles(Whitespace, "postgresql")
+    @compiles(CodePoints, "postgresql")
     def _postgresql(element: Any, compiler: Any, **kw: Any) -> str:
-        return "(" + " || ".join(f"chr({code})" for code in codes) + ")"
+        return "(" + " || ".join(f"chr({ord(c)})" for c in element.text) + ")" if element.text else "''"
 
-    return Whitespace
+    return CodePoints
 
 
-_WHITESPACE_ELEMENT: Any = None
+_CODE_POINTS: Any = None
+
+
+def _text_value(sa: Any, text: str, *, always: bool = False) -> Any:
+    """``text`` as a SQL value: a plain literal, or by code points when it holds a colon or
+    a control character (``always``: every time, as for :data:`WHITESPACE`)."""
+    global _CODE_POINTS  # noqa: PLW0603 - one compiled element class per process
+    if not always and ":" not in text and text.isprintable():
+        return sa.literal(text, sa.String)
+    if _CODE_POINTS is None:
+        _CODE_POINTS = _code_points_class()
+    return _CODE_POINTS(text)
 
 
 def _strip(sa: Any, dialect: str, expr: Any) -> Any:
-    global _WHITESPACE_ELEMENT  # noqa: PLW0603 - one compiled element per process
-    if _WHITESPACE_ELEMENT is None:
-        _WHITESPACE_ELEMENT = _whitespace_element()
     function = sa.func.btrim if dialect == "postgresql" else sa.func.trim
-    return function(expr, _WHITESPACE_ELEMENT(), type_=sa.String)
+    return function(expr, _text_value(sa, WHITESPACE, always=True), type_=sa.String)
 
 
 class SqlSource(Source):
@@ -437,7 +450,8 @@ class SqlSource(Source):
             return sa.select(p.c[pred.id_column].label(_ID), p.c[release.key].label(_PRED)).subquery(alias)
         col = p.c[str(pred.release_column)]
         value = release.value
-        test = col == value if isinstance(value, str | int) else sa.cast(col, sa.String) == release.label
+        test = (col == _text_value(sa, value) if isinstance(value, str) else col == value if isinstance(value, int)
+                else sa.cast(col, sa.String) == _text_value(sa, release.label))
         return (sa.select(p.c[pred.id_column].label(_ID), p.c[str(pred.prediction_column)].label(_PRED))
                 .where(test).subquery(alias))
 
@@ -448,7 +462,7 @@ class SqlSource(Source):
         parts = [sa.func.coalesce(_strip(sa, dialect, sa.cast(r.c[c], sa.String)), "") for c in spec.columns]  # type: ignore[union-attr]
         joined = parts[0]
         for part in parts[1:]:
-            joined = joined + sa.literal(spec.separator, sa.String) + part  # type: ignore[union-attr]
+            joined = joined + _text_value(sa, spec.separator) + part  # type: ignore[union-attr]
         return sa.func.nullif(_strip(sa, dialect, joined), "")
 
     def batch(self, layout: BatchLayout, release: ReleaseSource,
@@ -489,7 +503,7 @@ class SqlSource(Source):
                 continue
             other = self._predictions(base, f"er_base_{index}")
             joined = joined.outerjoin(other, other.c[_ID] == ids.c[_ID])
-            out += [other.c[_PRED].label(column), sa.literal(base.label, sa.String).label(baseline_label_column(column))]
+            out += [other.c[_PRED].label(column), _text_value(sa, base.label).label(baseline_label_column(column))]
         statement = sa.select(*out).select_from(joined)
         return str(statement.compile(dialect=self.bind.dialect, compile_kwargs={"literal_binds": True}))
 
