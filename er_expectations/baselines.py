@@ -33,6 +33,7 @@ __all__ = [
     "PREVIOUS",
     "BaselineNeed",
     "add_baseline_columns",
+    "baseline_releases",
     "baseline_needs",
     "check_baselines",
     "release_frames",
@@ -146,19 +147,42 @@ def check_baselines(needs: Sequence[BaselineNeed], data: ReleaseData, checkpoint
     return issues
 
 
-def release_frames(data: ReleaseData, needs: Sequence[BaselineNeed]) -> Callable[[ReleaseSource], pd.DataFrame]:
-    """``frame(release)``: the release's table with the baseline columns its suites read.
+def baseline_releases(data: Any, needs: Sequence[BaselineNeed]) -> Callable[[ReleaseSource], dict[str, Any]]:
+    """``baselines(release)``: each baseline column of ``needs`` -> the release that fills it
+    for ``release`` (``None`` when it has none: the first release under ``previous``).
 
-    Without drift expectations it is ``data.frame``. The baseline of ``previous`` is the
-    release before in the checkpoint's order (``data.select()``), whatever releases this run
-    validates; each baseline release's prediction is read once per run.
+    The baseline of ``previous`` is the release before in the checkpoint's order
+    (``data.select()``), whatever releases this run validates.
     """
-    if not needs:
-        return data.frame
     order = data.select(None)
     labels = [r.label for r in order]
     every = {**{r.key: r for r in data.all_releases()}, **{r.label: r for r in data.all_releases()}}
     wanted = {need.column: need.baseline for need in needs}
+
+    def baselines(release: ReleaseSource) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for column, baseline in wanted.items():
+            if baseline == PREVIOUS:
+                i = labels.index(release.label) if release.label in labels else -1
+                found[column] = order[i - 1] if i > 0 else None
+            else:
+                found[column] = every[baseline]  # known: check_baselines ran before
+        return found
+
+    return baselines
+
+
+def release_frames(data: ReleaseData, needs: Sequence[BaselineNeed]) -> Callable[[ReleaseSource], pd.DataFrame]:
+    """``frame(release)``: the release's table with the baseline columns its suites read.
+
+    Without drift expectations it is ``data.frame``. The baselines are those of
+    :func:`baseline_releases`; each baseline release's prediction is read once per run.
+    """
+    if not needs:
+        return data.frame
+    baselines_of = baseline_releases(data, needs)
+    every = {**{r.key: r for r in data.all_releases()}, **{r.label: r for r in data.all_releases()}}
+    pinned = {every[need.baseline].label for need in needs if need.baseline != PREVIOUS}
     cache: dict[str, pd.DataFrame] = {}
 
     def table(release: ReleaseSource) -> pd.DataFrame:
@@ -166,18 +190,10 @@ def release_frames(data: ReleaseData, needs: Sequence[BaselineNeed]) -> Callable
             cache[release.label] = data.frame(release)[[data.id_column, data.prediction_column]]
         return cache[release.label]
 
-    pinned = {every[baseline].label for baseline in wanted.values() if baseline != PREVIOUS}
-
     def frame(release: ReleaseSource) -> pd.DataFrame:
         own = data.frame(release)
-        baselines: dict[str, tuple[str | None, pd.DataFrame | None]] = {}
-        for column, baseline in wanted.items():
-            if baseline == PREVIOUS:
-                i = labels.index(release.label) if release.label in labels else -1
-                base = order[i - 1] if i > 0 else None
-            else:
-                base = every[baseline]  # known: check_baselines ran before
-            baselines[column] = (base.label, table(base)) if base is not None else (None, None)
+        baselines = {column: (base.label, table(base)) if base is not None else (None, None)
+                     for column, base in baselines_of(release).items()}
         # keep only what a later release can ask for: this release (the next one's previous)
         # and the pinned baselines
         for label in [label for label in cache if label not in pinned]:

@@ -13,6 +13,8 @@ Exit codes, one meaning each (:data:`EXIT_CODES`):
 * 5 the GX project stayed locked by another run longer than ``--lock-timeout``;
 * 6 (``run``) every release passed, but the history store could not be written: the
   validation results and Data Docs are kept, the message names the store;
+* 7 (``run``) the database or Spark of a checkpoint (``data.engine: sql | spark``) cannot be
+  reached: nothing was validated or written; a scheduler may retry later;
 * 130 interrupted (Ctrl-C).
 
 Problems are printed as one line each on stderr, never as a traceback unless ``--debug``
@@ -34,6 +36,7 @@ from .errors import InputError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 EXIT_HISTORY = 6
+EXIT_SOURCE = 7
 EXIT_INTERRUPTED = 130
 #: What every exit code means (documented in ``--help`` and the README).
 EXIT_CODES: dict[int, str] = {
@@ -44,6 +47,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_INTERNAL: "internal error of er-expectations (a bug; --debug shows the traceback)",
     EXIT_BUSY: "the project stayed locked by another run longer than --lock-timeout",
     EXIT_HISTORY: "the releases passed but the history store could not be written (results and Data Docs kept)",
+    EXIT_SOURCE: "the database or Spark of the checkpoint cannot be reached (nothing validated; retry later)",
     EXIT_INTERRUPTED: "interrupted",
 }
 
@@ -342,8 +346,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def classify_error(exc: BaseException) -> tuple[int, str]:
     """The exit code and the one-line message for an exception that reached the command line."""
     from .config import ConfigError
-    from .errors import ProjectBusyError
+    from .errors import ProjectBusyError, SourceUnreachableError
 
+    if isinstance(exc, SourceUnreachableError):
+        return EXIT_SOURCE, f"error: {exc}"
     if isinstance(exc, ConfigError):
         lines = [str(issue) for issue in exc.issues]
         return EXIT_USAGE, "\n".join(lines) + f"\ner-expectations: {len(lines)} configuration problem(s)"

@@ -16,3 +16,8 @@ class UndefinedMetricWarning(UserWarning):
 
 class ProjectBusyError(RuntimeError):
     """Another run holds the lock of the Great Expectations project and did not release it in time."""
+
+
+class SourceUnreachableError(InputError):
+    """The database or Spark named by a checkpoint cannot be reached (exit code 7: a scheduler
+    may retry); the message names the source, its URL with the password masked."""

@@ -10,6 +10,7 @@ benchmark columns (a weights or draws column a suite names) can be carried along
 
 from __future__ import annotations
 
+import abc
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from .config.checkpoint import CheckpointConfig
 from .errors import InputError
 from .io import combine_name, read_table, same_id_kind, table_columns
 
-__all__ = ["ReleaseData", "ReleaseSource", "release_label"]
+__all__ = ["BatchLayout", "ReleaseData", "ReleaseSource", "release_label"]
 
 
 def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
@@ -38,12 +39,15 @@ def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ReleaseSource:
-    """One release: its display ``label`` and where its prediction comes from (``key``)."""
+    """One release: its display ``label`` and where its prediction comes from (``key``: a
+    column of the wide layout, a key of ``files``); ``path`` and ``format`` of its file, or
+    ``value`` of the release column (a database's or Spark's long layout)."""
 
     label: str
     key: str
-    path: Path
+    path: Path | None = None
     format: str | None = None
+    value: object = None
 
 
 def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
@@ -55,8 +59,10 @@ def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
         raise InputError(f"{path}: column {column!r} has duplicated record ids (e.g. {ex}); each record must appear once")
 
 
-class ReleaseData:
-    """Lazily loaded data of a checkpoint; ``frame(release)`` gives one batch table."""
+class BatchLayout(abc.ABC):
+    """The columns of a checkpoint's release batches and the choice of releases, whatever
+    holds the tables (files: :class:`ReleaseData`; a database or Spark:
+    :class:`~er_expectations.sources.EngineReleases`); ``all_releases`` is theirs."""
 
     def __init__(
         self,
@@ -83,9 +89,6 @@ class ReleaseData:
         self.record_columns = tuple(
             c for c in dict.fromkeys(extra_record_columns) if c not in core and c not in self.extra_columns
         )
-        self._base: pd.DataFrame | None = None
-        self._wide: pd.DataFrame | None = None
-        self._wide_names: dict[str, str] = {}
 
     def batch_columns(self) -> list[str]:
         """The columns of every release table: id, prediction, reference, name, extras."""
@@ -93,13 +96,9 @@ class ReleaseData:
         columns += [c for c in (self.reference_column, self.name_column) if c is not None]
         return columns + list(self.extra_columns) + list(self.record_columns)
 
-    # -- releases -------------------------------------------------------------------------
+    @abc.abstractmethod
     def all_releases(self) -> list[ReleaseSource]:
-        pred = self.data.predictions
-        if pred.layout == "wide":
-            cols = pred.match_columns(table_columns(pred.path, format=pred.format))
-            return [ReleaseSource(release_label(c, pred.columns), c, pred.path, pred.format) for c in cols]
-        return [ReleaseSource(f.label, f.label, f.path, f.format) for f in pred.files]
+        """Every release of the predictions, in the checkpoint's order."""
 
     def select(self, wanted: Sequence[str] | None = None) -> list[ReleaseSource]:
         """Releases chosen by the checkpoint's ``releases`` and then by ``wanted`` (labels or keys)."""
@@ -125,6 +124,34 @@ class ReleaseData:
         if not releases:
             raise InputError(f"checkpoint {self.checkpoint.name!r} selects no release")
         return releases
+
+
+class ReleaseData(BatchLayout):
+    """Lazily loaded data of a checkpoint that reads files; ``frame(release)`` gives one batch table."""
+
+    def __init__(
+        self,
+        checkpoint: CheckpointConfig,
+        *,
+        extra_benchmark_columns: Sequence[str] = (),
+        extra_record_columns: Sequence[str] = (),
+    ) -> None:
+        if checkpoint.data.engine != "pandas":
+            raise InputError(f"checkpoint {checkpoint.name!r} reads its tables from {checkpoint.data.engine} "
+                             "(data.engine); this command reads files only: use a checkpoint without 'engine'")
+        super().__init__(checkpoint, extra_benchmark_columns=extra_benchmark_columns,
+                         extra_record_columns=extra_record_columns)
+        self._base: pd.DataFrame | None = None
+        self._wide: pd.DataFrame | None = None
+        self._wide_names: dict[str, str] = {}
+
+    # -- releases -------------------------------------------------------------------------
+    def all_releases(self) -> list[ReleaseSource]:
+        pred = self.data.predictions
+        if pred.layout == "wide":
+            cols = pred.match_columns(table_columns(pred.path, format=pred.format))
+            return [ReleaseSource(release_label(c, pred.columns), c, pred.path, pred.format) for c in cols]
+        return [ReleaseSource(f.label, f.label, f.path, f.format) for f in pred.files]
 
     # -- tables ---------------------------------------------------------------------------
     def _records(self) -> pd.DataFrame:

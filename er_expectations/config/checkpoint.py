@@ -24,6 +24,12 @@
       - build_data_docs
       - slack: {webhook: "${SLACK_WEBHOOK}"}   # alerts: see config/alerts.py
 
+With ``engine: sql`` (and ``connection: {url: ${WAREHOUSE_URL}}``) or ``engine: spark`` (and
+an optional ``spark: {master: ..., config: {...}}``) the tables stay in the database or Spark:
+``records``, ``predictions`` and ``benchmark`` then name a ``table``, a ``query`` or (Spark) a
+Parquet ``path``, and the predictions are wide (``columns``) or long (``release_column`` and
+``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.sources`.
+
 The structure is declared once, as the frozen pydantic models the package uses
 (:class:`CheckpointConfig`, one field per section; a new section is a new field),
 validated in one call so that every problem of the file is reported together (see
@@ -59,7 +65,7 @@ from pydantic import (
 from ..names import name_problem
 from .alerts import EmailAlert, SlackAlert, TeamsAlert, WebhookAlert
 from .errors import IssueCollector, did_you_mean, quote_list
-from .history import HistoryConfig
+from .history import HistoryConfig, database_url
 from .models import ConfigModel, Text, name_list, node_locations, problem, validate_node
 from .yamlnodes import Node, compose_file
 
@@ -71,12 +77,19 @@ __all__ = [
     "ActionConfig",
     "BenchmarkSource",
     "CheckpointConfig",
+    "ConnectionConfig",
     "DataSources",
+    "ENGINES",
+    "EngineBenchmark",
+    "EngineData",
+    "EnginePredictions",
+    "EngineTable",
     "FilePredictions",
     "LabelsSource",
     "NameSpec",
     "PredictionsSource",
     "ReleaseFile",
+    "SparkConfig",
     "TableSource",
     "check_checkpoint_references",
     "load_checkpoint",
@@ -312,9 +325,10 @@ def _layout(data: Any) -> str:
 
 
 class DataSources(ConfigModel):
-    """The ``data`` section of a checkpoint."""
+    """The ``data`` section of a checkpoint that reads files (``engine: pandas``, the default)."""
 
     example: ClassVar[str] = "data: {records: {...}, predictions: {...}, benchmark: {...}}"
+    engine: Literal["pandas"] = "pandas"
     records: TableSource
     predictions: Annotated[
         Annotated[PredictionsSource, Tag("one wide file")]
@@ -347,6 +361,176 @@ class DataSources(ConfigModel):
         if has_files and isinstance(data["files"], dict):
             _ctx(info).file_labels = list(data["files"])  # for the check of 'releases'
         return data
+
+
+# -- a database or Spark instead of files (data.engine: sql | spark) ----------------------
+
+#: Engines of ``data.engine``: ``pandas`` reads files; ``sql`` and ``spark`` leave the
+#: record table where it is (see :mod:`er_expectations.sources`).
+ENGINES: tuple[str, ...] = ("pandas", "sql", "spark")
+
+
+class ConnectionConfig(ConfigModel):
+    """``data.connection`` (engine ``sql``): the SQLAlchemy URL of the database, its
+    password only as ``${NAME}`` (the whole URL from the environment, or the password)."""
+
+    example: ClassVar[str] = "connection: {url: ${WAREHOUSE_URL}}"
+    url: database_url("WAREHOUSE_URL")
+
+
+def _spark_setting(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return getattr(value, "text", None) or str(value)
+    raise problem("{where}: expected a text or a number, got {got}", 'write it as key: "value"')
+
+
+class SparkConfig(ConfigModel):
+    """``data.spark`` (engine ``spark``): the master and settings of the session the run
+    creates; an active session (a notebook, ``spark-submit``) is used as it is."""
+
+    example: ClassVar[str] = 'spark: {master: "local[2]", config: {spark.sql.shuffle.partitions: "4"}}'
+    master: Text | None = None
+    config: dict[str, Annotated[Any, AfterValidator(_spark_setting)]] = Field(default_factory=dict)
+
+
+_SOURCE_EXAMPLE = "{table: <table>, id_column: <column>} or {query: \"select ...\", id_column: <column>}"
+
+
+class EngineTable(ConfigModel):
+    """A table of the database or of Spark: ``table`` (a name, ``schema.table`` allowed; for
+    Spark a table of the session's catalog), ``query`` (a ``select``) or, for Spark,
+    ``path`` (Parquet files read by Spark); and its id column."""
+
+    example: ClassVar[str] = f"records: {_SOURCE_EXAMPLE}"
+    table: Text | None = None
+    query: Text | None = None
+    path: Text | None = None
+    id_column: Text
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_place(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            given = [key for key in ("table", "query", "path") if data.get(key) is not None]
+            if len(given) != 1:
+                raise problem(
+                    "{where}: give exactly one of 'table', 'query' and 'path' (Spark only)"
+                    + (f", not {quote_list(given, conjunction='and')}" if given else ""),
+                    f"write it as {_SOURCE_EXAMPLE}",
+                )
+        return data
+
+    @property
+    def kind(self) -> str:
+        """``table``, ``query`` or ``path``."""
+        return "table" if self.table is not None else "query" if self.query is not None else "path"
+
+    @property
+    def shown(self) -> str:
+        """How messages name the source: ``table 'x'``, ``the query`` or ``Parquet path 'p'``."""
+        if self.table is not None:
+            return f"table '{self.table}'"
+        return "the query" if self.query is not None else f"Parquet path '{self.path}'"
+
+
+class EngineBenchmark(EngineTable):
+    """The benchmark table of a database or Spark (see :class:`EngineTable`)."""
+
+    example: ClassVar[str] = "benchmark: {table: <table>, id_column: <column>, reference_column: <column>}"
+    reference_column: Text
+
+
+_ENGINE_PREDICTIONS_EXAMPLE = (
+    'predictions: {table: <table>, id_column: <column>, columns: "<glob>"} (a column per release) or '
+    "{table: <table>, id_column: <column>, release_column: <column>, prediction_column: <column>} "
+    "(a row per record and release)"
+)
+
+
+class EnginePredictions(_Releases, EngineTable):
+    """The predictions in a database or Spark, wide (a column per release, chosen by
+    ``columns``) or long (``release_column`` holds the release of each row and
+    ``prediction_column`` its cluster id; the releases are its distinct values, sorted)."""
+
+    example: ClassVar[str] = _ENGINE_PREDICTIONS_EXAMPLE
+    files: ClassVar[tuple[ReleaseFile, ...]] = ()
+    format: ClassVar[None] = None
+    columns: _Columns | None = None
+    release_column: Text | None = None
+    prediction_column: Text | None = None
+    batch_column: Text | None = None
+
+    @model_validator(mode="after")
+    def _one_layout(self) -> EnginePredictions:
+        if (self.release_column is None) != (self.prediction_column is None):
+            raise problem(
+                "data.predictions: 'release_column' and 'prediction_column' go together (a row per "
+                "record and release)",
+                f"write {_ENGINE_PREDICTIONS_EXAMPLE}",
+            )
+        if self.release_column is not None and self.columns is not None:
+            raise problem(
+                "data.predictions: 'columns' (a column per release) and 'release_column' (a row per "
+                "record and release) are two layouts",
+                "keep one of them",
+            )
+        return self
+
+    @property
+    def layout(self) -> str:
+        """``"wide"`` or ``"long"``."""
+        return "long" if self.release_column is not None else "wide"
+
+
+def _refused_labels(value: Any) -> Any:
+    raise problem(
+        "data.labels: a labelling checkpoint reads its files with pandas; 'engine: sql' and "
+        "'engine: spark' are for release checkpoints",
+        "remove 'engine', 'connection' and 'spark' and give the records as a file (path)",
+    )
+
+
+class EngineData(ConfigModel):
+    """The ``data`` section with ``engine: sql`` or ``engine: spark``: the tables stay in the
+    database or Spark and each release's batch is built there (:mod:`er_expectations.sources`)."""
+
+    example: ClassVar[str] = (
+        "data: {engine: sql, connection: {url: ${WAREHOUSE_URL}}, records: {table: ...}, predictions: {...}}"
+    )
+    engine: Literal["sql", "spark"]  # "pandas" (or no engine) selects DataSources: see _data_kind
+    connection: ConnectionConfig | None = None
+    spark: SparkConfig | None = None
+    records: EngineTable
+    predictions: EnginePredictions
+    benchmark: EngineBenchmark | None = None
+    name: NameSpec | None = None
+    labels: Annotated[Any, AfterValidator(_refused_labels)] = None
+
+    @model_validator(mode="after")
+    def _engine_options(self) -> EngineData:
+        if self.engine == "sql":
+            if self.connection is None:
+                raise problem("data: engine sql needs 'connection'",
+                              "add connection: {url: ${WAREHOUSE_URL}} (a SQLAlchemy URL)")
+            if self.spark is not None:
+                raise problem("data: 'spark' goes with engine spark", "remove it", at=("spark",))
+            for key in ("records", "predictions", "benchmark"):
+                source = getattr(self, key)
+                if source is not None and source.path is not None:
+                    raise problem(f"data.{key}: 'path' (Parquet files) is for engine spark",
+                                  "name the database table with 'table' or write a 'query'",
+                                  at=(key, "path"))
+        elif self.connection is not None:
+            raise problem("data: 'connection' goes with engine sql; Spark reads its tables itself",
+                          "remove it (data.spark sets the session)", at=("connection",))
+        return self
+
+
+def _data_kind(data: Any) -> str:
+    engine = data.get("engine") if isinstance(data, dict) else None
+    return "tables in files" if engine in (None, "pandas") else "tables in a database or Spark"
 
 
 def _release(label: str, info: ValidationInfo) -> str:
@@ -503,7 +687,10 @@ class CheckpointConfig(ConfigModel):
     example: ClassVar[str] = "'checkpoint: <name>', 'data: ...' and 'suites: [...]'"
     checkpoint: Annotated[Text, AfterValidator(_checkpoint_name)]
     project_dir: Annotated[Text, WrapValidator(_project_dir)] = Field(None, validate_default=True)
-    data: DataSources
+    data: Annotated[
+        Annotated[DataSources, Tag("tables in files")] | Annotated[EngineData, Tag("tables in a database or Spark")],
+        Discriminator(_data_kind),
+    ]
     releases: Annotated[
         name_list("release label", check=_release), WrapValidator(_all_or_list)
     ] = "all"
@@ -604,6 +791,10 @@ def check_checkpoint_references(
                 else f"no suite was found in {where}"
             )
             issues.add(checkpoint.location(f"suites[{index}]"), f"suite '{suite}' not found", hint)
+
+    if isinstance(checkpoint.data, EngineData):  # tables of a database or Spark: see er_expectations.sources
+        issues.raise_if_any()
+        return
 
     cache: dict[Path, list[str] | None] = {}
 

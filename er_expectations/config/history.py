@@ -15,39 +15,48 @@ written); the variable is read when the checkpoint is run.
 from __future__ import annotations
 
 import re
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator
 
 from .models import ConfigModel, Text, problem
 
-__all__ = ["HistoryConfig"]
+__all__ = ["HistoryConfig", "database_url"]
 
 _REFERENCE = re.compile(r"\$\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/]*)@")
 
 
-def _history_url(text: str) -> str:
-    for name in _REFERENCE.findall(text):
-        if not _NAME.fullmatch(name):
-            raise problem(f"{{where}}: '${{{name}}}' is not an environment variable reference",
-                          "write ${NAME} with letters, digits and underscores, e.g. ${ER_HISTORY_URL}")
-    if "${" in _REFERENCE.sub("", text):
-        raise problem("{where}: unclosed '${' in the URL", "write ${NAME}, e.g. ${ER_HISTORY_URL}")
-    userinfo = _USERINFO.match(text)
-    if userinfo is not None:
-        _, colon, password = userinfo.group(1).partition(":")
-        if colon and password and not _REFERENCE.fullmatch(password):
-            raise problem("{where}: the URL holds a password, written in the file",
-                          "put the URL in an environment variable and write url: ${ER_HISTORY_URL} "
-                          "(or only the password: ...://user:${PGPASSWORD}@host/db)")
-    return text
+def database_url(variable: str) -> Any:
+    """The type of a key holding a SQLAlchemy URL: ``${NAME}`` references checked, a password
+    written in the file refused (the hints suggest the variable ``variable``).
+
+    Used by ``history.url`` and by ``data.connection.url`` (:mod:`.checkpoint`).
+    """
+
+    def check(text: str) -> str:
+        for name in _REFERENCE.findall(text):
+            if not _NAME.fullmatch(name):
+                raise problem(f"{{where}}: '${{{name}}}' is not an environment variable reference",
+                              f"write ${{NAME}} with letters, digits and underscores, e.g. ${{{variable}}}")
+        if "${" in _REFERENCE.sub("", text):
+            raise problem("{where}: unclosed '${' in the URL", f"write ${{NAME}}, e.g. ${{{variable}}}")
+        userinfo = _USERINFO.match(text)
+        if userinfo is not None:
+            _, colon, password = userinfo.group(1).partition(":")
+            if colon and password and not _REFERENCE.fullmatch(password):
+                raise problem("{where}: the URL holds a password, written in the file",
+                              f"put the URL in an environment variable and write url: ${{{variable}}} "
+                              "(or only the password: ...://user:${PGPASSWORD}@host/db)")
+        return text
+
+    return Annotated[Text, AfterValidator(check)]
 
 
 class HistoryConfig(ConfigModel):
     """Where the history of runs is kept (``history:``); see :mod:`er_expectations.history`."""
 
     example: ClassVar[str] = "history: {url: ${ER_HISTORY_URL}}"
-    url: Annotated[Text, AfterValidator(_history_url)] | None = None
+    url: database_url("ER_HISTORY_URL") | None = None
     enabled: bool = True

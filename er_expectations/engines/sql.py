@@ -242,15 +242,15 @@ class SqlRelease(AggregatedRelease):
         """Rows (benchmark cluster, distinct names, shared) for :func:`.base.name_flags` (SPEC 7).
 
         ``shared``: one of the cluster's names occurs on more records of the release than
-        inside the cluster. The population count is taken for the benchmark's names only.
+        inside the cluster. The population count is one group-by of the release by name,
+        joined to the benchmark's names afterwards: joining the table to the names first
+        lets a database without hash joins (SQLite) scan a derived table once per name.
         """
         sa = self.sa
         in_c = (sa.select(ref.label("c"), nm.label("n"), sa.func.count().label("k"))
                 .where(bench, nm.is_not(None)).group_by(ref, nm).subquery("in_cluster"))
-        bench_names = sa.select(in_c.c.n).distinct().subquery("bench_names")
         pop = (sa.select(nm.label("n"), sa.func.count().label("total"))
-               .select_from(self.rel.join(bench_names, nm == bench_names.c.n))
-               .where(self.pred.is_not(None)).group_by(nm).subquery("population"))
+               .where(self.pred.is_not(None), nm.is_not(None)).group_by(nm).subquery("population"))
         return self._rows(sa.select(in_c.c.c, sa.func.count(),
                                     sa.func.max(sa.case((pop.c.total > in_c.c.k, 1), else_=0)))
                           .select_from(in_c.join(pop, in_c.c.n == pop.c.n)).group_by(in_c.c.c))

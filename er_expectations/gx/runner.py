@@ -14,6 +14,11 @@ leaves the Great Expectations project untouched:
    validation definitions and one GX checkpoint per release, run them one release at a
    time under one run name, and make the Data Docs readable offline.
 
+A checkpoint whose tables are in a database or Spark (``data.engine: sql | spark``) writes no
+table: phase 1 opens and checks the source (:mod:`er_expectations.sources`) and builds each
+release's batch there, a SQL query (one GX query asset per release) or a Spark DataFrame (one
+GX dataframe asset per release, passed to ``Checkpoint.run`` as ``batch_parameters``).
+
 Everything in phase 2 is "add or update", so running the same file again updates the
 project in place. Configuration problems raise :class:`ConfigError` (every issue with
 file, line and hint); data problems raise :class:`InputError`.
@@ -49,6 +54,7 @@ from ..config import (
     load_suites,
 )
 from ..config.alerts import AlertTarget, resolve_alerts
+from ..config.checkpoint import DataSources, EngineData
 from ..config.errors import IssueCollector, did_you_mean, quote_list
 from ..errors import InputError, ProjectBusyError
 from ..io import atomic_write, remove_stale_temporaries, table_columns
@@ -61,6 +67,7 @@ from ..labelling_batch import (
 from ..names import ensure_inside, release_file_names
 from ..releases import ReleaseData
 from ..severity import Status, severity_of, status_of, worst_status
+from ..sources import EngineReleases
 from .expectations import COLUMN_PARAMETERS as _COLUMN_PARAMS  # as the expectation models mark them
 from .expectations import RECORD_COLUMN_PARAMETERS as _RECORD_PARAMS
 
@@ -269,7 +276,7 @@ class PreparedRun:
 
     checkpoint: CheckpointConfig
     suites: tuple[SuiteConfig, ...]
-    data: ReleaseData | LabelsData
+    data: ReleaseData | LabelsData | EngineReleases
     #: The alert actions, their environment variables checked (see :mod:`..config.alerts`).
     alerts: tuple[AlertTarget, ...] = ()
     #: baseline columns of the drift expectations (SPEC 10), added to every release table
@@ -322,27 +329,49 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
     _check_batch_layout(checkpoint, where)
     issues.extend(where.issues)
     bench = checkpoint.data.benchmark
-    benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
+    source = None
+    benchmark_columns: list[str] | None
+    record_columns: list[str] | None = None
+    if isinstance(checkpoint.data, EngineData):  # a database or Spark: opened when run, not by validate
+        if issues:
+            raise ConfigError(issues)
+        from ..sources import open_source
+
+        source = open_source(checkpoint, connect=check_environment)  # ConfigError, SourceUnreachableError
+        benchmark_columns = source.columns("benchmark") if bench else []
+        record_columns = source.columns("records")
+    else:
+        benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
     extras = _referenced_extra_columns(suites, benchmark_columns)
     issues.extend(suite_kind_issues(checkpoint, suites))
-    data: ReleaseData | LabelsData
+    data: ReleaseData | LabelsData | EngineReleases
     if checkpoint.data.labels is not None:  # one labelling batch instead of the releases
         data = LabelsData(checkpoint)
         issues.extend(labels_checkpoint_issues(checkpoint))
     else:
         wanted = [column for suite in suites for cfg in suite.expectations for param, column in _column_refs(cfg)
                   if param in _RECORD_PARAMS and column not in extras]
-        records = checkpoint.data.records
-        record_columns = table_columns(records.path, format=records.format) if wanted else []
-        record_extras = [column for column in wanted if column in record_columns]
-        data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
-    issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns))
+        if source is None:
+            records = checkpoint.data.records
+            record_columns = table_columns(records.path, format=records.format) if wanted else []
+        # a source not opened (validate): the columns the suites name are taken as they are
+        record_extras = [column for column in wanted if record_columns is None or column in record_columns]
+        if source is not None:
+            from ..sources import EngineReleases
+
+            data = EngineReleases(checkpoint, source, extra_benchmark_columns=extras,
+                                  extra_record_columns=record_extras)
+        else:
+            data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
+    issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns or [],
+                                      record_columns=record_columns))
     alerts: tuple[AlertTarget, ...] = ()
     if check_environment:
         alerts, alert_issues = resolve_alerts(checkpoint)  # unset variables, malformed URLs
         issues.extend(alert_issues)
-    needs = baseline_needs(suites) if isinstance(data, ReleaseData) else []  # releases only, not labels
-    issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path, suites))
+    needs = baseline_needs(suites) if not isinstance(data, LabelsData) else []  # releases only, not labels
+    if source is None or source.connected:  # the releases of an unopened source are not known
+        issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path, suites))
     if issues:
         raise ConfigError(issues)
     return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, alerts=alerts, baselines=tuple(needs))
@@ -351,6 +380,8 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
 def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
     """The table format of every file of a checkpoint (its ``format:``, else from its suffix)."""
     data = checkpoint.data
+    if isinstance(data, EngineData):
+        return {}
     sources: list[Any] = [data.records, data.predictions, *(data.predictions.files or ())]
     if data.benchmark is not None:
         sources.append(data.benchmark)
@@ -412,14 +443,18 @@ def _column_refs(cfg: ExpectationConfig) -> Iterable[tuple[str, str]]:
 
 
 def _referenced_extra_columns(
-    suites: Sequence[SuiteConfig], benchmark_columns: Sequence[str]
+    suites: Sequence[SuiteConfig], benchmark_columns: Sequence[str] | None
 ) -> list[str]:
-    """Weight and draws columns the suites name that the benchmark file has."""
+    """Weight and draws columns the suites name that the benchmark file has (``None``: a
+    benchmark not opened, whose weight and draws columns are taken as named)."""
     wanted: list[str] = []
     for suite in suites:
         for cfg in suite.expectations:
             for param, column in _column_refs(cfg):
-                if param in ("weights", "draws_column", "group_column") and column in benchmark_columns:
+                if benchmark_columns is None:
+                    if param in ("weights", "draws_column"):
+                        wanted.append(column)
+                elif param in ("weights", "draws_column", "group_column") and column in benchmark_columns:
                     wanted.append(column)
     return list(dict.fromkeys(wanted))
 
@@ -429,11 +464,15 @@ def check_batch_columns(
     suites: Sequence[SuiteConfig],
     batch_columns: Sequence[str],
     benchmark_columns: Sequence[str] = (),
+    *,
+    record_columns: Sequence[str] | None = None,
 ) -> list[ConfigIssue]:
     """Issues for suite parameters that name a column the release batches will not have.
 
     Each issue points at the suite file, at the line where the column is written (the
     expectation, or the suite's ``defaults``), and its hint says which column to use.
+    ``record_columns`` are the records' columns when known (a database or Spark table), else
+    the records file is read for the hint.
     """
     issues: list[ConfigIssue] = []
     available = list(batch_columns)
@@ -451,7 +490,7 @@ def check_batch_columns(
                         f"{cfg.name}: {param} '{column}' is not a column of the release batches "
                         f"of checkpoint '{checkpoint.name}' ({checkpoint.path}), which have "
                         f"{quote_list(available, conjunction='and')}",
-                        _column_hint(checkpoint, param, column, available, benchmark_columns),
+                        _column_hint(checkpoint, param, column, available, benchmark_columns, record_columns),
                     )
                 )
     return issues
@@ -463,8 +502,11 @@ def _column_hint(
     column: str,
     available: Sequence[str],
     benchmark_columns: Sequence[str],
+    record_columns: Sequence[str] | None = None,
 ) -> str:
     data = checkpoint.data
+    records = "records file" if isinstance(data, DataSources) else "records table"
+    bench_where = "benchmark file" if isinstance(data, DataSources) else "benchmark table"
     if data.labels is not None:
         return labels_column_hint(checkpoint, param, column, available)
     if param == "record_id_column":
@@ -497,18 +539,21 @@ def _column_hint(
             f"(data.name.output_column); write name_column: {data.name.output_column}"
         )
     if param in _RECORD_PARAMS:
-        close = did_you_mean(column, [c for c in table_columns(data.records.path, format=data.records.format)
-                                      if c != data.records.id_column])
+        if record_columns is None:
+            record_columns = table_columns(data.records.path, format=data.records.format)
+        close = did_you_mean(column, [c for c in record_columns if c != data.records.id_column])
+        source = data.records.path if isinstance(data, DataSources) else data.records.shown
         return (
-            f"{param.replace('_column', '').replace('_', ' ')} columns are taken from the records file "
-            f"{data.records.path}" + (" (or, for group_column, the benchmark file)" if param == "group_column" else "")
+            f"{param.replace('_column', '').replace('_', ' ')} columns are taken from the {records} "
+            f"{source}" + (f" (or, for group_column, the {bench_where})" if param == "group_column" else "")
             + f", which has no column '{column}'" + (f"; {close}" if close else "")
         )
     if data.benchmark is None:
         return "weight and draws columns are taken from data.benchmark, which the checkpoint lacks"
     close = did_you_mean(column, [c for c in benchmark_columns if c != data.benchmark.id_column])
+    source = data.benchmark.path if isinstance(data, DataSources) else data.benchmark.shown
     return (
-        f"weight and draws columns are taken from the benchmark file {data.benchmark.path}, "
+        f"weight and draws columns are taken from the {bench_where} {source}, "
         f"which has no column '{column}'" + (f"; {close}" if close else "")
     )
 
@@ -801,7 +846,13 @@ class _Project:
             self.ctx.variables.save()
 
     # datasource / asset / batch definitions ------------------------------------------
-    def batch_definitions(self, names: Mapping[str, str]) -> dict[str, Any]:
+    def batch_definitions(self, names: Mapping[str, str], batches: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A batch definition per release (label -> its file name ``names[label]``): of the
+        release's Parquet file, or with ``batches`` of the release's SQL query or Spark
+        DataFrame (one asset per release, named ``release_<name>``)."""
+        data = self.prepared.data
+        if batches is not None and isinstance(data, EngineReleases):
+            return self._engine_definitions(names, data, batches)
         from great_expectations.core.partitioners import FileNamePartitionerPath
 
         sources = self.ctx.data_sources
@@ -839,6 +890,48 @@ class _Project:
                 definition = asset.add_batch_definition(
                     name=batch_name, partitioner=FileNamePartitionerPath(regex=regex)
                 )
+            result[label] = definition
+        return result
+
+    def _engine_definitions(self, names: Mapping[str, str], data: EngineReleases,
+                            batches: Mapping[str, Any]) -> dict[str, Any]:
+        """The datasource of a database (``sql``, its URL as written: ``${NAME}`` is substituted
+        by GX when it connects, so no secret is stored) or of Spark, a query asset (SQL) or
+        dataframe asset (Spark) per release, and its whole-table batch definition."""
+        sources = self.ctx.data_sources
+        kind = data.source.gx_kind  # type: ignore[attr-defined]
+        options = {"connection_string": data.source.gx_url} if kind != "spark" else {}  # type: ignore[attr-defined]
+        try:
+            source = sources.get(self.name)
+        except (KeyError, LookupError, ValueError):
+            source = None
+        if source is not None and (
+            getattr(source, "type", None) != kind
+            or any(str(getattr(source, key, None)) != value for key, value in options.items())
+        ):
+            sources.delete(self.name)
+            source = None
+        if source is None:
+            source = getattr(sources, f"add_{kind}")(self.name, **options)
+        result: dict[str, Any] = {}
+        for label, name in names.items():
+            asset_name = f"release_{name}"
+            query = batches[label] if kind != "spark" else None
+            try:
+                asset = source.get_asset(asset_name)
+            except (KeyError, LookupError, ValueError):
+                asset = None
+            if asset is not None and kind != "spark" and getattr(asset, "query", None) != query:
+                source.delete_asset(asset_name)
+                asset = None
+            if asset is None:
+                asset = (source.add_query_asset(asset_name, query=query) if kind != "spark"
+                         else source.add_dataframe_asset(asset_name))
+            try:
+                definition = asset.get_batch_definition("all")
+            except (KeyError, LookupError, ValueError):
+                definition = (asset.add_batch_definition_whole_table("all") if kind != "spark"
+                              else asset.add_batch_definition_whole_dataframe("all"))
             result[label] = definition
         return result
 
@@ -954,8 +1047,16 @@ def run_checkpoint(
     project_dir = checkpoint.project_dir
     _check_project_dir(project_dir, checkpoint)
     names = release_file_names(r.label for r in selected)
-    frame = release_frames(prepared.data, prepared.baselines)  # with the drift checks' baseline columns
-    tables = {r.label: _parquet_bytes(frame(r)) for r in selected}
+    tables: dict[str, Any]
+    if isinstance(prepared.data, EngineReleases):  # built in the database or Spark, never fetched
+        from ..sources import release_batches
+
+        prepared.data.check_data()  # ids counted in the engine
+        batch = release_batches(prepared.data, prepared.baselines)
+        tables = {r.label: batch(r) for r in selected}
+    else:
+        frame = release_frames(prepared.data, prepared.baselines)  # with the drift checks' baseline columns
+        tables = {r.label: _parquet_bytes(frame(r)) for r in selected}
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         _check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
@@ -963,8 +1064,12 @@ def run_checkpoint(
 
 
 def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
-                tables: dict[str, bytes], *, progress: bool, out: TextIO, started: float) -> RunReport:
-    """Phase 1 checks of the existing project and phase 2, under the project's lock."""
+                tables: dict[str, Any], *, progress: bool, out: TextIO, started: float) -> RunReport:
+    """Phase 1 checks of the existing project and phase 2, under the project's lock.
+
+    ``tables`` holds each release's Parquet bytes (files), its SQL query (engine sql) or its
+    Spark DataFrame (engine spark).
+    """
     checkpoint = prepared.checkpoint
     project_dir = checkpoint.project_dir
     damaged = _check_project(project_dir, prepared.site_name, checkpoint)
@@ -974,14 +1079,17 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         file.unlink()
     remove_stale_temporaries(project_dir)
 
-    # (c) the release tables, each checked to stay inside the project
+    # (c) the release tables, each checked to stay inside the project (files only: a database's
+    # or Spark's batches are queries and DataFrames)
     folder = ensure_inside(project_dir, project_dir / DATA_FOLDER / checkpoint.name)
-    targets = {r.label: ensure_inside(folder, folder / f"{names[r.label]}.parquet") for r in selected}
-    try:
-        for release in selected:
-            atomic_write(targets[release.label], tables.pop(release.label))
-    except OSError as error:
-        raise InputError(f"cannot write the release tables under {folder}: {error}") from error
+    engine = prepared.data.engine if isinstance(prepared.data, EngineReleases) else "pandas"
+    if engine == "pandas":
+        targets = {r.label: ensure_inside(folder, folder / f"{names[r.label]}.parquet") for r in selected}
+        try:
+            for release in selected:
+                atomic_write(targets[release.label], tables.pop(release.label))
+        except OSError as error:
+            raise InputError(f"cannot write the release tables under {folder}: {error}") from error
 
     # (d) the GX project and the runs
     from great_expectations.core.run_identifier import RunIdentifier
@@ -996,7 +1104,8 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         flush=True,
     )
     project = _Project(prepared, project_dir, folder, out=out)
-    definitions = project.batch_definitions({r.label: names[r.label] for r in selected})
+    definitions = project.batch_definitions({r.label: names[r.label] for r in selected},
+                                            tables if engine != "pandas" else None)
     suites = project.suites()
     run_time = datetime.now(UTC)
     run_id = RunIdentifier(run_name=checkpoint.name, run_time=run_time)
@@ -1021,7 +1130,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     from ..history.record import HistoryRecorder, history_action
 
     # the history's release order: every release of the predictions (a labelling batch: itself)
-    positions = ([r.label for r in prepared.data.all_releases()] if isinstance(prepared.data, ReleaseData)
+    positions = ([r.label for r in prepared.data.all_releases()] if not isinstance(prepared.data, LabelsData)
                  else [r.label for r in selected])
     recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
     combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
@@ -1040,7 +1149,8 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         for release in bar:
             bar.set_postfix_str(release.label, refresh=False)
             with history.validating(release.label, run_id.run_name):
-                result = per_release[release.label].run(run_id=run_id)
+                parameters = {"dataframe": tables[release.label]} if engine == "spark" else None
+                result = per_release[release.label].run(run_id=run_id, batch_parameters=parameters)
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
             for identifier, validation in result.run_results.items():
                 labels_by_result[identifier] = release.label

@@ -54,6 +54,7 @@ __all__ = [
     "identifying_kwargs",
     "kwargs_key",
     "mask_url",
+    "scrub_url",
     "resolve_url",
 ]
 
@@ -93,7 +94,7 @@ def mask_url(url: str) -> str:
         return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(url))
 
 
-def _scrub(text: str, url: str) -> str:
+def scrub_url(text: str, url: str) -> str:
     """``text`` without the password of ``url`` (a driver may quote the connection string)."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
@@ -151,7 +152,7 @@ def resolve_url(text: str, *, base: str | os.PathLike | None = None,
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as error:
-        raise HistoryError(_scrub(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
+        raise HistoryError(scrub_url(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
                                   "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite",
                                   url)) from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
@@ -328,7 +329,7 @@ class HistoryStore:
         try:
             parsed = make_url(url)
         except (ArgumentError, ValueError) as error:
-            raise HistoryError(_scrub(f"history store {shown}: not a database URL ({error})", url)) from None
+            raise HistoryError(scrub_url(f"history store {shown}: not a database URL ({error})", url)) from None
         backend = parsed.get_backend_name()
         if backend == "sqlite":
             db = parsed.database
@@ -396,9 +397,9 @@ class HistoryStore:
                 message = f"cannot reach the history database {self.display_url}"
             else:
                 message = f"history database {self.display_url}: {what} failed"
-            raise HistoryError(_scrub(f"{message}: {_first_line(error)}", self.url)) from None
+            raise HistoryError(scrub_url(f"{message}: {_first_line(error)}", self.url)) from None
         except SQLAlchemyError as error:
-            raise HistoryError(_scrub(f"history database {self.display_url}: {what} failed: "
+            raise HistoryError(scrub_url(f"history database {self.display_url}: {what} failed: "
                                       f"{_first_line(error)}", self.url)) from None
 
     # -- schema -------------------------------------------------------------------------
@@ -493,7 +494,7 @@ class HistoryStore:
             except IntegrityError as error:
                 if attempt + 1 < _WRITE_ATTEMPTS:
                     continue  # another writer took this version of the release: count again
-                raise HistoryError(_scrub(f"history database {self.display_url}: writing the release run "
+                raise HistoryError(scrub_url(f"history database {self.display_url}: writing the release run "
                                           f"failed: {_first_line(error)}", self.url)) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
