@@ -87,6 +87,38 @@ def _spark_frame(n: int):
     return df
 
 
+def count_sql_fetches(fetched: list[int]) -> None:
+    """Add the pickled size of every result :class:`SqlRelease` fetches to ``fetched[0]``."""
+    from er_expectations.engines import sql as sql_engine
+
+    original = sql_engine.SqlRelease._rows
+
+    def counting(self, query):
+        rows = original(self, query)
+        fetched[0] += len(pickle.dumps(rows))
+        return rows
+
+    sql_engine.SqlRelease._rows = counting
+
+
+def count_spark_fetches(df, fetched: list[int]) -> None:
+    """Add the pickled size of every ``collect``/``first`` of Spark DataFrames to ``fetched[0]``."""
+    DataFrame = type(df)  # noqa: N806 - the concrete (classic) DataFrame class
+    collect, first = DataFrame.collect, DataFrame.first
+
+    def counting_collect(self):
+        rows = collect(self)
+        fetched[0] += len(pickle.dumps([tuple(r) for r in rows]))
+        return rows
+
+    def counting_first(self):
+        row = first(self)
+        fetched[0] += len(pickle.dumps(tuple(row) if row is not None else None))
+        return row
+
+    DataFrame.collect, DataFrame.first = counting_collect, counting_first
+
+
 def _measure(engine: str, n: int) -> dict:
     """Runs in the subprocess: generate, aggregate, estimate; report the numbers."""
     from er_expectations.stats import estimate_metrics, summary_statistics
@@ -111,34 +143,14 @@ def _measure(engine: str, n: int) -> dict:
             _pandas_frame(n).to_sql(table, engine_, index=False, chunksize=500_000)
         else:
             table = _sql_create(engine_, n)
-        original = sql_engine.SqlRelease._rows
-
-        def counting(self, query):
-            rows = original(self, query)
-            fetched[0] += len(pickle.dumps(rows))
-            return rows
-
-        sql_engine.SqlRelease._rows = counting
+        count_sql_fetches(fetched)
         t0 = time.perf_counter()
         rel = sql_engine.SqlRelease(engine_, table, prediction="pred")
     else:
         from er_expectations.engines.spark import SparkRelease
 
         df = _spark_frame(n)
-        DataFrame = type(df)  # noqa: N806 - the concrete (classic) DataFrame class
-        collect, first = DataFrame.collect, DataFrame.first
-
-        def counting_collect(self):
-            rows = collect(self)
-            fetched[0] += len(pickle.dumps([tuple(r) for r in rows]))
-            return rows
-
-        def counting_first(self):
-            row = first(self)
-            fetched[0] += len(pickle.dumps(tuple(row) if row is not None else None))
-            return row
-
-        DataFrame.collect, DataFrame.first = counting_collect, counting_first
+        count_spark_fetches(df, fetched)
         t0 = time.perf_counter()
         rel = SparkRelease(df, prediction="pred")
     stats = summary_statistics(rel.clustering_table())

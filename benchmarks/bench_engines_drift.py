@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import resource
 import subprocess
 import sys
@@ -27,7 +26,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engines import TRUE_SIZE, _pandas_frame, _spark_frame  # noqa: E402
+from bench_engines import (  # noqa: E402
+    TRUE_SIZE,
+    _pandas_frame,
+    _spark_frame,
+    count_spark_fetches,
+    count_sql_fetches,
+)
 
 
 def _sql_table(engine, n: int) -> str:
@@ -75,14 +80,7 @@ def _measure(engine: str, n: int) -> dict:
             del df
         else:
             table = _sql_table(engine_, n)
-        original = sql_engine.SqlRelease._rows
-
-        def counting(self, query):
-            rows = original(self, query)
-            fetched[0] += len(pickle.dumps(rows))
-            return rows
-
-        sql_engine.SqlRelease._rows = counting
+        count_sql_fetches(fetched)
         t0 = time.perf_counter()
         pair = SqlReleasePair(sql_engine.SqlRelease(engine_, table, prediction="pred"),
                               sql_engine.SqlRelease(engine_, table, prediction="base"))
@@ -95,20 +93,7 @@ def _measure(engine: str, n: int) -> dict:
         df = _spark_frame(n)
         df = df.withColumn("base", F.floor(F.col("record") / TRUE_SIZE).cast("long") * 2).cache()
         df.count()
-        DataFrame = type(df)  # noqa: N806 - the concrete (classic) DataFrame class
-        collect, first = DataFrame.collect, DataFrame.first
-
-        def counting_collect(self):
-            rows = collect(self)
-            fetched[0] += len(pickle.dumps([tuple(r) for r in rows]))
-            return rows
-
-        def counting_first(self):
-            row = first(self)
-            fetched[0] += len(pickle.dumps(tuple(row) if row is not None else None))
-            return row
-
-        DataFrame.collect, DataFrame.first = counting_collect, counting_first
+        count_spark_fetches(df, fetched)
         t0 = time.perf_counter()
         pair = SparkReleasePair(SparkRelease(df, prediction="pred"), SparkRelease(df, prediction="base"))
     size = statistic_change_of(pair, "average_cluster_size")
