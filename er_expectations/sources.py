@@ -30,7 +30,8 @@ duplicated ids, benchmark ids that are not records and id types that cannot be j
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,34 @@ __all__ = ["WHITESPACE", "EngineReleases", "SparkSource", "SqlSource", "open_sou
 WHITESPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 _ROLES = ("records", "predictions", "benchmark")
 _ID, _PRED, _NAME, _REF = "__er_id", "__er_pred", "__er_name", "__er_ref"
+
+
+def _within(seconds: float, call: Callable[[], object]) -> bool:
+    """Run ``call`` in a daemon thread; ``False`` if it has not returned within ``seconds``.
+
+    Drivers differ in how (and whether) they bound a connection attempt, so the first
+    contact with a database is bounded here, the same way for every driver; an exception of
+    ``call`` is raised again. A thread left waiting on a silent server is a daemon: it does
+    not keep the process alive once the run has reported the error.
+    """
+    outcome: list[BaseException | None] = []
+
+    def target() -> None:
+        try:
+            call()
+        except BaseException as error:  # noqa: BLE001 - handed to the caller
+            outcome.append(error)
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=target, name="er-expectations-connect", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        return False
+    if outcome[0] is not None:
+        raise outcome[0]
+    return True
 
 
 def _one_line(error: BaseException) -> str:
@@ -355,10 +384,10 @@ class SqlSource(Source):
             self.add("data.connection.url", f"data.connection.url: the SQLite file {database} does not exist",
                      "check the path (a relative path in the file is resolved against the checkpoint's folder)")
             self.issues.raise_if_any()
+        timeout = self.data.connection.connect_timeout  # type: ignore[union-attr]
         try:
             self.bind = sa.create_engine(url)
-            with self.bind.connect() as conn:
-                conn.execute(sa.select(sa.literal(1)))
+            answered = _within(timeout, self._ping)
         except (ImportError, sa.exc.NoSuchModuleError, sa.exc.ArgumentError) as error:
             self.add("data.connection.url",
                      self.masked(f"data.connection.url: cannot use {mask_url(url)}: {_one_line(error)}"),
@@ -370,6 +399,16 @@ class SqlSource(Source):
                 f"{self.checkpoint.path}:{line}:{column}: cannot reach the database of data.connection.url, "
                 f"{mask_url(url)}: {_one_line(error)}; check that it runs and accepts the URL, then run again"
             )) from None
+        if not answered:
+            line, column = self.checkpoint.location("data.connection.url")
+            raise SourceUnreachableError(self.masked(
+                f"{self.checkpoint.path}:{line}:{column}: the database of data.connection.url, {mask_url(url)}, "
+                f"did not answer within {timeout:g} s (data.connection.connect_timeout); check that it runs "
+                "and is not overloaded, or raise connect_timeout, then run again"))
+
+    def _ping(self) -> None:
+        with self.bind.connect() as conn:
+            conn.execute(self.sa.select(self.sa.literal(1)))
 
     def _run(self, query: Any) -> list[tuple]:
         with self.bind.connect() as conn:

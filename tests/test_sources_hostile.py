@@ -91,6 +91,47 @@ def test_an_unreachable_database_exits_7_with_the_url_masked(tmp_path, capsys, m
     assert not (tmp_path / "project").exists()
 
 
+def test_a_database_that_never_answers_exits_7_after_connect_timeout(tmp_path, capsys, monkeypatch):
+    # a port that accepts the TCP connection (kernel backlog) and never speaks: without a
+    # timeout the driver would wait for the server's greeting for ever
+    import socket
+    import time
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    try:
+        monkeypatch.setenv("WAREHOUSE_URL", f"postgresql+psycopg://erx:{SENTINEL}@127.0.0.1:{port}/warehouse")
+        path = write_checkpoint(tmp_path)
+        path.write_text(path.read_text().replace('connection: {url: "${WAREHOUSE_URL}"}',
+                                                 'connection: {url: "${WAREHOUSE_URL}", connect_timeout: 2}'))
+        started = time.monotonic()
+        code, out, err = run(path, capsys)
+        elapsed = time.monotonic() - started
+    finally:
+        silent.close()
+    assert code == EXIT_SOURCE, err
+    assert "did not answer within 2 s (data.connection.connect_timeout)" in err
+    assert f"postgresql+psycopg://erx:***@127.0.0.1:{port}/warehouse" in err and SENTINEL not in out + err
+    assert located(err, path, "connection:")
+    assert elapsed < 30
+    assert not (tmp_path / "project").exists()
+
+
+def test_connect_timeout_must_be_a_positive_number(tmp_path, capsys, warehouse):
+    warehouse()
+    path = write_checkpoint(tmp_path)
+    for bad in ("0", "-1", "soon", "true"):
+        path.write_text(path.read_text().split("\n", 1)[0] + "\n" + "\n".join(
+            line if "connection:" not in line else f'  connection: {{url: "${{WAREHOUSE_URL}}", connect_timeout: {bad}}}'
+            for line in path.read_text().split("\n")[1:]))
+        code = main(["validate", str(path)])
+        err = capsys.readouterr().err
+        assert code == EXIT_USAGE, (bad, err)
+        assert "connect_timeout" in err and located(err, path, "connection:"), (bad, err)
+
+
 def test_a_missing_sqlite_file_is_not_created(tmp_path, capsys, monkeypatch):
     missing = tmp_path / "nowhere.db"
     monkeypatch.setenv("WAREHOUSE_URL", f"sqlite:///{missing}")

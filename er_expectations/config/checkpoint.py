@@ -376,6 +376,8 @@ class ConnectionConfig(ConfigModel):
 
     example: ClassVar[str] = "connection: {url: ${WAREHOUSE_URL}}"
     url: database_url("WAREHOUSE_URL")
+    #: seconds the run waits for the database's first answer before giving up (exit 7)
+    connect_timeout: Annotated[float, Field(gt=0, le=3600)] = 30.0
 
 
 def _spark_setting(value: Any) -> str:
