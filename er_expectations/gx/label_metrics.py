@@ -17,7 +17,6 @@ is computed once per batch whatever rule 5's parameters are.
 
 from __future__ import annotations
 
-from great_expectations.core.metric_domain_types import MetricDomainTypes
 from great_expectations.execution_engine import (
     PandasExecutionEngine,
     SparkDFExecutionEngine,
@@ -26,6 +25,8 @@ from great_expectations.execution_engine import (
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
+
+from .metrics import table_domain
 
 __all__ = ["BATCH_KEYS", "LABELLING_ROWS", "LABEL_CHECKS", "LABEL_CHECK_KEYS", "RULE_SETS"]
 
@@ -87,8 +88,7 @@ class LabellingRowsMetric(TableMetricProvider):
         from ..engines.sql import SqlRelease
         from ..labelling_batch import fetch_labelling_batch
 
-        selectable, _, _ = execution_engine.get_compute_domain(domain_kwargs=metric_domain_kwargs,
-                                                               domain_type=MetricDomainTypes.TABLE)
+        selectable = table_domain(execution_engine, metric_domain_kwargs)
         release = SqlRelease(execution_engine.engine, selectable, prediction=metric_value_kwargs["prediction_column"])
         return fetch_labelling_batch(SqlLabelling(release), **_batch_kwargs(metric_value_kwargs))
 
@@ -99,8 +99,7 @@ class LabellingRowsMetric(TableMetricProvider):
         from ..engines.spark import SparkRelease
         from ..labelling_batch import fetch_labelling_batch
 
-        df, _, _ = execution_engine.get_compute_domain(domain_kwargs=metric_domain_kwargs,
-                                                       domain_type=MetricDomainTypes.TABLE)
+        df = table_domain(execution_engine, metric_domain_kwargs)
         release = SparkRelease(df, prediction=metric_value_kwargs["prediction_column"])
         return fetch_labelling_batch(SparkLabelling(release), **_batch_kwargs(metric_value_kwargs))
 
@@ -116,8 +115,7 @@ class LabelChecksMetric(TableMetricProvider):
                 runtime_configuration):
         from ..labelling_batch import split_labelling_batch
 
-        df, _, _ = execution_engine.get_compute_domain(domain_kwargs=metric_domain_kwargs,
-                                                       domain_type=MetricDomainTypes.TABLE)
+        df = table_domain(execution_engine, metric_domain_kwargs)
         labels, records, columns = split_labelling_batch(df, **_batch_kwargs(metric_value_kwargs))
         return _qc(labels, records, columns, metric_value_kwargs)
 

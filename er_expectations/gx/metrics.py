@@ -54,6 +54,7 @@ __all__ = [
     "SAMPLE_KEYS",
     "encode_weights",
     "decode_weights",
+    "table_domain",
 ]
 
 RELEASE = "er.release"
@@ -82,7 +83,8 @@ def decode_weights(encoded: str) -> WeightsSpec:
     return parse_weights(encoded)
 
 
-def _frame(execution_engine: PandasExecutionEngine, metric_domain_kwargs: dict):
+def table_domain(execution_engine: Any, metric_domain_kwargs: dict) -> Any:
+    """The batch's table on its engine: a pandas or Spark DataFrame, or a SQLAlchemy selectable."""
     df, _, _ = execution_engine.get_compute_domain(domain_kwargs=metric_domain_kwargs,
                                                    domain_type=MetricDomainTypes.TABLE)
     return df
@@ -97,7 +99,7 @@ class ReleaseMetric(TableMetricProvider):
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
-        df = _frame(execution_engine, metric_domain_kwargs)
+        df = table_domain(execution_engine, metric_domain_kwargs)
         # with a record id column, duplicated records are an error instead of a silently wrong
         # estimate (each record must appear once, SPEC 2.1)
         return PandasRelease(df, prediction=metric_value_kwargs["prediction_column"],
@@ -108,8 +110,7 @@ class ReleaseMetric(TableMetricProvider):
              runtime_configuration):
         from ..engines.sql import SqlRelease
 
-        selectable, _, _ = execution_engine.get_compute_domain(domain_kwargs=metric_domain_kwargs,
-                                                               domain_type=MetricDomainTypes.TABLE)
+        selectable = table_domain(execution_engine, metric_domain_kwargs)
         return SqlRelease(execution_engine.engine, selectable,
                           prediction=metric_value_kwargs["prediction_column"],
                           record_id=metric_value_kwargs.get("record_id_column"))
@@ -119,7 +120,7 @@ class ReleaseMetric(TableMetricProvider):
                runtime_configuration):
         from ..engines.spark import SparkRelease
 
-        return SparkRelease(_frame(execution_engine, metric_domain_kwargs),
+        return SparkRelease(table_domain(execution_engine, metric_domain_kwargs),
                             prediction=metric_value_kwargs["prediction_column"],
                             record_id=metric_value_kwargs.get("record_id_column"))
 
