@@ -353,6 +353,11 @@ class SqlSource(Source):
         return {"sqlite": "sqlite", "postgresql": "postgres"}.get(backend, "sql")
 
     @property
+    def temp_table(self) -> bool:
+        """Whether GX materialises each release's batch in a temporary table (``data.connection.temp_table``)."""
+        return bool(self.data.connection.temp_table)  # type: ignore[union-attr]
+
+    @property
     def gx_url(self) -> str:
         """The connection string GX stores: the URL as written when it references the
         environment (GX substitutes ``${NAME}`` when it connects), else the resolved URL."""
@@ -405,6 +410,31 @@ class SqlSource(Source):
                 f"{self.checkpoint.path}:{line}:{column}: the database of data.connection.url, {mask_url(url)}, "
                 f"did not answer within {timeout:g} s (data.connection.connect_timeout); check that it runs "
                 "and is not overloaded, or raise connect_timeout, then run again"))
+
+        self._check_temp_table()
+
+    def _check_temp_table(self) -> None:
+        """With ``temp_table`` (the default) each batch is materialised by GX in a temporary
+        table: check, before anything is written, that the database lets the role create one
+        (a read-only session or a hot-standby replica does not). Nothing stays behind: the
+        probe is created and dropped in a transaction that is rolled back."""
+        if not self.temp_table:
+            return
+        sa = self.sa
+        probe = sa.Table("er_temp_table_probe", sa.MetaData(), sa.Column("x", sa.Integer), prefixes=["TEMPORARY"])
+        try:
+            with self.bind.connect() as conn:
+                probe.create(conn)
+                probe.drop(conn)
+                conn.rollback()
+        except sa.exc.DBAPIError as error:
+            self.add("data.connection.temp_table", self.masked(
+                "data.connection.temp_table: the database refused to create a temporary table, in which "
+                f"each release's batch is materialised: {_one_line(error)}"),
+                "grant the role TEMPORARY on the database (PostgreSQL: GRANT TEMPORARY ON DATABASE <db> TO "
+                "<role>), or write temp_table: false under data.connection (every check then re-runs the "
+                "release's query)")
+            self.issues.raise_if_any()
 
     def _ping(self) -> None:
         with self.bind.connect() as conn:

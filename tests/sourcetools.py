@@ -147,3 +147,22 @@ def count_fetched_rows() -> Iterator[list[int]]:
         for (cls, name), original in saved.items():
             setattr(cls, name, original)
         fetched.extend(counts.values())
+
+
+@contextmanager
+def count_statements(marker: str) -> Iterator[list[str]]:
+    """The SQL statements run while inside whose text holds ``marker`` (any engine, any caller)."""
+    import sqlalchemy as sa
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):  # noqa: ARG001 - the event's signature
+        if marker in statement:
+            seen.append(statement)
+
+    event.listen(sa.engine.Engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(sa.engine.Engine, "before_cursor_execute", record)

@@ -119,7 +119,7 @@ def run_quietly(path: Path, releases: tuple[str, ...] | None = None):
 
 @pytest.mark.sqlite
 def test_sqlite_equals_pandas_and_fetches_no_record_table(tmp_path, pandas_run, monkeypatch):
-    from sourcetools import count_fetched_rows
+    from sourcetools import count_fetched_rows, count_statements
 
     db = tmp_path / "warehouse.db"
     with sqlite3.connect(db):
@@ -133,9 +133,13 @@ def test_sqlite_equals_pandas_and_fetches_no_record_table(tmp_path, pandas_run, 
     monkeypatch.setenv("WAREHOUSE_URL", f"sqlite:///{db}")
     path = engine_checkpoint(tmp_path, "sqlite", sql_section("${WAREHOUSE_URL}", {
         "records": "records", "predictions": "predictions", "benchmark": "benchmark"}))
-    with count_fetched_rows() as fetched:
+    with count_fetched_rows() as fetched, count_statements("er_ids") as release_queries:
         report = run_quietly(path)
     assert_same(observed(report), pandas_run)
+    # each release's query (the joins building its batch) runs once, into GX's temporary
+    # table, which every check then aggregates (data.connection.temp_table, the default)
+    assert len(release_queries) == len(RELEASES), release_queries
+    assert all(q.lstrip().upper().startswith("CREATE TEMPORARY TABLE") for q in release_queries)
     n_records = len(wide_tables()["records"])
     # what came back to Python: per-cluster tables of the benchmark, histograms and counts
     assert max(fetched) < 20_000 < n_records, sorted(fetched)[-5:]
@@ -145,6 +149,7 @@ def test_sqlite_equals_pandas_and_fetches_no_record_table(tmp_path, pandas_run, 
 @pytest.mark.sqlite
 def test_long_layout_on_sqlite_equals_pandas(tmp_path, pandas_run, monkeypatch):
     import sqlalchemy as sa
+    from sourcetools import count_statements
 
     tables = wide_tables()
     wide = tables.pop("predictions")
@@ -160,10 +165,15 @@ def test_long_layout_on_sqlite_equals_pandas(tmp_path, pandas_run, monkeypatch):
                                               "benchmark": "benchmark"})
     section = section.replace('columns: "inventor_id_*", batch_column: inventor_id',
                               "release_column: release, prediction_column: inventor_id")
+    # and without temporary tables: every check aggregates the release's query itself
+    section = section.replace('"}\n', '", temp_table: false}\n', 1)
+    assert "temp_table: false" in section
     # both releases in the checkpoint (the drift checks' previous release), one validated: time
     path = engine_checkpoint(tmp_path, "long", section, releases=RELEASES)
-    assert_same(observed(run_quietly(path, RELEASES[1:])),
-                {k: v for k, v in pandas_run.items() if k[0] == RELEASES[1]})
+    with count_statements("er_ids") as release_queries:
+        report = run_quietly(path, RELEASES[1:])
+    assert_same(observed(report), {k: v for k, v in pandas_run.items() if k[0] == RELEASES[1]})
+    assert len(release_queries) > 10 and not any("TEMPORARY" in q.upper() for q in release_queries)
 
 
 @pytest.mark.postgres

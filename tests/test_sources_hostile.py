@@ -341,3 +341,49 @@ def test_an_unknown_engine_or_a_missing_connection_is_named(tmp_path, capsys):
         '  connection: {url: "${WAREHOUSE_URL}"}\n', ""))
     assert main(["validate", str(path)]) == EXIT_USAGE
     assert "data: engine sql needs 'connection'" in capsys.readouterr().err
+
+
+def _postgres_url() -> str:
+    import os
+
+    url = os.environ.get("ER_TEST_POSTGRES_URL")
+    if not url:
+        if IN_CI:
+            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set")
+        pytest.skip("ER_TEST_POSTGRES_URL is not set")
+    return url
+
+
+@pytest.mark.postgres
+def test_a_database_refusing_temporary_tables_names_temp_table(tmp_path, capsys, monkeypatch):
+    """A read-only session (a hot-standby replica refuses temporary tables the same way) cannot
+    materialise the batches: exit 2 at data.connection before anything is written, the fix
+    named; with ``temp_table: false`` the same checks run on the release queries themselves."""
+    from sqlalchemy.engine import make_url
+
+    url = _postgres_url()
+    names = postgres_warehouse(url, toy_tables())
+    read_only = make_url(url).update_query_dict({"options": "-c default_transaction_read_only=on"})
+    monkeypatch.setenv("WAREHOUSE_URL", read_only.render_as_string(hide_password=False))
+    path = write_checkpoint(tmp_path, records=f"table: {names['records']}",
+                            predictions=f"table: {names['predictions']}", benchmark=f"table: {names['benchmark']}")
+    code, out, err = run(path, capsys, "--release", "alpha")
+    assert code == EXIT_USAGE, err
+    assert "data.connection.temp_table: the database refused to create a temporary table" in err
+    assert "temp_table: false" in err and "TEMPORARY" in err
+    assert located(err, path, "connection:")
+    assert make_url(url).password not in out + err
+    assert not (tmp_path / "project").exists()
+    path.write_text(path.read_text().replace('url: "${WAREHOUSE_URL}"}', 'url: "${WAREHOUSE_URL}", temp_table: false}'))
+    code, out, err = run(path, capsys, "--release", "alpha")
+    assert code == 0, err
+    assert "create_temp_table: false" in (tmp_path / "project" / "gx" / "great_expectations.yml").read_text()
+
+
+def test_temp_table_must_be_a_boolean(tmp_path, capsys, warehouse):
+    warehouse()
+    path = write_checkpoint(tmp_path)
+    path.write_text(path.read_text().replace('url: "${WAREHOUSE_URL}"}', 'url: "${WAREHOUSE_URL}", temp_table: "no"}'))
+    assert main(["validate", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "data.connection.temp_table" in err and located(err, path, "temp_table")

@@ -378,6 +378,10 @@ class ConnectionConfig(ConfigModel):
     url: database_url("WAREHOUSE_URL")
     #: seconds the run waits for the database's first answer before giving up (exit 7)
     connect_timeout: Annotated[float, Field(gt=0, le=3600)] = 30.0
+    #: materialise each release's batch once in a temporary table (GX's ``create_temp_table``)
+    #: so that the checks aggregate it, not the joins that build it; ``false`` for a role
+    #: that may not create temporary tables (every check then re-runs the release's query)
+    temp_table: bool = True
 
 
 def _spark_setting(value: Any) -> str:

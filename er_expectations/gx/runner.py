@@ -900,14 +900,16 @@ class _Project:
         dataframe asset (Spark) per release, and its whole-table batch definition."""
         sources = self.ctx.data_sources
         kind = data.source.gx_kind  # type: ignore[attr-defined]
-        options = {"connection_string": data.source.gx_url} if kind != "spark" else {}  # type: ignore[attr-defined]
+        options: dict[str, Any] = {} if kind == "spark" else {
+            "connection_string": data.source.gx_url,  # type: ignore[attr-defined]
+            "create_temp_table": data.source.temp_table}  # type: ignore[attr-defined]
         try:
             source = sources.get(self.name)
         except (KeyError, LookupError, ValueError):
             source = None
         if source is not None and (
             getattr(source, "type", None) != kind
-            or any(str(getattr(source, key, None)) != value for key, value in options.items())
+            or any(str(getattr(source, key, None)) != str(value) for key, value in options.items())
         ):
             sources.delete(self.name)
             source = None
