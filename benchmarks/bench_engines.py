@@ -20,6 +20,7 @@ Spark at 10M within 3× of pandas.
 
     python benchmarks/bench_engines.py                      # pandas 10M, Spark and PostgreSQL 10M + 50M
     python benchmarks/bench_engines.py --sizes 1000000 --engines pandas sqlite
+    python benchmarks/bench_engines.py --ids str --sizes 10000000 --engines pandas spark
     ER_BENCH_POSTGRES_URL=postgresql+psycopg://u:p@host/db python benchmarks/bench_engines.py
 
 PostgreSQL needs a server (``ER_BENCH_POSTGRES_URL``, else ``ER_TEST_POSTGRES_URL``).
@@ -41,6 +42,9 @@ import time
 #: benchmark (cluster ids hashed, so the benchmark is spread over the whole table).
 TRUE_SIZE = 5
 BENCH_MOD = 500
+#: cluster ids: ``int`` (the default) or ``str`` ("c123", "t45": as text ids are stored);
+#: set by ``--ids``
+IDS = "int"
 
 
 def _pandas_frame(n: int):
@@ -54,7 +58,11 @@ def _pandas_frame(n: int):
     bench = ((true * 2654435761) % 2**32) % BENCH_MOD == 0
     ref = pd.array(np.where(bench, true, 0), dtype="Int64")
     ref[~bench] = pd.NA
-    return pd.DataFrame({"record": i, "pred": pred, "ref": ref})
+    frame = pd.DataFrame({"record": i, "pred": pred, "ref": ref})
+    if IDS == "str":  # text ids as a Parquet file reads them (pandas' default string dtype)
+        frame["pred"] = pd.Series(np.char.add("c", pred.astype(str)), dtype="str")
+        frame["ref"] = pd.Series(np.char.add("t", np.where(bench, true, 0).astype(str)), dtype="str").where(bench)
+    return frame
 
 
 
@@ -66,6 +74,8 @@ def _sql_create(engine, n: int) -> str:
     pred = (f"CASE WHEN {t} % 11 = 0 THEN ({t} + 1) * 2 WHEN {t} % 7 = 0 THEN {t} * 2 + (g % 2) "
             f"ELSE {t} * 2 END")
     ref = f"CASE WHEN (({t} * 2654435761) % 4294967296) % {BENCH_MOD} = 0 THEN {t} END"
+    if IDS == "str":
+        pred, ref = f"'c' || ({pred})", f"'t' || ({ref})"
     with engine.begin() as conn:
         conn.execute(sa.text("DROP TABLE IF EXISTS bench_records"))
         conn.execute(sa.text(f"CREATE TABLE bench_records AS SELECT g AS record, {pred} AS pred, {ref} AS ref "
@@ -85,6 +95,8 @@ def _spark_frame(n: int):
     t = F.floor(g / TRUE_SIZE).cast("long")
     pred = (F.when(t % 11 == 0, (t + 1) * 2).when(t % 7 == 0, t * 2 + g % 2).otherwise(t * 2))
     ref = F.when(((t * 2654435761) % 4294967296) % BENCH_MOD == 0, t)
+    if IDS == "str":
+        pred, ref = F.concat(F.lit("c"), pred.cast("string")), F.concat(F.lit("t"), ref.cast("string"))
     df = spark.range(n).select(g.alias("record"), pred.alias("pred"), ref.alias("ref"))
     df = df.cache()
     df.count()  # materialise the generated table before timing the aggregation
@@ -207,8 +219,12 @@ def main(argv: list[str] | None = None) -> int:
                     choices=["pandas", "spark", "postgres", "sqlite"])
     ap.add_argument("--pandas-max", type=int, default=10_000_000,
                     help="largest size run on pandas (it holds the table in memory)")
+    ap.add_argument("--ids", choices=["int", "str"], default="int",
+                    help="cluster ids: integers, or text as most ER outputs store them (default int)")
     ap.add_argument("--child", nargs=2, metavar=("ENGINE", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    global IDS  # noqa: PLW0603 - the child's data generators read it
+    IDS = args.ids
     if args.child:
         print(json.dumps(_measure(args.child[0], int(args.child[1]))))
         return 0
@@ -217,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         for engine in args.engines:
             if engine == "pandas" and n > args.pandas_max:
                 continue
-            out = subprocess.run([sys.executable, __file__, "--child", engine, str(n)],
+            out = subprocess.run([sys.executable, __file__, "--ids", args.ids, "--child", engine, str(n)],
                                  capture_output=True, text=True)
             if out.returncode != 0:
                 print(f"{engine} at {n:,}: failed\n{out.stderr[-2000:]}", file=sys.stderr)

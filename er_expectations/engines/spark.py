@@ -152,8 +152,10 @@ class SparkRelease(AggregatedRelease):
                 name: str | None, counts: Any) -> BenchmarkSample:
         F = self.F
         pred = self.pred
-        pieces_rows = (bench.groupBy(ref.alias("c"), pred.alias("p")).agg(F.count(F.lit(1)).alias("n"))
-                       .orderBy("c", "p").collect())
+        # sorted here, not by Spark (a sort is one more job; the pieces are few, and a column's
+        # ids share one type, whose Python order is Spark's: numbers, and text by code point)
+        pieces_rows = sorted(bench.groupBy(ref.alias("c"), pred.alias("p")).agg(F.count(F.lit(1)).alias("n"))
+                             .collect(), key=lambda r: (r["c"], r["p"]))
         # sizes of the predicted clusters the benchmark touches, and only those: a broadcast
         # semi-join shuffles their records instead of every cluster of the release
         touched = self.df.sparkSession.createDataFrame(
