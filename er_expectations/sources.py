@@ -30,6 +30,7 @@ duplicated ids, benchmark ids that are not records and id types that cannot be j
 from __future__ import annotations
 
 import abc
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -281,6 +282,11 @@ class Source(abc.ABC):
 # -- SQL ------------------------------------------------------------------------------------------
 
 
+#: What ``sqlalchemy.text()`` reads as a bind parameter: ``:word`` after no word character,
+#: colon or backslash, and not followed by a colon (``::`` casts are not parameters).
+_BIND_PARAMETER = re.compile(r"(?<![:\w\\]):\w+(?!:)")
+
+
 def _code_points_class() -> Any:
     """A SQL text value written with its code points (SQLite ``char(...)``, PostgreSQL
     ``chr(...) || ...``): no control character and no colon in the query text. GX reads a
@@ -465,11 +471,18 @@ class SqlSource(Source):
                 return None
             return table, [c.name for c in table.columns]
         query = str(config.query).strip().rstrip(";")
+        found = _BIND_PARAMETER.search(query)
+        if found is not None:
+            self.add(f"data.{role}.query", f"data.{role}.query: the query holds '{found.group(0)}', which GX would "
+                     "read as a bind parameter (it reads a query asset through sqlalchemy.text(), quotes or not)",
+                     "write no colon right before a letter: split the text value (' :' || 'x') or rename the "
+                     "column in a view")
+            return None
         probe = sa.select(sa.text("*")).select_from(sa.text(f"({query}) AS er_probe")).limit(0)
         try:
             with self.bind.connect() as conn:
                 names = list(conn.execute(probe).keys())
-        except sa.exc.DBAPIError as error:
+        except sa.exc.StatementError as error:  # the database's refusal (DBAPIError) or SQLAlchemy's
             self.add(f"data.{role}.query", self.masked(f"data.{role}.query: the database refused the query: "
                                                        f"{_one_line(error)}"),
                      "run the query in the database's own client to fix it")
@@ -574,7 +587,37 @@ class SqlSource(Source):
             joined = joined.outerjoin(other, other.c[_ID] == ids.c[_ID])
             out += [other.c[_PRED].label(column), _text_value(sa, base.label).label(baseline_label_column(column))]
         statement = sa.select(*out).select_from(joined)
-        return str(statement.compile(dialect=self.bind.dialect, compile_kwargs={"literal_binds": True}))
+        query = str(statement.compile(dialect=self.bind.dialect, compile_kwargs={"literal_binds": True}))
+        self._refuse_bind_parameters(query)
+        return query
+
+    def _refuse_bind_parameters(self, query: str) -> None:
+        """GX reads a query asset through ``sqlalchemy.text()``, where ``:word`` not preceded
+        by a word character, a colon or a backslash is a bind parameter, even inside quotes:
+        text values are written by code points (:func:`_text_value`), but a column or table
+        name, or the text of a ``query``, holding one cannot be part of the release's query."""
+        found = _BIND_PARAMETER.search(query)
+        if found is None:
+            return
+        token = found.group(0)
+        named = [f"{key} ({what})" for key, what in self._written_names() if token in what]
+        where = "; ".join(named) if named else "a name of the tables"
+        raise InputError(
+            f"the release's query holds '{token}', from {where}, which GX would read as a bind parameter "
+            "(it reads a query asset through sqlalchemy.text()); rename it in a view of the table, without "
+            "a colon before a letter, and point the checkpoint at the view, or write the query without it, "
+            "then run again")
+
+    def _written_names(self) -> list[tuple[str, str]]:
+        """(key, text) of every table, query and column name the release's query is built from."""
+        names = []
+        for role in _ROLES:
+            config = getattr(self.data, role)
+            if config is None:
+                continue
+            names.append((f"data.{role}", f"'{config.table}'" if config.table is not None else str(config.query)))
+            names += [(f"data.{role}", f"column '{c}'") for c in self.table_columns.get(role, [])]
+        return names
 
 
 # -- Spark ----------------------------------------------------------------------------------------

@@ -387,3 +387,53 @@ def test_temp_table_must_be_a_boolean(tmp_path, capsys, warehouse):
     assert main(["validate", str(path)]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "data.connection.temp_table" in err and located(err, path, "temp_table")
+
+
+@pytest.mark.parametrize("temp_table", [True, False])
+def test_a_name_gx_would_read_as_a_bind_parameter_is_refused(tmp_path, capsys, warehouse, temp_table):
+    """GX reads a query asset through ``sqlalchemy.text()``, where `` :word`` is a bind
+    parameter, whatever the quotes around it: a column (or query) holding one cannot be part
+    of a release's query. Refused with its name and the fix (exit 2, nothing written), not an
+    internal error; a colon inside a word (``r:id``) is fine."""
+    tables = toy_tables()
+    for role in ("records", "predictions", "benchmark"):
+        tables[role] = tables[role].rename(columns={"rid": "r :id"})
+    warehouse(**tables)
+    path = write_checkpoint(tmp_path)
+    text = path.read_text().replace("id_column: rid", 'id_column: "r :id"')
+    if not temp_table:
+        text = text.replace('url: "${WAREHOUSE_URL}"}', 'url: "${WAREHOUSE_URL}", temp_table: false}')
+    path.write_text(text)
+    suite = tmp_path / "suites" / "warehouse_checks.yml"
+    suite.write_text(suite.read_text().replace("record_id_column: rid", 'record_id_column: "r :id"'))
+    code, out, err = run(path, capsys)
+    assert code == EXIT_USAGE, err
+    assert "internal error" not in err
+    assert "'r :id'" in err and "bind parameter" in err and "view" in err
+    assert not (tmp_path / "project").exists()
+
+
+def test_a_colon_inside_a_name_is_fine(tmp_path, capsys, warehouse):
+    tables = toy_tables()
+    for role in ("records", "predictions", "benchmark"):
+        tables[role] = tables[role].rename(columns={"rid": "r:id"})
+    tables["predictions"] = tables["predictions"].rename(columns={"pred_alpha": "pred_al:pha"})
+    warehouse(**tables)
+    path = write_checkpoint(tmp_path)
+    path.write_text(path.read_text().replace("id_column: rid", 'id_column: "r:id"'))
+    (tmp_path / "suites" / "warehouse_checks.yml").write_text(
+        (tmp_path / "suites" / "warehouse_checks.yml").read_text().replace("record_id_column: rid",
+                                                                           'record_id_column: "r:id"'))
+    code, out, err = run(path, capsys)
+    assert code == 0, err
+    assert "al:pha" in out
+
+
+def test_a_query_holding_a_bind_parameter_is_named_at_its_line(tmp_path, capsys, warehouse):
+    warehouse()
+    path = write_checkpoint(tmp_path, records="query: \"select rid, first, last, ' :x' as junk from records\"")
+    code, out, err = run(path, capsys)
+    assert code == EXIT_USAGE, err
+    assert "data.records.query: the query holds ':x', which GX would read as a bind parameter" in err
+    assert located(err, path, "records:")
+    assert not (tmp_path / "project").exists()
