@@ -1,18 +1,25 @@
 """A release and its baseline, two columns of one Spark DataFrame (SPEC 10), aggregated by Spark.
 
-What comes back to the driver: the contingency cells of the two clusterings on the records
-in both releases (one row per (current cluster, baseline cluster) pair with common records),
-the size histograms of each release on those records (:class:`~er_expectations.engines.spark.SparkRelease`
-on the filtered DataFrame), the names of the few clusters a diff shows, and one value of the
-baseline's label column. Never the records (no ``toPandas()``, no ``collect()`` of them).
+Everything is computed by Spark from the contingency cells of the two clusterings on the
+records in both releases (a ``groupBy`` of both columns) joined with their per-cluster
+margins. What comes back to the driver: the sums of the exact metrics of the agreement
+and the totals of the release diff (one row each), the few after clusters a diff shows
+(chosen by their rank in id order, ``row_number`` over a window per class) with their
+largest sources, the size histograms of each release on the common records
+(:class:`~er_expectations.engines.spark.SparkRelease` on the filtered DataFrame), the names
+of the shown clusters and one value of the baseline's label column. Never the records
+(no ``toPandas()``, no ``collect()`` of them), nor a row per cluster. Spark orders text by
+its UTF-8 bytes, that is by code point, as Python's ``sorted``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .pairs import AggregatedPair
+from ..stats.drift import ChangeCounts
+from ..stats.exact import ContingencySums
+from .pairs import AggregatedPair, ChangedCluster
 from .spark import SparkRelease
 
 __all__ = ["SparkReleasePair"]
@@ -22,6 +29,14 @@ def collect(frame: Any) -> list[tuple]:
     """The rows of a (small, aggregated) Spark DataFrame as tuples; the one place this module
     brings rows to the driver."""
     return [tuple(r) for r in frame.collect()]
+
+
+def _int(value: Any) -> int:
+    return 0 if value is None else int(value)
+
+
+def _float(value: Any) -> float:
+    return 0.0 if value is None else float(value)
 
 
 class SparkReleasePair(AggregatedPair):
@@ -37,10 +52,96 @@ class SparkReleasePair(AggregatedPair):
     def _common(self) -> Any:
         return self.df.where(self.cur.isNotNull() & self.base.isNotNull())
 
-    def _cell_rows(self) -> Sequence[Sequence]:
+    def _cells(self) -> Any:
+        """(a: current cluster, b: baseline cluster, n: common records), one row per cell."""
         F = self.F  # noqa: N806
-        return collect(self._common().groupBy(self.cur.alias("c"), self.base.alias("b"))
-                       .agg(F.count(F.lit(1)).alias("n")))
+        return self._common().groupBy(self.cur.alias("a"), self.base.alias("b")).agg(F.count(F.lit(1)).alias("n"))
+
+    def _margin(self, cells: Any, side: str) -> Any:
+        """Per cluster of one side: its common records ``size`` and its cells ``pieces``."""
+        F = self.F  # noqa: N806
+        return cells.groupBy(side).agg(F.sum("n").alias("size"), F.count(F.lit(1)).alias("pieces"))
+
+    def _contingency_sums(self) -> ContingencySums:
+        F = self.F  # noqa: N806
+        cells = self._cells()
+        cur = self._margin(cells, "a").select("a", F.col("size").cast("double").alias("m"),
+                                              F.col("pieces").alias("ka"))
+        base = self._margin(cells, "b").select("b", F.col("size").cast("double").alias("s"),
+                                               F.col("pieces").alias("kb"))
+        total = cells.agg(F.sum("n").cast("double").alias("total"))
+        joined = (cells.join(cur, "a").join(base, "b")
+                  .select("b", F.col("n").cast("double").alias("n"), "m", "ka", "s", "kb"))
+        n, m, s, big_n = F.col("n"), F.col("m"), F.col("s"), F.col("total")
+        over_cells = joined.crossJoin(total).agg(
+            F.sum(F.col("n")).alias("records"), F.sum(n * (n - 1.0) / 2.0).alias("cell_pairs"),
+            F.sum(F.when((F.col("ka") == 1) & (F.col("kb") == 1), 1).otherwise(0)).alias("exact"),
+            (-F.sum(n / big_n * F.log(n / m))).alias("conditional_entropy"))
+        over_pred = cur.agg(F.count(F.lit(1)).alias("pred_clusters"), F.sum(m * (m - 1.0) / 2.0).alias("pred_pairs"))
+        over_true = base.crossJoin(total).agg(
+            F.count(F.lit(1)).alias("true_clusters"), F.sum(s * (s - 1.0) / 2.0).alias("true_pairs"),
+            (-F.sum(s / big_n * F.log(s / big_n))).alias("true_entropy"))
+        bcubed = (joined.groupBy("b").agg((F.sum(n * (n / m)) / F.max(s)).alias("bp"),
+                                          (F.sum(n * (n / s)) / F.max(s)).alias("br"))
+                  .agg(F.sum("bp").alias("bp"), F.sum("br").alias("br")))
+        (row,) = collect(over_cells.crossJoin(over_pred).crossJoin(over_true).crossJoin(bcubed)
+                         .select("records", "true_clusters", "pred_clusters", "cell_pairs", "pred_pairs",
+                                 "true_pairs", "exact", "bp", "br", "true_entropy", "conditional_entropy"))
+        if not _int(row[0]):
+            return ContingencySums(0, 0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0)
+        return ContingencySums(_int(row[0]), _int(row[1]), _int(row[2]), _float(row[3]), _float(row[4]),
+                               _float(row[5]), _int(row[6]), _float(row[7]), _float(row[8]), _float(row[9]),
+                               _float(row[10]))
+
+    def _kinds(self, cells: Any) -> tuple[Any, Any]:
+        """Per after (current) cluster its class code and size; per before cluster its size and
+        pieces (SPEC 10, :func:`~er_expectations.stats.drift.classify_clusters`)."""
+        F = self.F  # noqa: N806
+        before = self._margin(cells, "b")
+        after = (cells.join(before.select("b", F.col("pieces").alias("b_pieces")), "b").groupBy("a")
+                 .agg(F.count(F.lit(1)).alias("sources"), F.sum("n").alias("size"),
+                      F.max(F.when(F.col("b_pieces") >= 2, 1).otherwise(0)).alias("split")))
+        split = F.col("split") == 1
+        kind = F.when(F.col("sources") >= 2, F.when(split, 3).otherwise(1)).otherwise(F.when(split, 2).otherwise(0))
+        return after.select("a", "size", kind.alias("kind")), before
+
+    def _change_counts(self) -> ChangeCounts:
+        F = self.F  # noqa: N806
+        kinds, before = self._kinds(self._cells())
+        kind = F.col("kind")
+        per_class = kinds.agg(*[F.sum(F.when(kind == k, 1).otherwise(0)).alias(f"c{k}") for k in range(4)],
+                              *[F.sum(F.when(kind == k, F.col("size")).otherwise(0)).alias(f"r{k}") for k in range(4)])
+        split = before.agg(F.count(F.lit(1)).alias("before"),
+                           F.sum(F.when(F.col("pieces") >= 2, 1).otherwise(0)).alias("split"))
+        (row,) = collect(per_class.crossJoin(split))
+        values = [_int(v) for v in row]
+        return ChangeCounts(tuple(values[0:4]), tuple(values[4:8]), values[8], values[9])  # type: ignore[arg-type]
+
+    def _changed_clusters(self, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[ChangedCluster]:
+        from pyspark.sql import Window
+
+        F = self.F  # noqa: N806
+        cells = self._cells()
+        kinds, before = self._kinds(cells)
+        ranked = (kinds.where(F.col("kind").isin(sorted(picks)))
+                  .withColumn("rk", F.row_number().over(Window.partitionBy("kind").orderBy(F.col("a").asc()))))
+        wanted = None
+        for k, positions in picks.items():
+            this = (F.col("kind") == k) & F.col("rk").isin([p + 1 for p in positions])
+            wanted = this if wanted is None else wanted | this
+        chosen = ranked.where(wanted)
+        by_size = Window.partitionBy("a").orderBy(F.col("n").desc(), F.col("b").asc())
+        sources = (chosen.join(cells, "a").join(before.select("b", F.col("size").alias("before_size")), "b")
+                   .withColumn("j", F.row_number().over(by_size)).where(F.col("j") <= max_sources)
+                   .select("kind", "rk", "a", "size", "b", "n", "before_size", "j"))
+        out: dict[tuple[int, int], ChangedCluster] = {}
+        for kind, rk, a, size, b, n, before_size, _j in sorted(collect(sources),
+                                                                key=lambda r: (int(r[0]), int(r[1]), int(r[7]))):
+            key = (int(kind), int(rk) - 1)
+            if key not in out:
+                out[key] = ChangedCluster(key[0], key[1], a, int(size), [])
+            out[key].sources.append((b, int(n), int(before_size)))
+        return list(out.values())
 
     def _count_common(self) -> int:
         return int(self._common().count())
