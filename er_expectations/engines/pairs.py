@@ -43,7 +43,7 @@ from ..stats.drift import ChangeCounts, ClusterChanges, classify_clusters
 from ..stats.exact import ContingencySums, contingency_sums
 from .pandas import PandasRelease, contingency_from_codes
 
-__all__ = ["AggregatedPair", "ChangedCluster", "ReleasePair", "label_order"]
+__all__ = ["AggregatedPair", "ChangedCluster", "ReleasePair", "label_order", "totals_from_row"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,31 @@ def label_order(labels: Sequence) -> np.ndarray:
     except TypeError:
         return np.asarray(sorted(range(len(items)), key=lambda i: (type(items[i]).__name__, str(items[i]))),
                           dtype=np.int64)
+
+
+def _int(value: Any) -> int:
+    return 0 if value is None else int(value)
+
+
+def _float(value: Any) -> float:
+    return 0.0 if value is None else float(value)
+
+
+def totals_from_row(row: Sequence) -> tuple[ContingencySums, ChangeCounts]:
+    """The agreement sums and the diff totals of one row of the totals query (the SQL and
+    the Spark pair ask for the same 20 values, in this order: the fields of
+    :class:`ContingencySums`, clusters and records per change class, before clusters split;
+    the number of before clusters is that of true clusters). NULL sums (no common record)
+    are zeros."""
+    if not _int(row[0]):
+        return (ContingencySums(0, 0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0),
+                ChangeCounts((0, 0, 0, 0), (0, 0, 0, 0), 0, 0))
+    sums = ContingencySums(_int(row[0]), _int(row[1]), _int(row[2]), _float(row[3]), _float(row[4]),
+                           _float(row[5]), _int(row[6]), _float(row[7]), _float(row[8]), _float(row[9]),
+                           _float(row[10]))
+    counts = [_int(v) for v in row[11:20]]
+    return sums, ChangeCounts(tuple(counts[0:4]), tuple(counts[4:8]), sums.true_clusters,  # type: ignore[arg-type]
+                              counts[8])
 
 
 class ReleasePair:
@@ -206,8 +231,8 @@ class AggregatedPair(ABC):
     """What the SQL and Spark pairs share: the answers of the pair interface computed where
     the data lives, each one query, cached.
 
-    A subclass implements the queries: :meth:`_contingency_sums` and :meth:`_change_counts`
-    (one row each), :meth:`_changed_clusters` (a row per source of the chosen clusters),
+    A subclass implements the queries: :meth:`_totals` (the agreement sums and the diff
+    totals, one row), :meth:`_changed_clusters` (a row per source of the chosen clusters),
     :meth:`_count_common`, :meth:`_restrict` (the engine's releases on the common records),
     :meth:`_name_rows` and :meth:`column_value`. Cluster ids are ordered as Python's
     ``sorted`` orders them (:func:`label_order`): numbers numerically, text by code point
@@ -227,12 +252,9 @@ class AggregatedPair(ABC):
         self._n_common: int | None = None
 
     @abstractmethod
-    def _contingency_sums(self) -> ContingencySums:
-        """The sums of the exact metrics, current release predicted, baseline true."""
-
-    @abstractmethod
-    def _change_counts(self) -> ChangeCounts:
-        """The totals of the diff of the current release (after) against the baseline (before)."""
+    def _totals(self) -> tuple[ContingencySums, ChangeCounts]:
+        """The sums of the exact metrics (current release predicted, baseline true) and the
+        totals of the diff (current release after, baseline before): one query."""
 
     @abstractmethod
     def _changed_clusters(self, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[ChangedCluster]:
@@ -262,12 +284,12 @@ class AggregatedPair(ABC):
 
     def contingency_sums(self) -> ContingencySums:
         if self._sums is None:
-            self._sums = self._contingency_sums()
+            self._sums, self._counts = self._totals()
         return self._sums
 
     def change_counts(self) -> ChangeCounts:
         if self._counts is None:
-            self._counts = self._change_counts()
+            self._sums, self._counts = self._totals()
         return self._counts
 
     def changed_clusters(self, picks: Mapping[int, Sequence[int]], *, max_sources: int) -> list[ChangedCluster]:

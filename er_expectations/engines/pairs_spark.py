@@ -19,7 +19,7 @@ from typing import Any
 
 from ..stats.drift import ChangeCounts
 from ..stats.exact import ContingencySums
-from .pairs import AggregatedPair, ChangedCluster
+from .pairs import AggregatedPair, ChangedCluster, totals_from_row
 from .spark import SparkRelease
 
 __all__ = ["SparkReleasePair"]
@@ -29,14 +29,6 @@ def collect(frame: Any) -> list[tuple]:
     """The rows of a (small, aggregated) Spark DataFrame as tuples; the one place this module
     brings rows to the driver."""
     return [tuple(r) for r in frame.collect()]
-
-
-def _int(value: Any) -> int:
-    return 0 if value is None else int(value)
-
-
-def _float(value: Any) -> float:
-    return 0.0 if value is None else float(value)
 
 
 class SparkReleasePair(AggregatedPair):
@@ -62,13 +54,26 @@ class SparkReleasePair(AggregatedPair):
         F = self.F  # noqa: N806
         return cells.groupBy(side).agg(F.sum("n").alias("size"), F.count(F.lit(1)).alias("pieces"))
 
-    def _contingency_sums(self) -> ContingencySums:
+    def _kinds(self, cells: Any, before: Any) -> Any:
+        """Per after (current) cluster its class code and size, from the cells and the before
+        margin (SPEC 10, :func:`~er_expectations.stats.drift.classify_clusters`)."""
+        F = self.F  # noqa: N806
+        after = (cells.join(before.select("b", F.col("pieces").alias("b_pieces")), "b").groupBy("a")
+                 .agg(F.count(F.lit(1)).alias("sources"), F.sum("n").alias("size"),
+                      F.max(F.when(F.col("b_pieces") >= 2, 1).otherwise(0)).alias("split")))
+        split = F.col("split") == 1
+        kind = F.when(F.col("sources") >= 2, F.when(split, 3).otherwise(1)).otherwise(F.when(split, 2).otherwise(0))
+        return after.select("a", "size", kind.alias("kind"))
+
+    def _totals(self) -> tuple[ContingencySums, ChangeCounts]:
+        """One collect, one row: the sums of the agreement and the totals of the diff (the
+        values of :func:`~.pairs.totals_from_row`)."""
         F = self.F  # noqa: N806
         cells = self._cells()
+        before = self._margin(cells, "b")
         cur = self._margin(cells, "a").select("a", F.col("size").cast("double").alias("m"),
                                               F.col("pieces").alias("ka"))
-        base = self._margin(cells, "b").select("b", F.col("size").cast("double").alias("s"),
-                                               F.col("pieces").alias("kb"))
+        base = before.select("b", F.col("size").cast("double").alias("s"), F.col("pieces").alias("kb"))
         total = cells.agg(F.sum("n").cast("double").alias("total"))
         joined = (cells.join(cur, "a").join(base, "b")
                   .select("b", F.col("n").cast("double").alias("n"), "m", "ka", "s", "kb"))
@@ -80,49 +85,28 @@ class SparkReleasePair(AggregatedPair):
         over_pred = cur.agg(F.count(F.lit(1)).alias("pred_clusters"), F.sum(m * (m - 1.0) / 2.0).alias("pred_pairs"))
         over_true = base.crossJoin(total).agg(
             F.count(F.lit(1)).alias("true_clusters"), F.sum(s * (s - 1.0) / 2.0).alias("true_pairs"),
-            (-F.sum(s / big_n * F.log(s / big_n))).alias("true_entropy"))
+            (-F.sum(s / big_n * F.log(s / big_n))).alias("true_entropy"),
+            F.sum(F.when(F.col("kb") >= 2, 1).otherwise(0)).alias("split_before"))
         bcubed = (joined.groupBy("b").agg((F.sum(n * (n / m)) / F.max(s)).alias("bp"),
                                           (F.sum(n * (n / s)) / F.max(s)).alias("br"))
                   .agg(F.sum("bp").alias("bp"), F.sum("br").alias("br")))
-        (row,) = collect(over_cells.crossJoin(over_pred).crossJoin(over_true).crossJoin(bcubed)
-                         .select("records", "true_clusters", "pred_clusters", "cell_pairs", "pred_pairs",
-                                 "true_pairs", "exact", "bp", "br", "true_entropy", "conditional_entropy"))
-        if not _int(row[0]):
-            return ContingencySums(0, 0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0)
-        return ContingencySums(_int(row[0]), _int(row[1]), _int(row[2]), _float(row[3]), _float(row[4]),
-                               _float(row[5]), _int(row[6]), _float(row[7]), _float(row[8]), _float(row[9]),
-                               _float(row[10]))
-
-    def _kinds(self, cells: Any) -> tuple[Any, Any]:
-        """Per after (current) cluster its class code and size; per before cluster its size and
-        pieces (SPEC 10, :func:`~er_expectations.stats.drift.classify_clusters`)."""
-        F = self.F  # noqa: N806
-        before = self._margin(cells, "b")
-        after = (cells.join(before.select("b", F.col("pieces").alias("b_pieces")), "b").groupBy("a")
-                 .agg(F.count(F.lit(1)).alias("sources"), F.sum("n").alias("size"),
-                      F.max(F.when(F.col("b_pieces") >= 2, 1).otherwise(0)).alias("split")))
-        split = F.col("split") == 1
-        kind = F.when(F.col("sources") >= 2, F.when(split, 3).otherwise(1)).otherwise(F.when(split, 2).otherwise(0))
-        return after.select("a", "size", kind.alias("kind")), before
-
-    def _change_counts(self) -> ChangeCounts:
-        F = self.F  # noqa: N806
-        kinds, before = self._kinds(self._cells())
         kind = F.col("kind")
-        per_class = kinds.agg(*[F.sum(F.when(kind == k, 1).otherwise(0)).alias(f"c{k}") for k in range(4)],
-                              *[F.sum(F.when(kind == k, F.col("size")).otherwise(0)).alias(f"r{k}") for k in range(4)])
-        split = before.agg(F.count(F.lit(1)).alias("before"),
-                           F.sum(F.when(F.col("pieces") >= 2, 1).otherwise(0)).alias("split"))
-        (row,) = collect(per_class.crossJoin(split))
-        values = [_int(v) for v in row]
-        return ChangeCounts(tuple(values[0:4]), tuple(values[4:8]), values[8], values[9])  # type: ignore[arg-type]
+        classes = self._kinds(cells, before).agg(
+            *[F.sum(F.when(kind == k, 1).otherwise(0)).alias(f"c{k}") for k in range(4)],
+            *[F.sum(F.when(kind == k, F.col("size")).otherwise(0)).alias(f"r{k}") for k in range(4)])
+        (row,) = collect(over_cells.crossJoin(over_pred).crossJoin(over_true).crossJoin(bcubed).crossJoin(classes)
+                         .select("records", "true_clusters", "pred_clusters", "cell_pairs", "pred_pairs",
+                                 "true_pairs", "exact", "bp", "br", "true_entropy", "conditional_entropy",
+                                 *[f"c{k}" for k in range(4)], *[f"r{k}" for k in range(4)], "split_before"))
+        return totals_from_row(row)
 
     def _changed_clusters(self, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[ChangedCluster]:
         from pyspark.sql import Window
 
         F = self.F  # noqa: N806
         cells = self._cells()
-        kinds, before = self._kinds(cells)
+        before = self._margin(cells, "b")
+        kinds = self._kinds(cells, before)
         ranked = (kinds.where(F.col("kind").isin(sorted(picks)))
                   .withColumn("rk", F.row_number().over(Window.partitionBy("kind").orderBy(F.col("a").asc()))))
         wanted = None

@@ -28,7 +28,7 @@ from typing import Any
 from ..stats.drift import ChangeCounts
 from ..stats.exact import ContingencySums
 from .labelling_sql import CHUNK
-from .pairs import AggregatedPair, ChangedCluster
+from .pairs import AggregatedPair, ChangedCluster, totals_from_row
 from .sql import SqlRelease
 
 __all__ = ["SqlReleasePair", "sqlite_ln"]
@@ -68,14 +68,6 @@ def sqlite_ln(bind: Any) -> None:
         _add_ln(bind.connection.driver_connection)
     elif not sa.event.contains(bind, "checkout", _on_checkout):
         sa.event.listen(bind, "checkout", _on_checkout)
-
-
-def _int(value: Any) -> int:
-    return 0 if value is None else int(value)
-
-
-def _float(value: Any) -> float:
-    return 0.0 if value is None else float(value)
 
 
 class SqlReleasePair(AggregatedPair):
@@ -137,7 +129,20 @@ class SqlReleasePair(AggregatedPair):
         return self._text[column.name]
 
     # -- the pair interface ------------------------------------------------------------------
-    def _contingency_sums(self) -> ContingencySums:
+    def _kinds(self, cells: Any, before: Any) -> Any:
+        """CTE: per after (current) cluster its class code and size, from the cells and the
+        before margin (SPEC 10, :func:`~er_expectations.stats.drift.classify_clusters`)."""
+        sa = self.sa
+        after = (sa.select(cells.c.a, sa.func.count().label("sources"), sa.func.sum(cells.c.n).label("size"),
+                           sa.func.max(sa.case((before.c.pieces >= 2, 1), else_=0)).label("split"))
+                 .select_from(cells.join(before, cells.c.b == before.c.b)).group_by(cells.c.a).cte("after_kind"))
+        kind = sa.case((after.c.sources >= 2, sa.case((after.c.split == 1, 3), else_=1)),
+                       else_=sa.case((after.c.split == 1, 2), else_=0))
+        return sa.select(after.c.a, after.c.size, kind.label("kind")).cte("kinds")
+
+    def _totals(self) -> tuple[ContingencySums, ChangeCounts]:
+        """One query, one row: the sums of the agreement and the totals of the diff, from the
+        cells and their margins (the cells are aggregated once)."""
         sa = self.sa
         f = self._float
         cells = self._cells()
@@ -154,6 +159,11 @@ class SqlReleasePair(AggregatedPair):
                     .group_by(joined.c.b).cte("baseline_bcubed"))
         big_n = total.c.total
         bs, cs = f(base.c.size), f(cur.c.size)
+        kinds = self._kinds(cells, base)
+        classes = (sa.select(*[sa.func.sum(sa.case((kinds.c.kind == k, 1), else_=0)).label(f"c{k}") for k in range(4)],
+                             *[sa.func.sum(sa.case((kinds.c.kind == k, kinds.c.size), else_=0)).label(f"r{k}")
+                               for k in range(4)])
+                   .cte("classes"))
 
         def one(query: Any) -> Any:
             return query.scalar_subquery()
@@ -170,44 +180,18 @@ class SqlReleasePair(AggregatedPair):
             one(sa.select(sa.func.sum(per_true.c.br))),
             one(sa.select(-sa.func.sum(bs / big_n * sa.func.ln(bs / big_n))).select_from(base.join(total, sa.true()))),
             one(sa.select(-sa.func.sum(n / big_n * sa.func.ln(n / m))).select_from(joined.join(total, sa.true()))),
-        )
+            *classes.c,
+            one(sa.select(sa.func.count()).select_from(base).where(base.c.pieces >= 2)),
+        ).select_from(classes)
         sqlite_ln(self.current.bind)
         (row,) = self._rows(query)
-        if not _int(row[0]):
-            return ContingencySums(0, 0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0)
-        return ContingencySums(_int(row[0]), _int(row[1]), _int(row[2]), _float(row[3]), _float(row[4]),
-                               _float(row[5]), _int(row[6]), _float(row[7]), _float(row[8]), _float(row[9]),
-                               _float(row[10]))
-
-    def _kinds(self, cells: Any) -> tuple[Any, Any]:
-        """CTEs: per after (current) cluster its class code and size; per before cluster its
-        size and pieces (SPEC 10, :func:`~er_expectations.stats.drift.classify_clusters`)."""
-        sa = self.sa
-        before = self._margin(cells, "b", "before_margin")
-        after = (sa.select(cells.c.a, sa.func.count().label("sources"), sa.func.sum(cells.c.n).label("size"),
-                           sa.func.max(sa.case((before.c.pieces >= 2, 1), else_=0)).label("split"))
-                 .select_from(cells.join(before, cells.c.b == before.c.b)).group_by(cells.c.a).cte("after_margin"))
-        kind = sa.case((after.c.sources >= 2, sa.case((after.c.split == 1, 3), else_=1)),
-                       else_=sa.case((after.c.split == 1, 2), else_=0))
-        kinds = sa.select(after.c.a, after.c.size, kind.label("kind")).cte("kinds")
-        return kinds, before
-
-    def _change_counts(self) -> ChangeCounts:
-        sa = self.sa
-        cells = self._cells()
-        kinds, before = self._kinds(cells)
-        columns = [sa.func.sum(sa.case((kinds.c.kind == k, 1), else_=0)) for k in range(4)]
-        columns += [sa.func.sum(sa.case((kinds.c.kind == k, kinds.c.size), else_=0)) for k in range(4)]
-        columns += [sa.select(sa.func.count()).select_from(before).scalar_subquery(),
-                    sa.select(sa.func.count()).select_from(before).where(before.c.pieces >= 2).scalar_subquery()]
-        (row,) = self._rows(sa.select(*columns).select_from(kinds))
-        values = [_int(v) for v in row]
-        return ChangeCounts(tuple(values[0:4]), tuple(values[4:8]), values[8], values[9])  # type: ignore[arg-type]
+        return totals_from_row(row)
 
     def _changed_clusters(self, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[ChangedCluster]:
         sa = self.sa
         cells = self._cells()
-        kinds, before = self._kinds(cells)
+        before = self._margin(cells, "b", "before_margin")
+        kinds = self._kinds(cells, before)
         ranked = (sa.select(kinds.c.a, kinds.c.kind, kinds.c.size,
                             sa.func.row_number().over(partition_by=kinds.c.kind,
                                                       order_by=self._order(kinds.c.a, self.cur)).label("rk"))
