@@ -91,8 +91,7 @@ def totals_from_row(row: Sequence) -> tuple[ContingencySums, ChangeCounts]:
     the number of before clusters is that of true clusters). NULL sums (no common record)
     are zeros."""
     if not _int(row[0]):
-        return (ContingencySums(0, 0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0),
-                ChangeCounts((0, 0, 0, 0), (0, 0, 0, 0), 0, 0))
+        return ContingencySums.empty(), ChangeCounts((0, 0, 0, 0), (0, 0, 0, 0), 0, 0)
     sums = ContingencySums(_int(row[0]), _int(row[1]), _int(row[2]), _float(row[3]), _float(row[4]),
                            _float(row[5]), _int(row[6]), _float(row[7]), _float(row[8]), _float(row[9]),
                            _float(row[10]))

@@ -69,6 +69,11 @@ class ContingencySums:
     true_entropy: float
     conditional_entropy: float
 
+    @classmethod
+    def empty(cls) -> ContingencySums:
+        """The sums of a table without records."""
+        return cls(0, 0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0)
+
 
 def _pairs(x: np.ndarray) -> float:
     return float((x * (x - 1.0) / 2.0).sum())
@@ -81,7 +86,7 @@ def contingency_sums(true_idx: np.ndarray, pred_idx: np.ndarray, n: np.ndarray) 
     pred_idx = np.asarray(pred_idx, dtype=np.int64)
     n = np.asarray(n, dtype=np.float64)
     if n.size == 0:
-        return ContingencySums(0, 0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0)
+        return ContingencySums.empty()
     n_true = int(true_idx.max()) + 1
     n_pred = int(pred_idx.max()) + 1
     s = np.bincount(true_idx, weights=n, minlength=n_true)
