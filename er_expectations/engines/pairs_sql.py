@@ -15,7 +15,8 @@ per-cluster margins (group-bys of the cells). What comes back to Python:
 
 Never the records, nor a row per cluster. Ids are ordered as Python's ``sorted`` orders
 them: text by code point, with ``COLLATE "C"`` on PostgreSQL and ``COLLATE BINARY`` on
-SQLite (whatever the column's own collation). The entropies need ``ln``: a SQLite built
+SQLite (whatever the column's own collation); other databases order by their default
+collation, which for text ids may differ from pandas' choice of examples (not the counts). The entropies need ``ln``: a SQLite built
 without its math functions gets it registered on each connection (:func:`sqlite_ln`).
 """
 
