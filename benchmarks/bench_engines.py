@@ -104,7 +104,8 @@ def _spark_frame(n: int):
 
 
 def count_sql_fetches(fetched: list[int]) -> None:
-    """Add the pickled size of every result :class:`SqlRelease` fetches to ``fetched[0]``."""
+    """Add the pickled size of every result :class:`SqlRelease` fetches to ``fetched[0]`` (and
+    its rows to ``fetched[1]`` when there is one)."""
     from er_expectations.engines import sql as sql_engine
 
     original = sql_engine.SqlRelease._rows
@@ -112,24 +113,31 @@ def count_sql_fetches(fetched: list[int]) -> None:
     def counting(self, query):
         rows = original(self, query)
         fetched[0] += len(pickle.dumps(rows))
+        if len(fetched) > 1:
+            fetched[1] += len(rows)
         return rows
 
     sql_engine.SqlRelease._rows = counting
 
 
 def count_spark_fetches(df, fetched: list[int]) -> None:
-    """Add the pickled size of every ``collect``/``first`` of Spark DataFrames to ``fetched[0]``."""
+    """Add the pickled size of every ``collect``/``first`` of Spark DataFrames to ``fetched[0]``
+    (and their rows to ``fetched[1]`` when there is one)."""
     DataFrame = type(df)  # noqa: N806 - the concrete (classic) DataFrame class
     collect, first = DataFrame.collect, DataFrame.first
 
     def counting_collect(self):
         rows = collect(self)
         fetched[0] += len(pickle.dumps([tuple(r) for r in rows]))
+        if len(fetched) > 1:
+            fetched[1] += len(rows)
         return rows
 
     def counting_first(self):
         row = first(self)
         fetched[0] += len(pickle.dumps(tuple(row) if row is not None else None))
+        if len(fetched) > 1:
+            fetched[1] += row is not None
         return row
 
     DataFrame.collect, DataFrame.first = counting_collect, counting_first

@@ -6,8 +6,9 @@ subprocess, the aggregation behind the three drift checks runs on the release pa
 engine: the fixed-subset average cluster size and Hill number (q = 2), the agreement
 metrics and the release diff of a failure. Reported side by side, in one run: wall time
 (data generation excluded) and its ratio to pandas, the driver's peak memory
-(``ru_maxrss``) and the bytes brought back to the driver (pickled rows fetched), and the
-values, which must agree across engines.
+(``ru_maxrss``), the rows and bytes brought back to the driver (pickled rows fetched), in
+total and for the agreement and the diff alone (they come back as sums: a constant), and
+the values, which must agree across engines.
 
     python benchmarks/bench_engines_drift.py --sizes 1000000 --engines pandas sqlite spark
     ER_BENCH_POSTGRES_URL=postgresql+psycopg://u:p@host/db python benchmarks/bench_engines_drift.py
@@ -54,7 +55,7 @@ def _measure(engine: str, n: int) -> dict:
     """Runs in the subprocess: generate, build the pair, run the drift aggregations."""
     from er_expectations.drift import agreement_of, diff_of, statistic_change_of
 
-    fetched = [0]
+    fetched = [0, 0]  # bytes, rows
     if engine == "pandas":
         from er_expectations.engines.pairs import ReleasePair
         from er_expectations.engines.pandas import PandasRelease
@@ -98,13 +99,18 @@ def _measure(engine: str, n: int) -> dict:
         pair = SparkReleasePair(SparkRelease(df, prediction="pred"), SparkRelease(df, prediction="base"))
     size = statistic_change_of(pair, "average_cluster_size")
     hill = statistic_change_of(pair, "hill_number", q=2)
+    before = list(fetched)
     agree = agreement_of(pair)
     diff = diff_of(pair, examples=5, seed=0)
     seconds = time.perf_counter() - t0
+    aggregated = engine != "pandas"
     return {
         "engine": engine, "records": n, "seconds": seconds,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "bytes_to_driver": fetched[0] if engine != "pandas" else None,
+        "bytes_to_driver": fetched[0] if aggregated else None,
+        "rows_to_driver": fetched[1] if aggregated else None,
+        "agreement_diff_rows": fetched[1] - before[1] if aggregated else None,
+        "agreement_diff_bytes": fetched[0] - before[0] if aggregated else None,
         "values": [size.current, size.baseline, hill.current, hill.baseline, agree.values["pairwise_f"],
                    agree.values["b_cubed_f"], diff.records_moved, diff.clusters["merged"], diff.clusters["split"]],
         "examples": [e.cluster for e in diff.examples],
@@ -130,9 +136,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = rows[-1]
-            to_driver = r["bytes_to_driver"] if r["bytes_to_driver"] is not None else "-"
+            to_driver = (f"{r['bytes_to_driver']:>11,} bytes in {r['rows_to_driver']:>7,} rows (agreement + diff: "
+                         f"{r['agreement_diff_bytes']:,} bytes in {r['agreement_diff_rows']} rows)"
+                         if r["bytes_to_driver"] is not None else "-")
             print(f"{engine:>8} {n:>12,} records: {r['seconds']:7.2f} s, driver peak {r['peak_rss_mb']:7.0f} MB, "
-                  f"to driver {to_driver:>11} bytes", flush=True)
+                  f"to driver {to_driver}", flush=True)
     base = {r["records"]: r for r in rows if r["engine"] == "pandas"}
     print("\nratio to pandas at the same size, and the same values and diff examples as pandas:")
     for r in rows:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .engines.base import WeightsSpec
-from .engines.pairs import AggregatedPair, ReleasePair, label_order
+from .engines.pairs import AggregatedPair, ReleasePair
 from .engines.pandas import PandasRelease, _check_column, _check_frame
 from .errors import InputError, UndefinedMetricWarning
 from .hints import did_you_mean
@@ -38,8 +38,8 @@ from .stats import (
     parse_hill_orders,
     summary_statistics,
 )
-from .stats.drift import CHANGE_CLASSES, PairedChange, classify_clusters, paired_change
-from .stats.exact import exact_metrics_from_contingency
+from .stats.drift import CHANGE_CLASSES, PairedChange, paired_change
+from .stats.exact import exact_metrics_from_sums
 from .text import statistic_label
 
 __all__ = [
@@ -182,17 +182,18 @@ class Agreement:
 
 
 def agreement_of(pair: ReleasePair | AggregatedPair, *, beta: float = 1.0) -> Agreement:
-    """:func:`release_agreement` on a :class:`ReleasePair` (the contingency cells are shared)."""
+    """:func:`release_agreement` on a release pair of any engine: the metrics follow from the
+    pair's :meth:`contingency_sums` (computed where the data lives)."""
     beta = check_beta(beta)
-    cur_idx, base_idx, n, cur_used, base_used = pair.cells()
-    if n.size == 0:
+    sums = pair.contingency_sums()
+    if sums.records == 0:
         why = "the two releases have no record in common"
         return Agreement({m: math.nan for m in AGREEMENT_METRICS}, {m: f"undefined: {why}" for m in AGREEMENT_METRICS},
                          0, 0, 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # the reasons are kept in the notes
-        values, notes = exact_metrics_from_contingency(base_idx, cur_idx, n, beta=beta)
-    return Agreement(values, notes, int(n.sum()), int(cur_used.size), int(base_used.size))
+        values, notes = exact_metrics_from_sums(sums, beta=beta)
+    return Agreement(values, notes, sums.records, sums.pred_clusters, sums.true_clusters)
 
 
 def release_agreement(df: pd.DataFrame, prediction: Hashable, baseline: Hashable, *, beta: float = 1.0,
@@ -309,46 +310,38 @@ def diff_of(pair: ReleasePair | AggregatedPair, *, name: Hashable | None = None,
         raise InputError(f"examples={examples!r}: give how many clusters to show per kind of change (an integer ≥ 0)")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed={seed!r}: give an integer ≥ 0")
-    after_idx, before_idx, n, after_codes, before_codes = pair.cells()
-    changes = classify_clusters(after_idx, before_idx, n, n_after=after_codes.size, n_before=before_codes.size)
+    counts = pair.change_counts()
     rng = np.random.default_rng(int(seed))
-    picked: list[tuple[str, int]] = []
-    for code, kind in enumerate(CHANGE_CLASSES):
-        if code == 0:
+    picks: dict[int, list[int]] = {}
+    for code, _kind in enumerate(CHANGE_CLASSES):
+        members = counts.clusters[code]
+        if code == 0 or not members:
             continue
-        members = np.flatnonzero(changes.kind == code)
-        if members.size:
-            members = members[pair.current_order(after_codes[members])]  # in the order of their ids
-            chosen = rng.choice(members.size, size=min(int(examples), members.size), replace=False)
-            picked.extend((kind, int(a)) for a in members[np.sort(chosen)])
-    names_of = _example_names(pair, name, [int(after_codes[a]) for _, a in picked]) if name is not None else {}
-    before_sizes = np.bincount(before_idx, weights=n, minlength=before_codes.size).astype(np.int64)
-    shown = []
-    for kind, a in picked:
-        cells = np.flatnonzero(after_idx == a)
-        labels = pair.baseline_labels(before_codes[before_idx[cells]])
-        order = np.lexsort((label_order(labels.tolist()).argsort(), -n[cells]))[:MAX_SOURCES]
-        sources = [(str(labels[i]), int(n[cells[i]]), int(before_sizes[before_idx[cells[i]]])) for i in order]
-        shown.append(DiffExample(kind, str(pair.current_labels(after_codes[[a]])[0]), int(changes.size[a]), sources,
-                                 names_of.get(int(after_codes[a]), [])))
+        # positions among the clusters of this class in the order of their ids
+        chosen = rng.choice(members, size=min(int(examples), members), replace=False)
+        picks[code] = [int(p) for p in np.sort(chosen)]
+    clusters = pair.changed_clusters(picks, max_sources=MAX_SOURCES) if any(picks.values()) else []
+    names_of = _example_names(pair, name, [c.label for c in clusters]) if name is not None else {}
+    shown = [DiffExample(CHANGE_CLASSES[c.kind], str(c.label), c.size, [(str(b), k, s) for b, k, s in c.sources],
+                         names_of.get(c.label, [])) for c in clusters]
     return ReleaseDiff(
         before=str(before if before is not None else pair.baseline.prediction),
         after=str(after if after is not None else pair.current.prediction),
-        common_records=int(n.sum()), clusters=changes.counts(), records=changes.records(),
-        records_moved=changes.records_moved, before_clusters=int(before_codes.size),
-        before_clusters_split=int((changes.before_pieces >= 2).sum()), examples=shown, seed=int(seed))
+        common_records=counts.common_records, clusters=counts.cluster_counts(), records=counts.record_counts(),
+        records_moved=counts.records_moved, before_clusters=counts.before_clusters,
+        before_clusters_split=counts.before_clusters_split, examples=shown, seed=int(seed))
 
 
-def _example_names(pair: ReleasePair | AggregatedPair, name: Hashable, codes: list[int]) -> dict[int, list[str]]:
-    """The most frequent names (up to MAX_NAMES) of the common records of each cluster code."""
-    if not codes:
+def _example_names(pair: ReleasePair | AggregatedPair, name: Hashable, labels: list) -> dict[object, list[str]]:
+    """The most frequent names (up to MAX_NAMES) of the common records of each cluster."""
+    if not labels:
         return {}
-    counts: dict[int, dict[str, int]] = {}
-    for code, text, k in pair.name_counts(name, codes):
-        per = counts.setdefault(code, {})
+    counts: dict[object, dict[str, int]] = {}
+    for label, text, k in pair.name_counts(name, labels):
+        per = counts.setdefault(label, {})
         per[text] = per.get(text, 0) + k
-    return {code: [n for n, _ in sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_NAMES]]
-            for code, per in counts.items()}
+    return {label: [n for n, _ in sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_NAMES]]
+            for label, per in counts.items()}
 
 
 def diff_releases(df: pd.DataFrame, before: Hashable, after: Hashable, *, record_id: Hashable | None,

@@ -2,31 +2,36 @@
 
 A release pair holds the current release and its baseline, both columns of one record
 table (one row per record; a null prediction means the record is outside that release).
-The drift functions (:mod:`er_expectations.drift`) read only this interface:
+The drift functions (:mod:`er_expectations.drift`) read only this interface, whose answers
+are small whatever the number of records or clusters:
 
 * ``current`` / ``baseline``: the two releases (``n_records``, ``prediction``);
 * ``n_common``: the number of records present in both;
 * ``restricted()``: each release restricted to the common records (the fixed subset), with
   the ``clustering_table`` of its engine;
-* ``cells()``: the contingency cells of the two clusterings on the common records;
-* ``current_labels(codes)`` / ``baseline_labels(codes)``: the cluster ids of cluster codes,
-  and ``current_order(codes)``, the order of codes by their cluster id (so that sampled
-  examples do not depend on the row order of the table);
-* ``name_counts(name, codes)``: (code, name, records) of the common records of some
+* ``contingency_sums()``: the sufficient sums of the exact metrics (SPEC 5) of the current
+  release against the baseline (:class:`~er_expectations.stats.exact.ContingencySums`);
+* ``change_counts()``: the totals of the release diff
+  (:class:`~er_expectations.stats.drift.ChangeCounts`);
+* ``changed_clusters(picks, max_sources=…)``: the after clusters at given positions of
+  each change class (positions in the order of their ids, as Python's ``sorted``), with
+  their largest sources (:class:`ChangedCluster`);
+* ``name_counts(name, labels)``: (cluster id, name, records) of the common records of some
   current clusters (the names shown in a diff);
 * ``column_value(column)``: a non-null value of a column (the baseline release's label).
 
-:class:`ReleasePair` is the pandas pair, derived from the two factorisations the releases
-already hold. :class:`AggregatedPair` is what the SQL and Spark pairs share
-(:mod:`.pairs_sql`, :mod:`.pairs_spark`): the database aggregates the cells (one row per
-(current cluster, baseline cluster) with common records) and a few per-cluster counts;
-nothing of the record table itself comes back.
+:class:`ReleasePair` is the pandas pair, derived from the contingency cells of the two
+factorisations the releases already hold. :class:`AggregatedPair` is what the SQL and
+Spark pairs share (:mod:`.pairs_sql`, :mod:`.pairs_spark`): they compute the same answers
+where the data lives (the cells, their per-cluster margins and their sums are group-bys
+and joins there), and only one-row sums and the few example clusters come back.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,9 +39,24 @@ import pandas as pd
 
 from ..errors import InputError
 from ..hints import did_you_mean
+from ..stats.drift import ChangeCounts, ClusterChanges, classify_clusters
+from ..stats.exact import ContingencySums, contingency_sums
 from .pandas import PandasRelease, contingency_from_codes
 
-__all__ = ["AggregatedPair", "ReleasePair", "label_order"]
+__all__ = ["AggregatedPair", "ChangedCluster", "ReleasePair", "label_order", "totals_from_row"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedCluster:
+    """One after cluster of a release diff (SPEC 10): its class code, its position among the
+    clusters of that class in id order, its id, its common records and its largest sources
+    (before cluster id, records taken from it, its common records), by records taken, then id."""
+
+    kind: int
+    position: int
+    label: object
+    size: int
+    sources: list[tuple[object, int, int]]
 
 
 def _check_columns(current: Any, baseline: Any) -> None:
@@ -56,18 +76,28 @@ def label_order(labels: Sequence) -> np.ndarray:
                           dtype=np.int64)
 
 
-def _sorted_codes(values: list) -> tuple[np.ndarray, list]:
-    """Codes of ``values`` numbering the distinct values in the order of :func:`label_order`."""
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
-    try:
-        codes, uniques = pd.factorize(column, sort=True)  # the same order as sorted() on one type
-        return np.asarray(codes, dtype=np.int64), list(uniques)
-    except TypeError:  # ids of several types: label_order's fallback
-        distinct = list(dict.fromkeys(values))
-        distinct = [distinct[i] for i in label_order(distinct)]
-        index = {v: i for i, v in enumerate(distinct)}
-        return np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values)), distinct
+def _int(value: Any) -> int:
+    return 0 if value is None else int(value)
+
+
+def _float(value: Any) -> float:
+    return 0.0 if value is None else float(value)
+
+
+def totals_from_row(row: Sequence) -> tuple[ContingencySums, ChangeCounts]:
+    """The agreement sums and the diff totals of one row of the totals query (the SQL and
+    the Spark pair ask for the same 20 values, in this order: the fields of
+    :class:`ContingencySums`, clusters and records per change class, before clusters split;
+    the number of before clusters is that of true clusters). NULL sums (no common record)
+    are zeros."""
+    if not _int(row[0]):
+        return ContingencySums.empty(), ChangeCounts((0, 0, 0, 0), (0, 0, 0, 0), 0, 0)
+    sums = ContingencySums(_int(row[0]), _int(row[1]), _int(row[2]), _float(row[3]), _float(row[4]),
+                           _float(row[5]), _int(row[6]), _float(row[7]), _float(row[8]), _float(row[9]),
+                           _float(row[10]))
+    counts = [_int(v) for v in row[11:20]]
+    return sums, ChangeCounts(tuple(counts[0:4]), tuple(counts[4:8]), sums.true_clusters,  # type: ignore[arg-type]
+                              counts[8])
 
 
 class ReleasePair:
@@ -83,6 +113,8 @@ class ReleasePair:
         self._common: np.ndarray | None = None
         self._restricted: tuple[PandasRelease, PandasRelease] | None = None
         self._cells: tuple[np.ndarray, ...] | None = None
+        self._classes: ClusterChanges | None = None
+        self._code_of: dict[object, int] = {}
 
     @property
     def common(self) -> np.ndarray:
@@ -109,6 +141,45 @@ class ReleasePair:
             self._cells = contingency_from_codes(self.current.pred_codes, self.baseline.pred_codes)
         return self._cells  # type: ignore[return-value]
 
+    def contingency_sums(self) -> ContingencySums:
+        """The sums of the exact metrics of the current release (predicted) against the
+        baseline (true), from the cells."""
+        cur_idx, base_idx, n, _, _ = self.cells()
+        return contingency_sums(base_idx, cur_idx, n)
+
+    def _changes(self) -> ClusterChanges:
+        if self._classes is None:
+            after_idx, before_idx, n, after_codes, before_codes = self.cells()
+            self._classes = classify_clusters(after_idx, before_idx, n, n_after=after_codes.size,
+                                              n_before=before_codes.size)
+        return self._classes
+
+    def change_counts(self) -> ChangeCounts:
+        """The totals of the diff of the current release (after) against the baseline (before)."""
+        return self._changes().totals()
+
+    def changed_clusters(self, picks: Mapping[int, Sequence[int]], *, max_sources: int) -> list[ChangedCluster]:
+        """The after clusters at positions ``picks[kind]`` (0-based, in the order of their ids)
+        of each change class, in the order of ``picks``, with their ``max_sources`` largest
+        sources."""
+        after_idx, before_idx, n, after_codes, before_codes = self.cells()
+        changes = self._changes()
+        before_sizes = np.bincount(before_idx, weights=n, minlength=before_codes.size).astype(np.int64)
+        out = []
+        for code, positions in picks.items():
+            members = np.flatnonzero(changes.kind == code)
+            members = members[self.current_order(after_codes[members])]  # in the order of their ids
+            for position in positions:
+                a = int(members[position])
+                cells = np.flatnonzero(after_idx == a)
+                labels = self.baseline_labels(before_codes[before_idx[cells]])
+                order = np.lexsort((label_order(labels.tolist()).argsort(), -n[cells]))[:max_sources]
+                sources = [(labels[i], int(n[cells[i]]), int(before_sizes[before_idx[cells[i]]])) for i in order]
+                label = self.current_labels(after_codes[[a]])[0]
+                self._code_of[label] = int(after_codes[a])
+                out.append(ChangedCluster(int(code), int(position), label, int(changes.size[a]), sources))
+        return out
+
     def current_labels(self, codes: np.ndarray) -> np.ndarray:
         """The current release's cluster ids of prediction codes ``codes`` (object array)."""
         self.current.pred_codes  # noqa: B018 - codes the column if not done yet
@@ -123,18 +194,25 @@ class ReleasePair:
         """Positions of ``codes`` sorted by their cluster id."""
         return label_order(self.current_labels(codes).tolist())
 
-    def name_counts(self, name: Hashable, codes: Sequence[int]) -> list[tuple[int, str, int]]:
-        """(current code, name as text, common records) of the current clusters ``codes``."""
+    def name_counts(self, name: Hashable, labels: Sequence) -> list[tuple[object, str, int]]:
+        """(current cluster id, name as text, common records) of the current clusters ``labels``."""
         df = self.current.df
         if name not in df.columns:
             close = did_you_mean(str(name), [str(c) for c in df.columns])
             raise InputError(f"name={name!r}: no such column in the table" + (f"; {close}" if close else ""))
         pcodes = self.current.pred_codes
-        rows = np.flatnonzero(self.common & np.isin(pcodes, np.asarray(codes, dtype=np.int64)))
+        labels = list(labels)
+        known = [self._code_of.get(label, -1) for label in labels]  # the ids changed_clusters gave
+        if min(known, default=0) < 0:
+            uniques = self.current._pred_uniques  # noqa: SLF001 - coded above
+            known = uniques.get_indexer(pd.Index(labels, dtype=object)).tolist()
+        codes = np.asarray(known, dtype=np.int64)
+        label_of = dict(zip(codes.tolist(), labels, strict=True))
+        rows = np.flatnonzero(self.common & np.isin(pcodes, codes[codes >= 0]))
         part = pd.DataFrame({"c": pcodes[rows], "name": df[name].iloc[rows].to_numpy(dtype=object)}).dropna()
         part["name"] = part["name"].astype(str)
         counts = part.groupby(["c", "name"], sort=False).size()
-        return [(int(c), str(n), int(k)) for (c, n), k in counts.items()]
+        return [(label_of[int(c)], str(n), int(k)) for (c, n), k in counts.items()]
 
     def column_value(self, column: Hashable) -> object | None:
         """The first non-null value of ``column`` (None when the table has no such column)."""
@@ -149,13 +227,15 @@ class ReleasePair:
 
 
 class AggregatedPair(ABC):
-    """What the SQL and Spark pairs share: cells, labels and counts from aggregated rows.
+    """What the SQL and Spark pairs share: the answers of the pair interface computed where
+    the data lives, each one query, cached.
 
-    A subclass implements the queries: :meth:`_cell_rows` (current cluster, baseline
-    cluster, common records) of every non-empty cell, :meth:`_count_common`,
-    :meth:`_restrict` (the engine's releases on the common records), :meth:`_name_rows` and
-    :meth:`column_value`. Cluster codes number the clusters with common records in the order
-    of their ids (sorted here, not by the database, whose collation may differ from Python's).
+    A subclass implements the queries: :meth:`_totals` (the agreement sums and the diff
+    totals, one row), :meth:`_changed_clusters` (a row per source of the chosen clusters),
+    :meth:`_count_common`, :meth:`_restrict` (the engine's releases on the common records),
+    :meth:`_name_rows` and :meth:`column_value`. Cluster ids are ordered as Python's
+    ``sorted`` orders them (:func:`label_order`): numbers numerically, text by code point
+    (binary collation), whatever the database's default collation.
     """
 
     current: Any
@@ -165,14 +245,19 @@ class AggregatedPair(ABC):
         _check_columns(current, baseline)
         self.current = current
         self.baseline = baseline
-        self._cells: tuple[np.ndarray, ...] | None = None
-        self._labels: tuple[list, list] | None = None
+        self._sums: ContingencySums | None = None
+        self._counts: ChangeCounts | None = None
         self._restricted: tuple[Any, Any] | None = None
         self._n_common: int | None = None
 
     @abstractmethod
-    def _cell_rows(self) -> Sequence[Sequence]:
-        """Rows (current cluster, baseline cluster, records) on the records in both releases."""
+    def _totals(self) -> tuple[ContingencySums, ChangeCounts]:
+        """The sums of the exact metrics (current release predicted, baseline true) and the
+        totals of the diff (current release after, baseline before): one query."""
+
+    @abstractmethod
+    def _changed_clusters(self, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[ChangedCluster]:
+        """:meth:`ReleasePair.changed_clusters` (any order; sorted here)."""
 
     @abstractmethod
     def _count_common(self) -> int:
@@ -196,53 +281,36 @@ class AggregatedPair(ABC):
             self._restricted = self._restrict()
         return self._restricted
 
-    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Contingency cells on the common records, as :meth:`ReleasePair.cells` (codes are
-        the positions of the ids in sorted order)."""
-        if self._cells is None:
-            rows = self._cell_rows()
-            a, cur = _sorted_codes([r[0] for r in rows])
-            b, base = _sorted_codes([r[1] for r in rows])
-            n = np.fromiter((int(r[2]) for r in rows), dtype=np.int64, count=len(rows))
-            order = np.lexsort((b, a))
-            self._labels = (cur, base)
-            self._cells = (a[order], b[order], n[order], np.arange(len(cur), dtype=np.int64),
-                           np.arange(len(base), dtype=np.int64))
-        return self._cells  # type: ignore[return-value]
+    def contingency_sums(self) -> ContingencySums:
+        if self._sums is None:
+            self._sums, self._counts = self._totals()
+        return self._sums
+
+    def change_counts(self) -> ChangeCounts:
+        if self._counts is None:
+            self._sums, self._counts = self._totals()
+        return self._counts
+
+    def changed_clusters(self, picks: Mapping[int, Sequence[int]], *, max_sources: int) -> list[ChangedCluster]:
+        wanted = {int(k): sorted({int(p) for p in v}) for k, v in picks.items() if len(v)}
+        if not wanted:
+            return []
+        found = {(c.kind, c.position): c for c in self._changed_clusters(wanted, int(max_sources))}
+        return [found[(k, p)] for k, positions in wanted.items() for p in positions]
 
     @property
     def n_common(self) -> int:
-        """Records in both releases: from the cells when fetched, else counted where the data
-        lives (a statistic change needs no cells)."""
-        if self._cells is not None:
-            return int(self._cells[2].sum())
+        """Records in both releases: from the sums or the diff totals when computed, else
+        counted where the data lives."""
+        if self._sums is not None:
+            return self._sums.records
+        if self._counts is not None:
+            return self._counts.common_records
         if self._n_common is None:
             self._n_common = int(self._count_common())
         return self._n_common
 
-    def _label_lists(self) -> tuple[list, list]:
-        self.cells()
-        return self._labels  # type: ignore[return-value]
-
-    def current_labels(self, codes: np.ndarray) -> np.ndarray:
-        labels = self._label_lists()[0]
-        out = np.empty(len(codes), dtype=object)
-        out[:] = [labels[int(c)] for c in codes]
-        return out
-
-    def baseline_labels(self, codes: np.ndarray) -> np.ndarray:
-        labels = self._label_lists()[1]
-        out = np.empty(len(codes), dtype=object)
-        out[:] = [labels[int(c)] for c in codes]
-        return out
-
-    def current_order(self, codes: np.ndarray) -> np.ndarray:
-        return np.argsort(np.asarray(codes, dtype=np.int64), kind="stable")
-
-    def name_counts(self, name: Hashable, codes: Sequence[int]) -> list[tuple[int, str, int]]:
+    def name_counts(self, name: Hashable, labels: Sequence) -> list[tuple[object, str, int]]:
         if not isinstance(name, str):
             raise InputError(f"name={name!r}: give the name of a column")
-        labels = self._label_lists()[0]
-        wanted = [labels[int(c)] for c in codes]
-        index = {v: int(c) for v, c in zip(wanted, codes, strict=True)}
-        return [(index[c], str(n), int(k)) for c, n, k in self._name_rows(name, wanted)]
+        return [(c, str(n), int(k)) for c, n, k in self._name_rows(name, list(labels))]

@@ -3,7 +3,7 @@
 The baseline release is a column of the batch (``baseline_column``: its prediction, null
 where a record is not in it). It is aggregated once, as the ``er.release`` metric of that
 column, which every drift expectation of the batch shares; ``er.release_pair`` puts it next
-to the release's own ``er.release`` (common records, contingency cells, both computed once)
+to the release's own ``er.release`` (common records, agreement sums, diff totals, each computed once)
 and the light metrics below read it:
 
 * ``er.statistic_change`` → :class:`~er_expectations.drift.StatisticChange`;
@@ -13,9 +13,9 @@ and the light metrics below read it:
   restricted to the baseline release, once per batch; None when the batch has no baseline).
 
 ``er.release_pair`` has one implementation per GX engine (:class:`~er_expectations.engines.pairs.ReleasePair`
-on pandas, :mod:`..engines.pairs_sql` and :mod:`..engines.pairs_spark`: the contingency
-cells and the size histograms aggregated where the data lives); the light metrics run on
-any engine.
+on pandas, :mod:`..engines.pairs_sql` and :mod:`..engines.pairs_spark`: the sums of the
+agreement, the totals and examples of the diff and the size histograms aggregated where the
+data lives, one-row answers); the light metrics run on any engine.
 
 The baseline's ``er.release`` is asked for without a record id column (the release's own
 metric already checks the ids of the batch), so all of them share one value.

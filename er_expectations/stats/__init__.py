@@ -19,7 +19,12 @@ from .estimator import (
     z_value,
     zero_event_interval,
 )
-from .exact import exact_metrics_from_contingency
+from .exact import (
+    ContingencySums,
+    contingency_sums,
+    exact_metrics_from_contingency,
+    exact_metrics_from_sums,
+)
 from .metrics import (
     METRICS,
     NAME_STATISTICS,
@@ -48,6 +53,7 @@ __all__ = [
     "BenchmarkSample",
     "ClusterErrors",
     "ClusteringTable",
+    "ContingencySums",
     "METRICS",
     "MetricDef",
     "NAME_STATISTICS",
@@ -63,7 +69,9 @@ __all__ = [
     "cluster_errors",
     "error_contributions",
     "estimate_metrics",
+    "contingency_sums",
     "exact_metrics_from_contingency",
+    "exact_metrics_from_sums",
     "f_beta_estimate",
     "fg_values",
     "hill_label",

@@ -25,6 +25,7 @@ from .sample import BenchmarkSample, cluster_errors
 
 __all__ = [
     "CHANGE_CLASSES",
+    "ChangeCounts",
     "ClusterChanges",
     "PairedChange",
     "classify_clusters",
@@ -33,6 +34,36 @@ __all__ = [
 
 #: Classes of an *after* cluster against the *before* clustering, by code (SPEC 10).
 CHANGE_CLASSES: tuple[str, ...] = ("unchanged", "merged", "split", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeCounts:
+    """The totals of a release diff (SPEC 10), O(1) in size whatever the number of clusters.
+
+    ``clusters[k]`` / ``records[k]``: after clusters of class ``CHANGE_CLASSES[k]`` and the
+    common records they hold; ``before_clusters``: clusters of the before release on the
+    common records, ``before_clusters_split`` those that went to two or more after clusters.
+    """
+
+    clusters: tuple[int, int, int, int]
+    records: tuple[int, int, int, int]
+    before_clusters: int
+    before_clusters_split: int
+
+    @property
+    def common_records(self) -> int:
+        return int(sum(self.records))
+
+    @property
+    def records_moved(self) -> int:
+        """Common records whose cluster mates (on the common records) changed."""
+        return int(sum(self.records[1:]))
+
+    def cluster_counts(self) -> dict[str, int]:
+        return {name: int(self.clusters[i]) for i, name in enumerate(CHANGE_CLASSES)}
+
+    def record_counts(self) -> dict[str, int]:
+        return {name: int(self.records[i]) for i, name in enumerate(CHANGE_CLASSES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +94,14 @@ class ClusterChanges:
     def records_moved(self) -> int:
         """Common records whose cluster mates (on the common records) changed."""
         return int(self.size[self.kind != 0].sum())
+
+    def totals(self) -> ChangeCounts:
+        """The :class:`ChangeCounts` of these clusters."""
+        c, r = self.counts(), self.records()
+        return ChangeCounts(clusters=tuple(c[k] for k in CHANGE_CLASSES),  # type: ignore[arg-type]
+                            records=tuple(r[k] for k in CHANGE_CLASSES),  # type: ignore[arg-type]
+                            before_clusters=int(self.before_pieces.size),
+                            before_clusters_split=int((self.before_pieces >= 2).sum()))
 
 
 def classify_clusters(after_idx: np.ndarray, before_idx: np.ndarray, n: np.ndarray, *,
