@@ -31,3 +31,13 @@ def engine_params() -> list:
     if spark_available():
         params.append(pytest.param("spark", marks=pytest.mark.spark))
     return params
+
+
+def postgres_url() -> str:
+    """The test server's URL (``ER_TEST_POSTGRES_URL``); skip without one, fail under CI=true."""
+    url = os.environ.get("ER_TEST_POSTGRES_URL")
+    if not url:
+        if IN_CI:
+            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set")
+        pytest.skip("ER_TEST_POSTGRES_URL is not set")
+    return url

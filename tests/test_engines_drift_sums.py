@@ -13,7 +13,6 @@ with the number of clusters, and a SQLite without ``ln`` still works.
 from __future__ import annotations
 
 import math
-import os
 import sqlite3
 import uuid
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from enginetools import IN_CI, engine_params
+from enginetools import engine_params, postgres_url
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sourcetools import count_fetched_rows
@@ -42,15 +41,6 @@ HOSTILE = ["a", "A", "b", "B", "é", "e", "E", "É", "z", "Z", "ä", "1", "10", 
 
 
 # -- one pair per engine -----------------------------------------------------------------------------
-
-
-def _pg_url() -> str:
-    url = os.environ.get("ER_TEST_POSTGRES_URL")
-    if not url:
-        if IN_CI:
-            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set")
-        pytest.skip("no PostgreSQL")
-    return url
 
 
 @contextmanager
@@ -76,7 +66,7 @@ def engine_pair(engine: str, df: pd.DataFrame, *, collation: bool = False, bind=
 
     table = f"pair_{uuid.uuid4().hex[:8]}"
     own = bind is None
-    bind = bind if bind is not None else sa.create_engine("sqlite://" if engine == "sqlite" else _pg_url())
+    bind = bind if bind is not None else sa.create_engine("sqlite://" if engine == "sqlite" else postgres_url())
     try:
         if engine == "sqlite" and collation:
             sa.event.listen(bind, "connect", _add_collation)

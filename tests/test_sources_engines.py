@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from enginetools import IN_CI, spark_available
+from enginetools import postgres_url, spark_available
 
 import er_expectations  # noqa: F401 - registers the expectations
 from er_expectations.baselines import DRIFT_EXPECTATIONS
@@ -180,11 +180,7 @@ def test_long_layout_on_sqlite_equals_pandas(tmp_path, pandas_run, monkeypatch):
 def test_postgres_equals_pandas(tmp_path, pandas_run, monkeypatch):
     from sourcetools import postgres_warehouse
 
-    url = os.environ.get("ER_TEST_POSTGRES_URL")
-    if not url:
-        if IN_CI:
-            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set")
-        pytest.skip("ER_TEST_POSTGRES_URL is not set")
+    url = postgres_url()
     names = postgres_warehouse(url, wide_tables())
     monkeypatch.setenv("WAREHOUSE_URL", url)
     path = engine_checkpoint(tmp_path, "postgres", sql_section("${WAREHOUSE_URL}", names))

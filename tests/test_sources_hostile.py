@@ -12,7 +12,7 @@ import re
 
 import pandas as pd
 import pytest
-from enginetools import IN_CI, spark_available
+from enginetools import postgres_url, spark_available
 from sourcetools import (
     postgres_warehouse,
     project_text,
@@ -276,15 +276,10 @@ def test_spark_sources_that_cannot_be_read(tmp_path, capsys):
 def test_secrets_never_reach_the_project(tmp_path, capsys, monkeypatch):
     """The password of a real PostgreSQL URL: in no file of the project (configuration, results,
     Data Docs), nor on the console; GX keeps ${WAREHOUSE_URL} in its configuration."""
-    import os
 
     from sqlalchemy.engine import make_url
 
-    url = os.environ.get("ER_TEST_POSTGRES_URL")
-    if not url:
-        if IN_CI:
-            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set")
-        pytest.skip("ER_TEST_POSTGRES_URL is not set")
+    url = postgres_url()
     password = make_url(url).password
     assert password and len(password) >= 6
     names = postgres_warehouse(url, toy_tables())
@@ -343,17 +338,6 @@ def test_an_unknown_engine_or_a_missing_connection_is_named(tmp_path, capsys):
     assert "data: engine sql needs 'connection'" in capsys.readouterr().err
 
 
-def _postgres_url() -> str:
-    import os
-
-    url = os.environ.get("ER_TEST_POSTGRES_URL")
-    if not url:
-        if IN_CI:
-            pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set")
-        pytest.skip("ER_TEST_POSTGRES_URL is not set")
-    return url
-
-
 @pytest.mark.postgres
 def test_a_database_refusing_temporary_tables_names_temp_table(tmp_path, capsys, monkeypatch):
     """A read-only session (a hot-standby replica refuses temporary tables the same way) cannot
@@ -361,7 +345,7 @@ def test_a_database_refusing_temporary_tables_names_temp_table(tmp_path, capsys,
     named; with ``temp_table: false`` the same checks run on the release queries themselves."""
     from sqlalchemy.engine import make_url
 
-    url = _postgres_url()
+    url = postgres_url()
     names = postgres_warehouse(url, toy_tables())
     read_only = make_url(url).update_query_dict({"options": "-c default_transaction_read_only=on"})
     monkeypatch.setenv("WAREHOUSE_URL", read_only.render_as_string(hide_password=False))

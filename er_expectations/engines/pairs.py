@@ -43,7 +43,7 @@ from ..stats.drift import ChangeCounts, ClusterChanges, classify_clusters
 from ..stats.exact import ContingencySums, contingency_sums
 from .pandas import PandasRelease, contingency_from_codes
 
-__all__ = ["AggregatedPair", "ChangedCluster", "ReleasePair", "label_order", "totals_from_row"]
+__all__ = ["AggregatedPair", "ChangedCluster", "ReleasePair", "changed_from_rows", "label_order", "totals_from_row"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +98,19 @@ def totals_from_row(row: Sequence) -> tuple[ContingencySums, ChangeCounts]:
     counts = [_int(v) for v in row[11:20]]
     return sums, ChangeCounts(tuple(counts[0:4]), tuple(counts[4:8]), sums.true_clusters,  # type: ignore[arg-type]
                               counts[8])
+
+
+def changed_from_rows(rows: Sequence[Sequence]) -> list[ChangedCluster]:
+    """The chosen clusters of a diff from the rows the SQL and the Spark pair fetch: (class
+    code, rank in id order from 1, cluster id, its common records, before cluster id, records
+    taken from it, its common records, rank of this source from 1), in any order."""
+    out: dict[tuple[int, int], ChangedCluster] = {}
+    for kind, rk, a, size, b, n, before_size, _j in sorted(rows, key=lambda r: (int(r[0]), int(r[1]), int(r[7]))):
+        key = (int(kind), int(rk) - 1)
+        if key not in out:
+            out[key] = ChangedCluster(key[0], key[1], a, int(size), [])
+        out[key].sources.append((b, int(n), int(before_size)))
+    return list(out.values())
 
 
 class ReleasePair:

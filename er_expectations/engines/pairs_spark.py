@@ -19,7 +19,7 @@ from typing import Any
 
 from ..stats.drift import ChangeCounts
 from ..stats.exact import ContingencySums
-from .pairs import AggregatedPair, ChangedCluster, totals_from_row
+from .pairs import AggregatedPair, ChangedCluster, changed_from_rows, totals_from_row
 from .spark import SparkRelease
 
 __all__ = ["SparkReleasePair"]
@@ -120,13 +120,7 @@ class SparkReleasePair(AggregatedPair):
             rows = self._sources(marked, picks, max_sources)
         finally:
             marked.unpersist()
-        out: dict[tuple[int, int], ChangedCluster] = {}
-        for kind, rk, a, size, b, n, before_size, _j in sorted(rows, key=lambda r: (int(r[0]), int(r[1]), int(r[7]))):
-            key = (int(kind), int(rk) - 1)
-            if key not in out:
-                out[key] = ChangedCluster(key[0], key[1], a, int(size), [])
-            out[key].sources.append((b, int(n), int(before_size)))
-        return list(out.values())
+        return changed_from_rows(rows)
 
     def _sources(self, marked: Any, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[tuple]:
         """Rows (kind, rank, a, size, b, n, before size, j) of the chosen clusters' largest sources."""

@@ -29,7 +29,7 @@ from typing import Any
 from ..stats.drift import ChangeCounts
 from ..stats.exact import ContingencySums
 from .labelling_sql import CHUNK
-from .pairs import AggregatedPair, ChangedCluster, totals_from_row
+from .pairs import AggregatedPair, ChangedCluster, changed_from_rows, totals_from_row
 from .sql import SqlRelease
 
 __all__ = ["SqlReleasePair", "sqlite_ln"]
@@ -208,13 +208,7 @@ class SqlReleasePair(AggregatedPair):
                    .select_from(chosen.join(cells, chosen.c.a == cells.c.a).join(before, cells.c.b == before.c.b))
                    .subquery("sources"))
         rows = self._rows(sa.select(sources).where(sources.c.j <= max_sources))
-        out: dict[tuple[int, int], ChangedCluster] = {}
-        for kind, rk, a, size, b, n, before_size, _j in sorted(rows, key=lambda r: (int(r[0]), int(r[1]), int(r[7]))):
-            key = (int(kind), int(rk) - 1)
-            if key not in out:
-                out[key] = ChangedCluster(key[0], key[1], a, int(size), [])
-            out[key].sources.append((b, int(n), int(before_size)))
-        return list(out.values())
+        return changed_from_rows(rows)
 
     def _count_common(self) -> int:
         sa = self.sa
