@@ -51,6 +51,7 @@ __all__ = [
     "split_labelling_batch",
     "FetchedLabels",
     "fetch_labelling_batch",
+    "fetch_rule_records",
 ]
 
 #: The labels roles (``LabelColumns`` fields) a labelling batch carries, in column order.
@@ -250,16 +251,32 @@ def fetch_labelling_batch(
     kind = _id_kind_of(frame[record_id].tolist(), record_id)
     parsed = parse_labels(frame, id_kind=kind, columns=columns)
 
-    pair = [record_id, prediction]
-    wanted = tuple(dict.fromkeys([*parsed.record, *(i for t in parsed.removed for i in t),
-                                  *(i for t in parsed.added for i in t)]))
-    named = source.record_rows(draw, pair, record_id, list(wanted))
-    drawn = set(parsed.record)
-    clusters = list(dict.fromkeys(r[1] for r in named if r[0] in drawn and r[1] is not None))
-    known = set(wanted)
-    members = [r for r in source.record_rows(draw, pair, prediction, clusters) if r[0] not in known]
+    wanted, named, members = fetch_rule_records(source, parsed, [record_id, prediction], draw=draw)
     return FetchedLabels(source=source, labels=parsed, columns=columns, record_id=record_id, prediction=prediction,
                          draw=draw, kind=kind, wanted=wanted, named=named, members=members)
+
+
+def fetch_rule_records(source, labels: Labels, names: Sequence[str], *,
+                       draw: str | None) -> tuple[tuple, list[tuple], list[tuple]]:
+    """``(wanted, named, members)``: the record rows the rules of SPEC 9 read, fetched by id.
+
+    ``names`` are the columns fetched, the record id and the prediction first; ``source`` an
+    :class:`~er_expectations.engines.labelling_sql.SqlLabelling` or
+    :class:`~er_expectations.engines.labelling_spark.SparkLabelling` (``draw``: its draw
+    column, ``None`` for a table of records only). ``wanted`` are the ids the labels name
+    (drawn, removed, added), ``named`` the rows of those that exist, ``members`` the rows of
+    the other members of the drawn records' predicted clusters: the records
+    :func:`labelling_batch` keeps, in two queries of bounded ``IN`` lists.
+    """
+    record_id, prediction = names[0], names[1]
+    wanted = tuple(dict.fromkeys([*labels.record, *(i for t in labels.removed for i in t),
+                                  *(i for t in labels.added for i in t)]))
+    named = source.record_rows(draw, list(names), record_id, list(wanted))
+    drawn = set(labels.record)
+    clusters = list(dict.fromkeys(r[1] for r in named if r[0] in drawn and r[1] is not None))
+    known = set(wanted)
+    members = [r for r in source.record_rows(draw, list(names), prediction, clusters) if r[0] not in known]
+    return wanted, named, members
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,12 +293,19 @@ class LabelsData:
     """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
     :class:`~er_expectations.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
 
-    def __init__(self, checkpoint) -> None:
+    def __init__(self, checkpoint, engine_source=None) -> None:
         from .releases import ReleaseData
 
         self.checkpoint = checkpoint
         self.source = checkpoint.data.labels
-        self.releases = ReleaseData(checkpoint)
+        if engine_source is None:
+            self.releases = ReleaseData(checkpoint)
+        else:  # records and predictions in a database or Spark (data.engine: sql | spark)
+            from .sources import EngineReleases
+
+            block = self.source.block_column
+            self.releases = EngineReleases(checkpoint, engine_source,
+                                           extra_record_columns=[block] if block is not None else [])
         self.id_column = self.releases.id_column
         self.prediction_column = self.releases.prediction_column
         self.name_column = self.releases.name_column
@@ -304,6 +328,11 @@ class LabelsData:
         out += [c for c in (src.predicted_cluster_column, src.true_cluster_column) if c in present]
         out += [self.id_column, self.prediction_column]
         return out + [c for c in (src.block_column, self.name_column) if c is not None]
+
+    @property
+    def connected(self) -> bool:
+        """Whether the releases can be listed: files, or a database or Spark opened (``run``, not ``validate``)."""
+        return getattr(self.releases, "connected", True)
 
     def release(self):
         """The release the labels were made against (``data.labels.release``)."""
@@ -339,8 +368,10 @@ class LabelsData:
         from .io import read_table
 
         release = self.release()
-        table = self.releases.frame(release)
         src = self.source
+        if not hasattr(self.releases, "frame"):  # a database or Spark: only the records the rules read
+            return self._engine_frame(release)
+        table = self.releases.frame(release)
         if src.block_column is not None:
             rec = self.checkpoint.data.records
             blocks = read_table(rec.path, [rec.id_column, src.block_column], format=rec.format)
@@ -354,10 +385,45 @@ class LabelsData:
             raise InputError(f"{src.path}: {error}") from error
 
 
+    def _engine_frame(self, release) -> pd.DataFrame:
+        """The labelling batch of a checkpoint whose records and predictions are in a database
+        or Spark: the labels file (pandas) and only the record rows the rules read, fetched
+        from the release's batch in the engine by id (:func:`fetch_rule_records`): the same
+        rows, columns and order as :func:`labelling_batch` keeps from the whole release on
+        files (the release's records in the order of their ids, as the files' outer join
+        gives them)."""
+        from .io import read_table
+
+        src = self.source
+        releases = self.releases
+        releases.check_data()  # null, duplicated and unjoinable ids, counted in the engine
+        record_id, prediction = self.id_column, self.prediction_column
+        kind = releases.source.value_kind("records", self.checkpoint.data.records.id_column)
+        if kind == "number":
+            raise InputError(f"{releases.source.shown('records')}: column {self.checkpoint.data.records.id_column!r} "
+                             "holds floating-point numbers; record ids must be integers or text (cast the column "
+                             "in a query)")
+        labels = read_table(src.path, format=src.format)
+        try:
+            parsed = parse_labels(labels, id_kind="integer" if kind == "integer" else "text",
+                                  columns=self.columns, separator=src.separator)
+            names = [c for c in dict.fromkeys((record_id, prediction, src.block_column, self.name_column))
+                     if c is not None]
+            _, named, members = fetch_rule_records(releases.labelling(release), parsed, names, draw=None)
+            rows = sorted(named + members, key=lambda r: r[0])
+            frame = pd.DataFrame(rows, columns=names, dtype=object)
+            if kind == "integer":
+                frame[record_id] = frame[record_id].astype("int64")
+            return labelling_batch(parsed, frame, prediction, record_id=record_id, block=src.block_column,
+                                   name=self.name_column, columns=self.columns, separator=src.separator)
+        except InputError as error:
+            raise InputError(f"{src.path}: {error}") from error
+
+
 # -- checkpoint checks (the runner's phase 1) -----------------------------------------------
 
 
-def labels_checkpoint_issues(checkpoint) -> list:
+def labels_checkpoint_issues(checkpoint, data: LabelsData | None = None) -> list:
     """Problems of a checkpoint with ``data.labels``, each at its line: a ``releases`` key (the
     labels name their release in ``data.labels.release``) and a release that is not there."""
     from .config import ConfigIssue
@@ -370,7 +436,10 @@ def labels_checkpoint_issues(checkpoint) -> list:
             "releases: a checkpoint with data.labels validates its labels file against one release, "
             "data.labels.release", "remove 'releases' and name the release in data.labels.release"))
     try:
-        LabelsData(checkpoint).release()
+        if data is None:
+            data = LabelsData(checkpoint)
+        if data.connected:  # the releases of a database or Spark are listed when it runs
+            data.release()
     except InputError as error:
         line, column = checkpoint.location("data.labels.release")
         if line is None:

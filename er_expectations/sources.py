@@ -195,6 +195,8 @@ class Source(abc.ABC):
         if data.benchmark is not None:
             self._require("benchmark", data.benchmark.id_column, "data.benchmark.id_column")
             self._require("benchmark", data.benchmark.reference_column, "data.benchmark.reference_column")
+        if data.labels is not None and data.labels.block_column is not None:
+            self._require("records", data.labels.block_column, "data.labels.block_column")
 
     def _check_wide(self) -> None:
         pred = self.data.predictions
@@ -277,6 +279,12 @@ class Source(abc.ABC):
     def batch(self, layout: BatchLayout, release: ReleaseSource,
               baselines: Mapping[str, ReleaseSource | None]) -> Any:
         """The release's batch: SQL text (engine sql) or a Spark DataFrame."""
+
+    @abc.abstractmethod
+    def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
+        """The release's batch, whose records a labelling checkpoint fetches by id (SPEC 9):
+        an :class:`~.engines.labelling_sql.SqlLabelling` or a
+        :class:`~.engines.labelling_spark.SparkLabelling`."""
 
 
 # -- SQL ------------------------------------------------------------------------------------------
@@ -550,6 +558,23 @@ class SqlSource(Source):
     def batch(self, layout: BatchLayout, release: ReleaseSource,
               baselines: Mapping[str, ReleaseSource | None]) -> str:
         """The release's batch as SQL text for the connection's dialect (a GX query asset)."""
+        statement = self.batch_select(layout, release, baselines)
+        query = str(statement.compile(dialect=self.bind.dialect, compile_kwargs={"literal_binds": True}))
+        self._refuse_bind_parameters(query)
+        return query
+
+    def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
+        """The release's batch as a :class:`~.engines.labelling_sql.SqlLabelling`: the
+        records the labels refer to are selected from it by id (SPEC 9)."""
+        from .engines.labelling_sql import SqlLabelling
+        from .engines.sql import SqlRelease
+
+        statement = self.batch_select(layout, release, {})
+        return SqlLabelling(SqlRelease(self.bind, statement, prediction=layout.prediction_column))
+
+    def batch_select(self, layout: BatchLayout, release: ReleaseSource,
+                     baselines: Mapping[str, ReleaseSource | None]) -> Any:
+        """The release's batch as an SQLAlchemy ``select`` (see :meth:`batch`)."""
         sa = self.sa
         data = self.data
         r = self.handles["records"]
@@ -586,10 +611,7 @@ class SqlSource(Source):
             other = self._predictions(base, f"er_base_{index}")
             joined = joined.outerjoin(other, other.c[_ID] == ids.c[_ID])
             out += [other.c[_PRED].label(column), _text_value(sa, base.label).label(baseline_label_column(column))]
-        statement = sa.select(*out).select_from(joined)
-        query = str(statement.compile(dialect=self.bind.dialect, compile_kwargs={"literal_binds": True}))
-        self._refuse_bind_parameters(query)
-        return query
+        return sa.select(*out).select_from(joined)
 
     def _refuse_bind_parameters(self, query: str) -> None:
         """GX reads a query asset through ``sqlalchemy.text()``, where ``:word`` not preceded
@@ -756,6 +778,13 @@ class SparkSource(Source):
             joined = F.concat(joined, F.lit(spec.separator), part)  # type: ignore[union-attr]
         return F.nullif(strip(joined), F.lit(""))
 
+    def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
+        """The release's batch as a :class:`~.engines.labelling_spark.SparkLabelling` (SPEC 9)."""
+        from .engines.labelling_spark import SparkLabelling
+        from .engines.spark import SparkRelease
+
+        return SparkLabelling(SparkRelease(self.batch(layout, release, {}), prediction=layout.prediction_column))
+
     def batch(self, layout: BatchLayout, release: ReleaseSource,
               baselines: Mapping[str, ReleaseSource | None]) -> Any:
         """The release's batch as a Spark DataFrame (lazy: nothing is computed here)."""
@@ -842,6 +871,10 @@ class EngineReleases(BatchLayout):
         """The batch of ``release`` in the engine, with the baseline columns ``baselines``
         (column -> baseline release, ``None`` for none)."""
         return self.source.batch(self, release, baselines or {})
+
+    def labelling(self, release: ReleaseSource) -> Any:
+        """The batch of ``release`` as the engine's labelling queries (see :meth:`Source.labelling`)."""
+        return self.source.labelling(self, release)
 
 
 def _label(value: Any) -> str:

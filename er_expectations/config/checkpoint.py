@@ -490,14 +490,6 @@ class EnginePredictions(_Releases, EngineTable):
         return "long" if self.release_column is not None else "wide"
 
 
-def _refused_labels(value: Any) -> Any:
-    raise problem(
-        "data.labels: a labelling checkpoint reads its files with pandas; 'engine: sql' and "
-        "'engine: spark' are for release checkpoints",
-        "remove 'engine', 'connection' and 'spark' and give the records as a file (path)",
-    )
-
-
 class EngineData(ConfigModel):
     """The ``data`` section with ``engine: sql`` or ``engine: spark``: the tables stay in the
     database or Spark and each release's batch is built there (:mod:`er_expectations.sources`)."""
@@ -512,7 +504,9 @@ class EngineData(ConfigModel):
     predictions: EnginePredictions
     benchmark: EngineBenchmark | None = None
     name: NameSpec | None = None
-    labels: Annotated[Any, AfterValidator(_refused_labels)] = None
+    #: a labelling checkpoint (SPEC 9): the labels file (small, read with pandas) against a
+    #: release whose records stay in the engine (only those the rules read are fetched)
+    labels: LabelsSource | None = None
 
     @model_validator(mode="after")
     def _engine_options(self) -> EngineData:
@@ -798,10 +792,6 @@ def check_checkpoint_references(
             )
             issues.add(checkpoint.location(f"suites[{index}]"), f"suite '{suite}' not found", hint)
 
-    if isinstance(checkpoint.data, EngineData):  # tables of a database or Spark: see er_expectations.sources
-        issues.raise_if_any()
-        return
-
     cache: dict[Path, list[str] | None] = {}
 
     def columns_of(path: Path, path_key: str) -> list[str] | None:
@@ -828,6 +818,11 @@ def check_checkpoint_references(
         )
 
     data = checkpoint.data
+    if isinstance(data, EngineData):  # tables of a database or Spark (er_expectations.sources); labels: a file
+        if data.labels is not None:
+            _check_labels_file(checkpoint, data.labels, require)
+        issues.raise_if_any()
+        return
     records = data.records
     require(records.path, "data.records.path", records.id_column, "data.records.id_column")
     if data.name is not None:
@@ -851,11 +846,7 @@ def check_checkpoint_references(
 
     if data.labels is not None:
         labels = data.labels
-        for key in ("id_column", "draw_column", "removed_column", "added_column"):
-            require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
-        for key in ("predicted_cluster_column", "true_cluster_column"):  # optional: only when written
-            if f"data.labels.{key}" in checkpoint.locations:
-                require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
+        _check_labels_file(checkpoint, labels, require)
         if labels.block_column is not None:
             require(records.path, "data.records.path", labels.block_column, "data.labels.block_column")
     if data.benchmark is not None:
@@ -868,6 +859,16 @@ def check_checkpoint_references(
             "data.benchmark.reference_column",
         )
     issues.raise_if_any()
+
+
+def _check_labels_file(checkpoint: CheckpointConfig, labels: LabelsSource,
+                       require: Callable[[Path, str, str, str], None]) -> None:
+    """The labels columns of ``data.labels`` in its file (the block column is the records')."""
+    for key in ("id_column", "draw_column", "removed_column", "added_column"):
+        require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
+    for key in ("predicted_cluster_column", "true_cluster_column"):  # optional: only when written
+        if f"data.labels.{key}" in checkpoint.locations:
+            require(labels.path, "data.labels.path", getattr(labels, key), f"data.labels.{key}")
 
 
 def _check_wide(

@@ -40,13 +40,14 @@ class SparkLabelling:
         """Columns ``names`` of the label rows (draw not null)."""
         return self._select(self.df.where(self.column(draw, "draw_column").isNotNull()), names)
 
-    def record_rows(self, draw: str, names: Sequence[str], key: str, values: Sequence) -> list[tuple]:
-        """Columns ``names`` of the record rows (draw null) whose ``key`` is one of ``values``."""
+    def record_rows(self, draw: str | None, names: Sequence[str], key: str, values: Sequence) -> list[tuple]:
+        """Columns ``names`` of the record rows (draw null) whose ``key`` is one of ``values``;
+        ``draw=None``: a DataFrame of records only (a release's batch, no label rows)."""
         values = list(dict.fromkeys(values))
         if not values:
             return []
         k = self.column(key, key)
-        records = self.df.where(self.column(draw, "draw_column").isNull())
+        records = self.df if draw is None else self.df.where(self.column(draw, "draw_column").isNull())
         spark = self.df.sparkSession
         wanted = spark.createDataFrame([(v,) for v in values], schema=records.select(k.alias("wanted")).schema)
         joined = records.join(self.F.broadcast(wanted), k == wanted["wanted"], "left_semi")

@@ -47,12 +47,14 @@ class SqlLabelling:
         return self.release._rows(self.sa.select(*(self.column(n, n) for n in names))  # noqa: SLF001
                                   .where(d.is_not(None)))
 
-    def record_rows(self, draw: str, names: Sequence[str], key: str, values: Sequence) -> list[tuple]:
-        """Columns ``names`` of the record rows (draw null) whose ``key`` is one of ``values``."""
-        d, k = self.column(draw, "draw_column"), self.column(key, key)
+    def record_rows(self, draw: str | None, names: Sequence[str], key: str, values: Sequence) -> list[tuple]:
+        """Columns ``names`` of the record rows (draw null) whose ``key`` is one of ``values``;
+        ``draw=None``: a table of records only (a release's batch, no label rows)."""
+        k = self.column(key, key)
+        records = [] if draw is None else [self.column(draw, "draw_column").is_(None)]
         out: list[tuple] = []
         values = list(values)
         for start in range(0, len(values), CHUNK):
             out += self.release._rows(self.sa.select(*(self.column(n, n) for n in names))  # noqa: SLF001
-                                      .where(d.is_(None), k.in_(values[start:start + CHUNK])))
+                                      .where(*records, k.in_(values[start:start + CHUNK])))
         return out

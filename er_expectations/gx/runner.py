@@ -346,8 +346,8 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
     issues.extend(suite_kind_issues(checkpoint, suites))
     data: ReleaseData | LabelsData | EngineReleases
     if checkpoint.data.labels is not None:  # one labelling batch instead of the releases
-        data = LabelsData(checkpoint)
-        issues.extend(labels_checkpoint_issues(checkpoint))
+        data = LabelsData(checkpoint, source)  # source: records in a database or Spark, else None
+        issues.extend(labels_checkpoint_issues(checkpoint, data))
     else:
         wanted = [column for suite in suites for cfg in suite.expectations for param, column in _column_refs(cfg)
                   if param in _RECORD_PARAMS and column not in extras]
@@ -380,8 +380,9 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
 def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
     """The table format of every file of a checkpoint (its ``format:``, else from its suffix)."""
     data = checkpoint.data
-    if isinstance(data, EngineData):
-        return {}
+    if isinstance(data, EngineData):  # only the labels are a file
+        labels = data.labels
+        return {Path(labels.path): labels.format} if labels is not None and labels.format else {}
     sources: list[Any] = [data.records, data.predictions, *(data.predictions.files or ())]
     if data.benchmark is not None:
         sources.append(data.benchmark)
