@@ -227,13 +227,20 @@ def test_a_glob_selecting_no_release_column_is_refused(tmp_path, capsys, warehou
     assert "data.predictions.columns: the pattern 'inventor_*' selects no release column of table 'predictions'" in err
 
 
-def test_labels_are_refused_with_a_database(tmp_path, capsys):
+def test_labels_with_a_database_are_a_file_checked_at_its_key(tmp_path, capsys):
+    """A labelling checkpoint may keep its records in a database (tests/test_labels_engines.py
+    runs it); its labels stay a file, which must exist and have the labels columns."""
     path = write_checkpoint(tmp_path)
     path.write_text(path.read_text().replace("  name:", "  labels: {path: labels.parquet}\n  name:"))
     assert main(["validate", str(path)]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert "data.labels: a labelling checkpoint reads its files with pandas" in err
+    assert "data.labels.path: file not found" in err and "labels.parquet" in err, err
     assert located(err, path, "labels:")
+    pd.DataFrame({"draw": [1], "record": ["r0001"], "removed": [""], "added": [""]}).to_parquet(
+        tmp_path / "checkpoints" / "labels.parquet")
+    assert main(["validate", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "data.labels.id_column: column 'record_id' not found" in err, err
 
 
 def test_engine_options_belong_to_their_engine(tmp_path, capsys):
