@@ -384,7 +384,6 @@ class LabelsData:
         except InputError as error:
             raise InputError(f"{src.path}: {error}") from error
 
-
     def _engine_frame(self, release) -> pd.DataFrame:
         """The labelling batch of a checkpoint whose records and predictions are in a database
         or Spark: the labels file (pandas) and only the record rows the rules read, fetched

@@ -236,3 +236,43 @@ def test_a_release_the_database_lacks_is_named_at_data_labels_release(tmp_path, 
     err = capsys.readouterr().err
     assert "data.labels.release: '2021-12-31' is not a release of the checkpoint" in err, err
     assert "2021-12-30" in err
+
+
+@pytest.mark.sqlite
+def test_integer_ids_and_clusters_in_another_order_equal_files(tmp_path):
+    """The demo data with integer mention ids numbered against their text order and integer
+    cluster ids: the fetched records are put in the order of the ids (as the files' outer
+    join gives them), integers stay integers."""
+    tables = demo_tables()
+    ids = {m: i for i, m in enumerate(sorted(tables["mentions"]["mention_id"], reverse=True))}
+    clusters: dict[str, int] = {}
+
+    def code(value):
+        return None if value is None or value != value else clusters.setdefault(value, 10_000 + len(clusters))
+
+    records = tables["mentions"].assign(mention_id=tables["mentions"]["mention_id"].map(ids).astype("int64"))
+    predictions = tables["predictions"].assign(mention_id=tables["predictions"]["mention_id"].map(ids).astype("int64"))
+    for column in RELEASES:
+        predictions[column] = pd.array([code(v) for v in predictions[column]], dtype="Int64")
+    labels = pd.read_parquet(DATA / "labels.parquet")
+    labels["record_id"] = labels["record_id"].map(ids).astype("int64")
+    for column in ("removed", "added"):
+        labels[column] = [[ids[i] for i in cell] for cell in labels[column]]
+    labels["predicted_cluster"] = pd.array([code(v) for v in labels["predicted_cluster"]], dtype="Int64")
+    labels.to_parquet(tmp_path / "labels.parquet", index=False)
+    records.to_parquet(tmp_path / "records.parquet", index=False)
+    predictions.to_parquet(tmp_path / "predictions.parquet", index=False)
+    url = sqlite_warehouse(tmp_path / "warehouse.db", {"mentions": records, "predictions": predictions})
+    section = f"""data:
+  records: {{path: {tmp_path / 'records.parquet'}, id_column: mention_id}}
+  predictions: {{path: {tmp_path / 'predictions.parquet'}, id_column: mention_id, columns: "inventor_id_*", batch_column: inventor_id}}
+"""
+    file_path = labelling_checkpoint(tmp_path, "files", section, labels=tmp_path / "labels.parquet")
+    sql_path = labelling_checkpoint(tmp_path, "sqlite", sql_section(url), labels=tmp_path / "labels.parquet")
+    want = batch_of(file_path)
+    got = batch_of(sql_path)
+    pd.testing.assert_frame_equal(got, want)
+    rows = got[got["draw"].isna()]
+    assert rows["mention_id"].is_monotonic_increasing and isinstance(rows["mention_id"].iloc[0], int)
+    assert isinstance(rows["inventor_id"].dropna().iloc[0], int)
+    assert results_of(sql_path) == results_of(file_path)
