@@ -27,7 +27,11 @@ the record rows this batch would hold, so the rules see the same records on ever
 
 :class:`LabelsData` is the checkpoint side (``data.labels`` of a checkpoint): it reads the
 labels file and the release it names and builds its one batch, with the interface of
-:class:`~er_expectations.releases.ReleaseData` that the runner uses.
+:class:`~er_expectations.releases.ReleaseData` that the runner uses. With ``data.engine: sql |
+spark`` the labels stay a file but the records and predictions stay in the engine: from the
+release's batch there (:meth:`~er_expectations.sources.Source.labelling`) only the record rows
+the rules read are fetched by id (:func:`fetch_rule_records`, the queries of
+:func:`fetch_labelling_batch`), and :func:`labelling_batch` of them is the batch of the files.
 """
 
 from __future__ import annotations

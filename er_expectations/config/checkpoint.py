@@ -28,7 +28,9 @@ With ``engine: sql`` (and ``connection: {url: ${WAREHOUSE_URL}}``) or ``engine: 
 an optional ``spark: {master: ..., config: {...}}``) the tables stay in the database or Spark:
 ``records``, ``predictions`` and ``benchmark`` then name a ``table``, a ``query`` or (Spark) a
 Parquet ``path``, and the predictions are wide (``columns``) or long (``release_column`` and
-``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.sources`.
+``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.sources`. A
+labelling checkpoint's ``labels`` stay a file there (only the records the rules read are
+fetched from the engine: :mod:`er_expectations.labelling_batch`).
 
 The structure is declared once, as the frozen pydantic models the package uses
 (:class:`CheckpointConfig`, one field per section; a new section is a new field),
