@@ -276,3 +276,19 @@ def test_integer_ids_and_clusters_in_another_order_equal_files(tmp_path):
     assert rows["mention_id"].is_monotonic_increasing and isinstance(rows["mention_id"].iloc[0], int)
     assert isinstance(rows["inventor_id"].dropna().iloc[0], int)
     assert results_of(sql_path) == results_of(file_path)
+
+
+@pytest.mark.sqlite
+def test_a_drawn_record_the_database_lacks_is_the_error_of_files(tmp_path, capsys, sqlite_db):
+    labels = pd.read_parquet(DATA / "labels.parquet")
+    labels.at[3, "record_id"] = GHOST
+    labels.to_parquet(tmp_path / "labels.parquet", index=False)
+    messages = []
+    for name, section in (("files", None), ("sqlite", sql_section(sqlite_db))):
+        path = labelling_checkpoint(tmp_path, name, section, labels=tmp_path / "labels.parquet")
+        assert main(["run", str(path), "--no-progress"]) == EXIT_USAGE
+        err = capsys.readouterr().err
+        assert GHOST in err and "labels.parquet" in err, err
+        messages.append(err.replace(str(path), "<checkpoint>"))
+        assert not (tmp_path / f"project_{name}").exists()
+    assert messages[0] == messages[1]
