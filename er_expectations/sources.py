@@ -5,7 +5,9 @@ joins them in Python. With ``engine: sql`` or ``engine: spark`` the tables stay 
 are: each release's batch is a query (SQLAlchemy Core, compiled for the database's dialect)
 or a Spark DataFrame with the same rows and columns as :meth:`ReleaseData.frame` gives, and
 GX validates it there (``gx/metrics.py`` aggregates it in the engine). The record table never
-comes into Python; only counts, a few example ids and the release labels do.
+comes into Python; only counts, a few example ids and the release labels do, and for a
+labelling checkpoint (``data.labels``, SPEC 9) the rows of the records its labels refer to,
+fetched by id from the release's batch (:meth:`Source.labelling`).
 
 The batch of a release (SPEC 2.1), as for files:
 
