@@ -125,6 +125,7 @@ def count_fetched_rows() -> Iterator[list[int]]:
     from sqlalchemy.engine import cursor
 
     counts: dict[int, int] = {}
+    alive: list = []  # the results counted, kept so that no later result gets the id of a freed one
     classes = [cursor.CursorFetchStrategy, cursor.BufferedRowCursorFetchStrategy,
                cursor.FullyBufferedCursorFetchStrategy]
     saved = {(cls, name): cls.__dict__[name] for cls in classes for name in ("fetchone", "fetchmany", "fetchall")
@@ -134,6 +135,8 @@ def count_fetched_rows() -> Iterator[list[int]]:
         def counted(self, result, *args, **kwargs):
             rows = original(self, result, *args, **kwargs)
             n = (0 if rows is None else 1) if original.__name__ == "fetchone" else len(rows)
+            if id(result) not in counts:
+                alive.append(result)
             counts[id(result)] = counts.get(id(result), 0) + n
             return rows
         return counted
