@@ -109,8 +109,8 @@ class SqlReleasePair(AggregatedPair):
     def _order(self, expr: Any, column: Any) -> Any:
         """``expr`` (values of ``column``) in the order of Python's ``sorted``."""
         dialect = self.current.bind.dialect.name
-        if dialect == "sqlite":
-            return self.sa.collate(expr, "BINARY")
+        if dialect == "sqlite":  # any column may hold text there; typed as text for SQLAlchemy only (no CAST)
+            return self.sa.collate(self.sa.type_coerce(expr, self.sa.String), "BINARY")
         if dialect == "postgresql" and self._is_text(column):
             return self.sa.collate(expr, "C")
         return expr
