@@ -19,11 +19,11 @@ API needs only numpy and pandas. To use the expectations from GX, register them 
 
 from __future__ import annotations
 
-from .api import Release, cluster_errors, estimate, exact_metrics, summarize
-from .errors import InputError, UndefinedMetricWarning
-from .ethnicity import impute_ethnicity
-from .planning import plan_sample_size, simulate
-from .stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
+from er_expectations.api import Release, cluster_errors, estimate, exact_metrics, summarize
+from er_expectations.errors import InputError, UndefinedMetricWarning
+from er_expectations.ethnicity import impute_ethnicity
+from er_expectations.planning import plan_sample_size, simulate
+from er_expectations.stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
 __version__ = "0.1.0"
 

@@ -12,10 +12,10 @@ from collections.abc import Hashable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .engines.base import WeightsSpec
-from .engines.pandas import PandasRelease, contingency
-from .errors import InputError
-from .stats import (
+from er_expectations.engines.base import WeightsSpec
+from er_expectations.engines.pandas import PandasRelease, contingency
+from er_expectations.errors import InputError
+from er_expectations.stats import (
     DEFAULT_N_BOOT,
     METRICS,
     BenchmarkSample,
@@ -32,7 +32,7 @@ from .stats import (
     resolve_seed,
     summary_statistics,
 )
-from .stats import (
+from er_expectations.stats import (
     cluster_errors as _cluster_errors,
 )
 

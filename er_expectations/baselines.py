@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .hints import did_you_mean, quote_list
+from er_expectations.hints import did_you_mean, quote_list
 
 if TYPE_CHECKING:
-    from .config import ConfigIssue, SuiteConfig
-    from .releases import ReleaseData, ReleaseSource
+    from er_expectations.config import ConfigIssue, SuiteConfig
+    from er_expectations.releases import ReleaseData, ReleaseSource
 
 __all__ = [
     "DRIFT_EXPECTATIONS",
@@ -107,7 +107,7 @@ def check_baselines(needs: Sequence[BaselineNeed], data: ReleaseData, checkpoint
 
     The pinned ``baseline_release`` of a control-limit check (``suites``) must be one too.
     """
-    from .config import ConfigIssue
+    from er_expectations.config import ConfigIssue
 
     pinned = [BaselineNeed("", str(cfg.kwargs["baseline_release"]), suite, cfg, "baseline_release")
               for suite in suites for cfg in suite.expectations

@@ -17,8 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .io import atomic_write
+from er_expectations.errors import InputError
+from er_expectations.io import atomic_write
 
 __all__ = ["CHART_FORMATS", "data_uri", "render", "to_png", "to_svg", "write_chart"]
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .errors import InputError
+from er_expectations.errors import InputError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 EXIT_HISTORY = 6
@@ -53,7 +53,7 @@ EXIT_CODES: dict[int, str] = {
 
 
 def _load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
-    from .io import combine_name, read_table, same_id_kind, table_columns
+    from er_expectations.io import combine_name, read_table, same_id_kind, table_columns
 
     main_cols = table_columns(args.file)
     join_frames = []
@@ -75,7 +75,7 @@ def _load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
         df = df.merge(other, on=args.on, how="left", validate="many_to_one")
     missing = [c for c in needed if c not in df.columns]
     if missing:
-        from .hints import did_you_mean
+        from er_expectations.hints import did_you_mean
 
         known = list(dict.fromkeys(main_cols + [c for _, cols in join_frames for c in cols]))
         hints = []
@@ -127,7 +127,7 @@ def _check_output(output: str | None) -> None:
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        from .io import atomic_write_text
+        from er_expectations.io import atomic_write_text
 
         try:
             atomic_write_text(output, text)
@@ -150,7 +150,7 @@ def _clean(v: object) -> object:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from .api import summarize
+    from er_expectations.api import summarize
 
     name = _name_arg(args)
     _check_output(args.output)
@@ -169,7 +169,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from .api import estimate
+    from er_expectations.api import estimate
 
     name = _name_arg(args)
     _check_output(args.output)
@@ -237,7 +237,7 @@ def _add_table_args(p: argparse.ArgumentParser) -> None:
 
 
 def _hill(value: str) -> float:
-    from .stats import parse_hill_orders
+    from er_expectations.stats import parse_hill_orders
 
     try:
         return parse_hill_orders((value,), parameter="--hill-orders")[0]
@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="er-expectations",
         description="Quality checks for entity-resolution outputs (Great Expectations plugin).",
     )
-    from . import __version__
+    from er_expectations import __version__
 
     parser.add_argument("--version", action="version", version=f"er-expectations {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an error")
@@ -284,24 +284,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seed of the bootstrap (default: a fresh one, printed with the result)")
     p.set_defaults(func=cmd_estimate)
 
-    from .cli_plan import add_planning_commands
+    from er_expectations.cli_plan import add_planning_commands
 
     add_planning_commands(sub)
 
     try:
-        from .cli_gx import add_gx_commands
+        from er_expectations.cli_gx import add_gx_commands
     except ImportError:  # pragma: no cover - the GX commands ship with the package
         add_gx_commands = None
     if add_gx_commands is not None:
         add_gx_commands(sub)
-    from .cli_labels import add_label_commands
+    from er_expectations.cli_labels import add_label_commands
 
     add_label_commands(sub)
-    from .cli_drift import add_drift_commands
+    from er_expectations.cli_drift import add_drift_commands
 
     add_drift_commands(sub)
 
-    from .history.cli import add_history_command
+    from er_expectations.history.cli import add_history_command
 
     add_history_command(sub)
     for command in sub.choices.values():  # --debug after the command name too
@@ -345,8 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def classify_error(exc: BaseException) -> tuple[int, str]:
     """The exit code and the one-line message for an exception that reached the command line."""
-    from .config import ConfigError
-    from .errors import ProjectBusyError, SourceUnreachableError
+    from er_expectations.config import ConfigError
+    from er_expectations.errors import ProjectBusyError, SourceUnreachableError
 
     if isinstance(exc, SourceUnreachableError):
         return EXIT_SOURCE, f"error: {exc}"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import InputError
+from er_expectations.errors import InputError
 
 __all__ = ["add_drift_commands", "cmd_diff", "diff_text"]
 
@@ -40,8 +40,8 @@ def diff_text(diff: Any) -> str:
 
 
 def _from_checkpoint(args: argparse.Namespace) -> tuple[pd.DataFrame, str, str, str, str | None]:
-    from .config import load_checkpoint
-    from .releases import ReleaseData
+    from er_expectations.config import load_checkpoint
+    from er_expectations.releases import ReleaseData
 
     checkpoint = load_checkpoint(args.checkpoint)
     data = ReleaseData(checkpoint)
@@ -49,7 +49,7 @@ def _from_checkpoint(args: argparse.Namespace) -> tuple[pd.DataFrame, str, str, 
     known = {r.label: r for r in releases} | {r.key: r for r in releases}
     for option, value in (("--before", args.before), ("--after", args.after)):
         if value not in known:
-            from .hints import did_you_mean
+            from er_expectations.hints import did_you_mean
 
             close = did_you_mean(value, [r.label for r in releases])
             raise InputError(f"{option} '{value}'{f' ({close})' if close else ''}: not a release of checkpoint "
@@ -64,7 +64,7 @@ def _from_checkpoint(args: argparse.Namespace) -> tuple[pd.DataFrame, str, str, 
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .cli import (
+    from er_expectations.cli import (
         EXIT_OK,
         _check_output,
         _emit,
@@ -73,7 +73,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         _name_arg,
         _needed_name_cols,
     )
-    from .drift import diff_releases
+    from er_expectations.drift import diff_releases
 
     _check_output(args.output)
     if args.checkpoint:
@@ -104,7 +104,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def add_drift_commands(sub: Any) -> None:
     """Add ``diff`` to the command line's subparsers."""
-    from .cli import _add_table_args
+    from er_expectations.cli import _add_table_args
 
     p = sub.add_parser("diff", help="clusters merged, split or unchanged between two releases (SPEC 10)")
     _add_table_args(p)

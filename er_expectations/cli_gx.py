@@ -19,9 +19,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .cli import EXIT_FAILED, EXIT_HISTORY, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
-from .config import ConfigError, ConfigIssue
-from .errors import InputError
+from er_expectations.cli import EXIT_FAILED, EXIT_HISTORY, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+from er_expectations.config import ConfigError, ConfigIssue
+from er_expectations.errors import InputError
 
 __all__ = ["add_gx_commands", "cmd_init", "cmd_run", "cmd_validate"]
 
@@ -53,7 +53,7 @@ def _print_issues(issues: Iterable[ConfigIssue], *, what: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``run``: validate the releases of a checkpoint file."""
-    from .gx.runner import run_checkpoint
+    from er_expectations.gx.runner import run_checkpoint
 
     try:
         report = run_checkpoint(
@@ -77,7 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _validate_one(path: str) -> tuple[str | None, list[ConfigIssue]]:
     """``(description, [])`` when the file is fine, ``(None, issues)`` otherwise."""
-    from .config import CheckpointConfig, load_any
+    from er_expectations.config import CheckpointConfig, load_any
 
     try:
         loaded = load_any(path)
@@ -86,7 +86,7 @@ def _validate_one(path: str) -> tuple[str | None, list[ConfigIssue]]:
     if not isinstance(loaded, CheckpointConfig):
         count = len(loaded.expectations)
         return f"suite '{loaded.name}', {count} expectation{'s' if count != 1 else ''}", []
-    from .gx.runner import prepare_run
+    from er_expectations.gx.runner import prepare_run
 
     try:
         prepared = prepare_run(path, check_environment=False)  # ${NAME} variables: checked by `run`
@@ -122,7 +122,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _columns(path: str, what: str, errors: list[str]) -> list[str] | None:
-    from .io import table_columns
+    from er_expectations.io import table_columns
 
     try:
         return table_columns(path)
@@ -134,7 +134,7 @@ def _columns(path: str, what: str, errors: list[str]) -> list[str] | None:
 def _require(columns: list[str] | None, column: str, path: str, option: str, errors: list[str]) -> None:
     if columns is None or column in columns:
         return
-    from .config.errors import did_you_mean
+    from er_expectations.config.errors import did_you_mean
 
     hint = did_you_mean(column, columns)
     shown = ", ".join(columns[:12]) + (" ..." if len(columns) > 12 else "")
@@ -176,7 +176,7 @@ def _parse_files(items: Sequence[str], errors: list[str]) -> dict[str, str]:
 
 
 def _default_name(records: str) -> str:
-    from .names import safe_name
+    from er_expectations.names import safe_name
 
     folder = Path(records).resolve().parent.name
     return safe_name(folder, fallback="er_checks")
@@ -184,10 +184,10 @@ def _default_name(records: str) -> str:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """``init``: write ``suites/<name>.yml`` and ``checkpoints/<name>.yml``."""
-    from .config import scaffold_checkpoint, scaffold_suite
-    from .gx.runner import prepare_run
-    from .io import atomic_write_text
-    from .names import name_problem
+    from er_expectations.config import scaffold_checkpoint, scaffold_suite
+    from er_expectations.gx.runner import prepare_run
+    from er_expectations.io import atomic_write_text
+    from er_expectations.names import name_problem
 
     errors: list[str] = []
     name = args.name or _default_name(args.records)
@@ -218,7 +218,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         if len(chosen) == 1 and _GLOB_CHARACTERS & set(chosen[0]):
             prediction_columns = chosen[0]
             if available is not None:
-                from .config import PredictionsSource
+                from er_expectations.config import PredictionsSource
 
                 source = PredictionsSource(id_column=args.id_column, columns=chosen[0])
                 if not source.match_columns(available):

@@ -11,15 +11,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .errors import InputError
+from er_expectations.errors import InputError
 
 __all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample"]
 
 
 def _check_target(output: str) -> None:
     """The output names a .parquet/.csv file in an existing folder (checked before any work)."""
-    from .cli import _check_output
-    from .io import _kind
+    from er_expectations.cli import _check_output
+    from er_expectations.io import _kind
 
     _check_output(output)
     _kind(Path(output))
@@ -36,13 +36,13 @@ def _label_columns(items: list[str] | None) -> dict[str, str]:
 
 
 def _records(args: argparse.Namespace, needed: list[str]):
-    from .cli import _load_frame
+    from er_expectations.cli import _load_frame
 
     return _load_frame(args, list(dict.fromkeys(needed)))
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from .worksheet import draw_sample, write_frame
+    from er_expectations.worksheet import draw_sample, write_frame
 
     _check_target(args.output)
     record_id = args.record_id or args.on
@@ -58,9 +58,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from .io import read_table
-    from .labels import benchmark_from_labels
-    from .worksheet import write_frame
+    from er_expectations.io import read_table
+    from er_expectations.labels import benchmark_from_labels
+    from er_expectations.worksheet import write_frame
 
     _check_target(args.output)
     record_id = args.record_id or args.on

@@ -18,7 +18,7 @@ import json
 import math
 from pathlib import Path
 
-from .cli import (
+from er_expectations.cli import (
     EXIT_OK,
     _add_table_args,
     _check_output,
@@ -30,7 +30,7 @@ from .cli import (
     _name_arg,
     _needed_name_cols,
 )
-from .errors import InputError
+from er_expectations.errors import InputError
 
 __all__ = ["add_planning_commands", "cmd_plan", "cmd_simulate", "parse_targets"]
 
@@ -39,7 +39,7 @@ def _check_chart_path(path: str | None) -> None:
     """``--chart`` must end in .svg or .png and sit in an existing folder (checked before any work)."""
     if not path:
         return
-    from .charts import CHART_FORMATS
+    from er_expectations.charts import CHART_FORMATS
 
     p = Path(path)
     if p.suffix.lower() not in CHART_FORMATS:
@@ -61,7 +61,7 @@ def _num(x: float, fmt: str) -> str:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from .planning import simulate
+    from er_expectations.planning import simulate
 
     name = _name_arg(args)
     _check_output(args.output)
@@ -72,8 +72,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                      seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
                      bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id)
     if args.chart:
-        from .charts import write_chart
-        from .planning import simulation_chart
+        from er_expectations.charts import write_chart
+        from er_expectations.planning import simulation_chart
 
         write_chart(simulation_chart(frame), args.chart)
     if args.format == "json":
@@ -127,7 +127,7 @@ def parse_targets(values: list[str] | None, *, option: str) -> float | dict[str,
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from .planning import plan_sample_size
+    from er_expectations.planning import plan_sample_size
 
     name = _name_arg(args)
     _check_output(args.output)
@@ -148,8 +148,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              bias_adjust=not args.no_bias_adjust, max_draws=args.max_draws, name=name,
                              record_id=args.record_id)
     if args.chart:
-        from .charts import write_chart
-        from .planning import plan_chart
+        from er_expectations.charts import write_chart
+        from er_expectations.planning import plan_chart
 
         write_chart(plan_chart(frame), args.chart)
     if args.format == "json":

@@ -26,21 +26,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .engines.base import WeightsSpec
-from .engines.pairs import AggregatedPair, ReleasePair
-from .engines.pandas import PandasRelease, _check_column, _check_frame
-from .errors import InputError, UndefinedMetricWarning
-from .hints import did_you_mean
-from .stats import (
+from er_expectations.engines.base import WeightsSpec
+from er_expectations.engines.pairs import AggregatedPair, ReleasePair
+from er_expectations.engines.pandas import PandasRelease, _check_column, _check_frame
+from er_expectations.errors import InputError, UndefinedMetricWarning
+from er_expectations.hints import did_you_mean
+from er_expectations.stats import (
     PERFORMANCE_METRICS,
     check_beta,
     check_ci_level,
     parse_hill_orders,
     summary_statistics,
 )
-from .stats.drift import CHANGE_CLASSES, PairedChange, paired_change
-from .stats.exact import exact_metrics_from_sums
-from .text import statistic_label
+from er_expectations.stats.drift import CHANGE_CLASSES, PairedChange, paired_change
+from er_expectations.stats.exact import exact_metrics_from_sums
+from er_expectations.text import statistic_label
 
 __all__ = [
     "AGREEMENT_METRICS",

@@ -52,9 +52,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .engines.pandas import _check_column, _check_frame, _check_id_types
-from .errors import InputError
-from .hints import did_you_mean, quote_list
+from er_expectations.engines.pandas import _check_column, _check_frame, _check_id_types
+from er_expectations.errors import InputError
+from er_expectations.hints import did_you_mean, quote_list
 
 __all__ = [
     "CATEGORIES",

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from er_expectations.errors import InputError
 
 __all__ = ["RLDATA_FIELDS", "agreement_prediction", "rldata_frame"]
 

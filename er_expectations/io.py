@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import InputError
+from er_expectations.errors import InputError
 
 __all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "remove_stale_temporaries",
            "id_kind", "same_id_kind", "table_columns"]
@@ -96,7 +96,7 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
     if columns is not None:
         missing = [c for c in columns if c not in available]
         if missing:
-            from .hints import did_you_mean
+            from er_expectations.hints import did_you_mean
 
             hints = []
             for m in missing:

@@ -42,8 +42,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import InputError
-from .labels import LabelColumns, Labels, _records_id_kind, parse_labels, qc_labels
+from er_expectations.errors import InputError
+from er_expectations.labels import LabelColumns, Labels, _records_id_kind, parse_labels, qc_labels
 
 __all__ = [
     "BATCH_LABEL_ROLES",
@@ -84,7 +84,7 @@ def labelling_batch(
     a drawn record outside the release, labels of another release): the errors of
     ``qc_labels``, before anything is validated.
     """
-    from .engines.pandas import _check_column, _check_frame
+    from er_expectations.engines.pandas import _check_column, _check_frame
 
     frame = _check_frame(records)
     for parameter, column in (("record_id", record_id), ("prediction", prediction), ("block", block),
@@ -144,7 +144,7 @@ def split_labelling_batch(
     the labels columns, the record rows (draw empty) without them, and the labels column names
     for :func:`~er_expectations.labels.qc_labels`. ``predicted_cluster`` and ``true_cluster``
     are used when the batch has them (SPEC 2.2 optional columns); ``None``: not used."""
-    from .engines.pandas import _check_column, _check_frame
+    from er_expectations.engines.pandas import _check_column, _check_frame
 
     frame = _check_frame(batch)
     roles = {"draw": draw, "record_id": record_id, "removed": removed, "added": added,
@@ -298,14 +298,14 @@ class LabelsData:
     :class:`~er_expectations.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
 
     def __init__(self, checkpoint, engine_source=None) -> None:
-        from .releases import ReleaseData
+        from er_expectations.releases import ReleaseData
 
         self.checkpoint = checkpoint
         self.source = checkpoint.data.labels
         if engine_source is None:
             self.releases = ReleaseData(checkpoint)
         else:  # records and predictions in a database or Spark (data.engine: sql | spark)
-            from .sources import EngineReleases
+            from er_expectations.sources import EngineReleases
 
             block = self.source.block_column
             self.releases = EngineReleases(checkpoint, engine_source,
@@ -324,7 +324,7 @@ class LabelsData:
 
     def batch_columns(self) -> list[str]:
         """The columns of the labelling batch (labels columns, then record columns)."""
-        from .io import table_columns
+        from er_expectations.io import table_columns
 
         src = self.source
         present = table_columns(src.path, format=src.format)
@@ -351,7 +351,7 @@ class LabelsData:
         for release in releases:
             if wanted in (release.label, release.key):
                 return release
-        from .hints import did_you_mean
+        from er_expectations.hints import did_you_mean
 
         hint = did_you_mean(wanted, [r.label for r in releases])
         raise InputError(f"data.labels.release: '{wanted}' is not a release of the checkpoint"
@@ -369,7 +369,7 @@ class LabelsData:
 
     def frame(self, ref: LabelsSourceRef) -> pd.DataFrame:
         """The labelling batch: the labels file against its release (see the module docstring)."""
-        from .io import read_table
+        from er_expectations.io import read_table
 
         release = self.release()
         src = self.source
@@ -395,7 +395,7 @@ class LabelsData:
         rows, columns and order as :func:`labelling_batch` keeps from the whole release on
         files (the release's records in the order of their ids, as the files' outer join
         gives them)."""
-        from .io import read_table
+        from er_expectations.io import read_table
 
         src = self.source
         releases = self.releases
@@ -429,7 +429,7 @@ class LabelsData:
 def labels_checkpoint_issues(checkpoint, data: LabelsData | None = None) -> list:
     """Problems of a checkpoint with ``data.labels``, each at its line: a ``releases`` key (the
     labels name their release in ``data.labels.release``) and a release that is not there."""
-    from .config import ConfigIssue
+    from er_expectations.config import ConfigIssue
 
     issues = []
     if checkpoint.releases != "all":
@@ -454,7 +454,7 @@ def labels_checkpoint_issues(checkpoint, data: LabelsData | None = None) -> list
 
 def labels_column_hint(checkpoint, param: str, column: str, available: Sequence[str]) -> str:
     """How to fix a suite parameter naming a column the labelling batch does not have."""
-    from .hints import did_you_mean
+    from er_expectations.hints import did_you_mean
 
     labels = checkpoint.data.labels
     sources = {
@@ -484,7 +484,7 @@ def suite_kind_issues(checkpoint, suites: Sequence) -> list:
     would compute its statistic on the few records the labels refer to. A checkpoint without
     it validates releases, which have no labels for a labelling expectation.
     """
-    from .config import ConfigIssue
+    from er_expectations.config import ConfigIssue
 
     labelling = checkpoint.data.labels is not None
     issues = []

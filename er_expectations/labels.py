@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from er_expectations.errors import InputError
 
 __all__ = [
     "CRITICAL_RULES",
@@ -102,7 +102,7 @@ class LabelColumns:
         known = [f.name for f in fields(cls)]
         for key, value in columns.items():
             if key not in known:
-                from .hints import did_you_mean
+                from er_expectations.hints import did_you_mean
 
                 hint = did_you_mean(str(key), known)
                 raise InputError(f"columns: unknown labels column role {key!r}{' (' + hint + ')' if hint else ''}; "
@@ -217,7 +217,7 @@ def _check_labels_frame(labels: object, cols: LabelColumns) -> pd.DataFrame:
     present = [str(c) for c in labels.columns]
     missing = [c for c in (cols.draw, cols.record_id, cols.removed, cols.added) if c not in labels.columns]
     if missing:
-        from .hints import did_you_mean
+        from er_expectations.hints import did_you_mean
 
         parts = []
         for m in missing:
@@ -320,7 +320,7 @@ def _by_draw(parsed: Labels) -> Labels:
 # -- the records the labels need -----------------------------------------------------------------
 def _check_records(records: object, record_id: Hashable, prediction: Hashable,
                    extra: Iterable[tuple[str, Hashable | None]] = ()) -> pd.DataFrame:
-    from .engines.pandas import _check_column, _check_frame
+    from er_expectations.engines.pandas import _check_column, _check_frame
 
     frame = _check_frame(records)
     _check_column(frame, record_id, "record_id")
@@ -362,7 +362,7 @@ def _no_duplicates(ids: pd.Series, record_id: Hashable) -> None:
 def _lookup(records: pd.DataFrame, *, record_id: Hashable, prediction: Hashable, ids: list,
             drawn: list, block: Hashable | None = None, name: Hashable | None = None) -> _Lookup:
     """One pass for the named ids, one for the members of the drawn records' clusters."""
-    from .engines.pandas import _check_id_types
+    from er_expectations.engines.pandas import _check_id_types
 
     rows = records.loc[_isin(records[record_id], ids)]
     rid = rows[record_id]
@@ -441,7 +441,7 @@ SCORERS = ("token_sort_ratio", "ratio", "token_set_ratio", "jaro_winkler")
 def _scorer(name: str):
     """A name-similarity function with values in [0, 1] (rapidfuzz), by name."""
     if name not in SCORERS:
-        from .hints import did_you_mean
+        from er_expectations.hints import did_you_mean
 
         hint = did_you_mean(str(name), list(SCORERS))
         raise InputError(f"scorer={name!r} is not known{' (' + hint + ')' if hint else ''}; use one of {', '.join(SCORERS)}")

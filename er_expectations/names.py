@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from .errors import InputError
+from er_expectations.errors import InputError
 
 __all__ = [
     "MAX_NAME_LENGTH",

@@ -18,11 +18,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from .engines.base import DESIGNS, WeightsSpec
-from .engines.pandas import PandasRelease, _check_column, _check_frame, contingency
-from .errors import InputError, UndefinedMetricWarning
-from .hints import did_you_mean, quote_list
-from .stats import (
+from er_expectations.engines.base import DESIGNS, WeightsSpec
+from er_expectations.engines.pandas import PandasRelease, _check_column, _check_frame, contingency
+from er_expectations.errors import InputError, UndefinedMetricWarning
+from er_expectations.hints import did_you_mean, quote_list
+from er_expectations.stats import (
     METRICS,
     PERFORMANCE_METRICS,
     BenchmarkSample,
@@ -37,8 +37,8 @@ from .stats import (
     summary_statistics,
     z_value,
 )
-from .stats.estimator import _REL_TOL
-from .stats.resample import (
+from er_expectations.stats.estimator import _REL_TOL
+from er_expectations.stats.resample import (
     BLOCK_CELLS,
     Replicates,
     draw_clusters,
@@ -126,7 +126,7 @@ def check_reps(reps: object, *, parameter: str = "reps") -> int:
 
 
 def _check_flag(value: object, *, parameter: str) -> bool:
-    from .api import check_flag
+    from er_expectations.api import check_flag
 
     return check_flag(value, parameter=parameter)
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config.checkpoint import CheckpointConfig
-from .errors import InputError
-from .io import combine_name, read_table, same_id_kind, table_columns
+from er_expectations.config.checkpoint import CheckpointConfig
+from er_expectations.errors import InputError
+from er_expectations.io import combine_name, read_table, same_id_kind, table_columns
 
 __all__ = ["BatchLayout", "ReleaseData", "ReleaseSource", "release_label"]
 
@@ -110,7 +110,7 @@ class BatchLayout(abc.ABC):
             known = {r.label for r in releases} | {r.key for r in releases}
             unknown = [w for w in wanted if w not in known]
             if unknown:
-                from .hints import did_you_mean
+                from er_expectations.hints import did_you_mean
 
                 hints = []
                 for w in unknown:

@@ -38,13 +38,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, SourceUnreachableError
-from .hints import did_you_mean, quote_list
-from .releases import BatchLayout, ReleaseSource, release_label
+from er_expectations.errors import InputError, SourceUnreachableError
+from er_expectations.hints import did_you_mean, quote_list
+from er_expectations.releases import BatchLayout, ReleaseSource, release_label
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import CheckpointConfig
-    from .config.checkpoint import EngineData, EngineTable
+    from er_expectations.config import CheckpointConfig
+    from er_expectations.config.checkpoint import EngineData, EngineTable
 
 __all__ = ["WHITESPACE", "EngineReleases", "SparkSource", "SqlSource", "open_source"]
 
@@ -115,7 +115,7 @@ class Source(abc.ABC):
     engine: str
 
     def __init__(self, checkpoint: CheckpointConfig) -> None:
-        from .config.errors import IssueCollector
+        from er_expectations.config.errors import IssueCollector
 
         self.checkpoint = checkpoint
         self.data: EngineData = checkpoint.data  # type: ignore[assignment]
@@ -381,12 +381,12 @@ class SqlSource(Source):
         return written if "${" in written else str(self.url)
 
     def masked(self, text: str) -> str:
-        from .history.store import scrub_url
+        from er_expectations.history.store import scrub_url
 
         return scrub_url(text, self.url) if self.url else text
 
     def connect(self) -> None:
-        from .history.store import HistoryError, mask_url, resolve_url
+        from er_expectations.history.store import HistoryError, mask_url, resolve_url
 
         sa = self.sa
         written = str(self.data.connection.url)  # type: ignore[union-attr]
@@ -568,8 +568,8 @@ class SqlSource(Source):
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
         """The release's batch as a :class:`~.engines.labelling_sql.SqlLabelling`: the
         records the labels refer to are selected from it by id (SPEC 9)."""
-        from .engines.labelling_sql import SqlLabelling
-        from .engines.sql import SqlRelease
+        from er_expectations.engines.labelling_sql import SqlLabelling
+        from er_expectations.engines.sql import SqlRelease
 
         statement = self.batch_select(layout, release, {})
         return SqlLabelling(SqlRelease(self.bind, statement, prediction=layout.prediction_column))
@@ -601,7 +601,7 @@ class SqlSource(Source):
         if data.benchmark is not None:
             out += [bench.c[c].label(c) for c in layout.extra_columns]
         out += [rec.c[c].label(c) for c in layout.record_columns]
-        from .baselines import baseline_label_column
+        from er_expectations.baselines import baseline_label_column
 
         for index, (column, base) in enumerate(baselines.items()):
             if base is None:  # the first release under 'previous': null, typed as the prediction when known
@@ -782,8 +782,8 @@ class SparkSource(Source):
 
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
         """The release's batch as a :class:`~.engines.labelling_spark.SparkLabelling` (SPEC 9)."""
-        from .engines.labelling_spark import SparkLabelling
-        from .engines.spark import SparkRelease
+        from er_expectations.engines.labelling_spark import SparkLabelling
+        from er_expectations.engines.spark import SparkRelease
 
         return SparkLabelling(SparkRelease(self.batch(layout, release, {}), prediction=layout.prediction_column))
 
@@ -811,7 +811,7 @@ class SparkSource(Source):
             out.append(F.col(_NAME).alias(str(layout.name_column)))
         out += [F.col(f"__er_b_{i}").alias(c) for i, c in enumerate(layout.extra_columns)]
         out += [F.col(f"__er_r_{i}").alias(c) for i, c in enumerate(layout.record_columns)]
-        from .baselines import baseline_label_column
+        from er_expectations.baselines import baseline_label_column
 
         for index, (column, base) in enumerate(baselines.items()):
             if base is None:
@@ -887,7 +887,7 @@ def _label(value: Any) -> str:
 def release_batches(data: EngineReleases, needs: Sequence[Any]) -> Any:
     """``batch(release)`` with the baseline columns the drift checks read (as
     :func:`~.baselines.release_frames` does for files)."""
-    from .baselines import baseline_releases
+    from er_expectations.baselines import baseline_releases
 
     baselines_of = baseline_releases(data, needs)
     return lambda release: data.batch(release, baselines_of(release))

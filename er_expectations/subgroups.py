@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .engines.base import WeightsSpec
-from .engines.groups import cluster_attribute
-from .engines.pandas import PandasRelease, _check_column
-from .errors import InputError
-from .hints import did_you_mean
-from .stats import BenchmarkSample, check_beta, check_ci_level
-from .stats.subgroups import (
+from er_expectations.engines.base import WeightsSpec
+from er_expectations.engines.groups import cluster_attribute
+from er_expectations.engines.pandas import PandasRelease, _check_column
+from er_expectations.errors import InputError
+from er_expectations.hints import did_you_mean
+from er_expectations.stats import BenchmarkSample, check_beta, check_ci_level
+from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
     COMPARISONS,
     DEFAULT_MIN_DRAWS,
@@ -192,7 +192,7 @@ def _imputed(df: pd.DataFrame, reference: Hashable, surname: Hashable, *, first_
     first name) values, so another table with the same benchmark records and names reuses
     the result and any change of a name or a cluster makes a new one.
     """
-    from .ethnicity import impute_ethnicity
+    from er_expectations.ethnicity import impute_ethnicity
 
     for parameter, column in (("reference", reference), ("surname", surname), ("first_name", first_name)):
         if column is not None:
@@ -240,7 +240,7 @@ def sample_membership(rel: Any, sample: BenchmarkSample, *, reference: Hashable,
         values = cluster_attribute(rows, sample.labels, reference=reference, column=group_column)
         m = membership_from_attribute(values, parsed, column=group_column)
         return m, {"source": "group_column", "group_column": str(group_column)}
-    from .ethnicity import CATEGORIES  # no table read, no ethnicolr or torch import
+    from er_expectations.ethnicity import CATEGORIES  # no table read, no ethnicolr or torch import
 
     names = {"surname": surname} if first_name is None else {"surname": surname, "first_name": first_name}
     rows = rel.benchmark_rows(reference=reference, columns=names)

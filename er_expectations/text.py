@@ -42,7 +42,9 @@ def statistic_label(stat: str, *, q: float | None = None) -> str:
         return f"Hill number of order {fmt_q(q)}"
     if stat in STATISTIC_LABELS:
         return STATISTIC_LABELS[stat]
-    from .stats import METRICS  # performance metric labels live with their definitions
+    from er_expectations.stats import (
+        METRICS,  # performance metric labels live with their definitions
+    )
 
     return METRICS[stat].label if stat in METRICS else stat.replace("_", " ")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .labels import LabelColumns
+from er_expectations.errors import InputError
+from er_expectations.labels import LabelColumns
 
 __all__ = ["MEMBERS", "draw_sample", "write_frame"]
 
@@ -53,8 +53,8 @@ def draw_sample(
     lists and empty ``true_cluster``, ``labeller`` and ``labelled_at`` for the labeller to
     fill. Labels-table column names follow ``label_columns`` (SPEC 2.2).
     """
-    from .engines.pandas import _check_column, _check_frame, _check_id_types
-    from .stats import check_seed
+    from er_expectations.engines.pandas import _check_column, _check_frame, _check_id_types
+    from er_expectations.stats import check_seed
 
     frame = _check_frame(df)
     n = _check_n(n)
@@ -125,7 +125,7 @@ def write_frame(frame: pd.DataFrame, path: str | os.PathLike, *, separator: str 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .io import _kind, atomic_write
+    from er_expectations.io import _kind, atomic_write
 
     p = Path(path)
     kind = _kind(p)

@@ -12,7 +12,7 @@ expectation classes, which declare the parameters (see :mod:`.schema`).
 
 from __future__ import annotations
 
-from .checkpoint import (
+from er_expectations.config.checkpoint import (
     ActionConfig,
     BenchmarkSource,
     CheckpointConfig,
@@ -24,10 +24,10 @@ from .checkpoint import (
     check_checkpoint_references,
     load_checkpoint,
 )
-from .errors import ConfigError, ConfigIssue
-from .loading import load_any
-from .scaffold import scaffold_checkpoint, scaffold_suite
-from .schema import (
+from er_expectations.config.errors import ConfigError, ConfigIssue
+from er_expectations.config.loading import load_any
+from er_expectations.config.scaffold import scaffold_checkpoint, scaffold_suite
+from er_expectations.config.schema import (
     COMMON_PARAMS,
     CommonParams,
     ExpectationSpec,
@@ -37,7 +37,7 @@ from .schema import (
     make_registry,
     spec_from_model,
 )
-from .suite import ExpectationConfig, SuiteConfig, load_suite, load_suites
+from er_expectations.config.suite import ExpectationConfig, SuiteConfig, load_suite, load_suites
 
 __all__ = [
     "COMMON_PARAMS",

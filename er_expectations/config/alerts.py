@@ -40,11 +40,11 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from .errors import ConfigIssue
-from .models import ConfigModel, Text, name_list, problem
+from er_expectations.config.errors import ConfigIssue
+from er_expectations.config.models import ConfigModel, Text, name_list, problem
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .checkpoint import CheckpointConfig
+    from er_expectations.config.checkpoint import CheckpointConfig
 
 __all__ = [
     "AlertTarget",

@@ -64,12 +64,19 @@ from pydantic import (
     model_validator,
 )
 
-from ..names import name_problem
-from .alerts import EmailAlert, SlackAlert, TeamsAlert, WebhookAlert
-from .errors import IssueCollector, did_you_mean, quote_list
-from .history import HistoryConfig, database_url
-from .models import ConfigModel, Text, name_list, node_locations, problem, validate_node
-from .yamlnodes import Node, compose_file
+from er_expectations.config.alerts import EmailAlert, SlackAlert, TeamsAlert, WebhookAlert
+from er_expectations.config.errors import IssueCollector, did_you_mean, quote_list
+from er_expectations.config.history import HistoryConfig, database_url
+from er_expectations.config.models import (
+    ConfigModel,
+    Text,
+    name_list,
+    node_locations,
+    problem,
+    validate_node,
+)
+from er_expectations.config.yamlnodes import Node, compose_file
+from er_expectations.names import name_problem
 
 __all__ = [
     "ACTIONS",

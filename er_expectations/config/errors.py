@@ -13,7 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..hints import close_matches, did_you_mean, quote_list  # re-exported for the config layer
+from er_expectations.hints import (  # re-exported for the config layer
+    close_matches,
+    did_you_mean,
+    quote_list,
+)
 
 __all__ = [
     "close_matches",

@@ -19,7 +19,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator
 
-from .models import ConfigModel, Text, problem
+from er_expectations.config.models import ConfigModel, Text, problem
 
 __all__ = ["HistoryConfig", "database_url"]
 

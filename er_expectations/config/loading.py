@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .checkpoint import CheckpointConfig, checkpoint_from_node
-from .errors import IssueCollector, did_you_mean
-from .schema import ExpectationSpec, Registry
-from .suite import SuiteConfig, resolve_registry, suite_from_node
-from .yamlnodes import compose_file, describe
+from er_expectations.config.checkpoint import CheckpointConfig, checkpoint_from_node
+from er_expectations.config.errors import IssueCollector, did_you_mean
+from er_expectations.config.schema import ExpectationSpec, Registry
+from er_expectations.config.suite import SuiteConfig, resolve_registry, suite_from_node
+from er_expectations.config.yamlnodes import compose_file, describe
 
 __all__ = ["load_any"]
 

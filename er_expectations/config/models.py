@@ -25,8 +25,8 @@ import pydantic
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
-from .errors import IssueCollector, close_matches, did_you_mean, quote_list
-from .yamlnodes import Node, describe
+from er_expectations.config.errors import IssueCollector, close_matches, did_you_mean, quote_list
+from er_expectations.config.yamlnodes import Node, describe
 
 __all__ = [
     "ConfigModel",

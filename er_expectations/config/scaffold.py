@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from ruamel.yaml.error import YAMLError
 
-from .yamlnodes import read_yaml
+from er_expectations.config.yamlnodes import read_yaml
 
 __all__ = ["double_quoted", "scaffold_checkpoint", "scaffold_suite", "yaml_scalar"]
 

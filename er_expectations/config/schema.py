@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..severity import SEVERITIES  # how a failed expectation is treated (one rule)
-from .models import ConfigModel, Text
+from er_expectations.config.models import ConfigModel, Text
+from er_expectations.severity import SEVERITIES  # how a failed expectation is treated (one rule)
 
 __all__ = [
     "COMMON_PARAMS",
@@ -110,7 +110,7 @@ def make_registry(specs: Iterable[ExpectationSpec | type]) -> dict[str, Expectat
 
 def spec_from_model(model: type) -> ExpectationSpec:
     """The :class:`ExpectationSpec` of a GX expectation class (an ``ERExpectation``)."""
-    from ..gx.expectations.params import field_choices
+    from er_expectations.gx.expectations.params import field_choices
 
     params = tuple(
         ParamSpec(name, required=bool(field.required), default=None if field.required else field.default,
@@ -123,7 +123,7 @@ def spec_from_model(model: type) -> ExpectationSpec:
 
 @cache
 def _default_specs() -> tuple[ExpectationSpec, ...]:
-    from ..gx import expectations
+    from er_expectations.gx import expectations
 
     return tuple(spec_from_model(getattr(expectations, name)) for name in expectations.__all__)
 

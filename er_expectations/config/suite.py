@@ -37,9 +37,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator
 
-from ..names import name_problem
-from ..text import format_number
-from .errors import (
+from er_expectations.config.errors import (
     ConfigError,
     ConfigIssue,
     IssueCollector,
@@ -47,8 +45,8 @@ from .errors import (
     did_you_mean,
     quote_list,
 )
-from .models import ConfigModel, Text, problem, validate_node
-from .schema import (
+from er_expectations.config.models import ConfigModel, Text, problem, validate_node
+from er_expectations.config.schema import (
     COMMON_PARAMS,
     CommonParams,
     ExpectationSpec,
@@ -56,7 +54,9 @@ from .schema import (
     default_registry,
     make_registry,
 )
-from .yamlnodes import Node, compose_file, describe
+from er_expectations.config.yamlnodes import Node, compose_file, describe
+from er_expectations.names import name_problem
+from er_expectations.text import format_number
 
 __all__ = [
     "SUITE_KEYS",
@@ -312,7 +312,7 @@ def _check_unused_defaults(
         spec = known[name]
         if name in used or spec is None or spec.model is None:
             continue
-        from ..gx.expectations import params  # GX, only when a model checks the value
+        from er_expectations.gx.expectations import params  # GX, only when a model checks the value
 
         try:
             params.check_field_value(spec.model.parameter_fields()[name], _plain(node))  # type: ignore[attr-defined]
@@ -480,7 +480,7 @@ def _check_model(
 ) -> dict[str, object]:
     """Build the expectation model from the values: its types, bounds and rules report at the
     parameter's node. Returns the values as the fields read them (``1`` -> ``1.0``, ``inf`` -> ``math.inf``)."""
-    from ..gx.expectations.params import (  # Great Expectations, only here
+    from er_expectations.gx.expectations.params import (  # Great Expectations, only here
         check_field_value,
         validate_parameters,
     )

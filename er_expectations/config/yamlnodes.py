@@ -25,7 +25,7 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.nodes import Node as YAMLNode
 from ruamel.yaml.reader import ReaderError
 
-from .errors import IssueCollector
+from er_expectations.config.errors import IssueCollector
 
 __all__ = ["Node", "compose_file", "compose_text", "describe", "read_yaml"]
 

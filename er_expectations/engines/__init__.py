@@ -4,6 +4,6 @@ One backend per engine, imported lazily: ``pandas`` (always available); Spark an
 backends live beside it and import their libraries only when used.
 """
 
-from .base import WeightsSpec
+from er_expectations.engines.base import WeightsSpec
 
 __all__ = ["WeightsSpec"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .spark import SparkRelease
+from er_expectations.engines.spark import SparkRelease
 
 __all__ = ["SparkLabelling"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .sql import SqlRelease
+from er_expectations.engines.sql import SqlRelease
 
 __all__ = ["CHUNK", "SqlLabelling"]
 

@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..hints import did_you_mean
-from ..stats.drift import ChangeCounts, ClusterChanges, classify_clusters
-from ..stats.exact import ContingencySums, contingency_sums
-from .pandas import PandasRelease, contingency_from_codes
+from er_expectations.engines.pandas import PandasRelease, contingency_from_codes
+from er_expectations.errors import InputError
+from er_expectations.hints import did_you_mean
+from er_expectations.stats.drift import ChangeCounts, ClusterChanges, classify_clusters
+from er_expectations.stats.exact import ContingencySums, contingency_sums
 
 __all__ = ["AggregatedPair", "ChangedCluster", "ReleasePair", "changed_from_rows", "label_order", "totals_from_row"]
 

@@ -17,10 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..stats.drift import ChangeCounts
-from ..stats.exact import ContingencySums
-from .pairs import AggregatedPair, ChangedCluster, changed_from_rows, totals_from_row
-from .spark import SparkRelease
+from er_expectations.engines.pairs import (
+    AggregatedPair,
+    ChangedCluster,
+    changed_from_rows,
+    totals_from_row,
+)
+from er_expectations.engines.spark import SparkRelease
+from er_expectations.stats.drift import ChangeCounts
+from er_expectations.stats.exact import ContingencySums
 
 __all__ = ["SparkReleasePair"]
 

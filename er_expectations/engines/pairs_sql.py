@@ -26,11 +26,16 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..stats.drift import ChangeCounts
-from ..stats.exact import ContingencySums
-from .labelling_sql import CHUNK
-from .pairs import AggregatedPair, ChangedCluster, changed_from_rows, totals_from_row
-from .sql import SqlRelease
+from er_expectations.engines.labelling_sql import CHUNK
+from er_expectations.engines.pairs import (
+    AggregatedPair,
+    ChangedCluster,
+    changed_from_rows,
+    totals_from_row,
+)
+from er_expectations.engines.sql import SqlRelease
+from er_expectations.stats.drift import ChangeCounts
+from er_expectations.stats.exact import ContingencySums
 
 __all__ = ["SqlReleasePair", "sqlite_ln"]
 

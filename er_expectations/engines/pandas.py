@@ -19,10 +19,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from ..hints import did_you_mean
-from ..stats import BenchmarkSample, ClusteringTable
-from .base import MAX_DRAWS, WeightsSpec, check_cluster_values, parse_weights, weights_for
+from er_expectations.engines.base import (
+    MAX_DRAWS,
+    WeightsSpec,
+    check_cluster_values,
+    parse_weights,
+    weights_for,
+)
+from er_expectations.errors import InputError
+from er_expectations.hints import did_you_mean
+from er_expectations.stats import BenchmarkSample, ClusteringTable
 
 __all__ = ["MAX_DRAWS", "PandasRelease", "clustering_table", "benchmark_sample", "contingency",
            "contingency_from_codes"]

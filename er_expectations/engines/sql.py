@@ -24,10 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..hints import did_you_mean
-from ..stats import BenchmarkSample, ClusteringTable
-from .base import (
+from er_expectations.engines.base import (
     AggregatedRelease,
     WeightsSpec,
     cluster_values,
@@ -36,6 +33,9 @@ from .base import (
     pieces_from_rows,
     weights_for,
 )
+from er_expectations.errors import InputError
+from er_expectations.hints import did_you_mean
+from er_expectations.stats import BenchmarkSample, ClusteringTable
 
 __all__ = ["SqlRelease", "benchmark_sample", "clustering_table"]
 

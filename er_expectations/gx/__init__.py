@@ -7,15 +7,19 @@ GX loads a suite that names them: GX drops unknown expectation types when loadin
 ``er_expectations.gx.expectations``.
 """
 
-from ..history import action as _history_action  # noqa: F401  (registers the history checkpoint action)
-from . import (
+from er_expectations.gx import (
     actions,  # noqa: F401  (registers the offline Data Docs checkpoint action)
     label_metrics,  # noqa: F401  (registers the labelling QC metric)
     metrics,  # noqa: F401  (registers the metric providers)
 )
-from .expectations import *  # noqa: F401,F403  (registers the expectations)
-from .expectations import __all__ as EXPECTATION_CLASSES
-from .guard import RequireRegisteredAction, UnregisteredExpectationError, require_registered
+from er_expectations.gx.expectations import *  # noqa: F401,F403  (registers the expectations)
+from er_expectations.gx.expectations import __all__ as EXPECTATION_CLASSES
+from er_expectations.gx.guard import (
+    RequireRegisteredAction,
+    UnregisteredExpectationError,
+    require_registered,
+)
+from er_expectations.history import action as _history_action  # noqa: F401  (registers the history checkpoint action)
 
 __all__ = [
     "EXPECTATION_CLASSES",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from .data_docs import build_site
+from er_expectations.gx.data_docs import build_site
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext

@@ -33,7 +33,7 @@ from great_expectations.render.renderer import (
 from great_expectations.render.renderer.renderer import Renderer
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .runner import RunReport
+    from er_expectations.gx.runner import RunReport
 
 __all__ = [
     "AlertMessage",
@@ -190,14 +190,14 @@ def _json_safe(value: Any) -> Any:
 
 
 def _observed_text(evr: Any) -> str:
-    from .render import result_details
+    from er_expectations.gx.render import result_details
 
     text = result_details(evr).get("observed_text")
     if text:
         return str(text)
     observed = (evr.result or {}).get("observed_value") if evr.result else None
     if isinstance(observed, float):
-        from ..text import fmt_number
+        from er_expectations.text import fmt_number
 
         return fmt_number(observed)
     return "—" if observed is None else str(observed)
@@ -207,7 +207,7 @@ def expected_sentence(config: Any) -> str:
     """What the check requires, as the expectation's Data Docs sentence says it (plain text)."""
     from great_expectations.expectations.registry import get_expectation_impl
 
-    from .data_docs import _plain
+    from er_expectations.gx.data_docs import _plain
 
     try:
         impl = get_expectation_impl(config.type)
@@ -242,7 +242,7 @@ def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
                   base_url: str | None = None) -> AlertMessage:
     """The message of a run: ``results`` maps each release label to its stored GX validation
     results (one per suite)."""
-    from .runner import _outcome
+    from er_expectations.gx.runner import _outcome
 
     site = report.data_docs_index.parent if report.data_docs_index else None
     releases = []

@@ -44,8 +44,8 @@ from great_expectations.checkpoint.actions import (
 )
 from great_expectations.datasource.fluent.config_str import ConfigStr
 
-from ..config.alerts import AlertTarget, Masker
-from .alert_render import (
+from er_expectations.config.alerts import AlertTarget, Masker
+from er_expectations.gx.alert_render import (
     AlertMessage,
     ErEmailRenderer,
     ErSlackRenderer,

@@ -55,8 +55,8 @@ from great_expectations.render.view import DefaultJinjaPageView
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup, escape
 
-from ..io import atomic_write
-from ..severity import severity_of, status_of
+from er_expectations.io import atomic_write
+from er_expectations.severity import severity_of, status_of
 
 __all__ = [
     "CSP",

@@ -32,10 +32,16 @@ from great_expectations.execution_engine import (
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ..drift import agreement_of, statistic_change_of
-from ..engines.pairs import ReleasePair
-from ..stats.drift import paired_change
-from .metrics import BENCHMARK_SAMPLE, RELEASE, SAMPLE_KEYS, DependentMetric, decode_weights
+from er_expectations.drift import agreement_of, statistic_change_of
+from er_expectations.engines.pairs import ReleasePair
+from er_expectations.gx.metrics import (
+    BENCHMARK_SAMPLE,
+    RELEASE,
+    SAMPLE_KEYS,
+    DependentMetric,
+    decode_weights,
+)
+from er_expectations.stats.drift import paired_change
 
 __all__ = [
     "BASELINE_SAMPLE",
@@ -85,14 +91,14 @@ class ReleasePairMetric(DependentMetric):
     @metric_value(engine=SqlAlchemyExecutionEngine)
     def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
              runtime_configuration):
-        from ..engines.pairs_sql import SqlReleasePair
+        from er_expectations.engines.pairs_sql import SqlReleasePair
 
         return SqlReleasePair(metrics["current"], metrics["baseline"])
 
     @metric_value(engine=SparkDFExecutionEngine)
     def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                runtime_configuration):
-        from ..engines.pairs_spark import SparkReleasePair
+        from er_expectations.engines.pairs_spark import SparkReleasePair
 
         return SparkReleasePair(metrics["current"], metrics["baseline"])
 

@@ -27,7 +27,7 @@ from great_expectations.exceptions import ExpectationNotFoundError
 from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 from great_expectations.expectations.registry import get_expectation_impl
 
-from ..errors import InputError
+from er_expectations.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext

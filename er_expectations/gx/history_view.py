@@ -30,8 +30,8 @@ def own_series(expectation: Any, *, last: int | None = None) -> tuple[Any, str |
     why: not run by er-expectations, history disabled or unavailable, filters that match
     several expectations) and the active release.
     """
-    from ..history import HistoryError
-    from ..history.context import active_release
+    from er_expectations.history import HistoryError
+    from er_expectations.history.context import active_release
 
     active = active_release()
     if active is None:
@@ -52,7 +52,7 @@ def own_series(expectation: Any, *, last: int | None = None) -> tuple[Any, str |
 
 def identity(expectation: Any) -> dict[str, Any]:
     """The parameters that say what an expectation measures, as its configuration has them."""
-    from ..history.store import NON_IDENTIFYING_KWARGS
+    from er_expectations.history.store import NON_IDENTIFYING_KWARGS
 
     kwargs = dict(expectation.configuration.kwargs or {})
     return {k: v for k, v in kwargs.items() if k not in NON_IDENTIFYING_KWARGS and v is not None}
@@ -89,9 +89,9 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
         return None
     import pandas as pd
 
-    from ..charts import data_uri
-    from ..history.chart import series_chart
-    from .data_docs import image_block
+    from er_expectations.charts import data_uri
+    from er_expectations.gx.data_docs import image_block
+    from er_expectations.history.chart import series_chart
 
     frame = pd.DataFrame(rows)
     frame["label"], frame["metric"] = title, y_title
@@ -107,7 +107,7 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
 def skipped_and_chart_blocks(details: Mapping[str, Any], *, skipped_why: str, title: str,
                              y_title: str) -> list[Any]:
     """The blocks a history-based check adds under its result: why it was skipped, its chart."""
-    from .render import string_block
+    from er_expectations.gx.render import string_block
 
     blocks: list[Any] = []
     if details.get("skipped"):

@@ -26,7 +26,7 @@ from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from .metrics import table_domain
+from er_expectations.gx.metrics import table_domain
 
 __all__ = ["BATCH_KEYS", "LABELLING_ROWS", "LABEL_CHECKS", "LABEL_CHECK_KEYS", "RULE_SETS"]
 
@@ -56,7 +56,7 @@ def _batch_kwargs(kw: dict) -> dict:
 
 def _qc(labels, records, columns, kw: dict):
     """:func:`er_expectations.labels.qc_labels` with the metric's options."""
-    from ..labels import qc_labels
+    from er_expectations.labels import qc_labels
 
     options = {}
     if kw.get("min_similarity") is not None:
@@ -84,9 +84,9 @@ class LabellingRowsMetric(TableMetricProvider):
     @metric_value(engine=SqlAlchemyExecutionEngine)
     def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
              runtime_configuration):
-        from ..engines.labelling_sql import SqlLabelling
-        from ..engines.sql import SqlRelease
-        from ..labelling_batch import fetch_labelling_batch
+        from er_expectations.engines.labelling_sql import SqlLabelling
+        from er_expectations.engines.sql import SqlRelease
+        from er_expectations.labelling_batch import fetch_labelling_batch
 
         selectable = table_domain(execution_engine, metric_domain_kwargs)
         release = SqlRelease(execution_engine.engine, selectable, prediction=metric_value_kwargs["prediction_column"])
@@ -95,9 +95,9 @@ class LabellingRowsMetric(TableMetricProvider):
     @metric_value(engine=SparkDFExecutionEngine)
     def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                runtime_configuration):
-        from ..engines.labelling_spark import SparkLabelling
-        from ..engines.spark import SparkRelease
-        from ..labelling_batch import fetch_labelling_batch
+        from er_expectations.engines.labelling_spark import SparkLabelling
+        from er_expectations.engines.spark import SparkRelease
+        from er_expectations.labelling_batch import fetch_labelling_batch
 
         df = table_domain(execution_engine, metric_domain_kwargs)
         release = SparkRelease(df, prediction=metric_value_kwargs["prediction_column"])
@@ -113,7 +113,7 @@ class LabelChecksMetric(TableMetricProvider):
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                 runtime_configuration):
-        from ..labelling_batch import split_labelling_batch
+        from er_expectations.labelling_batch import split_labelling_batch
 
         df = table_domain(execution_engine, metric_domain_kwargs)
         labels, records, columns = split_labelling_batch(df, **_batch_kwargs(metric_value_kwargs))

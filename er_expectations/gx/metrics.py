@@ -37,10 +37,10 @@ from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ..engines.base import WeightsSpec, parse_weights
-from ..engines.pandas import PandasRelease
-from ..errors import InputError
-from ..stats import DEFAULT_N_BOOT, estimate_metrics, summary_statistics
+from er_expectations.engines.base import WeightsSpec, parse_weights
+from er_expectations.engines.pandas import PandasRelease
+from er_expectations.errors import InputError
+from er_expectations.stats import DEFAULT_N_BOOT, estimate_metrics, summary_statistics
 
 __all__ = [
     "RELEASE",
@@ -108,7 +108,7 @@ class ReleaseMetric(TableMetricProvider):
     @metric_value(engine=SqlAlchemyExecutionEngine)
     def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
              runtime_configuration):
-        from ..engines.sql import SqlRelease
+        from er_expectations.engines.sql import SqlRelease
 
         selectable = table_domain(execution_engine, metric_domain_kwargs)
         return SqlRelease(execution_engine.engine, selectable,
@@ -118,7 +118,7 @@ class ReleaseMetric(TableMetricProvider):
     @metric_value(engine=SparkDFExecutionEngine)
     def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
                runtime_configuration):
-        from ..engines.spark import SparkRelease
+        from er_expectations.engines.spark import SparkRelease
 
         return SparkRelease(table_domain(execution_engine, metric_domain_kwargs),
                             prediction=metric_value_kwargs["prediction_column"],

@@ -42,8 +42,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..baselines import BaselineNeed, baseline_needs, check_baselines, release_frames
-from ..config import (
+from er_expectations.baselines import BaselineNeed, baseline_needs, check_baselines, release_frames
+from er_expectations.config import (
     CheckpointConfig,
     ConfigError,
     ConfigIssue,
@@ -53,23 +53,25 @@ from ..config import (
     load_checkpoint,
     load_suites,
 )
-from ..config.alerts import AlertTarget, resolve_alerts
-from ..config.checkpoint import DataSources, EngineData
-from ..config.errors import IssueCollector, did_you_mean, quote_list
-from ..errors import InputError, ProjectBusyError
-from ..io import atomic_write, remove_stale_temporaries, table_columns
-from ..labelling_batch import (
+from er_expectations.config.alerts import AlertTarget, resolve_alerts
+from er_expectations.config.checkpoint import DataSources, EngineData
+from er_expectations.config.errors import IssueCollector, did_you_mean, quote_list
+from er_expectations.errors import InputError, ProjectBusyError
+from er_expectations.gx.expectations import (
+    COLUMN_PARAMETERS as _COLUMN_PARAMS,  # as the expectation models mark them
+)
+from er_expectations.gx.expectations import RECORD_COLUMN_PARAMETERS as _RECORD_PARAMS
+from er_expectations.io import atomic_write, remove_stale_temporaries, table_columns
+from er_expectations.labelling_batch import (
     LabelsData,
     labels_checkpoint_issues,
     labels_column_hint,
     suite_kind_issues,
 )
-from ..names import ensure_inside, release_file_names
-from ..releases import ReleaseData
-from ..severity import Status, severity_of, status_of, worst_status
-from ..sources import EngineReleases
-from .expectations import COLUMN_PARAMETERS as _COLUMN_PARAMS  # as the expectation models mark them
-from .expectations import RECORD_COLUMN_PARAMETERS as _RECORD_PARAMS
+from er_expectations.names import ensure_inside, release_file_names
+from er_expectations.releases import ReleaseData
+from er_expectations.severity import Status, severity_of, status_of, worst_status
+from er_expectations.sources import EngineReleases
 
 __all__ = [
     "ASSET_NAME",
@@ -335,7 +337,7 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
     if isinstance(checkpoint.data, EngineData):  # a database or Spark: opened when run, not by validate
         if issues:
             raise ConfigError(issues)
-        from ..sources import open_source
+        from er_expectations.sources import open_source
 
         source = open_source(checkpoint, connect=check_environment)  # ConfigError, SourceUnreachableError
         benchmark_columns = source.columns("benchmark") if bench else []
@@ -357,7 +359,7 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
         # a source not opened (validate): the columns the suites name are taken as they are
         record_extras = [column for column in wanted if record_columns is None or column in record_columns]
         if source is not None:
-            from ..sources import EngineReleases
+            from er_expectations.sources import EngineReleases
 
             data = EngineReleases(checkpoint, source, extra_benchmark_columns=extras,
                                   extra_record_columns=record_extras)
@@ -690,7 +692,7 @@ def _project_sites(config_file: Path) -> set[str]:
         return {_DEFAULT_SITE}
     from ruamel.yaml.error import YAMLError
 
-    from ..config.yamlnodes import read_yaml
+    from er_expectations.config.yamlnodes import read_yaml
 
     try:
         config = read_yaml(config_file.read_text(encoding="utf-8")) or {}
@@ -940,7 +942,7 @@ class _Project:
 
     # suites ----------------------------------------------------------------------------
     def suites(self) -> dict[str, Any]:
-        from .suites import suite_from_config
+        from er_expectations.gx.suites import suite_from_config
 
         stored: dict[str, Any] = {}
         for config in self.prepared.suites:
@@ -973,7 +975,7 @@ class _Project:
         site = self.prepared.site_name
         if site is None:
             return []
-        from .actions import OfflineDataDocsAction
+        from er_expectations.gx.actions import OfflineDataDocsAction
 
         # one action builds the run's pages and the index in a single GX build through the
         # site's offline view and index builder (GX's UpdateDataDocsAction builds once per result)
@@ -1009,7 +1011,7 @@ class _Project:
 
     def build_docs(self, site: str, results: list[Any]) -> Path:
         """One Data Docs build for the run's ``results``; returns the index page."""
-        from .data_docs import build_site, local_site_dir
+        from er_expectations.gx.data_docs import build_site, local_site_dir
 
         build_site(self.ctx, site, results)
         return (Path(local_site_dir(self.ctx, site)) / "index.html").resolve()
@@ -1041,7 +1043,7 @@ def run_checkpoint(
     # (a) configuration, (b) releases, project guard, tables: nothing written yet
     prepared = prepare_run(path)
     checkpoint = prepared.checkpoint
-    from ..history.record import check_history
+    from er_expectations.history.record import check_history
 
     unset = check_history(checkpoint)  # history.url: ${VAR} not set (when run; validate skips it)
     if unset:
@@ -1052,7 +1054,7 @@ def run_checkpoint(
     names = release_file_names(r.label for r in selected)
     tables: dict[str, Any]
     if isinstance(prepared.data, EngineReleases):  # built in the database or Spark, never fetched
-        from ..sources import release_batches
+        from er_expectations.sources import release_batches
 
         prepared.data.check_data()  # ids counted in the engine
         batch = release_batches(prepared.data, prepared.baselines)
@@ -1130,7 +1132,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         name = names[release.label]
         vds = project.validation_definitions(name, definitions[release.label], suites)
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
-    from ..history.record import HistoryRecorder, history_action
+    from er_expectations.history.record import HistoryRecorder, history_action
 
     # the history's release order: every release of the predictions (a labelling batch: itself)
     positions = ([r.label for r in prepared.data.all_releases()] if not isinstance(prepared.data, LabelsData)
@@ -1185,7 +1187,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     report.elapsed = time.perf_counter() - started
     _print_summary(report, out)
     if prepared.alerts:  # last: results, Data Docs and history are saved whatever happens here
-        from .alerts import send_alerts
+        from er_expectations.gx.alerts import send_alerts
 
         report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
                                     combined, out=out)

@@ -9,8 +9,8 @@ from typing import Any
 import great_expectations as gx
 from great_expectations.expectations.registry import get_expectation_impl
 
-from ..config.suite import ExpectationConfig, SuiteConfig
-from ..errors import InputError
+from er_expectations.config.suite import ExpectationConfig, SuiteConfig
+from er_expectations.errors import InputError
 
 __all__ = ["expectation_from_config", "suite_from_config"]
 

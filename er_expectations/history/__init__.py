@@ -9,7 +9,7 @@ does not import it).
 
 from __future__ import annotations
 
-from .store import (
+from er_expectations.history.store import (
     HISTORY_FILE,
     HistoryError,
     HistoryStore,

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from .record import release_run
-from .store import HistoryError, HistoryStore, resolve_url
+from er_expectations.history.record import release_run
+from er_expectations.history.store import HistoryError, HistoryStore, resolve_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext

@@ -98,6 +98,6 @@ def series_chart(frame: Any, *, title: str | None = None, y_title: str | None = 
 def series_data_uri(frame: Any, **options: Any) -> str:
     """:func:`series_chart` as a ``data:image/svg+xml`` URI for an ``<img>`` in Data Docs
     (static: an image runs no script)."""
-    from ..charts import data_uri
+    from er_expectations.charts import data_uri
 
     return data_uri(series_chart(frame, **options))

@@ -15,7 +15,7 @@ import math
 import sys
 from typing import Any
 
-from .store import HistoryError, HistoryStore
+from er_expectations.history.store import HistoryError, HistoryStore
 
 __all__ = ["add_history_command", "cmd_history", "select_expectation"]
 
@@ -30,7 +30,7 @@ def select_expectation(frame: Any, wanted: str, *, checkpoint: str, where: str) 
     match = by_label if not by_label.empty else frame[(frame["metric"] == wanted)
                                                       | (frame["expectation_type"] == wanted)]
     if match.empty:
-        from ..hints import did_you_mean
+        from er_expectations.hints import did_you_mean
 
         labels = sorted(set(frame["label"]))
         hint = did_you_mean(wanted, labels + sorted(set(frame["expectation_type"])))
@@ -84,13 +84,13 @@ _SHOWN = ["release", "position", "version", "value", "estimate", "std_error", "c
 
 def cmd_history(args: argparse.Namespace) -> int:
     """``history``: print (and draw) one expectation's series of a checkpoint."""
-    from ..cli import EXIT_OK
-    from ..config import load_checkpoint
-    from .record import history_url
+    from er_expectations.cli import EXIT_OK
+    from er_expectations.config import load_checkpoint
+    from er_expectations.history.record import history_url
 
     checkpoint = load_checkpoint(args.checkpoint)
     if args.chart:
-        from ..charts import CHART_FORMATS
+        from er_expectations.charts import CHART_FORMATS
 
         _check_chart_path(args.chart, CHART_FORMATS)
     url = history_url(checkpoint)
@@ -106,7 +106,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         known = list(dict.fromkeys(frame["release"]))
         unknown = [r for r in args.release if r not in known]
         if unknown:
-            from ..hints import did_you_mean
+            from er_expectations.hints import did_you_mean
 
             hint = did_you_mean(unknown[0], known)
             raise HistoryError(f"--release {', '.join(unknown)}: not recorded for this expectation"
@@ -129,8 +129,8 @@ def cmd_history(args: argparse.Namespace) -> int:
               f"'{checkpoint.name}' over {frame['release'].nunique()} release(s); store {store.where}")
         print(_table(frame))
     if args.chart:
-        from ..charts import write_chart
-        from .chart import series_chart
+        from er_expectations.charts import write_chart
+        from er_expectations.history.chart import series_chart
 
         path = write_chart(series_chart(frame, title=f"{first['label']} — {checkpoint.name}"), args.chart)
         print(f"Chart: {path}", file=sys.stderr if args.format != "table" else sys.stdout)
@@ -140,7 +140,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def _check_chart_path(chart: str, formats: dict[str, str]) -> None:
     from pathlib import Path
 
-    from ..errors import InputError
+    from er_expectations.errors import InputError
 
     path = Path(chart)
     if path.suffix.lower() not in formats:

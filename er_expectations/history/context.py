@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .store import HistoryStore
+    from er_expectations.history.store import HistoryStore
 
 __all__ = ["ActiveRelease", "active_release", "validating"]
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .context import ActiveRelease, validating
-from .store import (
+from er_expectations.history.context import ActiveRelease, validating
+from er_expectations.history.store import (
     HistoryError,
     HistoryStore,
     ReleaseRun,
@@ -29,7 +29,7 @@ from .store import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import CheckpointConfig, ConfigIssue
+    from er_expectations.config import CheckpointConfig, ConfigIssue
 
 __all__ = ["HistoryRecorder", "check_history", "history_action", "history_url", "release_run", "result_record"]
 
@@ -54,7 +54,7 @@ def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
     config = checkpoint.history
     if not config.enabled:
         return None
-    from .action import HistoryAction
+    from er_expectations.history.action import HistoryAction
 
     position = {label: index for index, label in enumerate(order)}
     return HistoryAction(
@@ -67,7 +67,7 @@ def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
 
 def check_history(checkpoint: CheckpointConfig) -> list[ConfigIssue]:
     """Issues of the ``history:`` section that only show when the file is run (unset variables)."""
-    from ..config import ConfigIssue
+    from er_expectations.config import ConfigIssue
 
     try:
         history_url(checkpoint)
@@ -89,7 +89,7 @@ def _details(evr: Any) -> Mapping[str, Any]:
 
 def result_record(suite: str, evr: Any) -> ResultRecord:
     """One GX expectation validation result as a history row (SPEC 5-7 estimates with SE/CI)."""
-    from ..gx.runner import _outcome
+    from er_expectations.gx.runner import _outcome
 
     outcome = _outcome(suite, evr)
     config = evr.expectation_config
@@ -141,7 +141,7 @@ def release_run(*, checkpoint: str, release: str, position: int | None, run_id: 
     ``CheckpointResult.run_results``); ``status`` defaults to the severity rule applied to
     the rows (:mod:`er_expectations.severity`).
     """
-    from ..severity import status_of
+    from er_expectations.severity import status_of
 
     items = validations.items() if isinstance(validations, Mapping) else validations
     results = [result_record(_suite_name(identifier, validation), evr)

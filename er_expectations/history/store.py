@@ -39,8 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from .schema import RESULTS, RUNS, VERSION_TABLE
+from er_expectations.errors import InputError
+from er_expectations.history.schema import RESULTS, RUNS, VERSION_TABLE
 
 __all__ = [
     "HISTORY_FILE",
@@ -471,7 +471,7 @@ class HistoryStore:
         from sqlalchemy import func, insert, select
         from sqlalchemy.exc import IntegrityError
 
-        from .. import __version__
+        from er_expectations import __version__
 
         rows = [r.row() for r in run.results]
         for attempt in range(_WRITE_ATTEMPTS):

@@ -5,7 +5,7 @@ full data into :class:`ClusteringTable` and :class:`BenchmarkSample`; everything
 runs on those small tables.
 """
 
-from .estimator import (
+from er_expectations.stats.estimator import (
     CI_METHODS,
     DEFAULT_N_BOOT,
     RatioEstimate,
@@ -19,13 +19,13 @@ from .estimator import (
     z_value,
     zero_event_interval,
 )
-from .exact import (
+from er_expectations.stats.exact import (
     ContingencySums,
     contingency_sums,
     exact_metrics_from_contingency,
     exact_metrics_from_sums,
 )
-from .metrics import (
+from er_expectations.stats.metrics import (
     METRICS,
     NAME_STATISTICS,
     PERFORMANCE_METRICS,
@@ -37,8 +37,8 @@ from .metrics import (
     fg_values,
     resolve_metrics,
 )
-from .sample import BenchmarkSample, ClusterErrors, cluster_errors
-from .summary import (
+from er_expectations.stats.sample import BenchmarkSample, ClusterErrors, cluster_errors
+from er_expectations.stats.summary import (
     SUMMARY_STATISTICS,
     ClusteringTable,
     hill_label,

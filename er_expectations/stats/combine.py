@@ -23,8 +23,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..errors import InputError
-from .estimator import RatioEstimate, check_ci_level, z_value
+from er_expectations.errors import InputError
+from er_expectations.stats.estimator import RatioEstimate, check_ci_level, z_value
 
 __all__ = ["Difference", "difference"]
 

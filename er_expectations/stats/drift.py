@@ -17,11 +17,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from .combine import Difference, difference
-from .estimator import RatioEstimate, f_beta_estimate, ratio_estimate
-from .metrics import METRICS, PERFORMANCE_METRICS, _finish, check_beta, fg_values
-from .sample import BenchmarkSample, cluster_errors
+from er_expectations.errors import InputError
+from er_expectations.stats.combine import Difference, difference
+from er_expectations.stats.estimator import RatioEstimate, f_beta_estimate, ratio_estimate
+from er_expectations.stats.metrics import (
+    METRICS,
+    PERFORMANCE_METRICS,
+    _finish,
+    check_beta,
+    fg_values,
+)
+from er_expectations.stats.sample import BenchmarkSample, cluster_errors
 
 __all__ = [
     "CHANGE_CLASSES",

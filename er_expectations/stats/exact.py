@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UndefinedMetricWarning
-from .metrics import PERFORMANCE_METRICS, check_beta
+from er_expectations.errors import UndefinedMetricWarning
+from er_expectations.stats.metrics import PERFORMANCE_METRICS, check_beta
 
 __all__ = ["ContingencySums", "contingency_sums", "exact_metrics_from_contingency", "exact_metrics_from_sums"]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError
-from .estimator import (
+from er_expectations.errors import InputError
+from er_expectations.stats.estimator import (
     DEFAULT_N_BOOT,
     RatioEstimate,
     bootstrap_sums,
@@ -27,7 +27,7 @@ from .estimator import (
     ratio_replicates,
     resolve_seed,
 )
-from .sample import BenchmarkSample, ClusterErrors, cluster_errors
+from er_expectations.stats.sample import BenchmarkSample, ClusterErrors, cluster_errors
 
 __all__ = [
     "MetricDef",
@@ -214,7 +214,7 @@ def resolve_metrics(metrics: str | Iterable[str] | None, *, names: bool) -> tupl
         if not isinstance(m, str):
             raise InputError(f"metrics: {m!r} is not a metric id (a text such as 'pairwise_precision')")
         if m not in METRICS:
-            from ..hints import did_you_mean
+            from er_expectations.hints import did_you_mean
 
             close = did_you_mean(m, list(METRICS))
             hint = f"; {close}" if close else ""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .estimator import _REL_TOL, ratio_replicates, z_value
+from er_expectations.stats.estimator import _REL_TOL, ratio_replicates, z_value
 
 __all__ = [
     "BLOCK_CELLS",

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from ..hints import did_you_mean
-from .combine import Difference, difference
-from .estimator import RatioEstimate, check_ci_level
-from .metrics import METRICS, PERFORMANCE_METRICS, estimate_metrics
-from .sample import BenchmarkSample
+from er_expectations.errors import InputError
+from er_expectations.hints import did_you_mean
+from er_expectations.stats.combine import Difference, difference
+from er_expectations.stats.estimator import RatioEstimate, check_ci_level
+from er_expectations.stats.metrics import METRICS, PERFORMANCE_METRICS, estimate_metrics
+from er_expectations.stats.sample import BenchmarkSample
 
 __all__ = [
     "ADJUSTMENTS",

@@ -1,14 +1,14 @@
 """Every er-expectations expectation; importing this package registers them with GX."""
 
-from .benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
-from .control import ExpectStatisticWithinControlLimits
-from .disparity import ExpectSubgroupDisparityToBeBelow
-from .drift import (
+from er_expectations.gx.expectations.benchmark_match import ExpectStatisticToMatchBenchmarkEstimate
+from er_expectations.gx.expectations.control import ExpectStatisticWithinControlLimits
+from er_expectations.gx.expectations.disparity import ExpectSubgroupDisparityToBeBelow
+from er_expectations.gx.expectations.drift import (
     ExpectEstimateChangeToBeBelow,
     ExpectReleaseAgreementToBeBetween,
     ExpectStatisticChangeToBeBelow,
 )
-from .estimated import (
+from er_expectations.gx.expectations.estimated import (
     ExpectEstimatedBCubedFToBeBetween,
     ExpectEstimatedBCubedPrecisionToBeBetween,
     ExpectEstimatedBCubedRecallToBeBetween,
@@ -20,7 +20,7 @@ from .estimated import (
     ExpectEstimatedPairwisePrecisionToBeBetween,
     ExpectEstimatedPairwiseRecallToBeBetween,
 )
-from .labels import (
+from er_expectations.gx.expectations.labels import (
     ExpectLabelsAddedOutsidePredictedCluster,
     ExpectLabelsAddedRecordsToResembleSampledRecord,
     ExpectLabelsConsistentAcrossDraws,
@@ -29,8 +29,8 @@ from .labels import (
     ExpectLabelsSampledRecordNotRemoved,
     ExpectLabelsTrueClusterToMatch,
 )
-from .params import column_parameters
-from .summary import (
+from er_expectations.gx.expectations.params import column_parameters
+from er_expectations.gx.expectations.summary import (
     ExpectAverageClusterSizeToBeBetween,
     ExpectHillNumberToBeBetween,
     ExpectHomonymyRateToBeBetween,

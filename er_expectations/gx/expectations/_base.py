@@ -42,15 +42,15 @@ from great_expectations.render.renderer_configuration import (
 )
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...text import fmt_threshold, range_phrase
-from ..render import config_of, result_details, string_block, table_block
-from .params import (  # ParameterError, Threshold and threshold are re-exported for the subclasses
+from er_expectations.gx.expectations.params import (  # ParameterError, Threshold and threshold are re-exported for the subclasses
     ParameterError,
     Threshold,
     check_field_value,
     check_min_max,
     threshold,
 )
+from er_expectations.gx.render import config_of, result_details, string_block, table_block
+from er_expectations.text import fmt_threshold, range_phrase
 
 __all__ = [
     "BoundedExpectation",
@@ -197,7 +197,7 @@ class ERExpectation(BatchExpectation):
         """
         from great_expectations.validator.validator import ValidationDependencies
 
-        from ..metrics import UNSUPPORTED_ENGINE
+        from er_expectations.gx.metrics import UNSUPPORTED_ENGINE
 
         runtime = runtime_configuration or {}
         result_format = parse_result_format(runtime.get("result_format", self.result_format))

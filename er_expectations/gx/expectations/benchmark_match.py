@@ -11,9 +11,13 @@ from typing import Any, ClassVar, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...stats import TRUE_STATISTICS
-from ...text import fmt_level, fmt_number, statistic_label
-from ..metrics import (
+from er_expectations.gx.expectations.estimated import (
+    _SampledExpectation,
+    design_fragment,
+    estimate_details,
+)
+from er_expectations.gx.expectations.summary import ChosenStatisticExpectation
+from er_expectations.gx.metrics import (
     BENCHMARK_SAMPLE,
     CLUSTERING_TABLE,
     ESTIMATE,
@@ -21,8 +25,8 @@ from ..metrics import (
     SUMMARY_STATISTIC,
     TABLE_KEYS,
 )
-from .estimated import _SampledExpectation, design_fragment, estimate_details
-from .summary import ChosenStatisticExpectation
+from er_expectations.stats import TRUE_STATISTICS
+from er_expectations.text import fmt_level, fmt_number, statistic_label
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 

