@@ -29,9 +29,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from er_expectations.drift import agreement_of, diff_of, statistic_change_of  # noqa: E402
+from er_expectations.analysis.drift import agreement_of, diff_of, statistic_change_of  # noqa: E402
 from er_expectations.engines.pairs import ReleasePair  # noqa: E402
-from er_expectations.engines.pandas import PandasRelease  # noqa: E402
+from er_expectations.engines.pandas.release import PandasRelease  # noqa: E402
 
 
 def make_frame(n: int, seed: int = 1) -> pd.DataFrame:

@@ -106,7 +106,7 @@ def _spark_frame(n: int):
 def count_sql_fetches(fetched: list[int]) -> None:
     """Add the pickled size of every result :class:`SqlRelease` fetches to ``fetched[0]`` (and
     its rows to ``fetched[1]`` when there is one)."""
-    from er_expectations.engines import sql as sql_engine
+    from er_expectations.engines.sql import release as sql_engine
 
     original = sql_engine.SqlRelease._rows
 
@@ -168,7 +168,7 @@ def _measure(engine: str, n: int) -> dict:
 
     fetched = [0]
     if engine == "pandas":
-        from er_expectations.engines.pandas import PandasRelease
+        from er_expectations.engines.pandas.release import PandasRelease
 
         df = _pandas_frame(n)
         t0 = time.perf_counter()
@@ -176,7 +176,7 @@ def _measure(engine: str, n: int) -> dict:
     elif engine in ("postgres", "sqlite"):
         import sqlalchemy as sa
 
-        from er_expectations.engines import sql as sql_engine
+        from er_expectations.engines.sql import release as sql_engine
 
         url = (os.environ.get("ER_BENCH_POSTGRES_URL") or os.environ.get("ER_TEST_POSTGRES_URL")
                if engine == "postgres" else "sqlite://")
@@ -190,7 +190,7 @@ def _measure(engine: str, n: int) -> dict:
         t0 = time.perf_counter()
         make = lambda: sql_engine.SqlRelease(engine_, table, prediction="pred")  # noqa: E731
     else:
-        from er_expectations.engines.spark import SparkRelease
+        from er_expectations.engines.spark.release import SparkRelease
 
         df = _spark_frame(n)
         count_spark_fetches(df, fetched)

@@ -53,12 +53,12 @@ def _sql_table(engine, n: int) -> str:
 
 def _measure(engine: str, n: int) -> dict:
     """Runs in the subprocess: generate, build the pair, run the drift aggregations."""
-    from er_expectations.drift import agreement_of, diff_of, statistic_change_of
+    from er_expectations.analysis.drift import agreement_of, diff_of, statistic_change_of
 
     fetched = [0, 0]  # bytes, rows
     if engine == "pandas":
         from er_expectations.engines.pairs import ReleasePair
-        from er_expectations.engines.pandas import PandasRelease
+        from er_expectations.engines.pandas.release import PandasRelease
 
         df = _pandas_frame(n)
         df["base"] = (df["record"] // TRUE_SIZE) * 2
@@ -67,8 +67,8 @@ def _measure(engine: str, n: int) -> dict:
     elif engine in ("postgres", "sqlite"):
         import sqlalchemy as sa
 
-        from er_expectations.engines import sql as sql_engine
-        from er_expectations.engines.pairs_sql import SqlReleasePair
+        from er_expectations.engines.sql import release as sql_engine
+        from er_expectations.engines.sql.pairs import SqlReleasePair
 
         url = (os.environ.get("ER_BENCH_POSTGRES_URL") or os.environ.get("ER_TEST_POSTGRES_URL")
                if engine == "postgres" else "sqlite://")
@@ -88,8 +88,8 @@ def _measure(engine: str, n: int) -> dict:
     else:
         from pyspark.sql import functions as F  # noqa: N812
 
-        from er_expectations.engines.pairs_spark import SparkReleasePair
-        from er_expectations.engines.spark import SparkRelease
+        from er_expectations.engines.spark.pairs import SparkReleasePair
+        from er_expectations.engines.spark.release import SparkRelease
 
         df = _spark_frame(n)
         df = df.withColumn("base", F.floor(F.col("record") / TRUE_SIZE).cast("long") * 2).cache()

@@ -157,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import er_expectations as erx
     from er_expectations.config import load_checkpoint, load_suite
-    from er_expectations.gx.runner import run_checkpoint
-    from er_expectations.gx.suites import suite_from_config
-    from er_expectations.releases import ReleaseData
+    from er_expectations.run.releases import ReleaseData
+    from er_expectations.run.runner import run_checkpoint
+    from er_expectations.run.suites import suite_from_config
 
     import_s = time.perf_counter() - t0
 

@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_demo(project: Path, rounds: int, url: str | None) -> dict:
     import great_expectations.checkpoint.checkpoint as gx_checkpoint
 
-    from er_expectations.gx.runner import run_checkpoint
     from er_expectations.history import HistoryStore, default_url
-    from er_expectations.history.record import HistoryRecorder
+    from er_expectations.run.history import HistoryRecorder
+    from er_expectations.run.runner import run_checkpoint
 
     validation: list[float] = []
     writes: list[float] = []

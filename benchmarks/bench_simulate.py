@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 
 import er_expectations as erx
-from er_expectations.examples import rldata_frame
-from er_expectations.planning import _design_rng, _Population
+from er_expectations.analysis.examples import rldata_frame
+from er_expectations.analysis.planning import _design_rng, _Population
 from er_expectations.stats import estimate_metrics
 from er_expectations.stats.resample import draw_clusters
 

@@ -43,8 +43,8 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from er_expectations.engines.pandas import PandasRelease, contingency  # noqa: E402
-from er_expectations.examples import rldata_frame as _rldata_frame  # noqa: E402
+from er_expectations.analysis.examples import rldata_frame as _rldata_frame  # noqa: E402
+from er_expectations.engines.pandas.release import PandasRelease, contingency  # noqa: E402
 from er_expectations.stats import BenchmarkSample, estimate_metrics, exact_metrics_from_contingency  # noqa: E402
 from er_expectations.stats.estimator import z_value  # noqa: E402
 

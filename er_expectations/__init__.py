@@ -19,10 +19,16 @@ API needs only numpy and pandas. To use the expectations from GX, register them 
 
 from __future__ import annotations
 
-from er_expectations.api import Release, cluster_errors, estimate, exact_metrics, summarize
-from er_expectations.errors import InputError, UndefinedMetricWarning
-from er_expectations.ethnicity import impute_ethnicity
-from er_expectations.planning import plan_sample_size, simulate
+from er_expectations.analysis.ethnicity import impute_ethnicity
+from er_expectations.analysis.planning import plan_sample_size, simulate
+from er_expectations.analysis.release import (
+    Release,
+    cluster_errors,
+    estimate,
+    exact_metrics,
+    summarize,
+)
+from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
 __version__ = "0.1.0"
@@ -48,17 +54,17 @@ __all__ = [
     "benchmark_from_labels",
     "check_labels",
     "draw_sample",
-    "labelling_batch",
+    "analysis.labelling_batch",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).
 _LAZY = {
-    "benchmark_from_labels": "labels",
-    "check_labels": "labels",
-    "draw_sample": "worksheet",
-    "estimate_by_group": "subgroups",  # SPEC 8; imports neither ethnicolr nor torch
-    "labelling_batch": "labelling_batch",
-    "diff_releases": "drift",  # SPEC 10
+    "benchmark_from_labels": "analysis.labels",
+    "check_labels": "analysis.labels",
+    "draw_sample": "analysis.sampling",
+    "estimate_by_group": "analysis.subgroups",  # SPEC 8; imports neither ethnicolr nor torch
+    "labelling_batch": "analysis.labelling_batch",
+    "diff_releases": "analysis.drift",  # SPEC 10
 }
 
 

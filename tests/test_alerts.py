@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 from test_runner import CHECKPOINT, make_toy
 
-from er_expectations.cli import main
+from er_expectations.cli.main import main
 from er_expectations.config import ConfigError, load_checkpoint
 from er_expectations.config.alerts import Masker
-from er_expectations.gx.alert_render import (
+from er_expectations.run.alerts.render import (
     MAX_RELEASES,
     AlertMessage,
     ErEmailRenderer,
@@ -37,7 +37,7 @@ from er_expectations.gx.alert_render import (
     dumps,
     slack_payload,
 )
-from er_expectations.gx.runner import run_checkpoint
+from er_expectations.run.runner import run_checkpoint
 
 aiosmtpd_controller = pytest.importorskip("aiosmtpd.controller")
 

@@ -1,4 +1,4 @@
-"""Static charts (er_expectations.charts): offline SVG/PNG, atomic files, escaped text."""
+"""Static charts (er_expectations.core.charts): offline SVG/PNG, atomic files, escaped text."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import base64
 import pandas as pd
 import pytest
 
-from er_expectations import charts
-from er_expectations.errors import InputError
+from er_expectations.core import charts
+from er_expectations.core.errors import InputError
 
 alt = pytest.importorskip("altair")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_runner import CHECKPOINT, SUITE, make_toy, snapshot
 
-from er_expectations.cli import main
+from er_expectations.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 ISSUE_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+)(:(?P<col>\d+))?: .+", re.M)

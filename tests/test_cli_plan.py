@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import er_expectations as erx
-from er_expectations.cli import main
+from er_expectations.cli.main import main
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.stats.combine import difference
 from er_expectations.stats.estimator import ratio_estimate
 

@@ -15,7 +15,7 @@ import pytest
 import reference_impl as ref
 from reference_impl import close
 
-from er_expectations.examples import RLDATA_FIELDS, agreement_prediction, rldata_frame
+from er_expectations.analysis.examples import RLDATA_FIELDS, agreement_prediction, rldata_frame
 
 RL_FIELDS = list(RLDATA_FIELDS)
 

@@ -22,8 +22,8 @@ from chromium import (
 )
 
 import er_expectations as erx
-from er_expectations.gx.runner import run_checkpoint
-from er_expectations.text import observed_estimate
+from er_expectations.core.text import observed_estimate
+from er_expectations.run.runner import run_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
 PV = REPO / "er_expectations" / "data" / "patentsview"

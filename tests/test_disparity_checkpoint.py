@@ -9,7 +9,7 @@ import pytest
 from test_runner import SUITE, make_toy
 
 from er_expectations.config import ConfigError
-from er_expectations.gx.runner import prepare_run, run_checkpoint
+from er_expectations.run.runner import prepare_run, run_checkpoint
 
 DISPARITY = """\
   - expectation: expect_subgroup_disparity_to_be_below

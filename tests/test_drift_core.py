@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import er_expectations as erx
-from er_expectations.drift import estimate_change, release_agreement, statistic_change
-from er_expectations.errors import InputError
+from er_expectations.analysis.drift import estimate_change, release_agreement, statistic_change
+from er_expectations.core.errors import InputError
 from er_expectations.stats.combine import difference
 from er_expectations.stats.estimator import ratio_estimate
 
@@ -312,7 +312,7 @@ def test_paired_standard_error_matches_a_simulation():
 def test_cli_diff_from_a_table_and_from_a_checkpoint(tmp_path, capsys):
     from pathlib import Path
 
-    from er_expectations.cli import main
+    from er_expectations.cli.main import main
 
     table = tmp_path / "releases.csv"
     two_releases().to_csv(table, index=False)

@@ -2,7 +2,7 @@
 
 Hostile and failing cases first: unknown or misspelt baselines, bad parameters in suite files
 (reported at file:line:column), hostile cluster ids and names in the Data Docs diff table.
-Then: GX results equal the Python computation (``er_expectations.drift``), the first release
+Then: GX results equal the Python computation (``er_expectations.analysis.drift``), the first release
 is skipped with "no baseline", a pinned baseline, and the runner's baseline columns.
 """
 
@@ -20,14 +20,19 @@ from chromium import page_problems, visible_text
 from test_runner import CHECKPOINT, make_toy, snapshot
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
+from er_expectations.analysis.drift import (
+    agreement_of,
+    estimate_change,
+    release_agreement,
+    statistic_change,
+)
 from er_expectations.config import ConfigError, load_suite
-from er_expectations.drift import agreement_of, estimate_change, release_agreement, statistic_change
 from er_expectations.gx.expectations import (
     ExpectEstimateChangeToBeBelow,
     ExpectReleaseAgreementToBeBetween,
     ExpectStatisticChangeToBeBelow,
 )
-from er_expectations.gx.runner import prepare_run, run_checkpoint
+from er_expectations.run.runner import prepare_run, run_checkpoint
 
 HOSTILE_ID = "<img src=x onerror=alert(1)>"
 HOSTILE_NAME = "<script>alert(1)</script>"
@@ -235,7 +240,7 @@ def test_missing_baseline_column_is_a_clear_error(context):
 def test_the_baseline_is_aggregated_once_per_batch(context, monkeypatch):
     """Six drift checks of three kinds read one baseline column: its release (the factorisation
     of the column) is built once, and the benchmark restricted to it once."""
-    from er_expectations.engines import pandas as engine
+    from er_expectations.engines.pandas import release as engine
 
     built: list[object] = []
     samples: list[object] = []
@@ -387,7 +392,7 @@ def test_hostile_ids_and_names_are_escaped_in_the_diff_table(tmp_path):
 
 def test_agreement_of_empty_pair_is_undefined_with_reason():
     from er_expectations.engines.pairs import ReleasePair
-    from er_expectations.engines.pandas import PandasRelease
+    from er_expectations.engines.pandas.release import PandasRelease
 
     df = pd.DataFrame({"a": ["x", None], "b": [None, "y"]})
     res = agreement_of(ReleasePair(PandasRelease(df, prediction="a"), PandasRelease(df, prediction="b")))

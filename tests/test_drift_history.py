@@ -21,7 +21,7 @@ from chromium import page_problems
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations.config import ConfigError
 from er_expectations.gx.expectations.control import control_limits
-from er_expectations.gx.runner import run_checkpoint
+from er_expectations.run.runner import run_checkpoint
 
 SUITE = """\
 suite: history_checks

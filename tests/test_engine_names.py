@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from er_expectations.engines.pandas import PandasRelease, benchmark_sample, clustering_table
+from er_expectations.engines.pandas.release import PandasRelease, benchmark_sample, clustering_table
 
 HYP = settings(
     deadline=None,

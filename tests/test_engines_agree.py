@@ -18,8 +18,8 @@ import pytest
 from enginetools import IN_CI, engine_params, spark_available
 from reference_impl import random_case
 
-from er_expectations.engines import pandas as pandas_engine
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
+from er_expectations.engines.pandas import release as pandas_engine
 from er_expectations.stats import estimate_metrics, summary_statistics
 
 sa = pytest.importorskip("sqlalchemy")
@@ -57,11 +57,11 @@ class _Backend:
 
     def release(self, df: pd.DataFrame, **kwargs):
         if self.kind == "spark":
-            from er_expectations.engines import spark as spark_engine
+            from er_expectations.engines.spark import release as spark_engine
 
             spark = self.request.getfixturevalue("spark_session")
             return spark_engine.SparkRelease(spark.createDataFrame(_for_spark(df)), **kwargs)
-        from er_expectations.engines import sql as sql_engine
+        from er_expectations.engines.sql import release as sql_engine
 
         return sql_engine.SqlRelease(self.engine, self.load(df), **kwargs)
 
@@ -155,7 +155,7 @@ def test_same_tables_and_estimates_as_pandas(backend, seed, id_kind):
 
 
 def test_missing_table_is_named():
-    from er_expectations.engines import sql as sql_engine
+    from er_expectations.engines.sql import release as sql_engine
 
     engine = sa.create_engine("sqlite://")
     random_case(1).to_sql("records", engine, index=False)
@@ -220,7 +220,7 @@ def test_empty_release_and_empty_benchmark(backend):
 
 def test_only_small_tables_come_back(monkeypatch):
     """The rows fetched grow with the distinct sizes and the benchmark, not with the records."""
-    from er_expectations.engines import sql as sql_engine
+    from er_expectations.engines.sql import release as sql_engine
 
     rng = np.random.default_rng(0)
     n = 20_000

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from sourcetools import count_fetched_rows
 from test_gx_engines_drift import DATA, spark_frame, spark_session
 
-from er_expectations.drift import agreement_of, diff_of
+from er_expectations.analysis.drift import agreement_of, diff_of
 from er_expectations.engines.pairs import ReleasePair
-from er_expectations.engines.pandas import PandasRelease
+from er_expectations.engines.pandas.release import PandasRelease
 
 sa = pytest.importorskip("sqlalchemy")
 _ENGINES = engine_params()
@@ -55,14 +55,14 @@ def engine_pair(engine: str, df: pd.DataFrame, *, collation: bool = False, bind=
         yield ReleasePair(PandasRelease(df, prediction="pred"), PandasRelease(df, prediction="base"))
         return
     if engine == "spark":
-        from er_expectations.engines.pairs_spark import SparkReleasePair
-        from er_expectations.engines.spark import SparkRelease
+        from er_expectations.engines.spark.pairs import SparkReleasePair
+        from er_expectations.engines.spark.release import SparkRelease
 
         sdf = spark_frame(spark_session(), df)
         yield SparkReleasePair(SparkRelease(sdf, prediction="pred"), SparkRelease(sdf, prediction="base"))
         return
-    from er_expectations.engines.pairs_sql import SqlReleasePair
-    from er_expectations.engines.sql import SqlRelease
+    from er_expectations.engines.sql.pairs import SqlReleasePair
+    from er_expectations.engines.sql.release import SqlRelease
 
     table = f"pair_{uuid.uuid4().hex[:8]}"
     own = bind is None
@@ -275,7 +275,7 @@ def test_sql_rows_fetched_do_not_grow_with_clusters():
 @pytest.mark.spark
 def test_spark_rows_collected_do_not_grow_with_clusters(monkeypatch):
     pytest.importorskip("pyspark")
-    from er_expectations.engines import pairs_spark
+    from er_expectations.engines.spark import pairs as pairs_spark
 
     original = pairs_spark.collect
     collected: list[int] = []

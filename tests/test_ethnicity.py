@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 
 import er_expectations as erx
-from er_expectations import ethnicity as eth
-from er_expectations.errors import InputError
+from er_expectations.analysis import ethnicity as eth
+from er_expectations.core.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"
@@ -443,7 +443,7 @@ def test_the_result_has_the_documented_shape(patentsview):
 
 def test_the_log_holds_counts_not_names(patentsview, caplog):
     needs_ethnicolr()
-    with caplog.at_level(logging.INFO, logger="er_expectations.ethnicity"):
+    with caplog.at_level(logging.INFO, logger="er_expectations.analysis.ethnicity"):
         out = erx.impute_ethnicity(patentsview, "benchmark_id", "name_last", first_name="name_first")
     text = caplog.text
     assert "abstained" in text and "401 clusters" in text

@@ -1,4 +1,4 @@
-"""The all-but-one prediction of the paper's simulation (er_expectations.examples)."""
+"""The all-but-one prediction of the paper's simulation (er_expectations.analysis.examples)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from er_expectations import InputError
-from er_expectations.examples import RLDATA_FIELDS, agreement_prediction
+from er_expectations.analysis.examples import RLDATA_FIELDS, agreement_prediction
 
 
 def _brute_force(records: pd.DataFrame, fields: list[str], m: int) -> list[set[int]]:

@@ -151,7 +151,7 @@ def test_an_expectation_for_fewer_engines_says_so_on_sql(tmp_path, monkeypatch):
     another engine one clear error naming the engines and why, the other expectations still run.
     Every family runs on every engine today, so the rule is tried on a patched expectation."""
     from er_expectations.gx.expectations import ExpectHillNumberToBeBetween as Patched
-    from er_expectations.gx.expectations._base import PANDAS_ONLY
+    from er_expectations.gx.expectations.base import PANDAS_ONLY
 
     monkeypatch.setattr(Patched, "engines", PANDAS_ONLY)
     monkeypatch.setattr(Patched, "engines_note", "a reason given by the expectation")

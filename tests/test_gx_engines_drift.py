@@ -326,7 +326,7 @@ def test_missing_baseline_column_is_named(tmp_path):
 def test_sql_brings_back_only_aggregates(tmp_path, monkeypatch):
     """The rows fetched grow with the benchmark and the distinct cluster sizes, never with the
     records nor with the clusters: the agreement and the diff come back as sums (one row)."""
-    from er_expectations.engines import sql as sql_engine
+    from er_expectations.engines.sql import release as sql_engine
 
     rng = np.random.default_rng(0)
     n = 30_000
@@ -358,7 +358,7 @@ def test_sql_brings_back_only_aggregates(tmp_path, monkeypatch):
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_diff_does_not_depend_on_row_order(ids):
     """The examples of a release diff are drawn in cluster-id order: shuffled rows, same diff."""
-    from er_expectations.drift import diff_releases
+    from er_expectations.analysis.drift import diff_releases
 
     df = drift_frame(4, ids=ids)
     want = diff_releases(df, "pred__baseline", "pred", record_id="record", name="name", examples=4, seed=2).to_dict()

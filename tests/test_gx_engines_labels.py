@@ -1,7 +1,7 @@
 """Labelling QC (SPEC 9) runs on GX's SQL and Spark engines with pandas' results.
 
 On pandas the labelling batch holds the labels and only the records the rules read
-(:func:`er_expectations.labelling_batch`). In a database or in Spark the records part may be
+(:func:`er_expectations.analysis.labelling_batch`). In a database or in Spark the records part may be
 the whole release: there the label rows and exactly the records the rules read are fetched
 (the records the labels name, the members of the drawn records' predicted clusters), and
 the rules run on them. Every observed value and every failing draw listed (message and
@@ -22,8 +22,8 @@ from test_gx_engines_drift import assert_same, validate
 from test_labels import RELEASE, _injected
 
 import er_expectations.gx  # noqa: F401 - registers the expectations
+from er_expectations.analysis.labelling_batch import labelling_batch
 from er_expectations.gx.expectations.labels import LABEL_EXPECTATIONS
-from er_expectations.labelling_batch import labelling_batch
 
 _ENGINES = engine_params()
 demo = test_labels.demo
@@ -202,7 +202,7 @@ def test_labels_of_another_release_and_missing_columns_are_clear_errors(engine, 
 
 def test_sql_brings_back_the_labels_and_the_records_they_name_only(tmp_path, monkeypatch):
     """50,000 records in the table; back come the label rows and the few records the rules read."""
-    from er_expectations.engines import sql as sql_engine
+    from er_expectations.engines.sql import release as sql_engine
 
     labels, records = labels_case(9, n=50_000)
     batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
@@ -233,7 +233,8 @@ def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, m
     from enginetools import spark_available
     from test_gx_engines_drift import drift_suite
 
-    from er_expectations.engines import labelling_spark, pairs_spark
+    from er_expectations.engines.spark import labelling as labelling_spark
+    from er_expectations.engines.spark import pairs as pairs_spark
 
     if not spark_available():
         pytest.skip("pyspark is not installed (the spark extra); CI installs it")
@@ -274,7 +275,7 @@ def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, m
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_row_order_changes_nothing(ids):
     """A database keeps no row order: shuffled labels and records give the same violations."""
-    from er_expectations.labels import qc_labels
+    from er_expectations.analysis.labels import qc_labels
 
     labels, records = labels_case(3, ids=ids)
 

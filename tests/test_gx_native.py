@@ -21,7 +21,7 @@ import pytest
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 import er_expectations as erx
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.gx import UnregisteredExpectationError, require_registered
 from er_expectations.gx.expectations import (
     ExpectAverageClusterSizeToBeBetween,
@@ -349,7 +349,7 @@ def test_row_condition_is_refused_with_the_reason():
 
 def test_an_unsupported_engine_gets_one_clear_message():
     """The provider behind every expectation on an engine without an ``er.release``."""
-    from er_expectations.gx.metrics import UnsupportedEngineMetric
+    from er_expectations.gx.metrics.release import UnsupportedEngineMetric
 
     with pytest.raises(InputError, match=r"runs on pandas, Spark and SQL.*uses MadeUpEngine"):
         UnsupportedEngineMetric._any_engine(UnsupportedEngineMetric, execution_engine=None, metric_domain_kwargs={},
@@ -394,7 +394,7 @@ def test_the_readme_gx_example_runs_and_shows_the_api_numbers(capsys):
 def test_our_dependency_domain_is_the_one_gx_computes():
     from great_expectations.expectations.registry import get_metric_kwargs
 
-    from er_expectations.gx.metrics import ESTIMATE
+    from er_expectations.gx.metrics.release import ESTIMATE
 
     exp = ExpectEstimatedPairwiseRecallToBeBetween(prediction_column="p", reference_column="r", min_value=0.5,
                                                    batch_id="b-1")

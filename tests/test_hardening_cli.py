@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 from test_runner import CHECKPOINT, SUITE, make_toy, snapshot
 
-from er_expectations.cli import EXIT_CODES, main
-from er_expectations.errors import InputError
-from er_expectations.names import ensure_inside, name_problem, release_file_names, safe_name
-from er_expectations.severity import severity_of, status_of, worst_status
+from er_expectations.cli.main import EXIT_CODES, main
+from er_expectations.core.errors import InputError
+from er_expectations.core.names import ensure_inside, name_problem, release_file_names, safe_name
+from er_expectations.core.severity import severity_of, status_of, worst_status
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -207,7 +207,7 @@ def test_output_into_a_missing_folder_or_onto_a_folder(tmp_path, capsys):
 
 
 def test_internal_errors_exit_4_without_traceback_unless_debug(tmp_path, capsys, monkeypatch):
-    import er_expectations.api as api
+    import er_expectations.analysis.release as api
 
     def boom(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
@@ -226,7 +226,7 @@ def test_internal_errors_exit_4_without_traceback_unless_debug(tmp_path, capsys,
 
 def test_exit_codes_are_documented_in_help(capsys):
     with pytest.raises(SystemExit):
-        from er_expectations.cli import build_parser
+        from er_expectations.cli.main import build_parser
 
         build_parser().parse_args(["--help"])
     out = capsys.readouterr().out
@@ -296,7 +296,7 @@ def test_an_expectation_that_raised_with_severity_warning_is_an_error_everywhere
 
 def _cli(*args: str, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-m", "er_expectations.cli", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "er_expectations.cli.main", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, **kwargs)
 
 

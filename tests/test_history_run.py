@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from historytools import postgres_schema_url
 from test_runner import CHECKPOINT, make_toy
 
-from er_expectations.cli import main
+from er_expectations.cli.main import main
 from er_expectations.history import HISTORY_FILE, HistoryStore, default_url
 from er_expectations.history.schema import VERSION_TABLE
 
@@ -136,8 +136,8 @@ def test_every_release_is_recorded_and_reruns_are_versioned(tmp_path, capsys):
 def test_expectations_see_the_release_under_validation(tmp_path, monkeypatch):
     import great_expectations.checkpoint.checkpoint as gx_checkpoint
 
-    from er_expectations.gx.runner import run_checkpoint
     from er_expectations.history.context import active_release
+    from er_expectations.run.runner import run_checkpoint
 
     seen = []
     original = gx_checkpoint.Checkpoint.run
@@ -366,7 +366,7 @@ def test_history_section_errors_are_located(tmp_path, capsys, section, message):
 
 
 def test_a_bug_turning_results_into_rows_keeps_the_data_docs(tmp_path, capsys, monkeypatch):
-    import er_expectations.history.record as record
+    import er_expectations.run.history as record
 
     def broken(suite, evr):
         raise KeyError("observed_value")

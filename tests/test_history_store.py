@@ -21,7 +21,7 @@ import pytest
 import sqlalchemy as sa
 from historytools import postgres_schema_url
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.history import (
     HistoryError,
     HistoryStore,
@@ -361,7 +361,7 @@ def test_hostile_labels_and_suite_names_round_trip_verbatim(url):
 def test_the_chart_escapes_hostile_labels(tmp_path):
     import pandas as pd
 
-    from er_expectations.charts import to_svg
+    from er_expectations.core.charts import to_svg
     from er_expectations.history.chart import series_chart
 
     with HistoryStore.open(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
@@ -569,7 +569,7 @@ def test_a_damaged_schema_is_reported_as_such_not_as_unreachable(url):
 
 
 def test_the_chart_marks_failed_and_errored_releases(tmp_path):
-    from er_expectations.charts import to_svg
+    from er_expectations.core.charts import to_svg
     from er_expectations.history.chart import series_chart, series_rows
 
     with HistoryStore.open(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
@@ -589,7 +589,7 @@ def test_the_chart_marks_failed_and_errored_releases(tmp_path):
 
 
 def test_the_history_command_prefers_an_exact_label_to_a_metric_id(tmp_path):
-    from er_expectations.history.cli import select_expectation
+    from er_expectations.cli.history import select_expectation
 
     bounds = result(7.0, label="average_cluster_size")
     control = result(7.0, kind="expect_statistic_within_control_limits", label="average_cluster_size_control",

@@ -11,10 +11,10 @@ import pytest
 from gxtools import validate_frame
 
 import er_expectations as erx
-from er_expectations.cli import main as cli_main
+from er_expectations.cli.main import main as cli_main
 from er_expectations.config import default_registry, load_suite
-from er_expectations.engines.pandas import PandasRelease
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
+from er_expectations.engines.pandas.release import PandasRelease
 from er_expectations.stats import estimate_metrics, fg_values, ratio_estimate
 from er_expectations.stats import estimator as est_mod
 from er_expectations.stats.estimator import bootstrap_counts, f_beta_estimate

@@ -13,8 +13,14 @@ import pandas as pd
 import pytest
 
 from er_expectations import InputError
-from er_expectations.io import combine_name
-from er_expectations.labels import RULES, VIOLATION_COLUMNS, check_labels, parse_labels, qc_labels
+from er_expectations.analysis.labels import (
+    RULES,
+    VIOLATION_COLUMNS,
+    check_labels,
+    parse_labels,
+    qc_labels,
+)
+from er_expectations.core.io import combine_name
 
 DATA = Path(__file__).resolve().parents[1] / "er_expectations" / "data" / "patentsview"
 RELEASE = "inventor_id_20211230"
@@ -339,7 +345,7 @@ def test_demo_labels_as_delimited_strings_from_csv(demo, tmp_path):
     text = lab.assign(removed=lab["removed"].map(";".join), added=lab["added"].map(";".join))
     path = tmp_path / "labels.csv"
     text.to_csv(path, index=False)
-    from er_expectations.io import read_table
+    from er_expectations.core.io import read_table
 
     back = read_table(path)
     a = qc(back, rec).violations

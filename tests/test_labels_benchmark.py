@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import er_expectations as erx
 from er_expectations import InputError
-from er_expectations.io import read_table
-from er_expectations.labels import benchmark_from_labels, qc_labels
-from er_expectations.worksheet import draw_sample, write_frame
+from er_expectations.analysis.labels import benchmark_from_labels, qc_labels
+from er_expectations.analysis.sampling import draw_sample, write_frame
+from er_expectations.core.io import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "er_expectations" / "data" / "patentsview"
@@ -272,7 +272,7 @@ def test_write_frame_refuses_a_bad_target(tmp_path):
 # -- CLI -------------------------------------------------------------------------------------------
 def cli(*args, cwd=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "er_expectations.cli", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "er_expectations.cli.main", *map(str, args)], capture_output=True,
                           text=True, env=env, cwd=cwd, timeout=300)
 
 

@@ -23,8 +23,8 @@ from enginetools import postgres_url, spark_available
 from sourcetools import count_fetched_rows, postgres_warehouse, sqlite_warehouse
 
 import er_expectations  # noqa: F401 - registers the expectations
-from er_expectations.cli import EXIT_SOURCE, EXIT_USAGE, main
-from er_expectations.gx.runner import prepare_run, run_checkpoint
+from er_expectations.cli.main import EXIT_SOURCE, EXIT_USAGE, main
+from er_expectations.run.runner import prepare_run, run_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"

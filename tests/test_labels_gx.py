@@ -1,7 +1,7 @@
 """Labelling QC in Great Expectations (SPEC 9): the labelling batch, the seven expectations,
 the YAML suite and checkpoint, the CLI and the Data Docs.
 
-The answers are those of :func:`er_expectations.labels.qc_labels` on the whole release (the
+The answers are those of :func:`er_expectations.analysis.labels.qc_labels` on the whole release (the
 one implementation of the rules, tested in test_labels.py): the batch must not change them,
 and each expectation must report exactly its rule's violations. The demo labels and the
 injected errors are those of test_labels.py.
@@ -24,16 +24,16 @@ from test_labels import RELEASE, _injected, qc
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations import InputError
-from er_expectations.cli import main
+from er_expectations.analysis.labelling_batch import labelling_batch, split_labelling_batch
+from er_expectations.analysis.labels import qc_labels
+from er_expectations.cli.main import main
 from er_expectations.config import ConfigError, load_suite
 from er_expectations.gx.expectations.labels import (
     LABEL_EXPECTATIONS,
     ExpectLabelsAddedRecordsToResembleSampledRecord,
     ExpectLabelsRemovedWithinPredictedCluster,
 )
-from er_expectations.gx.runner import prepare_run
-from er_expectations.labelling_batch import labelling_batch, split_labelling_batch
-from er_expectations.labels import qc_labels
+from er_expectations.run.runner import prepare_run
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"

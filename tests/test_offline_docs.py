@@ -405,7 +405,7 @@ def test_an_old_kind_site_is_reconfigured_and_rebuilt_once(demo, tmp_path):
 
 
 def test_a_crash_while_writing_the_index_leaves_the_old_one(demo, tmp_path, monkeypatch):
-    import er_expectations.io as erio
+    import er_expectations.core.io as erio
 
     root = tmp_path / "copy"
     shutil.copytree(demo["root"], root)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import er_expectations as erx
-from er_expectations.examples import rldata_frame
+from er_expectations.analysis.examples import rldata_frame
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_resampled_se_at_large_n_is_the_delta_method_se(rldata):
     """At large n the standard deviation of θ̂ over resamples of the pilot's draws must be
     the delta-method value √(E[(f − θg)²]/n)/ḡ under the pilot's distribution of draws
     (computed here from the pilot directly), and for b-cubed F that of its linearisation."""
-    from er_expectations.engines.pandas import PandasRelease
+    from er_expectations.engines.pandas.release import PandasRelease
     from er_expectations.stats import cluster_errors, fg_values
     from er_expectations.stats.resample import resampled_std_errors
 

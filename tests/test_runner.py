@@ -19,14 +19,14 @@ import pytest
 
 import er_expectations  # noqa: F401  registers the expectations before any context use
 from er_expectations.config import ConfigError
-from er_expectations.errors import InputError
-from er_expectations.gx.runner import (
+from er_expectations.core.errors import InputError
+from er_expectations.core.names import safe_name
+from er_expectations.run.runner import (
     DATA_FOLDER,
     expectation_label,
     prepare_run,
     run_checkpoint,
 )
-from er_expectations.names import safe_name
 
 REPO = Path(__file__).resolve().parents[1]
 PV_DATA = REPO / "er_expectations" / "data" / "patentsview"

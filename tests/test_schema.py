@@ -26,7 +26,7 @@ from er_expectations.gx.expectations import (
     ExpectMatchingRateToBeBetween,
 )
 from er_expectations.gx.expectations.params import field_arms, number_type
-from er_expectations.gx.suites import suite_from_config
+from er_expectations.run.suites import suite_from_config
 
 REGISTRY = default_registry()
 COMMON = {param.name for param in COMMON_PARAMS}

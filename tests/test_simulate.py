@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import er_expectations as erx
-from er_expectations.examples import rldata_frame
-from er_expectations.planning import _Population, replicate_estimates
+from er_expectations.analysis.examples import rldata_frame
+from er_expectations.analysis.planning import _Population, replicate_estimates
 from er_expectations.stats import ratio_estimate
 from er_expectations.stats.resample import replicate_ratio
 

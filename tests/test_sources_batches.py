@@ -12,9 +12,9 @@ import pytest
 from enginetools import spark_available
 from sourcetools import sqlite_warehouse, toy_tables, write_checkpoint
 
-from er_expectations.baselines import release_frames
-from er_expectations.gx.runner import prepare_run
-from er_expectations.sources import WHITESPACE, release_batches
+from er_expectations.run.baselines import release_frames
+from er_expectations.run.runner import prepare_run
+from er_expectations.run.sources import WHITESPACE, release_batches
 
 SUITE = """\
 suite: warehouse_checks

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from enginetools import spark_available
 
-from er_expectations.baselines import DRIFT_EXPECTATIONS
-from er_expectations.gx.runner import run_checkpoint
+from er_expectations.run.baselines import DRIFT_EXPECTATIONS
+from er_expectations.run.runner import run_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@ is written, with a message naming the source, and no password is ever shown.
 
 Exit codes: 2 for what the checkpoint file or the data gets wrong (a missing table or column,
 duplicated ids, an unset variable), 7 for a source that cannot be reached (a scheduler may
-retry), see ``er_expectations/cli.py``.
+retry), see ``er_expectations/cli/main.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sourcetools import (
     write_checkpoint,
 )
 
-from er_expectations.cli import EXIT_CODES, EXIT_SOURCE, EXIT_USAGE, main
+from er_expectations.cli.main import EXIT_CODES, EXIT_SOURCE, EXIT_USAGE, main
 
 SENTINEL = "Sentinel-Pw-7c21"
 UNREACHABLE = f"postgresql+psycopg://erx:{SENTINEL}@127.0.0.1:9/warehouse"

@@ -10,7 +10,7 @@ import pytest
 import reference_impl as ref
 
 import er_expectations as erx
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.stats import BenchmarkSample
 from er_expectations.stats.subgroups import Membership, adjust_p_values, estimate_groups, holm
 
@@ -370,7 +370,7 @@ def test_surname_bad_input_is_a_clear_error(names_frame, monkeypatch, kwargs, wo
 
 
 def test_the_imputation_runs_once_for_releases_that_share_the_benchmark(names_frame, monkeypatch):
-    import er_expectations.ethnicity as ethnicity
+    import er_expectations.analysis.ethnicity as ethnicity
 
     calls = []
     real = ethnicity.impute_ethnicity

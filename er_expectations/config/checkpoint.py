@@ -28,9 +28,9 @@ With ``engine: sql`` (and ``connection: {url: ${WAREHOUSE_URL}}``) or ``engine: 
 an optional ``spark: {master: ..., config: {...}}``) the tables stay in the database or Spark:
 ``records``, ``predictions`` and ``benchmark`` then name a ``table``, a ``query`` or (Spark) a
 Parquet ``path``, and the predictions are wide (``columns``) or long (``release_column`` and
-``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.sources`. A
+``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.run.sources`. A
 labelling checkpoint's ``labels`` stay a file there (only the records the rules read are
-fetched from the engine: :mod:`er_expectations.labelling_batch`).
+fetched from the engine: :mod:`er_expectations.analysis.labelling_batch`).
 
 The structure is declared once, as the frozen pydantic models the package uses
 (:class:`CheckpointConfig`, one field per section; a new section is a new field),
@@ -76,7 +76,7 @@ from er_expectations.config.models import (
     validate_node,
 )
 from er_expectations.config.yamlnodes import Node, compose_file
-from er_expectations.names import name_problem
+from er_expectations.core.names import name_problem
 
 __all__ = [
     "ACTIONS",
@@ -314,7 +314,7 @@ class LabelsSource(TableSource):
     ``id_column`` is the drawn record's column; ``removed`` / ``added`` hold lists of record
     ids (Arrow list columns, or text split on ``separator``). ``block_column`` names a column
     of the records carried into the labelling batch for rule 5 (see
-    :mod:`er_expectations.labelling_batch`).
+    :mod:`er_expectations.analysis.labelling_batch`).
     """
 
     example: ClassVar[str] = "labels: {path: <file>, release: <release label>}"
@@ -375,7 +375,7 @@ class DataSources(ConfigModel):
 # -- a database or Spark instead of files (data.engine: sql | spark) ----------------------
 
 #: Engines of ``data.engine``: ``pandas`` reads files; ``sql`` and ``spark`` leave the
-#: record table where it is (see :mod:`er_expectations.sources`).
+#: record table where it is (see :mod:`er_expectations.run.sources`).
 ENGINES: tuple[str, ...] = ("pandas", "sql", "spark")
 
 
@@ -501,7 +501,7 @@ class EnginePredictions(_Releases, EngineTable):
 
 class EngineData(ConfigModel):
     """The ``data`` section with ``engine: sql`` or ``engine: spark``: the tables stay in the
-    database or Spark and each release's batch is built there (:mod:`er_expectations.sources`)."""
+    database or Spark and each release's batch is built there (:mod:`er_expectations.run.sources`)."""
 
     example: ClassVar[str] = (
         "data: {engine: sql, connection: {url: ${WAREHOUSE_URL}}, records: {table: ...}, predictions: {...}}"
@@ -827,7 +827,7 @@ def check_checkpoint_references(
         )
 
     data = checkpoint.data
-    if isinstance(data, EngineData):  # tables of a database or Spark (er_expectations.sources); labels: a file
+    if isinstance(data, EngineData):  # tables of a database or Spark (er_expectations.run.sources); labels: a file
         if data.labels is not None:
             _check_labels_file(checkpoint, data.labels, require)
         issues.raise_if_any()

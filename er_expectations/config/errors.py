@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from er_expectations.hints import (  # re-exported for the config layer
+from er_expectations.core.hints import (  # re-exported for the config layer
     close_matches,
     did_you_mean,
     quote_list,

@@ -23,7 +23,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from er_expectations.config.models import ConfigModel, Text
-from er_expectations.severity import SEVERITIES  # how a failed expectation is treated (one rule)
+from er_expectations.core.severity import (
+    SEVERITIES,  # how a failed expectation is treated (one rule)
+)
 
 __all__ = [
     "COMMON_PARAMS",

@@ -55,8 +55,8 @@ from er_expectations.config.schema import (
     make_registry,
 )
 from er_expectations.config.yamlnodes import Node, compose_file, describe
-from er_expectations.names import name_problem
-from er_expectations.text import format_number
+from er_expectations.core.names import name_problem
+from er_expectations.core.text import format_number
 
 __all__ = [
     "SUITE_KEYS",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 
 __all__ = ["DESIGNS", "MAX_DRAWS", "AggregatedRelease", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
            "parse_weights", "pieces_from_rows", "weights_for"]

@@ -14,7 +14,7 @@ from collections.abc import Hashable
 import numpy as np
 import pandas as pd
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 
 __all__ = ["cluster_attribute"]
 

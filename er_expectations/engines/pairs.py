@@ -2,7 +2,7 @@
 
 A release pair holds the current release and its baseline, both columns of one record
 table (one row per record; a null prediction means the record is outside that release).
-The drift functions (:mod:`er_expectations.drift`) read only this interface, whose answers
+The drift functions (:mod:`er_expectations.analysis.drift`) read only this interface, whose answers
 are small whatever the number of records or clusters:
 
 * ``current`` / ``baseline``: the two releases (``n_records``, ``prediction``);
@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from er_expectations.engines.pandas import PandasRelease, contingency_from_codes
-from er_expectations.errors import InputError
-from er_expectations.hints import did_you_mean
+from er_expectations.core.errors import InputError
+from er_expectations.core.hints import did_you_mean
+from er_expectations.engines.pandas.release import PandasRelease, contingency_from_codes
 from er_expectations.stats.drift import ChangeCounts, ClusterChanges, classify_clusters
 from er_expectations.stats.exact import ContingencySums, contingency_sums
 
@@ -149,7 +149,7 @@ class ReleasePair:
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Contingency cells on the common records: (current index, baseline index, count,
-        current codes, baseline codes) as :func:`~er_expectations.engines.pandas.contingency_from_codes`."""
+        current codes, baseline codes) as :func:`~er_expectations.engines.pandas.release.contingency_from_codes`."""
         if self._cells is None:
             self._cells = contingency_from_codes(self.current.pred_codes, self.baseline.pred_codes)
         return self._cells  # type: ignore[return-value]

@@ -9,8 +9,7 @@ GX loads a suite that names them: GX drops unknown expectation types when loadin
 
 from er_expectations.gx import (
     actions,  # noqa: F401  (registers the offline Data Docs checkpoint action)
-    label_metrics,  # noqa: F401  (registers the labelling QC metric)
-    metrics,  # noqa: F401  (registers the metric providers)
+    history_action,  # noqa: F401  (registers the history checkpoint action)
 )
 from er_expectations.gx.expectations import *  # noqa: F401,F403  (registers the expectations)
 from er_expectations.gx.expectations import __all__ as EXPECTATION_CLASSES
@@ -19,7 +18,11 @@ from er_expectations.gx.guard import (
     UnregisteredExpectationError,
     require_registered,
 )
-from er_expectations.history import action as _history_action  # noqa: F401  (registers the history checkpoint action)
+from er_expectations.gx.metrics import (
+    drift,  # noqa: F401  (registers the drift metric providers)
+    labels,  # noqa: F401  (registers the labelling QC metric)
+    release,  # noqa: F401  (registers the release metric providers)
+)
 
 __all__ = [
     "EXPECTATION_CLASSES",

@@ -15,7 +15,7 @@ er-expectations runner) writes offline pages directly; nothing is rewritten afte
   is a CSS-only checkbox.
 * :class:`SeverityValidationResultsPageRenderer` is GX's validation page renderer whose status
   cells carry the expectation's **severity** and whose overview states the severity-aware status
-  of :mod:`er_expectations.severity` (failed / error / passed with warnings / passed).
+  of :mod:`er_expectations.core.severity` (failed / error / passed with warnings / passed).
 * :class:`OfflineSiteIndexBuilder` writes ``index.html``: every stored validation result, newest
   run first, with its severity-aware status, counts and a link to its page (or "not built").
   The index fields of each result file are cached in ``.er-index-cache.json`` in the site folder
@@ -55,8 +55,8 @@ from great_expectations.render.view import DefaultJinjaPageView
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup, escape
 
-from er_expectations.io import atomic_write
-from er_expectations.severity import severity_of, status_of
+from er_expectations.core.io import atomic_write
+from er_expectations.core.severity import severity_of, status_of
 
 __all__ = [
     "CSP",
@@ -161,7 +161,7 @@ def local_site_dir(context: Any, site_name: str = "local_site") -> Path:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The severity rule applied to one validation result (see :mod:`er_expectations.severity`)."""
+    """The severity rule applied to one validation result (see :mod:`er_expectations.core.severity`)."""
 
     status: str  # "passed" | "warnings" | "failed" | "error"
     critical_failed: int = 0
@@ -264,7 +264,7 @@ def image_block(src: str, *, alt: str) -> RenderedComponentContent:
     in an extra field that the offline view of this module draws as ``<img>``.
     """
     if not _SVG_URI.fullmatch(src):
-        raise ValueError("image_block takes a data:image/svg+xml;base64 URI from er_expectations.charts.data_uri")
+        raise ValueError("image_block takes a data:image/svg+xml;base64 URI from er_expectations.core.charts.data_uri")
     return _Block("text", text=[f"(chart: {alt}; shown in the offline Data Docs of er-expectations)"],
                   er_image={"src": src, "alt": alt})
 

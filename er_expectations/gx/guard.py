@@ -27,7 +27,7 @@ from great_expectations.exceptions import ExpectationNotFoundError
 from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 from great_expectations.expectations.registry import get_expectation_impl
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -129,7 +129,7 @@ def require_registered(suite: SuiteLike, *, context: Any = None) -> tuple[str, .
     to) and also refuses a suite object that lacks stored expectations (loaded before
     ``import er_expectations.gx``: load it again after the import).
 
-    Raises :class:`UnregisteredExpectationError` (an :class:`~er_expectations.errors.InputError`)
+    Raises :class:`UnregisteredExpectationError` (an :class:`~er_expectations.core.errors.InputError`)
     naming each expectation and the fix.
     """
     name, items, loaded = _read(suite, context)

@@ -89,7 +89,7 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
         return None
     import pandas as pd
 
-    from er_expectations.charts import data_uri
+    from er_expectations.core.charts import data_uri
     from er_expectations.gx.data_docs import image_block
     from er_expectations.history.chart import series_chart
 

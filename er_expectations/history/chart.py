@@ -1,7 +1,7 @@
 """Charts of a history series: a statistic or estimate over releases with its intervals.
 
 :func:`series_chart` builds the altair chart (for ``er-expectations history --chart`` and
-for Data Docs of drift checks, which embed it through :func:`er_expectations.charts.data_uri`):
+for Data Docs of drift checks, which embed it through :func:`er_expectations.core.charts.data_uri`):
 the value of each release as a line with points, its confidence interval as a vertical
 bar, the releases whose expectation failed marked with a red cross, and those where it
 raised (no value) with an orange triangle at the level of the lowest value.
@@ -98,6 +98,6 @@ def series_chart(frame: Any, *, title: str | None = None, y_title: str | None = 
 def series_data_uri(frame: Any, **options: Any) -> str:
     """:func:`series_chart` as a ``data:image/svg+xml`` URI for an ``<img>`` in Data Docs
     (static: an image runs no script)."""
-    from er_expectations.charts import data_uri
+    from er_expectations.core.charts import data_uri
 
     return data_uri(series_chart(frame, **options))

@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.history.schema import RESULTS, RUNS, VERSION_TABLE
 
 __all__ = [

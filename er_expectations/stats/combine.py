@@ -23,7 +23,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.stats.estimator import RatioEstimate, check_ci_level, z_value
 
 __all__ = ["Difference", "difference"]

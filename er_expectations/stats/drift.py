@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.stats.combine import Difference, difference
 from er_expectations.stats.estimator import RatioEstimate, f_beta_estimate, ratio_estimate
 from er_expectations.stats.metrics import (

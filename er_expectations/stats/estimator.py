@@ -15,8 +15,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from er_expectations.errors import InputError
-from er_expectations.hints import did_you_mean
+from er_expectations.core.errors import InputError
+from er_expectations.core.hints import did_you_mean
 
 __all__ = [
     "CI_METHODS",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_expectations.errors import UndefinedMetricWarning
+from er_expectations.core.errors import UndefinedMetricWarning
 from er_expectations.stats.metrics import PERFORMANCE_METRICS, check_beta
 
 __all__ = ["ContingencySums", "contingency_sums", "exact_metrics_from_contingency", "exact_metrics_from_sums"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 from er_expectations.stats.estimator import (
     DEFAULT_N_BOOT,
     RatioEstimate,
@@ -214,7 +214,7 @@ def resolve_metrics(metrics: str | Iterable[str] | None, *, names: bool) -> tupl
         if not isinstance(m, str):
             raise InputError(f"metrics: {m!r} is not a metric id (a text such as 'pairwise_precision')")
         if m not in METRICS:
-            from er_expectations.hints import did_you_mean
+            from er_expectations.core.hints import did_you_mean
 
             close = did_you_mean(m, list(METRICS))
             hint = f"; {close}" if close else ""

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_expectations.errors import InputError
-from er_expectations.hints import did_you_mean
+from er_expectations.core.errors import InputError
+from er_expectations.core.hints import did_you_mean
 from er_expectations.stats.combine import Difference, difference
 from er_expectations.stats.estimator import RatioEstimate, check_ci_level
 from er_expectations.stats.metrics import METRICS, PERFORMANCE_METRICS, estimate_metrics

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_expectations.errors import InputError
+from er_expectations.core.errors import InputError
 
 __all__ = [
     "ClusteringTable",

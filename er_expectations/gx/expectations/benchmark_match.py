@@ -11,13 +11,14 @@ from typing import Any, ClassVar, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from er_expectations.core.text import fmt_level, fmt_number
 from er_expectations.gx.expectations.estimated import (
     _SampledExpectation,
     design_fragment,
     estimate_details,
 )
 from er_expectations.gx.expectations.summary import ChosenStatisticExpectation
-from er_expectations.gx.metrics import (
+from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
     CLUSTERING_TABLE,
     ESTIMATE,
@@ -26,7 +27,7 @@ from er_expectations.gx.metrics import (
     TABLE_KEYS,
 )
 from er_expectations.stats import TRUE_STATISTICS
-from er_expectations.text import fmt_level, fmt_number, statistic_label
+from er_expectations.stats.labels import statistic_label
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 

@@ -22,14 +22,14 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.gx.expectations._base import json_number
+from er_expectations.core.text import fmt_number, format_number
+from er_expectations.gx.expectations.base import json_number
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.history_view import own_series, series_rows, skipped_and_chart_blocks
-from er_expectations.gx.metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
+from er_expectations.gx.metrics.release import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from er_expectations.gx.render import result_details
 from er_expectations.stats import SUMMARY_STATISTICS
-from er_expectations.text import fmt_number, format_number
 
 __all__ = ["CONTROL_STATISTICS", "ExpectStatisticWithinControlLimits", "control_limits"]
 

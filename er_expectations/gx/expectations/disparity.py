@@ -25,11 +25,12 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.errors import InputError
-from er_expectations.gx.expectations._base import ERExpectation, json_number
+from er_expectations.core.errors import InputError
+from er_expectations.core.text import fmt_level, fmt_number
+from er_expectations.gx.expectations.base import ERExpectation, json_number
 from er_expectations.gx.expectations.estimated import _SampledExpectation, design_fragment
 from er_expectations.gx.expectations.params import ParameterError
-from er_expectations.gx.metrics import (
+from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
     RELEASE,
     RELEASE_KEYS,
@@ -45,7 +46,6 @@ from er_expectations.stats.subgroups import (
     MEMBERSHIPS,
     check_subgroup_metrics,
 )
-from er_expectations.text import fmt_level, fmt_number
 
 __all__ = ["SUBGROUP_ESTIMATES", "ExpectSubgroupDisparityToBeBelow", "SubgroupEstimatesMetric"]
 
@@ -77,8 +77,8 @@ class SubgroupEstimatesMetric(DependentMetric):
 
     @metric_value(engine=ExecutionEngine)  # pandas, SQL and Spark: only the benchmark rows are read
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
+        from er_expectations.analysis.subgroups import sample_membership
         from er_expectations.stats.subgroups import estimate_groups
-        from er_expectations.subgroups import sample_membership
 
         kw = metric_value_kwargs
         sample = metrics[BENCHMARK_SAMPLE]
@@ -165,7 +165,7 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
 
     @pydantic.validator("groups", pre=True)
     def _parse_groups(cls, value):
-        from er_expectations.subgroups import parse_groups
+        from er_expectations.analysis.subgroups import parse_groups
 
         if value is not None and not isinstance(value, dict | list | tuple):
             raise ParameterError(f"expected {_GROUPS_FORMS}, got {value!r}", expected=_GROUPS_FORMS,
@@ -209,13 +209,13 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
                                  "not give", at="membership", hint="use membership: hard, or surname_column")
         groups = values.get("groups")
         if surname and groups:
-            from er_expectations.ethnicity import (
+            from er_expectations.analysis.ethnicity import (
                 CATEGORIES,  # the tables are not read, ethnicolr not imported
             )
             for name, vals in groups.items():
                 for v in vals:
                     if v not in CATEGORIES:
-                        from er_expectations.hints import did_you_mean
+                        from er_expectations.core.hints import did_you_mean
 
                         raise ParameterError(
                             f"groups.{name}: {v!r} is not an ethnicolr category", at="groups",
@@ -335,9 +335,9 @@ class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
 
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
     """The static chart of the group estimates (an SVG image; None if it cannot be drawn)."""
-    from er_expectations.charts import data_uri
+    from er_expectations.analysis.subgroups import groups_chart
+    from er_expectations.core.charts import data_uri
     from er_expectations.gx.data_docs import image_block
-    from er_expectations.subgroups import groups_chart
 
     try:
         uri = data_uri(groups_chart(groups, title=f"{details.get('label', 'estimate')} by group",

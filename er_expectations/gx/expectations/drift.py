@@ -13,7 +13,7 @@
 
 The baseline's prediction is the column ``baseline_column`` of the batch (default
 ``<prediction_column>__baseline``, or ``<prediction_column>__baseline__<label>`` for a pinned
-``baseline``; :mod:`er_expectations.baselines`). The checkpoint runner fills it; a batch
+``baseline``; :mod:`er_expectations.run.baselines`). The checkpoint runner fills it; a batch
 whose baseline column is null on every row has no baseline (the first release): the check
 is then skipped and reported as such, not failed.
 """
@@ -28,21 +28,10 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.baselines import (
-    DRIFT_EXPECTATIONS,
-    PREVIOUS,
-    baseline_label_column,
-    default_baseline_column,
-)
-from er_expectations.drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
-from er_expectations.gx import drift_metrics  # noqa: F401  (registers the drift metrics)
-from er_expectations.gx.drift_metrics import (
-    ESTIMATE_CHANGE,
-    RELEASE_AGREEMENT,
-    RELEASE_PAIR,
-    STATISTIC_CHANGE,
-)
-from er_expectations.gx.expectations._base import (
+from er_expectations.analysis.drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
+from er_expectations.core.text import fmt_level, fmt_number, format_number
+from er_expectations.gx.metrics import drift as _drift_metrics  # noqa: F401  (registers the drift metrics)
+from er_expectations.gx.expectations.base import (
     BoundedExpectation,
     ERExpectation,
     ParameterError,
@@ -59,10 +48,21 @@ from er_expectations.gx.history_view import (
     series_rows,
     skipped_and_chart_blocks,
 )
-from er_expectations.gx.metrics import SAMPLE_KEYS
+from er_expectations.gx.metrics.drift import (
+    ESTIMATE_CHANGE,
+    RELEASE_AGREEMENT,
+    RELEASE_PAIR,
+    STATISTIC_CHANGE,
+)
+from er_expectations.gx.metrics.release import SAMPLE_KEYS
 from er_expectations.gx.render import result_details, string_block, table_block
+from er_expectations.run.baselines import (
+    DRIFT_EXPECTATIONS,
+    PREVIOUS,
+    baseline_label_column,
+    default_baseline_column,
+)
 from er_expectations.stats import METRICS
-from er_expectations.text import fmt_level, fmt_number, format_number
 
 __all__ = [
     "DRIFT_EXPECTATIONS",

@@ -17,20 +17,25 @@ from typing import Any, ClassVar, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.api import sample_error_frame
+from er_expectations.analysis.release import sample_error_frame
+from er_expectations.core.hints import did_you_mean, quote_list
+from er_expectations.core.text import design_kind, fmt_level, observed_estimate, range_phrase
 from er_expectations.engines.base import DESIGNS
-from er_expectations.gx.expectations._base import (
+from er_expectations.gx.expectations.base import (
     TOP_CLUSTERS,
     BoundedExpectation,
     ERExpectation,
     json_number,
 )
 from er_expectations.gx.expectations.params import ParameterError, Threshold, threshold
-from er_expectations.gx.metrics import BENCHMARK_SAMPLE, ESTIMATE, SAMPLE_KEYS, encode_weights
-from er_expectations.hints import did_you_mean, quote_list
+from er_expectations.gx.metrics.release import (
+    BENCHMARK_SAMPLE,
+    ESTIMATE,
+    SAMPLE_KEYS,
+    encode_weights,
+)
 from er_expectations.stats import CI_METHODS, DEFAULT_N_BOOT, METRICS, PERFORMANCE_METRICS
 from er_expectations.stats.estimator import MIN_N_BOOT
-from er_expectations.text import design_kind, fmt_level, observed_estimate, range_phrase
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Labelling quality control (SPEC 9): one expectation per rule, on a labelling batch.
 
-The batch is the one :func:`er_expectations.labelling_batch` builds (see that module): the
+The batch is the one :func:`er_expectations.analysis.labelling_batch` builds (see that module): the
 labels, one row per draw, stacked over the records they refer to. Every expectation reads
 one metric, ``er.label_checks``, which splits the batch and runs
 :func:`er_expectations.check_labels` once; the seven expectations of a suite that name the
@@ -32,10 +32,10 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.gx.expectations._base import ERExpectation, ParameterError, result_level
-from er_expectations.gx.label_metrics import LABEL_CHECK_KEYS, LABEL_CHECKS
+from er_expectations.analysis.labels import RULES, SCORERS
+from er_expectations.gx.expectations.base import ERExpectation, ParameterError, result_level
+from er_expectations.gx.metrics.labels import LABEL_CHECK_KEYS, LABEL_CHECKS
 from er_expectations.gx.render import result_details, table_block
-from er_expectations.labels import RULES, SCORERS
 
 __all__ = [
     "LABEL_EXPECTATIONS",

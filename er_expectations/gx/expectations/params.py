@@ -25,8 +25,8 @@ from typing import Any, Literal
 from great_expectations.compatibility import pydantic
 from great_expectations.core.suite_parameters import SuiteParameterDict, is_suite_parameter
 
-from er_expectations.hints import did_you_mean, quote_list
-from er_expectations.text import format_number
+from er_expectations.core.hints import did_you_mean, quote_list
+from er_expectations.core.text import format_number
 
 __all__ = [
     "ParameterError",

@@ -14,16 +14,17 @@ from typing import Any, ClassVar
 from great_expectations.compatibility import pydantic
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.gx.expectations._base import BoundedExpectation, ERExpectation, json_number
+from er_expectations.core.text import fmt_number, fmt_q, range_phrase
+from er_expectations.gx.expectations.base import BoundedExpectation, ERExpectation, json_number
 from er_expectations.gx.expectations.params import (
     ParameterError,
     Threshold,
     field_choices,
     threshold,
 )
-from er_expectations.gx.metrics import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
+from er_expectations.gx.metrics.release import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from er_expectations.stats import NAME_STATISTICS, parse_hill_orders
-from er_expectations.text import fmt_number, fmt_q, range_phrase, statistic_label
+from er_expectations.stats.labels import statistic_label
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",

@@ -1,0 +1,282 @@
+"""The Python API: ``summarize``, ``estimate``, ``exact_metrics`` and ``cluster_errors``.
+
+Each function aggregates the record table with the pandas engine and hands the small
+tables to :mod:`er_expectations.stats`. Names and arguments are the public contract.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from er_expectations.core.errors import InputError
+from er_expectations.engines.base import WeightsSpec
+from er_expectations.engines.pandas.release import PandasRelease, contingency
+from er_expectations.stats import (
+    DEFAULT_N_BOOT,
+    METRICS,
+    BenchmarkSample,
+    check_beta,
+    check_ci_level,
+    check_ci_method,
+    check_n_boot,
+    check_seed,
+    error_contributions,
+    estimate_metrics,
+    exact_metrics_from_contingency,
+    parse_hill_orders,
+    resolve_metrics,
+    resolve_seed,
+    summary_statistics,
+)
+from er_expectations.stats import (
+    cluster_errors as _cluster_errors,
+)
+
+__all__ = [
+    "ESTIMATE_COLUMNS",
+    "Release",
+    "cluster_errors",
+    "estimate",
+    "estimates_frame",
+    "exact_metrics",
+    "summarize",
+]
+
+#: Columns of the frame returned by :func:`estimate`.
+ESTIMATE_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note", "ci_method")
+
+
+def summarize(
+    df: pd.DataFrame,
+    cluster: Hashable = "inventor_id",
+    name: Hashable | None = None,
+    hill_orders: Sequence[float] = (0, 1, 2, math.inf),
+    *,
+    record_id: Hashable | None = None,
+) -> pd.Series:
+    """Summary statistics of the clustering in column ``cluster`` (SPEC 3).
+
+    Rows whose ``cluster`` is null are outside the release and ignored. Returns a Series
+    with n_records, n_clusters, average_cluster_size, matching_rate, hill_number_<q> for
+    each order and, with ``name``, homonymy_rate and name_variation_rate.
+    """
+    return Release(df, prediction=cluster, name=name, record_id=record_id).summarize(hill_orders)
+
+
+def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_level: float,
+                    bias_adjust: bool, ci_method: str = "linearization", n_boot: int | None = None,
+                    seed: int | None = None) -> pd.DataFrame:
+    """Turn ``estimate_metrics`` output into the documented DataFrame (with ``attrs``).
+
+    Column ``ci_method`` says where each row's interval comes from (linearization,
+    bootstrap, zero_event or none, SPEC 6).
+    """
+    rows = {
+        mid: {
+            "estimate": r.estimate,
+            "std_error": r.std_error,
+            "ci_lower": r.ci_lower,
+            "ci_upper": r.ci_upper,
+            "draws": r.draws,
+            "clusters": r.clusters,
+            "note": r.note,
+            "ci_method": r.interval,
+        }
+        for mid, r in results.items()
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(ESTIMATE_COLUMNS))
+    frame.index.name = "metric"
+    frame = frame.astype({"estimate": "float64", "std_error": "float64", "ci_lower": "float64",
+                          "ci_upper": "float64", "draws": "int64", "clusters": "int64", "note": "object",
+                          "ci_method": "object"})
+    frame.attrs.update({
+        "design": sample.design,
+        "ci_level": ci_level,
+        "beta": beta,
+        "bias_adjust": bias_adjust,
+        "n_records": sample.n_records,
+        "n_clusters": sample.n_clusters,
+        "records_set_aside": sample.records_set_aside,
+        "clusters_set_aside": sample.clusters_set_aside,
+        "ci_method": ci_method,
+    })
+    if ci_method == "bootstrap":
+        frame.attrs.update({"n_boot": n_boot, "seed": seed})
+    return frame
+
+
+def estimate(
+    df: pd.DataFrame,
+    prediction: Hashable = "inventor_id",
+    reference: Hashable = "benchmark_id",
+    weights: str | dict | WeightsSpec = "cluster_size",
+    draws: Hashable | None = None,
+    name: Hashable | None = None,
+    metrics: str | Iterable[str] | None = None,
+    beta: float = 1.0,
+    ci_level: float = 0.95,
+    *,
+    bias_adjust: bool = True,
+    record_id: Hashable | None = None,
+    ci_method: str = "linearization",
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = None,
+) -> pd.DataFrame:
+    """Design-based estimates of performance and true-clustering statistics (SPEC 5–7).
+
+    ``df`` has one row per record: ``prediction`` (null = not in this release) and
+    ``reference`` (true cluster id of benchmark records, null elsewhere). ``weights`` is
+    "cluster_size" (size-proportional sampling), "uniform" or a column with w_c = 1/p_c;
+    ``draws`` a column with the number of times each cluster was drawn. Returns one row per
+    metric with estimate, std_error, ci_lower, ci_upper, draws, clusters and note (why a
+    value is missing or suspicious) and ci_method (where the interval comes from). ``attrs``
+    records the design and how many benchmark records/clusters were set aside because the
+    release does not contain them.
+
+    ``ci_method`` is "linearization" (θ̂ ± z·SE, the default) or "bootstrap" (percentile
+    interval of ``n_boot`` resamples of the draws, seeded by ``seed``; with ``seed=None`` a
+    fresh seed is drawn and recorded in ``attrs['seed']``). A sample without a single error
+    gets the binomial interval of SPEC 6 under either method, with a note.
+    """
+    check_beta(beta)
+    check_ci_level(ci_level)
+    check_flag(bias_adjust, parameter="bias_adjust")
+    _check_interval_options(ci_method, n_boot, seed)
+    resolve_metrics(metrics, names=name is not None)
+    rel = Release(df, prediction=prediction, name=name, record_id=record_id)
+    return rel.estimate(reference=reference, weights=weights, draws=draws, metrics=metrics, beta=beta,
+                        ci_level=ci_level, bias_adjust=bias_adjust, ci_method=ci_method, n_boot=n_boot,
+                        seed=seed)
+
+
+def _check_interval_options(ci_method: str, n_boot: int, seed: int | None) -> None:
+    """Validate ci_method, n_boot and seed before any data is read (SPEC 6)."""
+    check_ci_method(ci_method)
+    check_n_boot(n_boot)
+    check_seed(seed)
+
+
+def exact_metrics(
+    df: pd.DataFrame,
+    prediction: Hashable = "inventor_id",
+    reference: Hashable = "true_id",
+    beta: float = 1.0,
+) -> pd.Series:
+    """Exact performance metrics when ``reference`` gives the true cluster of every record.
+
+    Pair counting for pairwise metrics, exact-match counting for cluster metrics, the
+    paper's cluster-averaged b-cubed, and homogeneity 1 − H(C|Ĉ)/H(C) (SPEC 5). Undefined
+    metrics are NaN with an :class:`UndefinedMetricWarning` and a reason in ``attrs['notes']``.
+    """
+    beta = check_beta(beta)
+    t, p, n = contingency(df, prediction=prediction, reference=reference)
+    values, notes = exact_metrics_from_contingency(t, p, n, beta=beta)
+    out = pd.Series(values, name="exact", dtype="float64")
+    out.index.name = "metric"
+    out.attrs.update({"beta": beta, "notes": notes, "n_records": int(n.sum())})
+    return out
+
+
+def cluster_errors(
+    df: pd.DataFrame,
+    prediction: Hashable = "inventor_id",
+    reference: Hashable = "benchmark_id",
+    weights: str | dict | WeightsSpec = "cluster_size",
+    draws: Hashable | None = None,
+    *,
+    metric: str | None = None,
+    beta: float = 1.0,
+    record_id: Hashable | None = None,
+) -> pd.DataFrame:
+    """Per-sampled-cluster error table (SPEC 4), for error analysis and audit.
+
+    One row per benchmark cluster in the release: size, weight, draws, number of predicted
+    clusters it is split over, EI, SDE, OCE, UCE, ROCE, RUCE and, with ``metric``, the
+    cluster's share of that metric's estimated error (sorted by it, largest first).
+    """
+    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws)
+    return sample_error_frame(sample, metric=metric, beta=beta)
+
+
+def sample_error_frame(sample: BenchmarkSample, *, metric: str | None = None, beta: float = 1.0) -> pd.DataFrame:
+    """The error table of :func:`cluster_errors` from an aggregated sample."""
+    e = _cluster_errors(sample)
+    k = sample.labels.shape[0]
+    frame = pd.DataFrame({
+        "cluster": sample.labels,
+        "size": sample.size,
+        "weight": sample.weight,
+        "draws": sample.draws,
+        "predicted_clusters": np.bincount(sample.piece_cluster, minlength=k),
+        "EI": e.ei,
+        "SDE": e.sde,
+        "OCE": e.oce,
+        "UCE": e.uce,
+        "ROCE": e.roce,
+        "RUCE": e.ruce,
+    })
+    if metric is not None:
+        if metric not in METRICS:
+            resolve_metrics([metric], names=True)  # raises with did-you-mean
+        if METRICS[metric].kind != "performance":
+            raise InputError(f"metric={metric!r}: error contributions exist for performance metrics only")
+        frame["error_share"] = error_contributions(sample, metric, beta=check_beta(beta))
+        frame = frame.sort_values("error_share", ascending=False, kind="stable").reset_index(drop=True)
+    return frame
+
+
+def check_flag(value: object, *, parameter: str) -> bool:
+    """A true/false option must be a bool: ``bias_adjust="no"`` would otherwise read as true."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"{parameter}={value!r} is not true or false; pass {parameter}=True or {parameter}=False")
+
+
+class Release:
+    """One release of a record table, for several statistics at the cost of one aggregation.
+
+    ``summarize`` and ``estimate`` each aggregate the table; a :class:`Release` factorises
+    the prediction (and name) column once and reuses it::
+
+        rel = erx.Release(df, prediction="inventor_id", name="full_name")
+        rel.summarize(); rel.estimate(reference="benchmark_id")
+
+    Do not modify ``df`` while the object is in use: the aggregates are not recomputed.
+    """
+
+    def __init__(self, df: pd.DataFrame, prediction: Hashable = "inventor_id", *, name: Hashable | None = None,
+                 record_id: Hashable | None = None) -> None:
+        self._rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+        self.prediction = prediction
+        self.name = name
+
+    def summarize(self, hill_orders: Sequence[float] = (0, 1, 2, math.inf)) -> pd.Series:
+        """Same as :func:`summarize` on this release."""
+        orders = parse_hill_orders(hill_orders)
+        stats = summary_statistics(self._rel.clustering_table(name=self.name), hill_orders=orders)
+        out = pd.Series(stats, name=self.prediction, dtype="float64")
+        out.attrs.update({"cluster": self.prediction, "name": self.name, "hill_orders": orders})
+        return out
+
+    def estimate(self, reference: Hashable = "benchmark_id", weights: str | dict | WeightsSpec = "cluster_size",
+                 draws: Hashable | None = None, metrics: str | Iterable[str] | None = None, beta: float = 1.0,
+                 ci_level: float = 0.95, *, bias_adjust: bool = True, ci_method: str = "linearization",
+                 n_boot: int = DEFAULT_N_BOOT, seed: int | None = None) -> pd.DataFrame:
+        """Same as :func:`estimate` on this release (with the release's name column)."""
+        beta = check_beta(beta)
+        ci_level = check_ci_level(ci_level)
+        bias_adjust = check_flag(bias_adjust, parameter="bias_adjust")
+        _check_interval_options(ci_method, n_boot, seed)
+        if ci_method == "bootstrap":
+            seed = resolve_seed(seed)
+        ids = resolve_metrics(metrics, names=self.name is not None)
+        sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name)
+        results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
+                                   ci_method=ci_method, n_boot=n_boot, seed=seed)
+        return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
+                               ci_method=ci_method, n_boot=n_boot, seed=seed)

@@ -1,0 +1,171 @@
+"""Drawing the labelling sample and writing the worksheet (SPEC 1, 2.2; issue 8).
+
+The default design of SPEC 1 draws *records* uniformly with replacement from the release
+population and labels each drawn record's whole true cluster, so a true cluster is drawn
+with probability proportional to its size ("cluster_size" design, w_c = 1/|c|). The
+worksheet shows the labeller the drawn record's predicted cluster ĉ(r); they fill in
+``removed`` (A_r) and ``added`` (B_r), which makes it a labels table (SPEC 2.2).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from er_expectations.analysis.labels import LabelColumns
+from er_expectations.core.errors import InputError
+
+__all__ = ["MEMBERS", "draw_sample", "write_frame"]
+
+#: Column of the worksheet listing the members of the drawn record's predicted cluster.
+MEMBERS = "members"
+
+
+def _check_n(n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or int(n) < 1:
+        raise InputError(f"n={n!r}: give the number of draws as a whole number ≥ 1")
+    return int(n)
+
+
+def draw_sample(
+    df: pd.DataFrame,
+    prediction: Hashable,
+    n: int,
+    *,
+    seed: int,
+    record_id: Hashable,
+    columns: Sequence[Hashable] = (),
+    label_columns: LabelColumns | Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Draw ``n`` records uniformly with replacement from the release and build the worksheet.
+
+    ``df`` has one row per record; rows whose ``prediction`` is null are outside the release
+    (SPEC 2.1) and never drawn. The same ``seed`` gives the same draws (numpy's
+    ``default_rng``). Returns one row per draw: ``draw`` (1..n), ``record_id`` (the drawn
+    record), ``predicted_cluster`` (ĉ(r)), ``size`` (|ĉ(r)|), ``members`` (ids of ĉ(r)),
+    for every column c of ``columns`` (e.g. name, block) the drawn record's ``c`` and the
+    members' ``members_c`` (aligned with ``members``), then empty ``removed`` and ``added``
+    lists and empty ``true_cluster``, ``labeller`` and ``labelled_at`` for the labeller to
+    fill. Labels-table column names follow ``label_columns`` (SPEC 2.2).
+    """
+    from er_expectations.engines.pandas.release import _check_column, _check_frame, _check_id_types
+    from er_expectations.stats import check_seed
+
+    frame = _check_frame(df)
+    n = _check_n(n)
+    if seed is None or check_seed(seed) is None:
+        raise InputError("seed=None: give a seed (an integer ≥ 0) so that the sample can be drawn again")
+    _check_column(frame, prediction, "prediction")
+    _check_column(frame, record_id, "record_id")
+    if isinstance(columns, (str, bytes)):
+        columns = [columns]
+    columns = list(dict.fromkeys(columns))
+    for c in columns:
+        _check_column(frame, c, "columns")
+    cols = LabelColumns.of(label_columns)
+    clash = {cols.draw, cols.record_id, cols.predicted_cluster, "size", MEMBERS, cols.removed, cols.added,
+             cols.true_cluster, cols.labeller, cols.labelled_at}
+    for c in columns:
+        if str(c) in clash or f"{MEMBERS}_{c}" in clash:
+            raise InputError(f"columns: {c!r} is also a worksheet column; rename it in the records first")
+
+    population = np.flatnonzero(frame[prediction].notna().to_numpy())
+    if population.size == 0:
+        raise InputError(f"prediction column {prediction!r} is null on every row: the release is empty")
+    rng = np.random.default_rng(int(seed))
+    picks = population[rng.integers(0, population.size, size=n)]
+    drawn = frame.iloc[picks]
+    if drawn[record_id].isna().any():
+        raise InputError(f"record_id column {record_id!r} is null on a drawn record; every record needs an id")
+    clusters = drawn[prediction]
+    _check_id_types(clusters, "prediction")
+    wanted = pd.Index(pd.unique(clusters))
+    member_rows = frame.loc[frame[prediction].isin(wanted).to_numpy(dtype=bool), [record_id, prediction, *columns]]
+    dup = member_rows[record_id].duplicated(keep=False)
+    if dup.any():
+        shown = ", ".join(repr(v) for v in member_rows.loc[dup, record_id].unique()[:5])
+        raise InputError(f"record_id column {record_id!r} has duplicated ids in the drawn clusters (e.g. {shown}); "
+                         "each record must appear once")
+    grouped = {cid: grp for cid, grp in member_rows.groupby(prediction, sort=False)}
+    keys = clusters.tolist()
+    data: dict[str, object] = {
+        cols.draw: np.arange(1, n + 1, dtype=np.int64),
+        cols.record_id: drawn[record_id].to_numpy(),
+        cols.predicted_cluster: clusters.to_numpy(),
+        "size": np.asarray([len(grouped[k]) for k in keys], dtype=np.int64),
+        MEMBERS: [grouped[k][record_id].tolist() for k in keys],
+    }
+    for c in columns:
+        data[str(c)] = drawn[c].to_numpy()
+        data[f"{MEMBERS}_{c}"] = [grouped[k][c].tolist() for k in keys]
+    data[cols.removed] = [[] for _ in range(n)]
+    data[cols.added] = [[] for _ in range(n)]
+    for c in (cols.true_cluster, cols.labeller, cols.labelled_at):
+        data[c] = pd.Series([None] * n, dtype="object")
+    sheet = pd.DataFrame(data)
+    sheet.attrs.update({"seed": int(seed), "design": "cluster_size", "prediction": prediction,
+                        "population": int(population.size)})
+    return sheet
+
+
+def write_frame(frame: pd.DataFrame, path: str | os.PathLike, *, separator: str = ";",
+                id_lists: Sequence[str] = (MEMBERS, "removed", "added")) -> Path:
+    """Write a worksheet, labels or benchmark frame to Parquet or CSV (by suffix), atomically.
+
+    Parquet keeps list columns as lists (an all-empty list column gets the element type of
+    ``members`` or of the first id column). CSV writes the id lists ``id_lists`` as ids joined
+    by ``separator`` (what :func:`er_expectations.analysis.labels.parse_labels` reads back) and other
+    list columns joined by " | " (display only). Nothing is written if anything fails.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from er_expectations.core.io import _kind, atomic_write
+
+    p = Path(path)
+    kind = _kind(p)
+    if p.is_dir():
+        raise InputError(f"{p}: is a folder; give a file name such as {p / 'worksheet.parquet'}")
+    if not p.parent.is_dir():
+        raise InputError(f"{p}: the folder {p.parent} does not exist; create it first")
+    is_list = [c for c in frame.columns if frame[c].dtype == object and frame[c].map(
+        lambda v: isinstance(v, (list, tuple, np.ndarray))).any()]
+    if kind == "parquet":
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        element = None
+        for f in table.schema:
+            if pa.types.is_list(f.type) and not pa.types.is_null(f.type.value_type) and f.name in id_lists:
+                element = f.type.value_type
+                break
+        if element is None and len(frame.columns) > 1:
+            first = table.schema.field(1).type  # the drawn record's id
+            element = first if not pa.types.is_null(first) else pa.string()
+        def typed(f: pa.Field) -> pa.Field:
+            if pa.types.is_list(f.type) and pa.types.is_null(f.type.value_type):
+                return pa.field(f.name, pa.list_(element or pa.string()))
+            if pa.types.is_null(f.type):  # an empty column to fill in (true_cluster, labeller, …)
+                return pa.field(f.name, pa.string())
+            return f
+
+        schema = pa.schema([typed(f) for f in table.schema], metadata=table.schema.metadata)
+        table = table.cast(schema)
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        data: bytes | str = buffer.getvalue()
+    else:
+        out = frame.copy()
+        for c in is_list:
+            joiner = separator if c in id_lists else " | "
+            out[c] = out[c].map(lambda v, j=joiner: j.join("" if x is None else str(x) for x in v)
+                                if isinstance(v, (list, tuple, np.ndarray)) else v)
+        data = out.to_csv(index=False, sep="\t" if p.suffix.lower() == ".tsv" else ",")
+    try:
+        atomic_write(p, data)
+    except OSError as error:
+        raise InputError(f"{p}: cannot write: {error.strerror or error}") from error
+    return p

@@ -1,0 +1,387 @@
+"""``erx.estimate_by_group``: performance by subgroup of entities and the gaps between them (SPEC 8).
+
+Groups come either from an entity-level column (``group_column=``: constant within a true
+cluster, e.g. a country or a team's own segment) or from ethnicity imputed from surnames
+(``surname=``, :func:`er_expectations.analysis.ethnicity.impute_ethnicity`, whose categories
+``groups`` maps to group names). The estimates are the domain estimators of
+:mod:`er_expectations.stats.subgroups`; only group aggregates are returned, never a
+cluster's imputed ethnicity.
+
+Importing this module imports neither ethnicolr nor torch; the surname path imports the
+imputation when it is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from er_expectations.core.errors import InputError
+from er_expectations.core.hints import did_you_mean
+from er_expectations.engines.base import WeightsSpec
+from er_expectations.engines.groups import cluster_attribute
+from er_expectations.engines.pandas.release import PandasRelease, _check_column
+from er_expectations.stats import BenchmarkSample, check_beta, check_ci_level
+from er_expectations.stats.subgroups import (
+    ADJUSTMENTS,
+    COMPARISONS,
+    DEFAULT_MIN_DRAWS,
+    MEMBERSHIPS,
+    GroupResult,
+    Membership,
+    check_min_draws,
+    check_subgroup_metrics,
+    estimate_groups,
+)
+
+__all__ = [
+    "GROUP_COLUMNS",
+    "estimate_by_group",
+    "groups_chart",
+    "groups_frame",
+    "membership_from_attribute",
+    "membership_from_ethnicity",
+    "parse_groups",
+    "sample_membership",
+]
+
+#: Columns of the frame returned by :func:`estimate_by_group`.
+GROUP_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "comparison",
+                 "disparity", "disparity_se", "disparity_ci_lower", "disparity_ci_upper", "p_value",
+                 "p_adjusted", "status", "note")
+
+
+def _choice(value: object, choices: Sequence[str], parameter: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        close = did_you_mean(str(value), choices)
+        raise InputError(f"{parameter}={value!r} is not one of {', '.join(choices)}{'; ' + close if close else ''}")
+    return value
+
+
+def _is_value(value: object) -> bool:
+    """A group name or value: a non-blank text or a number (compared as text), not a boolean or a list."""
+    return isinstance(value, str | numbers.Real) and not isinstance(value, bool) and bool(str(value).strip())
+
+
+def parse_groups(groups: object, *, parameter: str = "groups") -> dict[str, tuple[str, ...]] | None:
+    """``groups`` as {group name: values}: None, a list of values (one group each) or a mapping.
+
+    A mapping's value may be one text or a list of texts. Values are compared as text. The
+    groups must be disjoint; names and values must be non-empty texts.
+    """
+    if groups is None:
+        return None
+    if isinstance(groups, Mapping):
+        items = list(groups.items())
+    elif isinstance(groups, Iterable) and not isinstance(groups, (str, bytes)):
+        items = [(v, [v]) for v in groups]
+    else:
+        raise InputError(f"{parameter}={groups!r}: give a mapping of group names to values, e.g. "
+                         "{'api': ['api'], 'other': ['white', 'black', 'hispanic', 'aian', '2prace']}, "
+                         "or a list of values (one group each)")
+    if not items:
+        raise InputError(f"{parameter} is empty: name at least one group, or leave it out for one group per value")
+    out: dict[str, tuple[str, ...]] = {}
+    owner: dict[str, str] = {}
+    for name, values in items:
+        if not _is_value(name):
+            raise InputError(f"{parameter}: group name {name!r} is not a text; name every group")
+        name = str(name)
+        vals = [values] if isinstance(values, (str, int, float)) and not isinstance(values, bool) else values
+        if not isinstance(vals, Iterable) or isinstance(vals, (bytes, Mapping)):
+            raise InputError(f"{parameter}[{name!r}]={values!r}: give a value or a list of values")
+        vals = list(vals)
+        for v in vals:
+            if not _is_value(v):
+                raise InputError(f"{parameter}: group {name!r} has {v!r}, which is not a value; give the values as text")
+        vals = [str(v) for v in vals]
+        if not vals:
+            raise InputError(f"{parameter}[{name!r}] is empty: give the values that make up the group")
+        for v in vals:
+            if v in owner and owner[v] != name:
+                raise InputError(f"{parameter}: the groups overlap: {v!r} is in both {owner[v]!r} and {name!r}; "
+                                 "a cluster must belong to one group at most. Put each value in one group")
+            owner[v] = name
+        if name in out:
+            raise InputError(f"{parameter}: group {name!r} is named twice")
+        out[name] = tuple(dict.fromkeys(vals))
+    return out
+
+
+def membership_from_attribute(values: np.ndarray, groups: Mapping[str, Sequence[str]] | None, *,
+                              parameter: str = "groups", column: Hashable = "group_column") -> Membership:
+    """Hard membership from one attribute value per sampled cluster (None: unknown).
+
+    Without ``groups`` every distinct value is a group (sorted by its text). Values are
+    compared as text; a value named in ``groups`` that no sampled cluster has is an error.
+    """
+    known = np.array([v is not None for v in values], dtype=bool)
+    text = np.array(["" if v is None else str(v) for v in values], dtype=object)
+    present = sorted({t for t, k in zip(text, known, strict=True) if k})
+    if groups is None:
+        groups = {v: (v,) for v in present}
+    for name, vals in groups.items():
+        for v in vals:
+            if v not in present:
+                close = did_you_mean(v, present)
+                raise InputError(f"{parameter}[{name!r}]: no sampled cluster has {column}={v!r}"
+                                 f"{'; ' + close if close else ''} Values present: {', '.join(present[:20])}")
+    pi = np.zeros((len(values), len(groups)))
+    for j, vals in enumerate(groups.values()):
+        pi[:, j] = np.isin(text, list(vals)) & known
+    return Membership(tuple(groups), pi, known, "hard")
+
+
+def membership_from_ethnicity(imputed: pd.DataFrame, labels: np.ndarray, groups: Mapping[str, Sequence[str]] | None,
+                              *, kind: str, categories: Sequence[str], parameter: str = "groups") -> Membership:
+    """Membership from :func:`impute_ethnicity`'s frame, aligned with the sample's ``labels``.
+
+    ``groups`` maps group names to categories (None: one group per category). Hard
+    membership follows ``label``; soft membership sums the probabilities of the group's
+    categories. Abstained clusters are in no group.
+    """
+    cats = list(categories)
+    if groups is None:
+        groups = {c: (c,) for c in cats}
+    for name, vals in groups.items():
+        for v in vals:
+            if v not in cats:
+                close = did_you_mean(v, cats)
+                raise InputError(f"{parameter}[{name!r}]: {v!r} is not an ethnicolr category"
+                                 f"{'; ' + close if close else ''} The categories are {', '.join(cats)}")
+    pos = pd.Index(imputed["cluster"]).get_indexer(pd.Index(labels))
+    if (pos < 0).any():
+        missing = labels[np.flatnonzero(pos < 0)[0]]
+        raise InputError(f"the imputed ethnicity has no row for benchmark cluster {missing!r}")
+    rows = imputed.iloc[pos]
+    known = ~rows["abstained"].to_numpy(dtype=bool)
+    pi = np.zeros((len(labels), len(groups)))
+    if kind == "hard":
+        label = rows["label"].astype(object).to_numpy()
+        for j, vals in enumerate(groups.values()):
+            pi[:, j] = np.isin(label, list(vals)) & known
+    else:
+        probs = rows[cats].to_numpy(dtype=np.float64)
+        probs = np.where(known[:, None] & np.isfinite(probs), probs, 0.0)
+        total = probs.sum(axis=1, keepdims=True)
+        probs = np.divide(probs, total, out=np.zeros_like(probs), where=total > 0)  # rounding in the tables
+        for j, vals in enumerate(groups.values()):
+            pi[:, j] = np.clip(probs[:, [cats.index(v) for v in vals]].sum(axis=1), 0.0, 1.0)
+    return Membership(tuple(groups), pi, known, kind)
+
+
+#: Imputations kept per process, by the content of the benchmark rows they were made from:
+#: the releases of a checkpoint share their benchmark records and names, so the imputation
+#: runs once per checkpoint instead of once per release.
+_IMPUTATIONS: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
+_MAX_IMPUTATIONS = 8
+
+
+def _imputed(df: pd.DataFrame, reference: Hashable, surname: Hashable, *, first_name: Hashable | None,
+             table: str, year: int, how: str) -> pd.DataFrame:
+    """:func:`impute_ethnicity` of the benchmark rows, cached by their content (ids and names).
+
+    The key is a SHA-256 of the sorted row hashes of the benchmark's (reference, surname,
+    first name) values, so another table with the same benchmark records and names reuses
+    the result and any change of a name or a cluster makes a new one.
+    """
+    from er_expectations.analysis.ethnicity import impute_ethnicity
+
+    for parameter, column in (("reference", reference), ("surname", surname), ("first_name", first_name)):
+        if column is not None:
+            _check_column(df, column, parameter)
+    columns = [reference, surname] + ([first_name] if first_name is not None else [])
+    rows = df.loc[df[reference].notna().to_numpy(), columns]
+    try:
+        hashes = np.sort(pd.util.hash_pandas_object(rows, index=False).to_numpy())
+    except TypeError:  # unhashable values: no cache, the imputation reports what is wrong
+        return impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    key = (str(reference), str(surname), str(first_name), table, int(year), how, len(rows),
+           hashlib.sha256(hashes.tobytes()).hexdigest())
+    if key in _IMPUTATIONS:
+        _IMPUTATIONS.move_to_end(key)
+        return _IMPUTATIONS[key]
+    imputed = impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    _IMPUTATIONS[key] = imputed
+    while len(_IMPUTATIONS) > _MAX_IMPUTATIONS:
+        _IMPUTATIONS.popitem(last=False)
+    return imputed
+
+
+def sample_membership(rel: Any, sample: BenchmarkSample, *, reference: Hashable,
+                      surname: Hashable | None = None, first_name: Hashable | None = None,
+                      group_column: Hashable | None = None, groups: object = None, membership: str = "hard",
+                      table: str = "census", year: int = 2010, how: str = "mode") -> tuple[Membership, dict[str, Any]]:
+    """The membership of every sampled cluster and its provenance (for ``attrs``/results).
+
+    ``rel`` is a release of any engine (pandas, SQL, Spark): only its benchmark records are
+    read (``rel.benchmark_rows``), with the group column or the names.
+    """
+    kind = _choice(membership, MEMBERSHIPS, "membership")
+    if (surname is None) == (group_column is None):
+        raise InputError("give exactly one of surname=<surname column> (groups from imputed ethnicity) or "
+                         "group_column=<column> (an entity-level attribute)"
+                         + ("; both were given" if surname is not None else "; neither was given"))
+    if first_name is not None and surname is None:
+        raise InputError("first_name= helps impute ethnicity from surnames; give surname= too, or leave it out")
+    parsed = parse_groups(groups)
+    if group_column is not None:
+        if kind == "soft":
+            raise InputError("membership='soft' needs membership probabilities, which an attribute column does not "
+                             "give; use membership='hard' with group_column=, or surname= for soft membership")
+        rows = rel.benchmark_rows(reference=reference, columns={"group_column": group_column})
+        values = cluster_attribute(rows, sample.labels, reference=reference, column=group_column)
+        m = membership_from_attribute(values, parsed, column=group_column)
+        return m, {"source": "group_column", "group_column": str(group_column)}
+    from er_expectations.analysis.ethnicity import (
+        CATEGORIES,  # no table read, no ethnicolr or torch import
+    )
+
+    names = {"surname": surname} if first_name is None else {"surname": surname, "first_name": first_name}
+    rows = rel.benchmark_rows(reference=reference, columns=names)
+    imputed = _imputed(rows, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    m = membership_from_ethnicity(imputed, sample.labels, parsed, kind=kind, categories=CATEGORIES)
+    info = {"source": "surname", "surname": str(surname), "first_name": None if first_name is None else str(first_name),
+            "table": table, "year": year, "how": how}
+    info.update({f"imputation_{k}": v for k, v in imputed.attrs.items() if isinstance(v, (str, int, float, bool))})
+    return m, info
+
+
+def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, membership: Membership, *,
+                 info: Mapping[str, Any], beta: float, ci_level: float, compare_to: str, min_draws: int,
+                 adjust: str) -> pd.DataFrame:
+    """The documented frame of :func:`estimate_by_group` (group aggregates only)."""
+    rows = [{
+        "group": r.group, "metric": r.metric,
+        "estimate": r.estimate.estimate, "std_error": r.estimate.std_error,
+        "ci_lower": r.estimate.ci_lower, "ci_upper": r.estimate.ci_upper,
+        "draws": r.draws, "clusters": r.clusters, "comparison": r.comparison.estimate,
+        "disparity": r.disparity.estimate, "disparity_se": r.disparity.std_error,
+        "disparity_ci_lower": r.disparity.ci_lower, "disparity_ci_upper": r.disparity.ci_upper,
+        "p_value": r.p_value, "p_adjusted": r.p_adjusted, "status": r.status, "note": r.note,
+    } for r in results]
+    frame = pd.DataFrame(rows, columns=["group", "metric", *GROUP_COLUMNS]).set_index(["group", "metric"])
+    frame = frame.astype({c: "float64" for c in GROUP_COLUMNS if c not in ("clusters", "status", "note")})
+    frame = frame.astype({"clusters": "int64", "status": "object", "note": "object"})
+    k = int(sample.labels.shape[0])
+    frame.attrs.update({
+        "groups": list(membership.groups),
+        "membership": membership.kind,
+        "compare_to": compare_to,
+        "adjust": adjust,
+        "min_draws": min_draws,
+        "ci_level": ci_level,
+        "beta": beta,
+        "design": sample.design,
+        "sampled_clusters": k,
+        "draws_total": int(sample.k),
+        "abstained": membership.abstained,
+        "abstention_rate": membership.abstained / k if k else math.nan,
+        **info,
+    })
+    return frame
+
+
+def estimate_by_group(
+    df: pd.DataFrame,
+    prediction: Hashable = "inventor_id",
+    reference: Hashable = "benchmark_id",
+    *,
+    surname: Hashable | None = None,
+    first_name: Hashable | None = None,
+    group_column: Hashable | None = None,
+    groups: object = None,
+    membership: str = "hard",
+    metrics: str | Iterable[str] | None = None,
+    weights: str | dict | WeightsSpec = "cluster_size",
+    draws: Hashable | None = None,
+    ci_level: float = 0.95,
+    compare_to: str = "rest",
+    min_draws: int = DEFAULT_MIN_DRAWS,
+    adjust: str = "holm",
+    beta: float = 1.0,
+    table: str = "census",
+    year: int = 2010,
+    how: str = "mode",
+    record_id: Hashable | None = None,
+) -> pd.DataFrame:
+    """Estimates by subgroup of entities and each group's gap to the rest (or to all), SPEC 8.
+
+    Groups: ``group_column=`` (constant within each true cluster; ``groups`` is None for one
+    group per value, a list of values, or {name: [values]}) or ``surname=`` (ethnicity
+    imputed per true cluster with ethnicolr's Census tables, ``first_name=`` optional;
+    ``groups`` maps names to categories, e.g. ``{"api": ["api"], "other": ["white",
+    "black", "hispanic", "aian", "2prace"]}``; None gives one group per category).
+    ``membership="hard"`` follows the imputed ``label``, ``"soft"`` sums the probabilities
+    of the group's categories; abstained clusters (unknown membership) are in no group and
+    are counted in ``attrs``.
+
+    Returns one row per (group, metric), indexed by ``group`` and ``metric``: ``estimate``,
+    ``std_error``, ``ci_lower``, ``ci_upper``, ``draws`` (Σ d·π over the group),
+    ``clusters``, ``comparison`` (the estimate of the rest, or of all entities),
+    ``disparity`` (estimate − comparison) with ``disparity_se`` (paired linearisation on the
+    shared draws) and its interval, ``p_value`` (H0: no gap), ``p_adjusted`` (``adjust``
+    over every tested row), ``status`` ("ok", "too small": fewer than ``min_draws`` draws
+    in the group or its rest, reported but not tested; "undefined") and ``note``.
+    Cluster precision and cluster F have no subgroup form and are refused.
+    """
+    beta = check_beta(beta)
+    ci_level = check_ci_level(ci_level)
+    ids = check_subgroup_metrics(metrics)
+    compare_to = _choice(compare_to, COMPARISONS, "compare_to")
+    adjust = _choice(adjust, ADJUSTMENTS, "adjust")
+    min_draws = check_min_draws(min_draws)
+    _choice(membership, MEMBERSHIPS, "membership")
+    parse_groups(groups)
+    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws)
+    m, info = sample_membership(rel, sample, reference=reference, surname=surname, first_name=first_name,
+                                group_column=group_column, groups=groups, membership=membership, table=table,
+                                year=year, how=how)
+    results = estimate_groups(sample, m, ids, beta=beta, ci_level=ci_level, compare_to=compare_to,
+                              min_draws=min_draws, adjust=adjust)
+    return groups_frame(results, sample, m, info=info, beta=beta, ci_level=ci_level, compare_to=compare_to,
+                        min_draws=min_draws, adjust=adjust)
+
+
+def groups_chart(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest") -> Any:
+    """An altair chart of group estimates with their intervals and each group's comparison.
+
+    ``rows`` are group aggregates (``group``, ``estimate``, ``ci_lower``, ``ci_upper``,
+    ``comparison``, ``status``), e.g. ``frame.xs(metric, level="metric").reset_index()``
+    records. Render it with :func:`er_expectations.core.charts.to_svg` / ``write_chart``.
+    altair is imported here, not when the module is.
+    """
+    import altair as alt
+
+    data = [{"group": str(r["group"]),
+             "estimate": _finite(r.get("estimate")), "ci_lower": _finite(r.get("ci_lower")),
+             "ci_upper": _finite(r.get("ci_upper")), "comparison": _finite(r.get("comparison")),
+             "status": str(r.get("status") or "")} for r in rows]
+    base = alt.Chart(alt.Data(values=data)).encode(y=alt.Y("group:N", title=None, sort=None))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_lower:Q", title="estimate and interval", scale=alt.Scale(zero=False)), x2="ci_upper:Q",
+        color=alt.Color("status:N", title="status",
+                        scale=alt.Scale(domain=["ok", "too small", "undefined"],
+                                        range=["#1f5fa8", "#9a9a9a", "#c0392b"])))
+    points = base.mark_point(filled=True, size=60).encode(x="estimate:Q", color="status:N")
+    ticks = base.mark_tick(color="#333333", thickness=2, size=14).encode(
+        x="comparison:Q", tooltip=alt.value(None))
+    return (bars + points + ticks).properties(
+        title={"text": title, "subtitle": f"point: group estimate; line: its interval; tick: {comparison}"},
+        width=420, height=max(60, 28 * len(data)))
+
+
+def _finite(x: object) -> float | None:
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None

@@ -1,0 +1,121 @@
+"""Command line for labelling: ``er-expectations sample`` and ``er-expectations benchmark``.
+
+``sample`` draws records uniformly with replacement from a release and writes the
+labelling worksheet; ``benchmark`` checks the filled-in labels (SPEC 9, critical rules)
+and writes the benchmark (one row per benchmark record: id, reference, draws, weight).
+Errors exit with code 2 and write nothing (see :mod:`er_expectations.cli.main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from er_expectations.core.errors import InputError
+
+__all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample"]
+
+
+def _check_target(output: str) -> None:
+    """The output names a .parquet/.csv file in an existing folder (checked before any work)."""
+    from er_expectations.cli.main import _check_output
+    from er_expectations.core.io import _kind
+
+    _check_output(output)
+    _kind(Path(output))
+
+
+def _label_columns(items: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        role, sep, column = item.partition("=")
+        if not sep or not role or not column:
+            raise InputError(f"--label-column {item!r}: write ROLE=COLUMN, e.g. --label-column record_id=mention_id")
+        out[role.strip()] = column.strip()
+    return out
+
+
+def _records(args: argparse.Namespace, needed: list[str]):
+    from er_expectations.cli.main import _load_frame
+
+    return _load_frame(args, list(dict.fromkeys(needed)))
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.sampling import draw_sample, write_frame
+
+    _check_target(args.output)
+    record_id = args.record_id or args.on
+    columns = list(args.columns or [])
+    df = _records(args, [record_id, args.prediction, *columns])
+    sheet = draw_sample(df, args.prediction, args.n, seed=args.seed, record_id=record_id, columns=columns)
+    write_frame(sheet, args.output, separator=args.separator)
+    clusters = sheet["predicted_cluster"].nunique()
+    print(f"{len(sheet)} draws ({clusters} distinct predicted clusters, seed {args.seed}) from "
+          f"{sheet.attrs['population']:,} records of {args.prediction!r} written to {args.output}; "
+          "fill in 'removed' and 'added' for each draw")
+    return 0
+
+
+def cmd_benchmark(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.labels import benchmark_from_labels
+    from er_expectations.analysis.sampling import write_frame
+    from er_expectations.core.io import read_table
+
+    _check_target(args.output)
+    record_id = args.record_id or args.on
+    labels = read_table(args.labels)
+    df = _records(args, [record_id, args.prediction])
+    bench = benchmark_from_labels(labels, df, args.prediction, record_id=record_id, design=args.design,
+                                  reference=args.reference, columns=_label_columns(args.label_column),
+                                  separator=args.separator)
+    write_frame(bench, args.output)
+    print(f"benchmark of {bench.attrs['clusters']} true clusters ({len(bench):,} records) from "
+          f"{bench.attrs['draws']} draws, design {args.design}, written to {args.output}; estimate with "
+          f"--reference {args.reference} --draws draws")
+    return 0
+
+
+def _records_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--join", action="append", metavar="FILE",
+                   help="another table to left-join on --on (e.g. the predictions); repeatable")
+    p.add_argument("--on", default="mention_id", help="record id column used by --join (default: mention_id)")
+    p.add_argument("--record-id", default=None, help="record id column (default: the --on column)")
+    p.add_argument("--prediction", "-p", required=True, help="predicted cluster column of the release")
+    p.add_argument("--separator", default=";", help="separator of ids in list cells of CSV files (default ';')")
+    p.add_argument("--output", "-o", required=True, help="file to write (.parquet or .csv), atomically")
+    p.set_defaults(name_columns=None, name_separator=" ")
+
+
+def add_label_commands(sub: argparse._SubParsersAction) -> None:
+    """Add ``sample`` and ``benchmark`` to the ``er-expectations`` sub-commands."""
+    p = sub.add_parser(
+        "sample", help="draw records for labelling and write the worksheet (SPEC 1, 2.2)",
+        description="Draw N records uniformly with replacement from the release (the 'cluster_size' "
+        "design) and write a worksheet: one row per draw with the drawn record, its predicted cluster "
+        "and the members' attributes, and empty 'removed'/'added' columns to fill in.",
+    )
+    p.add_argument("file", help="record table (.parquet or .csv), one row per record")
+    _records_args(p)
+    p.add_argument("-n", type=int, required=True, help="number of draws")
+    p.add_argument("--seed", type=int, required=True, help="random seed (the same seed gives the same draws)")
+    p.add_argument("--columns", nargs="+", default=None, metavar="COL",
+                   help="record columns to show the labeller (e.g. name, block)")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser(
+        "benchmark", help="build the benchmark from checked labels (SPEC 2.1, 9)",
+        description="Check the labels against the release they were drawn from (critical rules of "
+        "SPEC 9) and write one row per benchmark record: the record id, 'reference' (true cluster), "
+        "'draws' and 'weight'. Labels that break a rule are listed and nothing is written.",
+    )
+    p.add_argument("labels", help="labels table (.parquet or .csv), one row per draw (SPEC 2.2)")
+    p.add_argument("file", help="record table of the release the labels were drawn from")
+    _records_args(p)
+    p.add_argument("--design", choices=("cluster_size", "uniform"), default="cluster_size",
+                   help="sampling design of the draws (default cluster_size: records drawn uniformly)")
+    p.add_argument("--reference", default="reference", help="name of the reference column to write")
+    p.add_argument("--label-column", action="append", metavar="ROLE=COLUMN",
+                   help="name of a labels column, e.g. record_id=mention_id (roles: draw, record_id, "
+                        "removed, added, predicted_cluster, true_cluster); repeatable")
+    p.set_defaults(func=cmd_benchmark)

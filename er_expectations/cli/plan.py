@@ -1,0 +1,232 @@
+"""Command line: ``simulate`` and ``plan``, for planning a benchmark's size (issue #8 item 6).
+
+* ``er-expectations simulate FILE --prediction P --truth T`` replays the sampling designs
+  on a table whose truth is known and prints bias, RMSE and coverage per metric, design
+  and size (:func:`er_expectations.simulate`); ``--chart out.svg|out.png`` draws them.
+* ``er-expectations plan FILE --prediction P --reference R --target-se 0.02`` says how
+  many draws a benchmark needs, from a pilot benchmark
+  (:func:`er_expectations.plan_sample_size`).
+
+Both read tables like ``estimate`` (``--join``, ``--on``, ``--name``…) and print a table,
+JSON or CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from er_expectations.cli.main import (
+    EXIT_OK,
+    _add_table_args,
+    _check_output,
+    _clean,
+    _emit,
+    _fmt,
+    _json_default,
+    _load_frame,
+    _name_arg,
+    _needed_name_cols,
+)
+from er_expectations.core.errors import InputError
+
+__all__ = ["add_planning_commands", "cmd_plan", "cmd_simulate", "parse_targets"]
+
+
+def _check_chart_path(path: str | None) -> None:
+    """``--chart`` must end in .svg or .png and sit in an existing folder (checked before any work)."""
+    if not path:
+        return
+    from er_expectations.core.charts import CHART_FORMATS
+
+    p = Path(path)
+    if p.suffix.lower() not in CHART_FORMATS:
+        raise InputError(f"--chart {path}: give a file ending in .svg or .png")
+    if p.is_dir() or not p.parent.is_dir():
+        raise InputError(f"--chart {path}: the folder {p.parent} does not exist (or the path is a folder)")
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
+           "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return out
+
+
+def _num(x: float, fmt: str) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.planning import simulate
+
+    name = _name_arg(args)
+    _check_output(args.output)
+    _check_chart_path(args.chart)
+    needed = [args.prediction, args.truth, *_needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
+    df = _load_frame(args, needed)
+    frame = simulate(df, args.prediction, args.truth, sizes=args.sizes, designs=args.designs, reps=args.reps,
+                     seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
+                     bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id)
+    if args.chart:
+        from er_expectations.analysis.planning import simulation_chart
+        from er_expectations.core.charts import write_chart
+
+        write_chart(simulation_chart(frame), args.chart)
+    if args.format == "json":
+        payload = {"attrs": {k: _clean(v) for k, v in frame.attrs.items()},
+                   "rows": [{k: _clean(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]}
+        _emit(json.dumps(payload, indent=2, default=_json_default) + "\n", args.output)
+    elif args.format == "csv":
+        _emit(frame.to_csv(index=False), args.output)
+    else:
+        a = frame.attrs
+        head = ["metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "sd", "mean se"]
+        rows = [[r.metric, r.design, str(r.size), _num(r.truth, ".4f"), _num(r.mean, ".4f"), _num(r.bias, "+.4f"),
+                 _num(r.rmse, ".4f"), _num(r.coverage, ".3f"), _num(r.sd, ".4f"), _num(r.mean_se, ".4f")]
+                for r in frame.itertuples()]
+        lines = [f"Simulation of {args.prediction!r} against truth {args.truth!r} in {args.file}: "
+                 f"{a['n_records']:,} records, {a['true_clusters']:,} true clusters; "
+                 f"{int(frame['reps'].max())} replications per design and size, seed {a['seed']}, "
+                 f"coverage of {a['ci_level'] * 100:g} % intervals"]
+        lines += _table(head, rows)
+        undefined = frame[frame["undefined"] > 0]
+        for r in undefined.itertuples():
+            lines.append(f"note: {r.metric} ({r.design}, {r.size} draws) is undefined in {r.undefined} of {r.reps} "
+                         "replications; they are left out of mean, bias and rmse and count as not covering")
+        if args.chart:
+            lines.append(f"chart written to {args.chart}")
+        _emit("\n".join(lines) + "\n", args.output)
+    return EXIT_OK
+
+
+def parse_targets(values: list[str] | None, *, option: str) -> float | dict[str, float] | None:
+    """``0.02`` (every metric) or ``metric=0.02 ...`` (one target per metric)."""
+    if not values:
+        return None
+
+    def number(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise InputError(f"{option} {text!r}: not a number; give e.g. {option} 0.02 or "
+                             f"{option} pairwise_precision=0.02") from None
+
+    if len(values) == 1 and "=" not in values[0]:
+        return number(values[0])
+    out: dict[str, float] = {}
+    for v in values:
+        metric, sep, value = v.partition("=")
+        if not sep or not metric:
+            raise InputError(f"{option} {v!r}: give one number for every metric, or METRIC=VALUE for each")
+        out[metric.strip()] = number(value)
+    return out
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.planning import plan_sample_size
+
+    name = _name_arg(args)
+    _check_output(args.output)
+    _check_chart_path(args.chart)
+    target_se = parse_targets(args.target_se, option="--target-se")
+    target_width = parse_targets(args.target_width, option="--target-width")
+    needed = [args.prediction, args.reference, *_needed_name_cols(args)]
+    if args.weights not in ("cluster_size", "uniform"):
+        needed.append(args.weights)
+    if args.draws:
+        needed.append(args.draws)
+    if args.record_id:
+        needed.append(args.record_id)
+    df = _load_frame(args, needed)
+    frame = plan_sample_size(df, args.prediction, args.reference, target_se=target_se, target_width=target_width,
+                             weights=args.weights, draws=args.draws, metrics=args.metrics, reps=args.reps,
+                             seed=args.seed, ci_level=args.ci_level, beta=args.beta,
+                             bias_adjust=not args.no_bias_adjust, max_draws=args.max_draws, name=name,
+                             record_id=args.record_id)
+    if args.chart:
+        from er_expectations.analysis.planning import plan_chart
+        from er_expectations.core.charts import write_chart
+
+        write_chart(plan_chart(frame), args.chart)
+    if args.format == "json":
+        rows = [{k: (None if v is None or (not isinstance(v, str) and v != v) else _clean(v)) for k, v in row.items()}
+                for row in frame.astype(object).to_dict(orient="records")]
+        payload = {"attrs": {k: _clean(v) for k, v in frame.attrs.items() if k != "curves"}, "rows": rows}
+        _emit(json.dumps(payload, indent=2, default=_json_default) + "\n", args.output)
+    elif args.format == "csv":
+        _emit(frame.to_csv(index=False), args.output)
+    else:
+        a = frame.attrs
+        head = ["metric", "pilot estimate", "pilot SE", "target SE", "draws needed", "SE there",
+                "k·(SE/target)²"]
+        rows, notes = [], []
+        for r in frame.itertuples():
+            mark = ""
+            if r.note:
+                notes.append(r.note)
+                mark = f" [{len(notes)}]"
+            rows.append([r.metric + mark, _fmt(r.pilot_estimate), _fmt(r.pilot_std_error, 3), _fmt(r.target_std_error, 3),
+                         "—" if r.draws_needed is None or r.draws_needed != r.draws_needed else f"{int(r.draws_needed):,}",
+                         _fmt(r.std_error_at_draws, 3),
+                         "—" if r.draws_extrapolated is None or r.draws_extrapolated != r.draws_extrapolated
+                         else f"{int(r.draws_extrapolated):,}"])
+        k = int(frame["pilot_draws"].iloc[0]) if len(frame) else 0
+        lines = [f"Draws needed for {args.prediction!r}, from a pilot of {k:,} draws of {args.reference!r} "
+                 f"(design {a['design']}): {a['reps']} resamples per size, seed {a['seed']}"]
+        if target_width is not None:
+            lines.append(f"target width {a['ci_level'] * 100:g} % interval = 2·z·SE")
+        lines += _table(head, rows)
+        lines += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+        if args.chart:
+            lines.append(f"chart written to {args.chart}")
+        _emit("\n".join(lines) + "\n", args.output)
+    return EXIT_OK
+
+
+def add_planning_commands(sub: argparse._SubParsersAction) -> None:
+    """Add ``simulate`` and ``plan`` to the ``er-expectations`` sub-commands."""
+    p = sub.add_parser("simulate", help="replay the sampling designs on data with known truth: bias, RMSE, "
+                                        "coverage per size (benchmark planning)")
+    _add_table_args(p)
+    p.add_argument("--prediction", "-p", required=True, help="predicted cluster id column")
+    p.add_argument("--truth", "-t", required=True, help="true cluster id column (every record of the release)")
+    p.add_argument("--sizes", nargs="+", type=int, default=[200, 400, 800], metavar="N",
+                   help="numbers of draws per benchmark (default 200 400 800)")
+    p.add_argument("--designs", nargs="+", default=["cluster_size", "uniform"], metavar="DESIGN",
+                   help="'cluster_size' (records drawn uniformly) and/or 'uniform' (clusters drawn uniformly)")
+    p.add_argument("--reps", type=int, default=1000, help="replications per design and size (default 1000)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, printed)")
+    p.add_argument("--metrics", nargs="+", default=None, help="metric ids (default: all)")
+    p.add_argument("--ci-level", type=float, default=0.95, help="level of the intervals whose coverage is measured")
+    p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
+    p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
+    p.add_argument("--chart", default=None, metavar="FILE", help="also draw bias, RMSE and coverage (.svg or .png)")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("plan", help="draws a benchmark needs for a target standard error, from a pilot benchmark")
+    _add_table_args(p)
+    p.add_argument("--prediction", "-p", required=True, help="predicted cluster id column")
+    p.add_argument("--reference", "-r", required=True, help="true (benchmark) cluster id column of the pilot")
+    p.add_argument("--weights", default="cluster_size",
+                   help="'cluster_size' (default), 'uniform', or a column with w = 1/p_c")
+    p.add_argument("--draws", default=None, help="column with the number of draws of each cluster")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--target-se", nargs="+", metavar="SE",
+                        help="target standard error: one number, or METRIC=SE for each metric")
+    target.add_argument("--target-width", nargs="+", metavar="WIDTH",
+                        help="target full width of the interval (2·z·SE): one number, or METRIC=WIDTH")
+    p.add_argument("--metrics", nargs="+", default=None,
+                   help="metric ids (default: those given targets, else the performance metrics)")
+    p.add_argument("--reps", type=int, default=2000, help="resamples per size (default 2000)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, printed)")
+    p.add_argument("--ci-level", type=float, default=0.95, help="confidence level (for --target-width)")
+    p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
+    p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
+    p.add_argument("--max-draws", type=int, default=100_000, help="largest benchmark considered (default 100000)")
+    p.add_argument("--chart", default=None, metavar="FILE",
+                   help="also draw the standard error against the draws (.svg or .png)")
+    p.set_defaults(func=cmd_plan)

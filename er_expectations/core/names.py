@@ -1,0 +1,127 @@
+"""Names that become paths: suites, checkpoints, release files, run names.
+
+Great Expectations writes these names into file and folder names (it even turns every ``.``
+of a suite name into a folder) and into its pages. One rule, checked by one function that
+``validate``, ``run`` and ``init`` share: a name is 1–100 characters from ``[A-Za-z0-9_-]``
+and starts with a letter or a digit. No ``.``, ``/``, ``\\`` or spaces, so no name can
+climb out of the project (``..``), hide a file (``.x``) or become an absolute path.
+
+Release *labels* are free text (a column suffix, a key of ``data.predictions.files``); each
+is given a file name by :func:`release_file_names`, which is readable, stable (the same
+label always gets the same name, whatever the other releases) and collision-free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+from er_expectations.core.errors import InputError
+
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "NAME_RULE",
+    "ensure_inside",
+    "name_problem",
+    "release_file_names",
+    "safe_name",
+]
+
+MAX_NAME_LENGTH = 100
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+#: The rule in words, for messages and docs.
+NAME_RULE = (
+    "letters, digits, '_' and '-', starting with a letter or digit "
+    f"(at most {MAX_NAME_LENGTH} characters)"
+)
+
+
+def safe_name(text: object, *, fallback: str = "release") -> str:
+    """A name that follows the rule, as close to ``text`` as possible.
+
+    Accents are dropped (``Lévay`` → ``Levay``), every run of other characters becomes
+    ``_``, and leading/trailing ``_``/``-`` are stripped; ``fallback`` when nothing is left.
+    """
+    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    cleaned = _UNSAFE.sub("_", ascii_text).strip("_-")
+    return cleaned[:MAX_NAME_LENGTH].rstrip("_-") or fallback
+
+
+def name_problem(text: object, *, what: str) -> tuple[str, str] | None:
+    """``(message, hint)`` when ``text`` is not a valid ``what`` name, else ``None``."""
+    if not isinstance(text, str) or not text:
+        return (f"{what} name must be a non-empty text", f"use {NAME_RULE}")
+    if len(text) > MAX_NAME_LENGTH:
+        return (
+            f"{what} name '{text[:40]}…' has {len(text)} characters (at most {MAX_NAME_LENGTH})",
+            f"try '{safe_name(text)}'",
+        )
+    if _NAME.fullmatch(text):
+        return None
+    return (
+        f"{what} name '{text}' may only use {NAME_RULE}",
+        f"Great Expectations turns it into file and folder names; try '{safe_name(text, fallback='checks')}'",
+    )
+
+
+def check_name(text: object, *, what: str, parameter: str) -> str:
+    """Return ``text`` when it is a valid name; raise :class:`InputError` naming ``parameter`` otherwise."""
+    problem = name_problem(text, what=what)
+    if problem is not None:
+        raise InputError(f"{parameter}: {problem[0]}; {problem[1]}")
+    return str(text)
+
+
+def _digest(label: str) -> str:
+    return hashlib.sha1(label.encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
+
+
+def release_file_names(labels: Iterable[str]) -> dict[str, str]:
+    """A file-safe name per release label: readable, stable and collision-free.
+
+    A label that is already a valid name keeps it (``2022-06-30``). Any other label gets
+    :func:`safe_name` of itself plus ``-`` and 8 hex digits of its SHA-1 (``pred_a_b-1a2b3c4d``),
+    so two labels that clean up alike (``pred_a b`` and ``pred_a_b``; non-ASCII labels) never
+    share a file, and a label's file name does not depend on which other releases are run.
+    Two labels equal up to letter case also get the suffix (file systems that ignore case).
+    """
+    labels = list(dict.fromkeys(labels))
+    folded: dict[str, int] = {}
+    for label in labels:
+        if _NAME.fullmatch(label) and len(label) <= MAX_NAME_LENGTH:
+            folded[label.casefold()] = folded.get(label.casefold(), 0) + 1
+    names: dict[str, str] = {}
+    for label in labels:
+        if _NAME.fullmatch(label) and len(label) <= MAX_NAME_LENGTH and folded[label.casefold()] == 1:
+            names[label] = label
+        else:
+            base = safe_name(label)[: MAX_NAME_LENGTH - 9]
+            names[label] = f"{base}-{_digest(label)}"
+    taken: dict[str, str] = {}
+    for label, name in names.items():
+        other = taken.get(name.casefold())
+        if other is not None:  # pragma: no cover - needs a SHA-1 prefix collision
+            raise InputError(f"releases '{other}' and '{label}' would share the file name '{name}'; rename one")
+        taken[name.casefold()] = label
+    return names
+
+
+def ensure_inside(root: str | os.PathLike, path: str | os.PathLike) -> Path:
+    """``path`` resolved; :class:`InputError` unless it lies inside ``root`` (also resolved).
+
+    Every file the runner writes goes through this check, so no name, symlink or ``..`` can
+    make it write outside the project.
+    """
+    base = Path(root).resolve()
+    target = Path(path).resolve()
+    if target != base and base not in target.parents:
+        raise InputError(
+            f"refusing to write {target}: it lies outside the project folder {base}; "
+            "check the checkpoint, suite and release names"
+        )
+    return target

@@ -1,0 +1,110 @@
+"""Plain-English sentences and numbers for reports (Data Docs, CLI, alerts).
+
+Pure string formatting, no GX: the renderers call these so that every place that shows
+an expectation or a result says it the same way. Nothing here escapes HTML; the caller
+escapes (Data Docs) or prints (terminal).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+__all__ = [
+    "design_kind",
+    "fmt_interval",
+    "fmt_number",
+    "fmt_threshold",
+    "format_number",
+    "observed_estimate",
+    "range_phrase",
+]
+
+def fmt_q(q: float | None) -> str:
+    if q is None:
+        return "?"
+    if math.isinf(q):
+        return "∞"
+    return f"{q:g}"
+
+
+def fmt_number(x: float | None, digits: int = 3) -> str:
+    """A number for people: 3 decimals for rates, thousands separators for counts, '—' for none."""
+    if x is None:
+        return "—"
+    x = float(x)
+    if math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x.is_integer() and abs(x) >= 100:
+        return f"{int(x):,}"
+    if abs(x) >= 100:
+        return f"{x:,.1f}"
+    return f"{x:.{digits}f}"
+
+
+def format_number(value: float) -> str:
+    """A number as a person would write it in a file: ``0.95``, ``2``, ``inf``."""
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:g}" if abs(value) >= 1e-4 else repr(value)
+
+
+def fmt_level(ci_level: float) -> str:
+    return f"{ci_level * 100:g} %"
+
+
+def fmt_interval(lo: float, hi: float, digits: int = 3) -> str:
+    return f"{fmt_number(lo, digits)}–{fmt_number(hi, digits)}"
+
+
+def fmt_threshold(value: float, digits: int = 3) -> str:
+    """A threshold as the user wrote it (0.75, not 0.750; 12,000)."""
+    v = float(value)
+    return f"{int(v):,}" if v.is_integer() and abs(v) >= 1000 else f"{v:.{digits + 3}g}"
+
+
+def range_phrase(min_value: float | None, max_value: float | None, digits: int = 3) -> str:
+    """'is between 0.85 and 0.95', 'is at least 0.9', 'is at most 12'."""
+    has_min = min_value is not None and not (isinstance(min_value, float) and math.isinf(min_value))
+    has_max = max_value is not None and not (isinstance(max_value, float) and math.isinf(max_value))
+    if has_min and has_max:
+        return f"is between {fmt_threshold(min_value, digits)} and {fmt_threshold(max_value, digits)}"
+    if has_min:
+        return f"is at least {fmt_threshold(min_value, digits)}"
+    if has_max:
+        return f"is at most {fmt_threshold(max_value, digits)}"
+    return "is reported (no bounds set)"
+
+
+def design_kind(weights: object) -> str:
+    """Adjective for the benchmark design: 'size-proportional', 'uniformly sampled', 'weighted'."""
+    if isinstance(weights, Mapping) or weights not in (None, "cluster_size", "uniform"):
+        return "weighted"
+    return "uniformly sampled" if weights == "uniform" else "size-proportional"
+
+
+def observed_estimate(estimate: float, std_error: float, ci_lower: float, ci_upper: float, *,
+                      ci_level: float, clusters: int, draws: int | None = None, digits: int = 3,
+                      interval: str = "linearization") -> str:
+    """'0.913 ± 0.019 (95 % CI 0.876–0.950, 401 clusters)'; explicit when no error is available.
+
+    ``interval`` names where the interval comes from (SPEC 6): a bootstrap interval reads
+    '95 % bootstrap CI'; a sample without errors (``zero_event``) shows its binomial
+    interval instead of a zero standard error.
+    """
+    if estimate is None or math.isnan(estimate):
+        return f"undefined ({clusters} clusters)"
+    count = f"{clusters:,} clusters" if draws is None or draws == clusters else f"{clusters:,} clusters, {draws:,} draws"
+    ci = fmt_interval(ci_lower, ci_upper, digits)
+    if interval == "zero_event":
+        return (f"{fmt_number(estimate, digits)} (no variation in the sample; {fmt_level(ci_level)} CI {ci} "
+                f"from the number of draws, {count})")
+    if std_error is None or math.isnan(std_error):
+        return f"{fmt_number(estimate, digits)} (no standard error, {count})"
+    kind = "bootstrap CI" if interval == "bootstrap" else "CI"
+    return (f"{fmt_number(estimate, digits)} ± {fmt_number(std_error, digits)} "
+            f"({fmt_level(ci_level)} {kind} {ci}, {count})")

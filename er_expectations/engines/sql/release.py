@@ -1,0 +1,269 @@
+"""SQL engine: the small tables of the statistics layer, aggregated inside the database.
+
+The record table stays in the database. Every pass is a ``GROUP BY`` (or a join of
+group-bys) written with SQLAlchemy Core, so it runs on any database SQLAlchemy speaks
+(SQLite, PostgreSQL, warehouses); only these come back to Python:
+
+- the cluster-size histogram (one row per distinct cluster size) and three name counts,
+  for :class:`~er_expectations.stats.ClusteringTable` (SPEC 3);
+- one row per (benchmark cluster, predicted cluster) intersection, the benchmark
+  clusters' weights, draws and name flags, for
+  :class:`~er_expectations.stats.BenchmarkSample` (SPEC 2.1, 4, 7).
+
+Their size grows with the number of distinct cluster sizes and with the benchmark, never
+with the number of records. The rules are those of the pandas engine (SPEC 2.1: a null
+prediction puts the record outside the release; a benchmark cluster is restricted to the
+release), and so are the error messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from er_expectations.core.errors import InputError
+from er_expectations.core.hints import did_you_mean
+from er_expectations.engines.base import (
+    AggregatedRelease,
+    WeightsSpec,
+    cluster_values,
+    name_flags,
+    parse_weights,
+    pieces_from_rows,
+    weights_for,
+)
+from er_expectations.stats import BenchmarkSample, ClusteringTable
+
+__all__ = ["SqlRelease", "benchmark_sample", "clustering_table"]
+
+def _sa():
+    try:
+        import sqlalchemy as sa
+    except ImportError as exc:  # pragma: no cover - GX depends on SQLAlchemy for SQL sources
+        raise InputError("the SQL engine needs SQLAlchemy: pip install 'er-expectations[sql]'") from exc
+    return sa
+
+
+def _relation(sa: Any, bind: Any, table: Any) -> Any:
+    """A selectable for ``table``: a Table/subquery as given, or a table name reflected."""
+    if isinstance(table, str):
+        schema, _, name = table.rpartition(".")
+        try:
+            return sa.Table(name, sa.MetaData(), schema=schema or None, autoload_with=bind)
+        except sa.exc.NoSuchTableError:
+            names = sa.inspect(bind).get_table_names(schema=schema or None)
+            close = did_you_mean(name, names)
+            hint = f" {close[0].upper()}{close[1:]}" if close else ""
+            raise InputError(f"table {table!r} does not exist in the database.{hint} "
+                             f"Tables: {', '.join(names[:20]) or '(none)'}") from None
+    if isinstance(table, sa.sql.Select):
+        table = table.subquery("records")
+    columns = list(getattr(table, "columns", ()))
+    if not columns or any(c.name == "*" for c in columns):
+        # a table clause without column information (as GX's table assets give) or a raw
+        # query: ask the database for the column names, then select them by name
+        with _connect(bind) as conn:
+            names = list(conn.execute(sa.select(sa.text("*")).select_from(table).limit(0)).keys())
+        table = sa.select(*[sa.column(n) for n in names]).select_from(table).subquery("records")
+    return table
+
+
+def _connect(bind: Any):
+    """A connection context for an engine, or the connection itself (left open)."""
+    from contextlib import nullcontext
+
+    sa = _sa()
+    return nullcontext(bind) if isinstance(bind, sa.engine.Connection) else bind.connect()
+
+
+class SqlRelease(AggregatedRelease):
+    """One release of a record table held in a database (SPEC 2.1).
+
+    ``bind`` is an SQLAlchemy engine or connection; ``table`` a table name
+    (``"schema.table"`` allowed), a :class:`sqlalchemy.Table` or a ``select()`` whose rows are
+    the records. ``prediction`` is the column of predicted cluster ids (null: the record
+    is not in the release).
+    """
+
+    def __init__(self, bind: Any, table: Any, *, prediction: str, record_id: str | None = None) -> None:
+        self.sa = _sa()
+        self.bind = bind
+        self.rel = _relation(self.sa, bind, table)
+        self.prediction = prediction
+        self.pred = self._column(prediction, "prediction")
+        if record_id is not None:
+            self._check_record_ids(self._column(record_id, "record_id"), record_id)
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _column(self, name: Hashable, parameter: str) -> Any:
+        cols = [c.name for c in self.rel.columns]
+        if not isinstance(name, str) or name not in cols:
+            close = did_you_mean(str(name), cols)
+            hint = f" {close[0].upper()}{close[1:]}" if close else ""
+            raise InputError(f"{parameter}={name!r}: no such column in the table.{hint} "
+                             f"Available columns: {', '.join(cols[:20])}{' …' if len(cols) > 20 else ''}")
+        return self.rel.c[name]
+
+    def _rows(self, query: Any) -> list[tuple]:
+        with self._connection() as conn:
+            return [tuple(r) for r in conn.execute(query)]
+
+    def _connection(self):
+        return _connect(self.bind)
+
+    def _check_record_ids(self, col: Any, name: str) -> None:
+        sa = self.sa
+        (n, n_null, n_distinct), = self._rows(
+            sa.select(sa.func.count(), sa.func.count() - sa.func.count(col), sa.func.count(sa.distinct(col)))
+            .select_from(self.rel))
+        if n_null:
+            raise InputError(f"record_id column {name!r} has {n_null} null ids; every record needs an id")
+        if n_distinct != n - n_null:
+            dup = (sa.select(col).where(col.is_not(None)).group_by(col).having(sa.func.count() > 1).limit(5))
+            examples = ", ".join(repr(r[0]) for r in self._rows(dup))
+            n_dup = self._rows(sa.select(sa.func.count()).select_from(
+                sa.select(col).where(col.is_not(None)).group_by(col).having(sa.func.count() > 1).subquery()))[0][0]
+            raise InputError(f"record_id column {name!r} has {n_dup} duplicated ids (e.g. {examples}); each record "
+                             "must appear once: drop duplicate rows or fix the id")
+
+    def _cluster_sizes(self) -> Any:
+        """Subquery: one row per predicted cluster of the release with its size ``m``."""
+        sa = self.sa
+        return (sa.select(self.pred.label("p"), sa.func.count().label("m"))
+                .where(self.pred.is_not(None)).group_by(self.pred).subquery("cluster_sizes"))
+
+    # -- summary of the predicted clustering (SPEC 3) -------------------------------------
+    def _size_rows(self) -> list[tuple]:
+        sa = self.sa
+        cs = self._cluster_sizes()
+        return self._rows(sa.select(cs.c.m, sa.func.count()).group_by(cs.c.m))
+
+    def clustering_table(self, *, name: str | None = None) -> ClusteringTable:
+        sizes, counts = self.nonempty_histogram()
+        if name is None:
+            return ClusteringTable(sizes=sizes, counts=counts)
+        sa = self.sa
+        nm = self._column(name, "name")
+        pred = self.pred
+        named = (sa.select(pred.label("p"), nm.label("n"))
+                 .where(pred.is_not(None), nm.is_not(None)).distinct().subquery("pairs"))
+        per_cluster = (sa.select(named.c.p, sa.func.count().label("k")).group_by(named.c.p)
+                       .subquery("per_cluster"))
+        shared = (sa.select(named.c.n).group_by(named.c.n).having(sa.func.count() > 1).subquery("shared"))
+        homonymous = (sa.select(sa.func.count(sa.distinct(named.c.p)))
+                      .select_from(named.join(shared, named.c.n == shared.c.n)).scalar_subquery())
+        (n_named, n_varied, n_homonymous), = self._rows(sa.select(
+            sa.func.count(), sa.func.coalesce(sa.func.sum(sa.case((per_cluster.c.k > 1, 1), else_=0)), 0),
+            homonymous).select_from(per_cluster))
+        return ClusteringTable(sizes=sizes, counts=counts, n_named_clusters=int(n_named),
+                               n_homonymous_clusters=int(n_homonymous), n_varied_clusters=int(n_varied))
+
+    # -- benchmark (SPEC 2.1, 4, 7) -------------------------------------------------------
+    def benchmark_sample(self, *, reference: str, weights: str | dict | WeightsSpec = "cluster_size",
+                         draws: str | None = None, name: str | None = None) -> BenchmarkSample:
+        sa = self.sa
+        ref = self._column(reference, "reference")
+        spec = parse_weights(weights, [c.name for c in self.rel.columns])
+        wcol = self._column(spec.column, "weights") if spec.kind == "column" else None
+        self.check_draws_argument(draws)
+        dcol = self._column(draws, "draws") if draws is not None else None
+        pred = self.pred
+
+        (n_bench, aside, clusters_all, clusters_in), = self._rows(sa.select(
+            sa.func.count(ref),
+            sa.func.coalesce(sa.func.sum(sa.case((sa.and_(ref.is_not(None), pred.is_(None)), 1), else_=0)), 0),
+            sa.func.count(sa.distinct(ref)),
+            sa.func.count(sa.distinct(sa.case((pred.is_not(None), ref), else_=None))),
+        ).select_from(self.rel))
+        self.check_benchmark_counts(reference, n_bench, clusters_in)
+
+        # contingency of the benchmark clusters (restricted to the release) with the prediction
+        bench = sa.and_(ref.is_not(None), pred.is_not(None))
+        pieces = (sa.select(ref.label("c"), pred.label("p"), sa.func.count().label("n"))
+                  .where(bench).group_by(ref, pred).subquery("pieces"))
+        cs = self._cluster_sizes()
+        rows = self._rows(sa.select(pieces.c.c, pieces.c.p, pieces.c.n, cs.c.m)
+                          .select_from(pieces.join(cs, pieces.c.p == cs.c.p))
+                          .order_by(pieces.c.c, pieces.c.p))
+        pieces = pieces_from_rows(rows)
+        values = None
+        if spec.kind == "column":
+            values = cluster_values(self._cluster_minmax(wcol, ref, bench, "weights"), pieces, column=spec.column,
+                                    what="weights", integer=False)
+        weight = weights_for(spec, pieces.size, pieces.labels, values)
+        n_draws = np.ones(len(pieces.labels), dtype=np.int64)
+        if dcol is not None:
+            n_draws = cluster_values(self._cluster_minmax(dcol, ref, bench, "draws"), pieces, column=draws,
+                                     what="draws", integer=True).astype(np.int64)
+        homonym = variation = has_name = None
+        if name is not None:
+            homonym, variation, has_name = name_flags(
+                self._name_rows(self._column(name, "name"), ref, bench), pieces)
+
+        n_records, n_clusters = self.n_records, self.n_clusters
+        return BenchmarkSample(
+            labels=pieces.labels, size=pieces.size, weight=np.asarray(weight, dtype=np.float64), draws=n_draws,
+            piece_cluster=pieces.piece_cluster, piece_n=pieces.piece_n, piece_m=pieces.piece_m,
+            piece_label=pieces.piece_label,
+            n_records=n_records, n_clusters=n_clusters, design=spec.design,
+            homonym=homonym, name_variation=variation, has_name=has_name,
+            records_set_aside=int(aside), clusters_set_aside=int(clusters_all) - int(clusters_in),
+        )
+
+    def benchmark_rows(self, *, reference: str, columns: dict[str, str]) -> pd.DataFrame:
+        """The benchmark records with ``reference`` and ``columns`` ({parameter: column}) as a
+        small pandas frame (SPEC 8: per-entity attributes and names)."""
+        ref = self._column(reference, "reference")
+        for parameter, column in columns.items():
+            self._column(column, parameter)
+        wanted = list(dict.fromkeys([reference, *columns.values()]))
+        rows = self._rows(self.sa.select(*(self.rel.c[c] for c in wanted)).where(ref.is_not(None)))
+        return pd.DataFrame(rows, columns=wanted)
+
+    def _cluster_minmax(self, col: Any, ref: Any, bench: Any, what: str) -> list[tuple]:
+        """Rows (benchmark cluster, min, max, nulls) of a per-cluster column (weights, draws)."""
+        sa = self.sa
+        column = col.name
+        try:
+            is_bool = col.type.python_type is bool
+        except NotImplementedError:  # pragma: no cover - exotic types
+            is_bool = False
+        if is_bool:
+            raise InputError(f"{what} column {column!r} holds true/false values; {what} are numbers "
+                             f"({'w_c = 1/p_c > 0' if what == 'weights' else 'how many times each cluster was drawn'})")
+        num = sa.cast(col, sa.Float)
+        return self._rows(sa.select(ref, sa.func.min(num), sa.func.max(num), sa.func.count() - sa.func.count(col))
+                          .where(bench).group_by(ref))
+
+    def _name_rows(self, nm: Any, ref: Any, bench: Any) -> list[tuple]:
+        """Rows (benchmark cluster, distinct names, shared) for :func:`.base.name_flags` (SPEC 7).
+
+        ``shared``: one of the cluster's names occurs on more records of the release than
+        inside the cluster. The population count is one group-by of the release by name,
+        joined to the benchmark's names afterwards: joining the table to the names first
+        lets a database without hash joins (SQLite) scan a derived table once per name.
+        """
+        sa = self.sa
+        in_c = (sa.select(ref.label("c"), nm.label("n"), sa.func.count().label("k"))
+                .where(bench, nm.is_not(None)).group_by(ref, nm).subquery("in_cluster"))
+        pop = (sa.select(nm.label("n"), sa.func.count().label("total"))
+               .where(self.pred.is_not(None), nm.is_not(None)).group_by(nm).subquery("population"))
+        return self._rows(sa.select(in_c.c.c, sa.func.count(),
+                                    sa.func.max(sa.case((pop.c.total > in_c.c.k, 1), else_=0)))
+                          .select_from(in_c.join(pop, in_c.c.n == pop.c.n)).group_by(in_c.c.c))
+
+def clustering_table(bind: Any, table: Any, *, cluster: str, name: str | None = None,
+                     record_id: str | None = None) -> ClusteringTable:
+    """Size table (and name counts) of the clustering in column ``cluster`` of a database table."""
+    return SqlRelease(bind, table, prediction=cluster, record_id=record_id).clustering_table(name=name)
+
+
+def benchmark_sample(bind: Any, table: Any, *, prediction: str, reference: str,
+                     weights: str | dict | WeightsSpec = "cluster_size", draws: str | None = None,
+                     name: str | None = None, record_id: str | None = None) -> BenchmarkSample:
+    """The benchmark restricted to the release, aggregated per sampled cluster, in the database."""
+    rel = SqlRelease(bind, table, prediction=prediction, record_id=record_id)
+    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)

@@ -1,0 +1,295 @@
+"""Alert actions: GX's own notification actions, sending ONE message per checkpoint run.
+
+The runner runs one GX checkpoint per release and builds Data Docs once, so GX's actions
+attached to those checkpoints would send one message per release, before the pages exist.
+Instead, :func:`send_alerts` runs after the Data Docs build (and after everything else the run
+saves) on ONE aggregated GX ``CheckpointResult``: every validation result of the run, its
+``success`` set by the severity rule of :mod:`er_expectations.core.severity` (so GX's ``notify_on``
+means: ``failure`` = a critical check failed or a check could not be computed).
+
+The actions are GX's classes, configured from the checkpoint YAML (:mod:`..config.alerts`):
+
+* :class:`ErSlackAction` — ``SlackNotificationAction`` (webhook);
+* :class:`ErTeamsAction` — ``MicrosoftTeamsNotificationAction``;
+* :class:`ErEmailAction` — ``EmailAction`` (GX's SMTP code, unchanged);
+* :class:`ErWebhookAction` — a small ``ValidationAction``: GX 1.24's ``APINotificationAction``
+  posts a list of per-result dictionaries with ``data=`` (form encoding, which ``requests``
+  refuses for a list of mappings), without a timeout, so it cannot post one JSON document.
+
+Each keeps GX's fields, ``notify_on`` and ``${VAR}`` substitution (``ConfigStr``, resolved
+by GX's config provider when sending) and gets our renderer (:mod:`.alert_render`). What the
+subclasses change is only the delivery's failure handling: GX posts without a timeout and
+logs a failure as a warning; here the HTTP post has a timeout and a failure raises
+:class:`AlertDeliveryError`, which :func:`send_alerts` prints as a warning naming the target
+(secret masked). Nothing an alert does can lose the results: they, the Data Docs and the
+history are written before, and the run's exit code stays that of the validation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Dict, Literal, TextIO, Union  # noqa: UP035 - GX's pydantic v1 models
+
+import requests
+from great_expectations.checkpoint.actions import (
+    EmailAction,
+    MicrosoftTeamsNotificationAction,
+    SlackNotificationAction,
+    ValidationAction,
+    should_notify,
+)
+from great_expectations.datasource.fluent.config_str import ConfigStr
+
+from er_expectations.config.alerts import AlertTarget, Masker
+from er_expectations.run.alerts.render import (
+    AlertMessage,
+    ErEmailRenderer,
+    ErSlackRenderer,
+    ErTeamsRenderer,
+    ErWebhookRenderer,
+    build_message,
+    dumps,
+)
+
+__all__ = [
+    "AlertDelivery",
+    "AlertDeliveryError",
+    "ErEmailAction",
+    "ErSlackAction",
+    "ErTeamsAction",
+    "ErWebhookAction",
+    "send_alerts",
+]
+
+log = logging.getLogger(__name__)
+_GX_ACTIONS_LOGGER = "great_expectations.checkpoint.actions"
+
+
+class AlertDeliveryError(RuntimeError):
+    """An alert target could not be reached or refused the message (text has no secret)."""
+
+
+def post_json(url: str, payload: Any, *, timeout: float, headers: Mapping[str, str] | None = None) -> None:
+    """POST ``payload`` as JSON; raises :class:`AlertDeliveryError` (without the URL) on failure."""
+    try:
+        response = requests.post(url, data=dumps(payload), timeout=timeout, allow_redirects=False,
+                                 headers={**(headers or {}),
+                                          "Content-Type": "application/json; charset=utf-8"})
+    except requests.Timeout:
+        raise AlertDeliveryError(f"no answer within {timeout:g} s") from None
+    except requests.ConnectionError as error:
+        reason = "connection refused" if "refused" in str(error).lower() else "cannot connect"
+        raise AlertDeliveryError(f"{reason} (is the address right and the service up?)") from None
+    except requests.RequestException as error:
+        raise AlertDeliveryError(f"the request failed ({type(error).__name__})") from None
+    if not 200 <= response.status_code < 300:
+        body = " ".join(response.text.split())[:200] if response.text else ""
+        raise AlertDeliveryError(f"HTTP {response.status_code} {response.reason or ''}".rstrip()
+                                 + (f": {body}" if body else ""))
+
+
+class ErSlackAction(SlackNotificationAction):
+    """GX's ``SlackNotificationAction`` with a timeout and a raised delivery failure."""
+
+    type: Literal["er_slack"] = "er_slack"
+    timeout: float = 10.0
+
+    def _send_slack_notification(self, payload: dict) -> dict:
+        provider = self._resolve_context().context.config_provider
+        url = self._substitute_config_str_if_needed(self.slack_webhook, provider)
+        post_json(str(url), payload, timeout=self.timeout)
+        return {"slack_notification_result": "Slack notification succeeded."}
+
+
+class ErTeamsAction(MicrosoftTeamsNotificationAction):
+    """GX's ``MicrosoftTeamsNotificationAction`` with a timeout and a raised delivery failure."""
+
+    type: Literal["er_microsoft_teams"] = "er_microsoft_teams"
+    timeout: float = 10.0
+
+    def _send_microsoft_teams_notifications(self, payload: dict) -> str | None:
+        provider = self._resolve_context().context.config_provider
+        url = self._substitute_config_str_if_needed(self.teams_webhook, provider)
+        post_json(str(url), payload, timeout=self.timeout)
+        return "Microsoft Teams notification succeeded."
+
+
+class _Captured(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def _gx_log() -> Iterator[_Captured]:
+    """Capture (and keep off the terminal) what GX's actions module logs: its e-mail code
+    reports failures only there."""
+    logger = logging.getLogger(_GX_ACTIONS_LOGGER)
+    handler = _Captured()
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+class ErEmailAction(EmailAction):
+    """GX's ``EmailAction`` (its SMTP code) with a timeout and a raised delivery failure.
+
+    GX opens ``smtplib.SMTP`` without a timeout and logs a failure as an error; the socket's
+    default timeout is set while GX sends, and a logged error or a missing "success" raises.
+    """
+
+    type: Literal["er_email"] = "er_email"
+    timeout: float = 10.0
+
+    def _send_email(self, title: str, html: str, receiver_emails_list: list[str]) -> str:
+        previous = socket.getdefaulttimeout()
+        socket.setdefaulttimeout(self.timeout)
+        try:
+            with _gx_log() as captured:
+                result = super()._send_email(title=title, html=html,
+                                             receiver_emails_list=receiver_emails_list)
+        finally:
+            socket.setdefaulttimeout(previous)
+        errors = [r.getMessage() for r in captured.records if r.levelno >= logging.ERROR]
+        if result != "success" or errors:
+            reason = "; ".join(errors) or "the SMTP server did not accept the message"
+            if "timed out" in reason.lower():
+                reason = f"no answer within {self.timeout:g} s ({reason})"
+            raise AlertDeliveryError(reason)
+        return result
+
+
+class ErWebhookAction(ValidationAction):
+    """POST the run's outcome as one JSON document (see the module docstring for why not
+    GX's ``APINotificationAction``)."""
+
+    type: Literal["er_webhook"] = "er_webhook"
+    url: Union[ConfigStr, str]  # noqa: UP007 - GX's pydantic v1 models
+    notify_on: Literal["all", "success", "failure"] = "failure"
+    timeout: float = 10.0
+    headers: Dict[str, Union[ConfigStr, str]] = {}  # noqa: UP006, UP007 - GX's pydantic v1 models
+    renderer: ErWebhookRenderer
+
+    def run(self, checkpoint_result: Any, action_context: Any = None) -> dict:
+        if not should_notify(success=bool(checkpoint_result.success), notify_on=self.notify_on):
+            return {"webhook_result": None}
+        provider = self._resolve_context().context.config_provider
+        url = self._substitute_config_str_if_needed(self.url, provider)
+        headers = {name: str(self._substitute_config_str_if_needed(value, provider))
+                   for name, value in self.headers.items()}
+        post_json(str(url), self.renderer.render(checkpoint_result=checkpoint_result),
+                  timeout=self.timeout, headers=headers)
+        return {"webhook_result": "posted"}
+
+
+# -- one message per run ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlertDelivery:
+    """What became of one alert action: ``sent``, ``not needed`` (notify_on) or ``failed``."""
+
+    action: str
+    target: str
+    outcome: Literal["sent", "not needed", "failed"]
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "target": self.target, "outcome": self.outcome,
+                "error": self.error}
+
+
+def _gx_action(target: AlertTarget, message: AlertMessage) -> ValidationAction:
+    """The GX action of one alert, with our renderer; secrets stay ``${NAME}`` (GX's ConfigStr)."""
+    o = target.options
+    name = f"alert_{target.index}_{target.kind}"
+    common = {"name": name, "notify_on": o["notify_on"], "timeout": o["timeout"]}
+    if target.kind == "slack":
+        return ErSlackAction(slack_webhook=o["webhook"],
+                             renderer=ErSlackRenderer(message), **common)
+    if target.kind == "microsoft_teams":
+        return ErTeamsAction(teams_webhook=o["webhook"],
+                             renderer=ErTeamsRenderer(message), **common)
+    if target.kind == "webhook":
+        return ErWebhookAction(url=o["url"], headers=dict(o.get("headers") or {}),
+                               renderer=ErWebhookRenderer(message), **common)
+    if target.kind == "email":
+        login = o.get("login")
+        with _gx_log():  # GX warns about a missing login (a relay) when the action is made
+            return ErEmailAction(
+                smtp_address=o["smtp_host"], smtp_port=str(o["smtp_port"]),
+                receiver_emails=",".join(o["receivers"]), sender_login=login,
+                sender_password=o.get("password"),
+                sender_alias=o["sender"], use_tls=o["security"] == "starttls",
+                use_ssl=o["security"] == "ssl", renderer=ErEmailRenderer(message), **common)
+    raise ValueError(f"unknown alert action {target.kind!r}")
+
+
+def _stored_results(context: Any, labels_by_result: Mapping[Any, str]) -> dict[Any, Any]:
+    store = context.validation_results_store
+    return {identifier: store.get(identifier) for identifier in labels_by_result}
+
+
+def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
+                labels_by_result: Mapping[Any, str], checkpoint: Any, *,
+                out: TextIO) -> list[AlertDelivery]:
+    """Send every alert of a finished run, once, and print what happened to ``out``.
+
+    ``labels_by_result`` maps the run's validation result identifiers to release labels;
+    ``checkpoint`` is the stored GX checkpoint over all the run's releases (named in the
+    aggregated ``CheckpointResult``). Never raises for a target that fails: it prints a
+    warning naming the target (secrets masked) and records it in the returned list.
+    """
+    from great_expectations.checkpoint.checkpoint import CheckpointResult
+    from great_expectations.core.run_identifier import RunIdentifier
+
+    masker = Masker([secret for target in targets for secret in target.secrets])
+    deliveries: list[AlertDelivery] = []
+    try:
+        stored = _stored_results(context, labels_by_result)
+        by_label: dict[str, list[Any]] = {}
+        for identifier, label in labels_by_result.items():
+            by_label.setdefault(label, []).append(stored[identifier])
+        base_url = next((t.docs_base_url for t in targets if t.docs_base_url), None)
+        message = build_message(report, by_label, base_url=base_url)
+        result = CheckpointResult(
+            run_id=RunIdentifier(run_name=report.run_name, run_time=report.run_time),
+            run_results=stored, checkpoint_config=checkpoint, success=report.success)
+    except Exception as error:  # noqa: BLE001 - an alert never costs the run its results
+        text = masker(f"{type(error).__name__}: {error}")
+        print(f"warning: no alert was sent: the message could not be built ({text})", file=out, flush=True)
+        return [AlertDelivery(t.kind, t.shown, "failed", text) for t in targets]
+
+    for target in targets:
+        if not should_notify(success=report.success, notify_on=target.options["notify_on"]):
+            deliveries.append(AlertDelivery(target.kind, target.shown, "not needed"))
+            print(f"Alert not needed (notify_on: {target.options['notify_on']}, the run "
+                  f"{'passed' if report.success else 'failed'}): {target.shown}", file=out, flush=True)
+            continue
+        try:
+            action = _gx_action(target, message)
+            action._data_context = context
+            action.run(checkpoint_result=result)
+        except Exception as error:  # noqa: BLE001 - any failure of a target is a warning
+            reason = str(error) if isinstance(error, AlertDeliveryError) else f"{type(error).__name__}: {error}"
+            reason = masker(reason)
+            deliveries.append(AlertDelivery(target.kind, target.shown, "failed", reason))
+            print(f"warning: alert {target.shown} was not delivered: {reason}. The validation "
+                  "results and Data Docs are saved; the exit code is that of the validation.",
+                  file=out, flush=True)
+            continue
+        deliveries.append(AlertDelivery(target.kind, target.shown, "sent"))
+        print(f"Alert sent: {target.shown}", file=out, flush=True)
+    return deliveries

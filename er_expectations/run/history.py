@@ -1,0 +1,268 @@
+"""Recording checkpoint runs in the history store: from GX results to :class:`ReleaseRun` rows.
+
+:class:`HistoryRecorder` is what the runner uses: it opens the store once per run, makes the
+release under validation known to drift checks (:mod:`.context`), writes each release's
+results in one transaction right after its validation, and never lets a history problem
+lose the validation results or the Data Docs: a store that cannot be opened or written is
+reported (:attr:`HistoryRecorder.problem`, exit code 6 of ``er-expectations run``) and the
+run goes on. :func:`release_run` turns one release's GX validation results into rows; the
+GX action :class:`~.action.HistoryAction` uses it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from er_expectations.history.context import ActiveRelease, validating
+from er_expectations.history.store import (
+    HistoryError,
+    HistoryStore,
+    ReleaseRun,
+    ResultRecord,
+    default_url,
+    mask_url,
+    resolve_url,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from er_expectations.config import CheckpointConfig, ConfigIssue
+
+__all__ = ["HistoryRecorder", "check_history", "history_action", "history_url", "release_run", "result_record"]
+
+
+def history_url(checkpoint: CheckpointConfig, *, environ: Mapping[str, str] | None = None) -> str | None:
+    """The store URL of a checkpoint (``None`` when ``history: {enabled: false}``).
+
+    Raises :class:`HistoryError` for an environment variable that is not set.
+    """
+    config = checkpoint.history
+    if not config.enabled:
+        return None
+    if config.url is None:
+        return default_url(checkpoint.project_dir)
+    return resolve_url(config.url, base=Path(checkpoint.path).absolute().parent, environ=environ)
+
+
+def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
+                   order: Sequence[str]) -> Any:
+    """The GX action recording ``releases`` (batch file name -> label) of a checkpoint, with
+    the URL as written in the file (no secret), or ``None`` when the history is disabled."""
+    config = checkpoint.history
+    if not config.enabled:
+        return None
+    from er_expectations.gx.history_action import HistoryAction
+
+    position = {label: index for index, label in enumerate(order)}
+    return HistoryAction(
+        name="er_history", checkpoint=checkpoint.name,
+        url=config.url if config.url is not None else default_url(checkpoint.project_dir),
+        base_dir=str(Path(checkpoint.path).absolute().parent),
+        releases={name: (label, position.get(label, len(position))) for name, label in releases.items()},
+    )
+
+
+def check_history(checkpoint: CheckpointConfig) -> list[ConfigIssue]:
+    """Issues of the ``history:`` section that only show when the file is run (unset variables)."""
+    from er_expectations.config import ConfigIssue
+
+    try:
+        history_url(checkpoint)
+    except HistoryError as error:
+        line, column = checkpoint.location("history.url")
+        message = str(error)
+        hint = None
+        if "; " in message:
+            message, hint = message.split("; ", 1)
+        return [ConfigIssue(str(checkpoint.path), line, column, message, hint)]
+    return []
+
+
+def _details(evr: Any) -> Mapping[str, Any]:
+    result = evr.result if isinstance(getattr(evr, "result", None), Mapping) else {}
+    details = result.get("details")
+    return details if isinstance(details, Mapping) else {}
+
+
+def result_record(suite: str, evr: Any) -> ResultRecord:
+    """One GX expectation validation result as a history row (SPEC 5-7 estimates with SE/CI)."""
+    from er_expectations.run.runner import _outcome
+
+    outcome = _outcome(suite, evr)
+    config = evr.expectation_config
+    kwargs = dict(config.kwargs or {})
+    details = _details(evr)
+    metric = (details.get("metric") or details.get("statistic") or kwargs.get("statistic")
+              or kwargs.get("metric") or outcome.label)
+    column = kwargs.get("prediction_column") or kwargs.get("column")
+    observed = outcome.observed
+    value = observed if isinstance(observed, int | float) and not isinstance(observed, bool) else None
+    if value is None:
+        value = details.get("estimate")
+    text = details.get("observed_text")
+    return ResultRecord(
+        suite=suite,
+        expectation_type=outcome.expectation,
+        kwargs=kwargs,
+        label=outcome.label,
+        severity=outcome.severity,
+        success=outcome.success,
+        metric=str(metric) if metric is not None else None,
+        column=str(column) if column is not None else None,
+        value=value,
+        estimate=details.get("estimate"),
+        std_error=details.get("std_error"),
+        ci_lower=details.get("ci_lower"),
+        ci_upper=details.get("ci_upper"),
+        ci_level=details.get("ci_level"),
+        error=outcome.error,
+        observed_text=str(text) if text is not None else None,
+        details=details,
+    )
+
+
+def _suite_name(identifier: Any, validation: Any) -> str:
+    name = getattr(validation, "suite_name", None)
+    if name:
+        return str(name)
+    suite_id = getattr(identifier, "expectation_suite_identifier", None)
+    return str(getattr(suite_id, "name", None) or identifier)
+
+
+def release_run(*, checkpoint: str, release: str, position: int | None, run_id: Any,
+                validations: Mapping[Any, Any] | Iterable[tuple[Any, Any]], status: str | None = None
+                ) -> ReleaseRun:
+    """The history rows of one release: every result of its suites' validations.
+
+    ``validations`` maps GX result identifiers to suite validation results (a
+    ``CheckpointResult.run_results``); ``status`` defaults to the severity rule applied to
+    the rows (:mod:`er_expectations.core.severity`).
+    """
+    from er_expectations.core.severity import status_of
+
+    items = validations.items() if isinstance(validations, Mapping) else validations
+    results = [result_record(_suite_name(identifier, validation), evr)
+               for identifier, validation in items for evr in validation.results]
+    if status is None:
+        failed = [r for r in results if not r.success and not r.error]
+        status = status_of(critical_failed=sum(r.severity == "critical" for r in failed),
+                           errors=sum(bool(r.error) for r in results),
+                           warnings_failed=sum(r.severity != "critical" for r in failed))
+    return ReleaseRun(
+        checkpoint=checkpoint, release=release, status=status, results=tuple(results), position=position,
+        gx_run_name=getattr(run_id, "run_name", None), gx_run_time=getattr(run_id, "run_time", None),
+    )
+
+
+@dataclass
+class HistoryRecorder:
+    """The history side of one ``er-expectations run`` (see the module docstring).
+
+    ``url`` is ``None`` when the history is disabled. :attr:`problem` is the first
+    problem met (the store is then not used again in this run); :attr:`recorded` maps each
+    release written to its version; :attr:`write_seconds` is the time spent writing.
+    """
+
+    checkpoint: str
+    url: str | None
+    positions: Mapping[str, int]
+    out: TextIO | None = None
+    store: HistoryStore | None = None
+    problem: str | None = None
+    recorded: dict[str, int] = field(default_factory=dict)
+    missed: list[str] = field(default_factory=list)
+    write_seconds: float = 0.0
+
+    @classmethod
+    def start(cls, checkpoint: CheckpointConfig, releases: Sequence[str], *,
+              out: TextIO | None = None) -> HistoryRecorder:
+        """Open the checkpoint's store (a problem is kept, not raised); ``releases`` gives the order."""
+        positions = {label: index for index, label in enumerate(releases)}
+        try:
+            url = history_url(checkpoint)
+        except HistoryError as error:  # checked before the run; the environment may change
+            recorder = cls(checkpoint.name, None, positions, out)
+            recorder._fail(str(error))
+            return recorder
+        recorder = cls(checkpoint.name, url, positions, out)
+        if url is not None:
+            try:
+                recorder.store = HistoryStore.open(url)
+            except HistoryError as error:
+                recorder._fail(str(error))
+        return recorder
+
+    @property
+    def display_url(self) -> str | None:
+        return mask_url(self.url) if self.url else None
+
+    def _fail(self, message: str) -> None:
+        if self.problem is None:
+            self.problem = message
+            if self.out is not None:
+                print(f"History not recorded: {message}. The validation goes on; its results and Data Docs "
+                      "are kept.", file=self.out, flush=True)
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    @contextmanager
+    def validating(self, release: str, run_name: str) -> Iterator[ActiveRelease]:
+        """The block validates ``release``: drift checks find it with ``active_release()``."""
+        active = ActiveRelease(checkpoint=self.checkpoint, release=release,
+                               position=self.positions.get(release, len(self.positions)),
+                               run_name=run_name, store=self.store,
+                               problem=self.problem or (None if self.url is not None else
+                                                        "the history is disabled (history: {enabled: false})"))
+        with validating(active):
+            yield active
+
+    def record(self, release: str, result: Any, *, status: str) -> int | None:
+        """Write one release's GX ``CheckpointResult`` (one transaction); its version or ``None``."""
+        import time
+
+        if self.url is None and self.problem is None:
+            return None
+        if self.store is None:
+            self.missed.append(release)
+            return None
+        started = time.perf_counter()
+        try:
+            try:
+                run = release_run(checkpoint=self.checkpoint, release=release,
+                                  position=self.positions.get(release), run_id=result.run_id,
+                                  validations=result.run_results, status=status)
+            except Exception as error:  # noqa: BLE001 - a bug here must not cost the Data Docs
+                raise HistoryError(f"the results of release '{release}' could not be turned into history "
+                                   f"rows ({type(error).__name__}: {error}); this is a bug, please "
+                                   "report it") from error
+            version = self.store.record(run)
+        except HistoryError as error:
+            self.missed.append(release)
+            self._fail(str(error))
+            return None
+        finally:
+            self.write_seconds += time.perf_counter() - started
+        self.recorded[release] = version
+        return version
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def summary(self) -> str | None:
+        """One line for the run's summary (``None`` when the history is disabled)."""
+        if self.url is None and self.problem is None:
+            return None
+        if self.problem is not None:
+            missed = ", ".join(self.missed) if self.missed else "none"
+            return f"History NOT recorded (releases not recorded: {missed}): {self.problem}"
+        where = self.display_url
+        shown = where.removeprefix("sqlite:///") if where and where.startswith("sqlite:///") else where
+        versions = sorted(set(self.recorded.values()))
+        rerun = f"; reruns: version {', '.join(map(str, versions))}" if versions and versions != [1] else ""
+        return f"History: {len(self.recorded)} release(s) recorded in {shown}{rerun}."

@@ -1,0 +1,224 @@
+"""Assemble the evaluation table of each release from a checkpoint's data section.
+
+A checkpoint names a records table, the predictions (one wide file with a column per
+release, or one file per release), an optional benchmark and how to build the name. Each
+release becomes one table with the record id, the prediction (renamed to the checkpoint's
+``batch_column``), the reference and the name (SPEC 2.1), joined on the record id. Other
+benchmark columns (a weights or draws column a suite names) can be carried along with
+``extra_benchmark_columns``.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from er_expectations.config.checkpoint import CheckpointConfig
+from er_expectations.core.errors import InputError
+from er_expectations.core.io import combine_name, read_table, same_id_kind, table_columns
+
+__all__ = ["BatchLayout", "ReleaseData", "ReleaseSource", "release_label"]
+
+
+def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
+    """Display label of a release column: the part a '*' glob matched, dates as YYYY-MM-DD."""
+    label = column
+    if isinstance(pattern, str) and pattern.count("*") == 1:
+        head, tail = pattern.split("*")
+        if column.startswith(head) and column.endswith(tail) and len(column) > len(head) + len(tail):
+            label = column[len(head): len(column) - len(tail)]
+    if re.fullmatch(r"\d{8}", label):
+        label = f"{label[:4]}-{label[4:6]}-{label[6:]}"
+    return label
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseSource:
+    """One release: its display ``label`` and where its prediction comes from (``key``: a
+    column of the wide layout, a key of ``files``); ``path`` and ``format`` of its file, or
+    ``value`` of the release column (a database's or Spark's long layout)."""
+
+    label: str
+    key: str
+    path: Path | None = None
+    format: str | None = None
+    value: object = None
+
+
+def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
+    if df[column].isna().any():
+        raise InputError(f"{path}: column {column!r} has {int(df[column].isna().sum())} null record ids")
+    dup = df[column].duplicated(keep=False)
+    if dup.any():
+        ex = ", ".join(repr(v) for v in df.loc[dup, column].unique()[:3])
+        raise InputError(f"{path}: column {column!r} has duplicated record ids (e.g. {ex}); each record must appear once")
+
+
+class BatchLayout(abc.ABC):
+    """The columns of a checkpoint's release batches and the choice of releases, whatever
+    holds the tables (files: :class:`ReleaseData`; a database or Spark:
+    :class:`~er_expectations.run.sources.EngineReleases`); ``all_releases`` is theirs."""
+
+    def __init__(
+        self,
+        checkpoint: CheckpointConfig,
+        *,
+        extra_benchmark_columns: Sequence[str] = (),
+        extra_record_columns: Sequence[str] = (),
+    ) -> None:
+        self.checkpoint = checkpoint
+        self.data = checkpoint.data
+        self.id_column = self.data.records.id_column
+        self.prediction_column = self.data.predictions.target_column
+        self.reference_column = self.data.benchmark.reference_column if self.data.benchmark else None
+        self.name_column = self.data.name.output_column if self.data.name else None
+        core = {self.id_column, self.prediction_column, self.reference_column, self.name_column}
+        if self.data.benchmark is not None:
+            core.add(self.data.benchmark.id_column)
+        self.extra_columns = (
+            tuple(c for c in dict.fromkeys(extra_benchmark_columns) if c not in core)
+            if self.data.benchmark is not None
+            else ()
+        )
+        # record columns the suites name (surnames and group attributes for SPEC 8 subgroups)
+        self.record_columns = tuple(
+            c for c in dict.fromkeys(extra_record_columns) if c not in core and c not in self.extra_columns
+        )
+
+    def batch_columns(self) -> list[str]:
+        """The columns of every release table: id, prediction, reference, name, extras."""
+        columns = [self.id_column, self.prediction_column]
+        columns += [c for c in (self.reference_column, self.name_column) if c is not None]
+        return columns + list(self.extra_columns) + list(self.record_columns)
+
+    @abc.abstractmethod
+    def all_releases(self) -> list[ReleaseSource]:
+        """Every release of the predictions, in the checkpoint's order."""
+
+    def select(self, wanted: Sequence[str] | None = None) -> list[ReleaseSource]:
+        """Releases chosen by the checkpoint's ``releases`` and then by ``wanted`` (labels or keys)."""
+        releases = self.all_releases()
+        if self.checkpoint.releases != "all":
+            chosen = set(self.checkpoint.releases)
+            releases = [r for r in releases if r.key in chosen or r.label in chosen]
+        if wanted:
+            known = {r.label for r in releases} | {r.key for r in releases}
+            unknown = [w for w in wanted if w not in known]
+            if unknown:
+                from er_expectations.core.hints import did_you_mean
+
+                hints = []
+                for w in unknown:
+                    hint = did_you_mean(w, sorted(known))
+                    hints.append(f"'{w}'" + (f" ({hint})" if hint else ""))
+                raise InputError(
+                    f"--release {', '.join(hints)}: not a release of checkpoint {self.checkpoint.name!r}; "
+                    f"known: {', '.join(r.label for r in releases)}"
+                )
+            releases = [r for r in releases if r.label in wanted or r.key in wanted]
+        if not releases:
+            raise InputError(f"checkpoint {self.checkpoint.name!r} selects no release")
+        return releases
+
+
+class ReleaseData(BatchLayout):
+    """Lazily loaded data of a checkpoint that reads files; ``frame(release)`` gives one batch table."""
+
+    def __init__(
+        self,
+        checkpoint: CheckpointConfig,
+        *,
+        extra_benchmark_columns: Sequence[str] = (),
+        extra_record_columns: Sequence[str] = (),
+    ) -> None:
+        if checkpoint.data.engine != "pandas":
+            raise InputError(f"checkpoint {checkpoint.name!r} reads its tables from {checkpoint.data.engine} "
+                             "(data.engine); this command reads files only: use a checkpoint without 'engine'")
+        super().__init__(checkpoint, extra_benchmark_columns=extra_benchmark_columns,
+                         extra_record_columns=extra_record_columns)
+        self._base: pd.DataFrame | None = None
+        self._wide: pd.DataFrame | None = None
+        self._wide_names: dict[str, str] = {}
+
+    # -- releases -------------------------------------------------------------------------
+    def all_releases(self) -> list[ReleaseSource]:
+        pred = self.data.predictions
+        if pred.layout == "wide":
+            cols = pred.match_columns(table_columns(pred.path, format=pred.format))
+            return [ReleaseSource(release_label(c, pred.columns), c, pred.path, pred.format) for c in cols]
+        return [ReleaseSource(f.label, f.label, f.path, f.format) for f in pred.files]
+
+    # -- tables ---------------------------------------------------------------------------
+    def _records(self) -> pd.DataFrame:
+        """Record ids with the name, benchmark reference joined (built once)."""
+        if self._base is None:
+            rec = self.data.records
+            cols = [rec.id_column] + (list(self.data.name.columns) if self.data.name else [])
+            cols = list(dict.fromkeys([*cols, *self.record_columns]))
+            base = read_table(rec.path, cols, format=rec.format)
+            _unique_ids(base, rec.id_column, rec.path)
+            if self.data.name:
+                base[self.name_column] = combine_name(base, self.data.name.columns,
+                                                      separator=self.data.name.separator)
+                base = base[[rec.id_column, self.name_column, *self.record_columns]]
+            if self.data.benchmark:
+                b = self.data.benchmark
+                bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns],
+                                   format=b.format)
+                _unique_ids(bench, b.id_column, b.path)
+                same_id_kind(base, rec.path, bench, b.path, rec.id_column, b.id_column)
+                bench = bench.rename(columns={b.id_column: rec.id_column})
+                unknown = ~bench[rec.id_column].isin(base[rec.id_column])
+                if unknown.any():
+                    ex = ", ".join(repr(v) for v in bench.loc[unknown, rec.id_column].head(3))
+                    raise InputError(
+                        f"{b.path}: {int(unknown.sum())} benchmark record ids are not in the records table "
+                        f"{rec.path} (e.g. {ex}); the benchmark must label records of the table"
+                    )
+                base = base.merge(bench, on=rec.id_column, how="left", validate="one_to_one")
+            self._base = base
+        return self._base
+
+    def _aligned_wide(self) -> pd.DataFrame:
+        """Every release column of the wide file joined to the records once (outer join).
+
+        Release columns get internal names ``__release_<i>`` so that they never clash with
+        the records' columns; :meth:`frame` then only picks columns.
+        """
+        if self._wide is None:
+            pred = self.data.predictions
+            keys = [r.key for r in self.all_releases()]
+            wide = read_table(pred.path, [pred.id_column, *keys], format=pred.format)
+            _unique_ids(wide, pred.id_column, pred.path)
+            same_id_kind(self._records(), self.data.records.path, wide, pred.path, self.id_column, pred.id_column)
+            self._wide_names = {key: f"__release_{i}" for i, key in enumerate(keys)}
+            wide = wide.rename(columns={pred.id_column: self.id_column, **self._wide_names})
+            # outer join: a record of the table absent from the release file is outside the
+            # release (null prediction, SPEC 2.1), so its benchmark labels are set aside, not lost
+            self._wide = wide.merge(
+                self._records(), on=self.id_column, how="outer", validate="one_to_one", sort=False
+            )
+        return self._wide
+
+    def frame(self, release: ReleaseSource) -> pd.DataFrame:
+        """The evaluation table of one release: id, prediction, name, reference (and extras)."""
+        pred = self.data.predictions
+        base = self._records()
+        rest = [c for c in base.columns if c != self.id_column]
+        if pred.layout == "wide":
+            aligned = self._aligned_wide()
+            internal = self._wide_names[release.key]
+            part = aligned[[self.id_column, internal, *rest]]
+            return part.rename(columns={internal: self.prediction_column})
+        part = read_table(release.path, [pred.id_column, pred.prediction_column], format=release.format)
+        _unique_ids(part, pred.id_column, release.path)
+        same_id_kind(base, self.data.records.path, part, release.path, self.id_column, pred.id_column)
+        part = part.rename(columns={pred.id_column: self.id_column,
+                                    pred.prediction_column: self.prediction_column})
+        # outer join, as for the wide layout
+        return part.merge(base, on=self.id_column, how="outer", validate="one_to_one", sort=False)
