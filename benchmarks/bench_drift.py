@@ -30,7 +30,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from er_expectations.analysis.drift import agreement_of, diff_of, statistic_change_of  # noqa: E402
-from er_expectations.engines.pairs import ReleasePair  # noqa: E402
+from er_expectations.engines.pandas.pairs import ReleasePair  # noqa: E402
 from er_expectations.engines.pandas.release import PandasRelease  # noqa: E402
 
 

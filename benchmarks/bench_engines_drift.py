@@ -57,7 +57,7 @@ def _measure(engine: str, n: int) -> dict:
 
     fetched = [0, 0]  # bytes, rows
     if engine == "pandas":
-        from er_expectations.engines.pairs import ReleasePair
+        from er_expectations.engines.pandas.pairs import ReleasePair
         from er_expectations.engines.pandas.release import PandasRelease
 
         df = _pandas_frame(n)

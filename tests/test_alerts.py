@@ -26,7 +26,6 @@ from test_runner import CHECKPOINT, make_toy
 
 from er_expectations.cli.main import main
 from er_expectations.config import ConfigError, load_checkpoint
-from er_expectations.config.alerts import Masker
 from er_expectations.run.alerts.render import (
     MAX_RELEASES,
     AlertMessage,
@@ -37,6 +36,7 @@ from er_expectations.run.alerts.render import (
     dumps,
     slack_payload,
 )
+from er_expectations.run.alerts.targets import Masker
 from er_expectations.run.runner import run_checkpoint
 
 aiosmtpd_controller = pytest.importorskip("aiosmtpd.controller")

@@ -391,7 +391,7 @@ def test_hostile_ids_and_names_are_escaped_in_the_diff_table(tmp_path):
 
 
 def test_agreement_of_empty_pair_is_undefined_with_reason():
-    from er_expectations.engines.pairs import ReleasePair
+    from er_expectations.engines.pandas.pairs import ReleasePair
     from er_expectations.engines.pandas.release import PandasRelease
 
     df = pd.DataFrame({"a": ["x", None], "b": [None, "y"]})

@@ -28,7 +28,7 @@ from sourcetools import count_fetched_rows
 from test_gx_engines_drift import DATA, spark_frame, spark_session
 
 from er_expectations.analysis.drift import agreement_of, diff_of
-from er_expectations.engines.pairs import ReleasePair
+from er_expectations.engines.pandas.pairs import ReleasePair
 from er_expectations.engines.pandas.release import PandasRelease
 
 sa = pytest.importorskip("sqlalchemy")

@@ -366,7 +366,7 @@ def test_history_section_errors_are_located(tmp_path, capsys, section, message):
 
 
 def test_a_bug_turning_results_into_rows_keeps_the_data_docs(tmp_path, capsys, monkeypatch):
-    import er_expectations.run.history as record
+    import er_expectations.gx.history_action as record
 
     def broken(suite, evr):
         raise KeyError("observed_value")

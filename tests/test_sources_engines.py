@@ -19,8 +19,8 @@ import pytest
 from enginetools import postgres_url, spark_available
 
 import er_expectations  # noqa: F401 - registers the expectations
+from er_expectations.analysis.baseline_columns import DRIFT_EXPECTATIONS
 from er_expectations.config.yamlnodes import read_yaml
-from er_expectations.run.baselines import DRIFT_EXPECTATIONS
 from er_expectations.run.runner import run_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]

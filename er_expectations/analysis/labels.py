@@ -171,7 +171,7 @@ def _id_parser(kind: str):
     return parse_text
 
 
-def _records_id_kind(ids: pd.Series) -> str:
+def records_id_kind(ids: pd.Series) -> str:
     """'integer' or 'text': the type label ids are converted to (read from the dtype, no scan)."""
     if pd.api.types.is_integer_dtype(ids.dtype) and not pd.api.types.is_bool_dtype(ids.dtype):
         return "integer"
@@ -320,14 +320,14 @@ def _by_draw(parsed: Labels) -> Labels:
 # -- the records the labels need -----------------------------------------------------------------
 def _check_records(records: object, record_id: Hashable, prediction: Hashable,
                    extra: Iterable[tuple[str, Hashable | None]] = ()) -> pd.DataFrame:
-    from er_expectations.engines.pandas.release import _check_column, _check_frame
+    from er_expectations.engines.pandas.release import check_column, check_frame
 
-    frame = _check_frame(records)
-    _check_column(frame, record_id, "record_id")
-    _check_column(frame, prediction, "prediction")
+    frame = check_frame(records)
+    check_column(frame, record_id, "record_id")
+    check_column(frame, prediction, "prediction")
     for parameter, column in extra:
         if column is not None:
-            _check_column(frame, column, parameter)
+            check_column(frame, column, parameter)
     return frame
 
 
@@ -362,13 +362,13 @@ def _no_duplicates(ids: pd.Series, record_id: Hashable) -> None:
 def _lookup(records: pd.DataFrame, *, record_id: Hashable, prediction: Hashable, ids: list,
             drawn: list, block: Hashable | None = None, name: Hashable | None = None) -> _Lookup:
     """One pass for the named ids, one for the members of the drawn records' clusters."""
-    from er_expectations.engines.pandas.release import _check_id_types
+    from er_expectations.engines.pandas.release import check_id_types
 
     rows = records.loc[_isin(records[record_id], ids)]
     rid = rows[record_id]
     _no_duplicates(rid, record_id)
     pred = rows[prediction]
-    _check_id_types(pred, "prediction")
+    check_id_types(pred, "prediction")
     inside = pred.notna().to_numpy()
     cluster = dict(zip(rid[inside].tolist(), pred[inside].tolist(), strict=True))
     outside = set(rid[~inside].tolist())
@@ -525,7 +525,7 @@ def _prepare(labels: pd.DataFrame | Labels, records: pd.DataFrame, prediction: H
              separator: str) -> tuple[Labels, _Lookup]:
     """Parse the labels and look up the records they name; refuse labels of another release."""
     frame = _check_records(records, record_id, prediction, (("block", block), ("name", name)))
-    kind = _records_id_kind(frame[record_id])
+    kind = records_id_kind(frame[record_id])
     parsed = labels if isinstance(labels, Labels) else parse_labels(labels, id_kind=kind, columns=columns,
                                                                      separator=separator)
     parsed = _by_draw(parsed)

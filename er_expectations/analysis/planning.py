@@ -23,8 +23,8 @@ from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import DESIGNS, WeightsSpec
 from er_expectations.engines.pandas.release import (
     PandasRelease,
-    _check_column,
-    _check_frame,
+    check_column,
+    check_frame,
     contingency,
 )
 from er_expectations.stats import (
@@ -144,9 +144,9 @@ class _Population:
 
     def __init__(self, df: pd.DataFrame, *, prediction: Hashable, truth: Hashable, name: Hashable | None,
                  record_id: Hashable | None, beta: float) -> None:
-        df = _check_frame(df)
-        _check_column(df, prediction, "prediction")
-        _check_column(df, truth, "truth")
+        df = check_frame(df)
+        check_column(df, prediction, "prediction")
+        check_column(df, truth, "truth")
         missing = df[prediction].notna() & df[truth].isna()
         if missing.any():
             raise InputError(

@@ -53,20 +53,20 @@ def draw_sample(
     lists and empty ``true_cluster``, ``labeller`` and ``labelled_at`` for the labeller to
     fill. Labels-table column names follow ``label_columns`` (SPEC 2.2).
     """
-    from er_expectations.engines.pandas.release import _check_column, _check_frame, _check_id_types
+    from er_expectations.engines.pandas.release import check_column, check_frame, check_id_types
     from er_expectations.stats import check_seed
 
-    frame = _check_frame(df)
+    frame = check_frame(df)
     n = _check_n(n)
     if seed is None or check_seed(seed) is None:
         raise InputError("seed=None: give a seed (an integer ≥ 0) so that the sample can be drawn again")
-    _check_column(frame, prediction, "prediction")
-    _check_column(frame, record_id, "record_id")
+    check_column(frame, prediction, "prediction")
+    check_column(frame, record_id, "record_id")
     if isinstance(columns, (str, bytes)):
         columns = [columns]
     columns = list(dict.fromkeys(columns))
     for c in columns:
-        _check_column(frame, c, "columns")
+        check_column(frame, c, "columns")
     cols = LabelColumns.of(label_columns)
     clash = {cols.draw, cols.record_id, cols.predicted_cluster, "size", MEMBERS, cols.removed, cols.added,
              cols.true_cluster, cols.labeller, cols.labelled_at}
@@ -83,7 +83,7 @@ def draw_sample(
     if drawn[record_id].isna().any():
         raise InputError(f"record_id column {record_id!r} is null on a drawn record; every record needs an id")
     clusters = drawn[prediction]
-    _check_id_types(clusters, "prediction")
+    check_id_types(clusters, "prediction")
     wanted = pd.Index(pd.unique(clusters))
     member_rows = frame.loc[frame[prediction].isin(wanted).to_numpy(dtype=bool), [record_id, prediction, *columns]]
     dup = member_rows[record_id].duplicated(keep=False)
@@ -125,10 +125,10 @@ def write_frame(frame: pd.DataFrame, path: str | os.PathLike, *, separator: str 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from er_expectations.core.io import _kind, atomic_write
+    from er_expectations.core.io import atomic_write, file_kind
 
     p = Path(path)
-    kind = _kind(p)
+    kind = file_kind(p)
     if p.is_dir():
         raise InputError(f"{p}: is a folder; give a file name such as {p / 'worksheet.parquet'}")
     if not p.parent.is_dir():

@@ -27,7 +27,7 @@ from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.groups import cluster_attribute
-from er_expectations.engines.pandas.release import PandasRelease, _check_column
+from er_expectations.engines.pandas.release import PandasRelease, check_column
 from er_expectations.stats import BenchmarkSample, check_beta, check_ci_level
 from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
@@ -196,7 +196,7 @@ def _imputed(df: pd.DataFrame, reference: Hashable, surname: Hashable, *, first_
 
     for parameter, column in (("reference", reference), ("surname", surname), ("first_name", first_name)):
         if column is not None:
-            _check_column(df, column, parameter)
+            check_column(df, column, parameter)
     columns = [reference, surname] + ([first_name] if first_name is not None else [])
     rows = df.loc[df[reference].notna().to_numpy(), columns]
     try:

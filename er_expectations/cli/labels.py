@@ -19,10 +19,10 @@ __all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample"]
 def _check_target(output: str) -> None:
     """The output names a .parquet/.csv file in an existing folder (checked before any work)."""
     from er_expectations.cli.main import _check_output
-    from er_expectations.core.io import _kind
+    from er_expectations.core.io import file_kind
 
     _check_output(output)
-    _kind(Path(output))
+    file_kind(Path(output))
 
 
 def _label_columns(items: list[str] | None) -> dict[str, str]:

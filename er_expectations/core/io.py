@@ -19,7 +19,7 @@ _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
 
 
-def _kind(path: Path, declared: str | None = None) -> str:
+def file_kind(path: Path, declared: str | None = None) -> str:
     """``"parquet"`` or ``"csv"``: the declared format (a checkpoint's ``format:``), else the suffix."""
     if declared is not None:
         if declared not in ("parquet", "csv"):
@@ -68,7 +68,7 @@ def table_columns(path: str | os.PathLike, *, format: str | None = None) -> list
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: file not found" if not p.is_dir() else f"{p}: is a folder, not a file")
-    kind = _kind(p, format)
+    kind = file_kind(p, format)
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
@@ -91,7 +91,7 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
     ``format`` (``"parquet"`` or ``"csv"``, a checkpoint's ``format:``) overrides the suffix.
     """
     p = Path(path)
-    kind = _kind(p, format)
+    kind = file_kind(p, format)
     available = table_columns(p, format=format)
     if columns is not None:
         missing = [c for c in columns if c not in available]

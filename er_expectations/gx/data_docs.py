@@ -56,7 +56,8 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup, escape
 
 from er_expectations.core.io import atomic_write
-from er_expectations.core.severity import severity_of, status_of
+from er_expectations.core.severity import status_of
+from er_expectations.gx.outcome import field_of, status_and_severity
 
 __all__ = [
     "CSP",
@@ -184,46 +185,19 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _get(obj: Any, name: str) -> Any:
-    """``obj[name]`` of a JSON dict or ``obj.name`` of a GX object (None when absent)."""
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-
-def _severity(result: Any) -> str:
-    return severity_of(_get(_get(result, "expectation_config"), "severity"))
-
-
-def _raised(result: Any) -> bool:
-    """True when an expectation result carries an exception (GX 1.x nests it per metric)."""
-    info = _get(result, "exception_info")
-    if not isinstance(info, dict):
-        return False
-    if info.get("raised_exception"):
-        return True
-    return any(isinstance(v, dict) and v.get("raised_exception") for v in info.values())
-
-
-def _outcome(result: Any) -> tuple[str, str]:
-    """(``"passed"`` | ``"failed"`` | ``"error"``, severity) of one expectation result, given as
-    its JSON dict or as GX's object."""
-    if _raised(result):
-        return "error", _severity(result)
-    return ("passed" if _get(result, "success") is True else "failed"), _severity(result)
-
-
 def verdict_of(doc: Any) -> Verdict:
     """Apply the severity rule to a validation result, given as its JSON dict or GX's object."""
-    results = [r for r in (_get(doc, "results") or []) if r is not None]
+    results = [r for r in (field_of(doc, "results") or []) if r is not None]
     critical = warnings = errors = 0
     for result in results:
-        outcome, severity = _outcome(result)
+        outcome, severity = status_and_severity(result)
         if outcome == "error":
             errors += 1
         elif outcome == "failed":
             critical += severity == "critical"
             warnings += severity != "critical"
     status = status_of(critical_failed=critical, errors=errors, warnings_failed=warnings)
-    if not results and _get(doc, "success") is False:
+    if not results and field_of(doc, "success") is False:
         status = "failed"
     return Verdict(status, critical, warnings, errors)
 
@@ -269,7 +243,7 @@ def image_block(src: str, *, alt: str) -> RenderedComponentContent:
                   er_image={"src": src, "alt": alt})
 
 
-def _plain(block: Any) -> str | None:
+def plain_text(block: Any) -> str | None:
     """The text of a string-template block (parameters substituted), else None."""
     if isinstance(block, RenderedComponentContent):
         block = block.to_json_dict()
@@ -285,7 +259,7 @@ def _plain(block: Any) -> str | None:
 def _observed_block(cell: list) -> list:
     """Our estimates ('0.568 ± 0.108 (95 % CI ..., 370 clusters)') as value first, the interval
     and sample size under it; any other observed value unchanged."""
-    text = _plain(cell[0]) if len(cell) == 1 else None
+    text = plain_text(cell[0]) if len(cell) == 1 else None
     match = _OBSERVED_TEXT.fullmatch(text.strip()) if text else None
     if match is None:
         return cell
@@ -303,7 +277,7 @@ class SeverityTableRenderer(ValidationResultsTableContentBlockRenderer):
         def row_generator_fn(configuration=None, result=None, runtime_configuration=None, **kwargs):
             rows = inner(configuration=configuration, result=result,
                          runtime_configuration=runtime_configuration, **kwargs)
-            outcome, severity = _outcome(result)
+            outcome, severity = status_and_severity(result)
             for row in rows:
                 row[0] = _Block("er_status", status=outcome, severity=severity)
                 if len(row) >= 3:

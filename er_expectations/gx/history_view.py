@@ -58,7 +58,7 @@ def identity(expectation: Any) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k not in NON_IDENTIFYING_KWARGS and v is not None}
 
 
-def _num(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -71,14 +71,14 @@ def series_rows(frame: Any, current: Mapping[str, Any], *, limit: int = CHART_RE
     rows: list[dict[str, Any]] = []
     if frame is not None and len(frame):
         for _, row in frame.tail(max(limit - 1, 0)).iterrows():
-            rows.append({"release": str(row["release"]), "version": int(row["version"]) if _num(row["version"]) else 1,
-                         "value": _num(row["value"]), "ci_lower": _num(row["ci_lower"]),
-                         "ci_upper": _num(row["ci_upper"]), "ci_level": _num(row["ci_level"]),
+            rows.append({"release": str(row["release"]), "version": int(row["version"]) if as_number(row["version"]) else 1,
+                         "value": as_number(row["value"]), "ci_lower": as_number(row["ci_lower"]),
+                         "ci_upper": as_number(row["ci_upper"]), "ci_level": as_number(row["ci_level"]),
                          "success": bool(row["success"]),
                          "error": row["error"] if isinstance(row["error"], str) else None})
-    rows.append({"release": str(current.get("release")), "version": 1, "value": _num(current.get("value")),
-                 "ci_lower": _num(current.get("ci_lower")), "ci_upper": _num(current.get("ci_upper")),
-                 "ci_level": _num(current.get("ci_level")), "success": bool(current.get("success")), "error": None})
+    rows.append({"release": str(current.get("release")), "version": 1, "value": as_number(current.get("value")),
+                 "ci_lower": as_number(current.get("ci_lower")), "ci_upper": as_number(current.get("ci_upper")),
+                 "ci_level": as_number(current.get("ci_level")), "success": bool(current.get("success")), "error": None})
     return rows
 
 

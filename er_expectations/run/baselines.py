@@ -16,7 +16,7 @@ the batch can be named as ``baseline_column``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,12 @@ from er_expectations.core.hints import did_you_mean, quote_list
 if TYPE_CHECKING:
     from er_expectations.config import ConfigIssue, SuiteConfig
     from er_expectations.run.releases import ReleaseData, ReleaseSource
+from er_expectations.analysis.baseline_columns import (
+    DRIFT_EXPECTATIONS,
+    PREVIOUS,
+    baseline_label_column,
+    default_baseline_column,
+)
 
 __all__ = [
     "DRIFT_EXPECTATIONS",
@@ -41,39 +47,13 @@ __all__ = [
     "default_baseline_column",
 ]
 
-#: Expectations that read a baseline column (their classes: ``gx/expectations/drift.py``).
-DRIFT_EXPECTATIONS: tuple[str, ...] = (
-    "expect_statistic_change_to_be_below",
-    "expect_estimate_change_to_be_below",
-    "expect_release_agreement_to_be_between",
-)
-
-#: The ``baseline`` value meaning "the release before this one in the checkpoint's order".
-PREVIOUS = "previous"
 
 
-def default_baseline_column(prediction_column: str, baseline: str = PREVIOUS) -> str:
-    """The batch column of the baseline release's prediction (see the module docstring)."""
-    if baseline == PREVIOUS:
-        return f"{prediction_column}__baseline"
-    return f"{prediction_column}__baseline__{baseline}"
 
 
-def baseline_label_column(baseline_column: Hashable) -> str:
-    """The batch column that holds the baseline release's label."""
-    return f"{baseline_column}__release"
 
 
-def baseline_label(df: pd.DataFrame, baseline_column: Hashable) -> str | None:
-    """The label of the baseline release of a batch, when the batch carries it."""
-    column = baseline_label_column(baseline_column)
-    if column not in df.columns:
-        return None
-    values = df[column]
-    if len(values) and not pd.isna(values.iloc[0]):  # the runner writes one label on every row
-        return str(values.iloc[0])
-    values = values.dropna()
-    return str(values.iloc[0]) if len(values) else None
+
 
 
 @dataclass(frozen=True, slots=True)

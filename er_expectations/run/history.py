@@ -11,27 +11,24 @@ GX action :class:`~.action.HistoryAction` uses it too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
+from er_expectations.config import CheckpointConfig, ConfigIssue
+from er_expectations.gx.history_action import HistoryAction, release_run
 from er_expectations.history.context import ActiveRelease, validating
 from er_expectations.history.store import (
     HistoryError,
     HistoryStore,
-    ReleaseRun,
-    ResultRecord,
     default_url,
     mask_url,
     resolve_url,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from er_expectations.config import CheckpointConfig, ConfigIssue
-
-__all__ = ["HistoryRecorder", "check_history", "history_action", "history_url", "release_run", "result_record"]
+__all__ = ["HistoryRecorder", "check_history", "history_action", "history_url", "release_run"]
 
 
 def history_url(checkpoint: CheckpointConfig, *, environ: Mapping[str, str] | None = None) -> str | None:
@@ -54,8 +51,6 @@ def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
     config = checkpoint.history
     if not config.enabled:
         return None
-    from er_expectations.gx.history_action import HistoryAction
-
     position = {label: index for index, label in enumerate(order)}
     return HistoryAction(
         name="er_history", checkpoint=checkpoint.name,
@@ -67,8 +62,6 @@ def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
 
 def check_history(checkpoint: CheckpointConfig) -> list[ConfigIssue]:
     """Issues of the ``history:`` section that only show when the file is run (unset variables)."""
-    from er_expectations.config import ConfigIssue
-
     try:
         history_url(checkpoint)
     except HistoryError as error:
@@ -81,80 +74,12 @@ def check_history(checkpoint: CheckpointConfig) -> list[ConfigIssue]:
     return []
 
 
-def _details(evr: Any) -> Mapping[str, Any]:
-    result = evr.result if isinstance(getattr(evr, "result", None), Mapping) else {}
-    details = result.get("details")
-    return details if isinstance(details, Mapping) else {}
 
 
-def result_record(suite: str, evr: Any) -> ResultRecord:
-    """One GX expectation validation result as a history row (SPEC 5-7 estimates with SE/CI)."""
-    from er_expectations.run.runner import _outcome
-
-    outcome = _outcome(suite, evr)
-    config = evr.expectation_config
-    kwargs = dict(config.kwargs or {})
-    details = _details(evr)
-    metric = (details.get("metric") or details.get("statistic") or kwargs.get("statistic")
-              or kwargs.get("metric") or outcome.label)
-    column = kwargs.get("prediction_column") or kwargs.get("column")
-    observed = outcome.observed
-    value = observed if isinstance(observed, int | float) and not isinstance(observed, bool) else None
-    if value is None:
-        value = details.get("estimate")
-    text = details.get("observed_text")
-    return ResultRecord(
-        suite=suite,
-        expectation_type=outcome.expectation,
-        kwargs=kwargs,
-        label=outcome.label,
-        severity=outcome.severity,
-        success=outcome.success,
-        metric=str(metric) if metric is not None else None,
-        column=str(column) if column is not None else None,
-        value=value,
-        estimate=details.get("estimate"),
-        std_error=details.get("std_error"),
-        ci_lower=details.get("ci_lower"),
-        ci_upper=details.get("ci_upper"),
-        ci_level=details.get("ci_level"),
-        error=outcome.error,
-        observed_text=str(text) if text is not None else None,
-        details=details,
-    )
 
 
-def _suite_name(identifier: Any, validation: Any) -> str:
-    name = getattr(validation, "suite_name", None)
-    if name:
-        return str(name)
-    suite_id = getattr(identifier, "expectation_suite_identifier", None)
-    return str(getattr(suite_id, "name", None) or identifier)
 
 
-def release_run(*, checkpoint: str, release: str, position: int | None, run_id: Any,
-                validations: Mapping[Any, Any] | Iterable[tuple[Any, Any]], status: str | None = None
-                ) -> ReleaseRun:
-    """The history rows of one release: every result of its suites' validations.
-
-    ``validations`` maps GX result identifiers to suite validation results (a
-    ``CheckpointResult.run_results``); ``status`` defaults to the severity rule applied to
-    the rows (:mod:`er_expectations.core.severity`).
-    """
-    from er_expectations.core.severity import status_of
-
-    items = validations.items() if isinstance(validations, Mapping) else validations
-    results = [result_record(_suite_name(identifier, validation), evr)
-               for identifier, validation in items for evr in validation.results]
-    if status is None:
-        failed = [r for r in results if not r.success and not r.error]
-        status = status_of(critical_failed=sum(r.severity == "critical" for r in failed),
-                           errors=sum(bool(r.error) for r in results),
-                           warnings_failed=sum(r.severity != "critical" for r in failed))
-    return ReleaseRun(
-        checkpoint=checkpoint, release=release, status=status, results=tuple(results), position=position,
-        gx_run_name=getattr(run_id, "run_name", None), gx_run_time=getattr(run_id, "run_time", None),
-    )
 
 
 @dataclass

@@ -30,7 +30,6 @@ import contextlib
 import io
 import json
 import logging
-import math
 import os
 import re
 import sys
@@ -42,12 +41,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from er_expectations.analysis.labelling_batch import (
-    LabelsData,
-    labels_checkpoint_issues,
-    labels_column_hint,
-    suite_kind_issues,
-)
 from er_expectations.config import (
     CheckpointConfig,
     ConfigError,
@@ -58,22 +51,29 @@ from er_expectations.config import (
     load_checkpoint,
     load_suites,
 )
-from er_expectations.config.alerts import AlertTarget, resolve_alerts
 from er_expectations.config.checkpoint import DataSources, EngineData
 from er_expectations.config.errors import IssueCollector, did_you_mean, quote_list
 from er_expectations.core.errors import InputError, ProjectBusyError
 from er_expectations.core.io import atomic_write, remove_stale_temporaries, table_columns
 from er_expectations.core.names import ensure_inside, release_file_names
-from er_expectations.core.severity import Status, severity_of, status_of, worst_status
+from er_expectations.core.severity import Status, status_of, worst_status
 from er_expectations.gx.expectations import (
     COLUMN_PARAMETERS as _COLUMN_PARAMS,  # as the expectation models mark them
 )
 from er_expectations.gx.expectations import RECORD_COLUMN_PARAMETERS as _RECORD_PARAMS
+from er_expectations.gx.outcome import ExpectationOutcome, expectation_label
+from er_expectations.run.alerts.targets import AlertTarget, resolve_alerts
 from er_expectations.run.baselines import (
     BaselineNeed,
     baseline_needs,
     check_baselines,
     release_frames,
+)
+from er_expectations.run.labelling import (
+    LabelsData,
+    labels_checkpoint_issues,
+    labels_column_hint,
+    suite_kind_issues,
 )
 from er_expectations.run.releases import ReleaseData
 from er_expectations.run.sources import EngineReleases
@@ -109,24 +109,6 @@ log = logging.getLogger(__name__)
 # -- the report --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ExpectationOutcome:
-    """The result of one expectation on one release."""
-
-    suite: str
-    expectation: str
-    label: str
-    severity: str
-    success: bool
-    observed: object = None
-    error: str | None = None
-
-    def describe(self) -> str:
-        """``label (severity)``, plus the error when the expectation could not be computed."""
-        text = f"{self.label} ({self.severity})"
-        if self.error:
-            text += f": error: {self.error}"
-        return text
 
 
 @dataclass(slots=True)
@@ -716,65 +698,12 @@ def _parquet_bytes(frame: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _format_q(value: object) -> str:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return str(value)
-    if math.isinf(number):
-        return "inf"
-    return f"{number:g}"
 
 
-#: Label parts of the drift expectations: (parameter naming what is compared, suffix).
-_DRIFT_LABELS = {
-    "expect_statistic_change_to_be_below": ("statistic", "change"),
-    "expect_estimate_change_to_be_below": ("metric", "change"),
-    "expect_release_agreement_to_be_between": ("metric", "agreement"),
-    "expect_statistic_within_control_limits": ("statistic", "control"),
-}
 
 
-def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
-    """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``."""
-    if kind == "expect_statistic_to_match_benchmark_estimate":
-        return f"{kwargs.get('statistic', '?')}_vs_benchmark"
-    if kind in _DRIFT_LABELS:  # drift checks (SPEC 10): what changed, against the baseline
-        what = str(kwargs.get(_DRIFT_LABELS[kind][0], "?"))
-        if what == "hill_number" and "q" in kwargs:
-            what = f"hill_number(q={_format_q(kwargs['q'])})"
-        return f"{what}_{_DRIFT_LABELS[kind][1]}"
-    if kind == "expect_subgroup_disparity_to_be_below":
-        return f"{kwargs.get('metric') or 'pairwise_f'}_gap_by_group"
-    label = kind.removeprefix("expect_").removeprefix("estimated_")
-    label = label.removesuffix("_to_be_between")
-    if label == "hill_number" and "q" in kwargs:
-        label = f"hill_number(q={_format_q(kwargs['q'])})"
-    return label
 
 
-def _outcome(suite: str, evr: Any) -> ExpectationOutcome:
-    config = evr.expectation_config
-    kwargs = dict(config.kwargs or {})
-    result = evr.result or {}
-    error = None
-    info = evr.exception_info or {}
-    if isinstance(info, Mapping) and info.get("raised_exception"):
-        error = str(info.get("exception_message") or "exception")
-    elif isinstance(info, Mapping):
-        for value in info.values():
-            if isinstance(value, Mapping) and value.get("raised_exception"):
-                error = str(value.get("exception_message") or "exception")
-                break
-    return ExpectationOutcome(
-        suite=suite,
-        expectation=config.type,
-        label=expectation_label(config.type, kwargs),
-        severity=severity_of(getattr(config, "severity", None)),
-        success=bool(evr.success),
-        observed=result.get("observed_value") if isinstance(result, Mapping) else None,
-        error=error,
-    )
 
 
 #: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
@@ -1169,7 +1098,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
                 outcome.successful += int(stats.get("successful_expectations", 0))
                 outcome.failed += int(stats.get("unsuccessful_expectations", 0))
                 suite_name = getattr(validation, "suite_name", None) or str(identifier)
-                outcome.expectations.extend(_outcome(suite_name, evr) for evr in validation.results)
+                outcome.expectations.extend(outcome(suite_name, evr) for evr in validation.results)
                 result_file = project.result_file(identifier)
                 if result_file is not None:
                     outcome.result_files.append(result_file)

@@ -601,7 +601,7 @@ class SqlSource(Source):
         if data.benchmark is not None:
             out += [bench.c[c].label(c) for c in layout.extra_columns]
         out += [rec.c[c].label(c) for c in layout.record_columns]
-        from er_expectations.run.baselines import baseline_label_column
+        from er_expectations.analysis.baseline_columns import baseline_label_column
 
         for index, (column, base) in enumerate(baselines.items()):
             if base is None:  # the first release under 'previous': null, typed as the prediction when known
@@ -811,7 +811,7 @@ class SparkSource(Source):
             out.append(F.col(_NAME).alias(str(layout.name_column)))
         out += [F.col(f"__er_b_{i}").alias(c) for i, c in enumerate(layout.extra_columns)]
         out += [F.col(f"__er_r_{i}").alias(c) for i, c in enumerate(layout.record_columns)]
-        from er_expectations.run.baselines import baseline_label_column
+        from er_expectations.analysis.baseline_columns import baseline_label_column
 
         for index, (column, base) in enumerate(baselines.items()):
             if base is None:
@@ -887,7 +887,7 @@ def _label(value: Any) -> str:
 def release_batches(data: EngineReleases, needs: Sequence[Any]) -> Any:
     """``batch(release)`` with the baseline columns the drift checks read (as
     :func:`~.baselines.release_frames` does for files)."""
-    from er_expectations.run.baselines import baseline_releases
+    from er_expectations.analysis.baseline_columns import baseline_releases
 
     baselines_of = baseline_releases(data, needs)
     return lambda release: data.batch(release, baselines_of(release))

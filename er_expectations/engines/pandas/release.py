@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from er_expectations.core.errors import InputError
-from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import (
     MAX_DRAWS,
     WeightsSpec,
@@ -28,60 +27,18 @@ from er_expectations.engines.base import (
     parse_weights,
     weights_for,
 )
+from er_expectations.engines.pandas.checks import check_column, check_frame, check_id_types
 from er_expectations.stats import BenchmarkSample, ClusteringTable
 
 __all__ = ["MAX_DRAWS", "PandasRelease", "clustering_table", "benchmark_sample", "contingency",
            "contingency_from_codes"]
 
-def _check_frame(df: object) -> pd.DataFrame:
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"expected a pandas DataFrame with one row per record, got {type(df).__name__}")
-    if isinstance(df.columns, pd.MultiIndex):
-        raise InputError(
-            "the table has MultiIndex (several-level) columns; give one level of column names, "
-            "e.g. df.columns = ['_'.join(map(str, c)) for c in df.columns]"
-        )
-    return df
 
 
-#: ``pd.api.types.infer_dtype`` results of an object column whose values have several types.
-_MIXED = {"mixed", "mixed-integer", "mixed-integer-float"}
 
 
-def _check_id_types(values: pd.Series, parameter: str) -> None:
-    """Ids of one column must have one type: ``1`` and ``"1"`` would silently be two clusters."""
-    if values.dtype != object:
-        return
-    kind = pd.api.types.infer_dtype(values, skipna=True)
-    if kind not in _MIXED or kind == "mixed-integer-float":
-        # ints mixed with floats compare equal (1 == 1.0): pandas codes them as one id
-        return
-    present = values.dropna()
-    seen: dict[str, object] = {}
-    for value in present.drop_duplicates().head(10_000):
-        seen.setdefault(type(value).__name__, value)
-        if len(seen) > 1:
-            break
-    examples = " and ".join(f"{v!r} ({t})" for t, v in list(seen.items())[:2])
-    raise InputError(
-        f"{parameter} column {values.name!r} mixes value types (e.g. {examples}); ids that print alike, "
-        "such as 1 and '1', would count as different clusters. Give the column one type, e.g. "
-        f"df[{values.name!r}] = df[{values.name!r}].astype('string')"
-    )
 
 
-def _check_column(df: pd.DataFrame, column: Hashable, parameter: str) -> None:
-    if isinstance(column, Hashable) and column in df.columns and int((df.columns == column).sum()) > 1:
-        raise InputError(f"{parameter}={column!r}: the table has {int((df.columns == column).sum())} columns "
-                         "with this name; rename them so that each name is used once")
-    if not isinstance(column, Hashable) or column not in df.columns:
-        cols = [str(c) for c in df.columns]
-        close = did_you_mean(str(column), cols)
-        hint = f" {close[0].upper()}{close[1:]}" if close else ""
-        raise InputError(
-            f"{parameter}={column!r}: no such column in the table.{hint} "
-            f"Available columns: {', '.join(cols[:20])}{' …' if len(cols) > 20 else ''}"
-        )
 
 
 def _factorize(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
@@ -174,13 +131,13 @@ class PandasRelease:
     """
 
     def __init__(self, df: pd.DataFrame, *, prediction: Hashable, record_id: Hashable | None = None) -> None:
-        self.df = _check_frame(df)
-        _check_column(self.df, prediction, "prediction")
+        self.df = check_frame(df)
+        check_column(self.df, prediction, "prediction")
         self.prediction = prediction
         if record_id is not None:
-            _check_column(self.df, record_id, "record_id")
+            check_column(self.df, record_id, "record_id")
             ids = self.df[record_id]
-            _check_id_types(ids, "record_id")
+            check_id_types(ids, "record_id")
             if ids.isna().any():
                 raise InputError(f"record_id column {record_id!r} has {int(ids.isna().sum())} null ids; every record needs an id")
             dup = ids.duplicated(keep=False)
@@ -200,7 +157,7 @@ class PandasRelease:
     @property
     def pred_codes(self) -> np.ndarray:
         if self._pred_codes is None:
-            _check_id_types(self.df[self.prediction], "prediction")
+            check_id_types(self.df[self.prediction], "prediction")
             self._pred_codes, self._pred_uniques = _factorize(self.df[self.prediction])
             self._n_pred = len(self._pred_uniques)
         return self._pred_codes
@@ -228,7 +185,7 @@ class PandasRelease:
 
     def name_codes(self, name: Hashable) -> tuple[np.ndarray, int]:
         if name not in self._names:
-            _check_column(self.df, name, "name")
+            check_column(self.df, name, "name")
             self._names[name] = _factorize_names(self.df[name])
         return self._names[name]
 
@@ -308,14 +265,14 @@ class PandasRelease:
         name: Hashable | None = None,
     ) -> BenchmarkSample:
         df = self.df
-        _check_column(df, reference, "reference")
+        check_column(df, reference, "reference")
         spec = parse_weights(weights, [c for c in df.columns if isinstance(c, str)])
         if spec.kind == "column":
-            _check_column(df, spec.column, "weights")
+            check_column(df, spec.column, "weights")
         if draws is not None:
             if isinstance(draws, bool):
                 raise InputError(f"draws={draws!r}: give the name of the column that holds each cluster's number of draws, or None")
-            _check_column(df, draws, "draws")
+            check_column(df, draws, "draws")
         ref_all = df[reference]
         bench_rows = np.flatnonzero(ref_all.notna().to_numpy())
         if bench_rows.size == 0:
@@ -324,7 +281,7 @@ class PandasRelease:
         in_rel = pcodes_b >= 0
         records_set_aside = int((~in_rel).sum())
         ref_b = ref_all.iloc[bench_rows]
-        _check_id_types(ref_b, "reference")
+        check_id_types(ref_b, "reference")
         rows = bench_rows[in_rel]
         if rows.size == 0:
             raise InputError(
@@ -386,9 +343,9 @@ class PandasRelease:
         """The benchmark records (non-null ``reference``) with ``reference`` and ``columns``
         ({parameter: column}, checked under the parameter's name): the small table from which
         per-entity attributes and names are read (SPEC 8)."""
-        _check_column(self.df, reference, "reference")
+        check_column(self.df, reference, "reference")
         for parameter, column in columns.items():
-            _check_column(self.df, column, parameter)
+            check_column(self.df, column, parameter)
         wanted = list(dict.fromkeys([reference, *columns.values()]))
         return self.df.loc[self.df[reference].notna().to_numpy(), wanted]
 
@@ -421,7 +378,7 @@ class PandasRelease:
         record of the release is looked up among them in one Arrow ``index_in`` pass; other
         columns are coded whole (categories, integers: no hashing of strings).
         """
-        _check_column(self.df, name, "name")
+        check_column(self.df, name, "name")
         arr = None if name in self._names else _arrow_strings(self.df[name])
         if arr is not None:
             nb, dictionary = _dictionary_encode(arr.take(pa.array(rows)))
@@ -469,11 +426,11 @@ def contingency(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable
     Returns (true cluster index, predicted cluster index, count) per non-empty cell.
     Every record of the release must have a reference id.
     """
-    df = _check_frame(df)
-    _check_column(df, prediction, "prediction")
-    _check_column(df, reference, "reference")
-    _check_id_types(df[prediction], "prediction")
-    _check_id_types(df[reference], "reference")
+    df = check_frame(df)
+    check_column(df, prediction, "prediction")
+    check_column(df, reference, "reference")
+    check_id_types(df[prediction], "prediction")
+    check_id_types(df[reference], "reference")
     pcodes, _ = _factorize(df[prediction])
     pop = pcodes >= 0
     if not pop.any():

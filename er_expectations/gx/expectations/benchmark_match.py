@@ -13,7 +13,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from er_expectations.core.text import fmt_level, fmt_number
 from er_expectations.gx.expectations.estimated import (
-    _SampledExpectation,
+    SampledExpectation,
     design_fragment,
     estimate_details,
 )
@@ -31,7 +31,7 @@ from er_expectations.stats.labels import statistic_label
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 
-class ExpectStatisticToMatchBenchmarkEstimate(_SampledExpectation, ChosenStatisticExpectation):
+class ExpectStatisticToMatchBenchmarkEstimate(SampledExpectation, ChosenStatisticExpectation):
     """The prediction's statistic lies in the confidence interval of its estimated true value (SPEC 7)."""
 
     statistic: Literal[TRUE_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]

@@ -171,7 +171,7 @@ class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
 
 def _pinned_value(active: Any, expectation: Any, release: str) -> float | None:
     """The stored value of ``release`` in this expectation's series (its latest run), or None."""
-    from er_expectations.gx.history_view import _num, identity
+    from er_expectations.gx.history_view import as_number, identity
 
     try:
         frame = active.store.series(checkpoint=active.checkpoint, expectation_type=expectation.expectation_type,
@@ -179,4 +179,4 @@ def _pinned_value(active: Any, expectation: Any, release: str) -> float | None:
     except Exception:  # noqa: BLE001 - a HistoryError: treated as "no stored value"
         return None
     mine = frame[frame["release"] == release]
-    return _num(mine["value"].iloc[-1]) if len(mine) else None
+    return as_number(mine["value"].iloc[-1]) if len(mine) else None

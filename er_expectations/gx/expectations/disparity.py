@@ -28,7 +28,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from er_expectations.core.errors import InputError
 from er_expectations.core.text import fmt_level, fmt_number
 from er_expectations.gx.expectations.base import ERExpectation, json_number
-from er_expectations.gx.expectations.estimated import _SampledExpectation, design_fragment
+from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
@@ -115,7 +115,7 @@ def _pm(x: float | None, se: float | None) -> str:
     return fmt_number(x) if se is None else f"{fmt_number(x)} ± {fmt_number(se)}"
 
 
-class ExpectSubgroupDisparityToBeBelow(_SampledExpectation):
+class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     """No group of entities has an estimated metric further than max_disparity from the rest (SPEC 8)."""
 
     surname_column: str | None = pydantic.Field(

@@ -28,9 +28,14 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from er_expectations.analysis.baseline_columns import (
+    DRIFT_EXPECTATIONS,
+    PREVIOUS,
+    baseline_label_column,
+    default_baseline_column,
+)
 from er_expectations.analysis.drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
 from er_expectations.core.text import fmt_level, fmt_number, format_number
-from er_expectations.gx.metrics import drift as _drift_metrics  # noqa: F401  (registers the drift metrics)
 from er_expectations.gx.expectations.base import (
     BoundedExpectation,
     ERExpectation,
@@ -40,7 +45,7 @@ from er_expectations.gx.expectations.base import (
     result_level,
     threshold,
 )
-from er_expectations.gx.expectations.estimated import _SampledExpectation, design_fragment
+from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.history_view import (
     CHART_RELEASES,
@@ -48,6 +53,7 @@ from er_expectations.gx.history_view import (
     series_rows,
     skipped_and_chart_blocks,
 )
+from er_expectations.gx.metrics import drift as _drift_metrics  # noqa: F401  (registers the drift metrics)
 from er_expectations.gx.metrics.drift import (
     ESTIMATE_CHANGE,
     RELEASE_AGREEMENT,
@@ -56,12 +62,6 @@ from er_expectations.gx.metrics.drift import (
 )
 from er_expectations.gx.metrics.release import SAMPLE_KEYS
 from er_expectations.gx.render import result_details, string_block, table_block
-from er_expectations.run.baselines import (
-    DRIFT_EXPECTATIONS,
-    PREVIOUS,
-    baseline_label_column,
-    default_baseline_column,
-)
 from er_expectations.stats import METRICS
 
 __all__ = [
@@ -290,7 +290,7 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
 # -- 3. change of an estimate -----------------------------------------------------------------
 
 
-class ExpectEstimateChangeToBeBelow(_DriftExpectation, _SampledExpectation):
+class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
     """An estimated metric changes by at most a threshold against a baseline release, beyond sampling
     error (SPEC 10, paired standard error on the same benchmark draws)."""
 

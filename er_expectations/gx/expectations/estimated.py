@@ -80,7 +80,7 @@ def design_fragment(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 WEIGHT_FORMS = f"{quote_list(DESIGNS)} or {{column: <weight column>}}"
 
 
-class _SampledExpectation(ERExpectation):
+class SampledExpectation(ERExpectation):
     """Common fields of expectations that read the benchmark sample."""
 
     reference_column: str = pydantic.Field(
@@ -126,7 +126,7 @@ class _SampledExpectation(ERExpectation):
         }
 
 
-class _EstimatedMetricExpectation(_SampledExpectation, BoundedExpectation):
+class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
     """An estimated performance metric (or its interval) lies in [min_value, max_value]."""
 
     min_value: Threshold = threshold("min", ge=0.0, le=1.0)

@@ -33,7 +33,7 @@ from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.analysis.drift import agreement_of, statistic_change_of
-from er_expectations.engines.pairs import ReleasePair
+from er_expectations.engines.pandas.pairs import ReleasePair
 from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
     RELEASE,

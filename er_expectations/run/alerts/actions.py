@@ -44,7 +44,6 @@ from great_expectations.checkpoint.actions import (
 )
 from great_expectations.datasource.fluent.config_str import ConfigStr
 
-from er_expectations.config.alerts import AlertTarget, Masker
 from er_expectations.run.alerts.render import (
     AlertMessage,
     ErEmailRenderer,
@@ -54,6 +53,7 @@ from er_expectations.run.alerts.render import (
     build_message,
     dumps,
 )
+from er_expectations.run.alerts.targets import AlertTarget, Masker
 
 __all__ = [
     "AlertDelivery",

@@ -207,14 +207,14 @@ def expected_sentence(config: Any) -> str:
     """What the check requires, as the expectation's Data Docs sentence says it (plain text)."""
     from great_expectations.expectations.registry import get_expectation_impl
 
-    from er_expectations.gx.data_docs import _plain
+    from er_expectations.gx.data_docs import plain_text
 
     try:
         impl = get_expectation_impl(config.type)
         blocks = impl._prescriptive_renderer(configuration=config)  # GX's legacy prescriptive view
         if not isinstance(blocks, list):
             blocks = [blocks]
-        text = " ".join(t for t in (_plain(b) for b in blocks) if t)
+        text = " ".join(t for t in (plain_text(b) for b in blocks) if t)
     except Exception:  # noqa: BLE001 - a renderer that fails must not stop the alert
         text = ""
     if text.strip():
@@ -242,7 +242,7 @@ def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
                   base_url: str | None = None) -> AlertMessage:
     """The message of a run: ``results`` maps each release label to its stored GX validation
     results (one per suite)."""
-    from er_expectations.run.runner import _outcome
+    from er_expectations.gx.outcome import outcome as read_outcome
 
     site = report.data_docs_index.parent if report.data_docs_index else None
     releases = []
@@ -257,7 +257,7 @@ def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
         for validation in results.get(outcome.label, ()):
             suite = getattr(validation, "suite_name", None) or "?"
             for evr in validation.results:
-                found = _outcome(suite, evr)
+                found = read_outcome(suite, evr)
                 if found.success:
                     continue
                 if not found.error and found.severity != "critical":

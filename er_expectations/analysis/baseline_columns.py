@@ -1,0 +1,60 @@
+"""How a batch carries its baseline release for the drift checks (SPEC 10).
+
+A GX batch holds one release. A drift expectation compares it with a *baseline* release,
+so the baseline's prediction travels in the batch as one more column:
+
+* ``<prediction_column>__baseline`` — the release before this one in the checkpoint's
+  order (``baseline: previous``, the default);
+* ``<prediction_column>__baseline__<label>`` — a pinned release (``baseline: <label>``);
+* ``<baseline column>__release`` — the baseline's label on every row (null when the batch
+  has no baseline: the first release), shown in the results.
+
+The checkpoint runner adds these columns (:func:`er_expectations.run.baselines.add_baseline_columns`);
+from Python, add them yourself (any column of the batch can be named as ``baseline_column``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    pass
+
+
+#: Expectations that read a baseline column (their classes: ``gx/expectations/drift.py``).
+DRIFT_EXPECTATIONS: tuple[str, ...] = (
+    "expect_statistic_change_to_be_below",
+    "expect_estimate_change_to_be_below",
+    "expect_release_agreement_to_be_between",
+)
+
+
+#: The ``baseline`` value meaning "the release before this one in the checkpoint's order".
+PREVIOUS = "previous"
+
+
+def default_baseline_column(prediction_column: str, baseline: str = PREVIOUS) -> str:
+    """The batch column of the baseline release's prediction (see the module docstring)."""
+    if baseline == PREVIOUS:
+        return f"{prediction_column}__baseline"
+    return f"{prediction_column}__baseline__{baseline}"
+
+
+def baseline_label_column(baseline_column: Hashable) -> str:
+    """The batch column that holds the baseline release's label."""
+    return f"{baseline_column}__release"
+
+
+def baseline_label(df: pd.DataFrame, baseline_column: Hashable) -> str | None:
+    """The label of the baseline release of a batch, when the batch carries it."""
+    column = baseline_label_column(baseline_column)
+    if column not in df.columns:
+        return None
+    values = df[column]
+    if len(values) and not pd.isna(values.iloc[0]):  # the runner writes one label on every row
+        return str(values.iloc[0])
+    values = values.dropna()
+    return str(values.iloc[0]) if len(values) else None

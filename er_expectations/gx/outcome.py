@@ -1,0 +1,120 @@
+"""How one GX expectation result reads: passed, failed or error, its severity and a short label.
+
+The one reading of "did this result raise, and at what severity" that the run report, the
+history, the alerts and Data Docs share. A result may be GX's object or its JSON dict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from er_expectations.core.severity import severity_of
+
+__all__ = ["ExpectationOutcome", "expectation_label", "field_of", "outcome", "raised_error",
+           "severity_of_result", "status_and_severity"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectationOutcome:
+    """The result of one expectation on one release."""
+
+    suite: str
+    expectation: str
+    label: str
+    severity: str
+    success: bool
+    observed: object = None
+    error: str | None = None
+
+    def describe(self) -> str:
+        """``label (severity)``, plus the error when the expectation could not be computed."""
+        text = f"{self.label} ({self.severity})"
+        if self.error:
+            text += f": error: {self.error}"
+        return text
+
+
+def _format_q(value: object) -> str:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isinf(number):
+        return "inf"
+    return f"{number:g}"
+
+
+#: Label parts of the drift expectations: (parameter naming what is compared, suffix).
+_DRIFT_LABELS = {
+    "expect_statistic_change_to_be_below": ("statistic", "change"),
+    "expect_estimate_change_to_be_below": ("metric", "change"),
+    "expect_release_agreement_to_be_between": ("metric", "agreement"),
+    "expect_statistic_within_control_limits": ("statistic", "control"),
+}
+
+
+def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
+    """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``."""
+    if kind == "expect_statistic_to_match_benchmark_estimate":
+        return f"{kwargs.get('statistic', '?')}_vs_benchmark"
+    if kind in _DRIFT_LABELS:  # drift checks (SPEC 10): what changed, against the baseline
+        what = str(kwargs.get(_DRIFT_LABELS[kind][0], "?"))
+        if what == "hill_number" and "q" in kwargs:
+            what = f"hill_number(q={_format_q(kwargs['q'])})"
+        return f"{what}_{_DRIFT_LABELS[kind][1]}"
+    if kind == "expect_subgroup_disparity_to_be_below":
+        return f"{kwargs.get('metric') or 'pairwise_f'}_gap_by_group"
+    label = kind.removeprefix("expect_").removeprefix("estimated_")
+    label = label.removesuffix("_to_be_between")
+    if label == "hill_number" and "q" in kwargs:
+        label = f"hill_number(q={_format_q(kwargs['q'])})"
+    return label
+
+
+def field_of(obj: Any, name: str) -> Any:
+    """``obj[name]`` of a JSON dict or ``obj.name`` of a GX object (None when absent)."""
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def raised_error(result: Any) -> str | None:
+    """The exception message of a result that raised (GX 1.x nests it per metric), else None."""
+    info = field_of(result, "exception_info")
+    if not isinstance(info, Mapping):
+        return None
+    if info.get("raised_exception"):
+        return str(info.get("exception_message") or "exception")
+    for value in info.values():
+        if isinstance(value, Mapping) and value.get("raised_exception"):
+            return str(value.get("exception_message") or "exception")
+    return None
+
+
+def severity_of_result(result: Any) -> str:
+    """The severity of a result's expectation (critical when it does not say)."""
+    return severity_of(field_of(field_of(result, "expectation_config"), "severity"))
+
+
+def outcome(suite: str, evr: Any) -> ExpectationOutcome:
+    """One expectation result (GX's object or its JSON dict) as an :class:`ExpectationOutcome`."""
+    config = field_of(evr, "expectation_config")
+    kind = str(field_of(config, "type"))
+    kwargs = dict(field_of(config, "kwargs") or {})
+    result = field_of(evr, "result") or {}
+    return ExpectationOutcome(
+        suite=suite,
+        expectation=kind,
+        label=expectation_label(kind, kwargs),
+        severity=severity_of_result(evr),
+        success=bool(field_of(evr, "success")),
+        observed=result.get("observed_value") if isinstance(result, Mapping) else None,
+        error=raised_error(evr),
+    )
+
+
+def status_and_severity(result: Any) -> tuple[str, str]:
+    """(``"passed"`` | ``"failed"`` | ``"error"``, severity) of one expectation result."""
+    found = outcome("", result)
+    return ("error" if found.error else "passed" if found.success else "failed"), found.severity
