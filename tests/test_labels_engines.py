@@ -23,7 +23,8 @@ from enginetools import postgres_url, spark_available
 from sourcetools import count_fetched_rows, postgres_warehouse, sqlite_warehouse
 
 import er_expectations  # noqa: F401 - registers the expectations
-from er_expectations.cli.main import EXIT_SOURCE, EXIT_USAGE, main
+from er_expectations.cli.common import EXIT_SOURCE, EXIT_USAGE
+from er_expectations.cli.main import main
 from er_expectations.run.runner import prepare_run, run_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]

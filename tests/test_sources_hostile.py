@@ -21,7 +21,8 @@ from sourcetools import (
     write_checkpoint,
 )
 
-from er_expectations.cli.main import EXIT_CODES, EXIT_SOURCE, EXIT_USAGE, main
+from er_expectations.cli.common import EXIT_CODES, EXIT_SOURCE, EXIT_USAGE
+from er_expectations.cli.main import main
 
 SENTINEL = "Sentinel-Pw-7c21"
 UNREACHABLE = f"postgresql+psycopg://erx:{SENTINEL}@127.0.0.1:9/warehouse"

@@ -19,7 +19,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from er_expectations.cli.main import EXIT_FAILED, EXIT_HISTORY, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+from er_expectations.cli.common import (
+    EXIT_FAILED,
+    EXIT_HISTORY,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 from er_expectations.config import ConfigError, ConfigIssue
 from er_expectations.core.errors import InputError
 

@@ -65,17 +65,17 @@ def _from_checkpoint(args: argparse.Namespace) -> tuple[pd.DataFrame, str, str, 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from er_expectations.analysis.drift import diff_releases
-    from er_expectations.cli.main import (
+    from er_expectations.cli.common import (
         EXIT_OK,
-        _check_output,
-        _emit,
-        _json_default,
-        _load_frame,
-        _name_arg,
-        _needed_name_cols,
+        check_output,
+        emit,
+        json_default,
+        load_frame,
+        name_arg,
+        needed_name_cols,
     )
 
-    _check_output(args.output)
+    check_output(args.output)
     if args.checkpoint:
         if args.file:
             raise InputError("give either a record table or --checkpoint, not both")
@@ -84,9 +84,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     else:
         if not args.file:
             raise InputError("give the record table with a column per release, or --checkpoint FILE")
-        name = _name_arg(args)
-        needed = [args.before, args.after, *_needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
-        df = _load_frame(args, needed)
+        name = name_arg(args)
+        needed = [args.before, args.after, *needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
+        df = load_frame(args, needed)
         before, after, rid, labels = args.before, args.after, args.record_id, (args.before, args.after)
     diff = diff_releases(df, before, after, record_id=rid, name=name, examples=args.examples, seed=args.seed)
     if labels != (diff.before, diff.after):
@@ -94,20 +94,20 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
         diff = replace(diff, before=labels[0], after=labels[1])
     if args.format == "json":
-        _emit(json.dumps(diff.to_dict(), indent=2, default=_json_default) + "\n", args.output)
+        emit(json.dumps(diff.to_dict(), indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        _emit(diff.to_frame().to_csv(), args.output)
+        emit(diff.to_frame().to_csv(), args.output)
     else:
-        _emit(diff_text(diff), args.output)
+        emit(diff_text(diff), args.output)
     return EXIT_OK
 
 
 def add_drift_commands(sub: Any) -> None:
     """Add ``diff`` to the command line's subparsers."""
-    from er_expectations.cli.main import _add_table_args
+    from er_expectations.cli.common import add_table_args
 
     p = sub.add_parser("diff", help="clusters merged, split or unchanged between two releases (SPEC 10)")
-    _add_table_args(p)
+    add_table_args(p)
     file_arg = next(a for a in p._actions if a.dest == "file")
     file_arg.nargs, file_arg.required, file_arg.default = "?", False, None  # optional with --checkpoint
     p.add_argument("--checkpoint", default=None, metavar="FILE",

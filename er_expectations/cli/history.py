@@ -46,7 +46,7 @@ def select_expectation(frame: Any, wanted: str, *, checkpoint: str, where: str) 
     return match.reset_index(drop=True)
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
+def fmt(value: Any, digits: int = 4) -> str:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -65,11 +65,11 @@ def _table(frame: Any) -> str:
     rows = []
     for _, r in frame.iterrows():
         ci = "-" if math.isnan(r["ci_lower"]) or math.isnan(r["ci_upper"]) else \
-            f"{_fmt(r['ci_lower'])} - {_fmt(r['ci_upper'])}"
+            f"{fmt(r['ci_lower'])} - {fmt(r['ci_upper'])}"
         state = "ERROR" if isinstance(r["error"], str) and r["error"] else ("ok" if r["success"] else "FAILED")
         when = r["gx_run_time"] if r["gx_run_time"] is not None and str(r["gx_run_time"]) != "NaT" \
             else r["recorded_at"]
-        rows.append((str(r["release"]), str(r["version"]), _fmt(r["value"]), _fmt(r["std_error"], 3), ci,
+        rows.append((str(r["release"]), str(r["version"]), fmt(r["value"]), fmt(r["std_error"], 3), ci,
                      state, f"{r['gx_run_name'] or ''} {when:%Y-%m-%d %H:%M:%S}Z".strip()))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in (head, *rows)]
@@ -84,7 +84,7 @@ _SHOWN = ["release", "position", "version", "value", "estimate", "std_error", "c
 
 def cmd_history(args: argparse.Namespace) -> int:
     """``history``: print (and draw) one expectation's series of a checkpoint."""
-    from er_expectations.cli.main import EXIT_OK
+    from er_expectations.cli.common import EXIT_OK
     from er_expectations.config import load_checkpoint
     from er_expectations.run.history import history_url
 

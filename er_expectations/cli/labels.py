@@ -18,10 +18,10 @@ __all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample"]
 
 def _check_target(output: str) -> None:
     """The output names a .parquet/.csv file in an existing folder (checked before any work)."""
-    from er_expectations.cli.main import _check_output
+    from er_expectations.cli.common import check_output
     from er_expectations.core.io import file_kind
 
-    _check_output(output)
+    check_output(output)
     file_kind(Path(output))
 
 
@@ -36,9 +36,9 @@ def _label_columns(items: list[str] | None) -> dict[str, str]:
 
 
 def _records(args: argparse.Namespace, needed: list[str]):
-    from er_expectations.cli.main import _load_frame
+    from er_expectations.cli.common import load_frame
 
-    return _load_frame(args, list(dict.fromkeys(needed)))
+    return load_frame(args, list(dict.fromkeys(needed)))
 
 
 def cmd_sample(args: argparse.Namespace) -> int:

@@ -18,17 +18,17 @@ import json
 import math
 from pathlib import Path
 
-from er_expectations.cli.main import (
+from er_expectations.cli.common import (
     EXIT_OK,
-    _add_table_args,
-    _check_output,
-    _clean,
-    _emit,
-    _fmt,
-    _json_default,
-    _load_frame,
-    _name_arg,
-    _needed_name_cols,
+    add_table_args,
+    check_output,
+    clean,
+    emit,
+    fmt,
+    json_default,
+    load_frame,
+    name_arg,
+    needed_name_cols,
 )
 from er_expectations.core.errors import InputError
 
@@ -63,11 +63,11 @@ def _num(x: float, fmt: str) -> str:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from er_expectations.analysis.planning import simulate
 
-    name = _name_arg(args)
-    _check_output(args.output)
+    name = name_arg(args)
+    check_output(args.output)
     _check_chart_path(args.chart)
-    needed = [args.prediction, args.truth, *_needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
-    df = _load_frame(args, needed)
+    needed = [args.prediction, args.truth, *needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
+    df = load_frame(args, needed)
     frame = simulate(df, args.prediction, args.truth, sizes=args.sizes, designs=args.designs, reps=args.reps,
                      seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
                      bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id)
@@ -77,11 +77,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         write_chart(simulation_chart(frame), args.chart)
     if args.format == "json":
-        payload = {"attrs": {k: _clean(v) for k, v in frame.attrs.items()},
-                   "rows": [{k: _clean(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]}
-        _emit(json.dumps(payload, indent=2, default=_json_default) + "\n", args.output)
+        payload = {"attrs": {k: clean(v) for k, v in frame.attrs.items()},
+                   "rows": [{k: clean(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]}
+        emit(json.dumps(payload, indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        _emit(frame.to_csv(index=False), args.output)
+        emit(frame.to_csv(index=False), args.output)
     else:
         a = frame.attrs
         head = ["metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "sd", "mean se"]
@@ -99,7 +99,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                          "replications; they are left out of mean, bias and rmse and count as not covering")
         if args.chart:
             lines.append(f"chart written to {args.chart}")
-        _emit("\n".join(lines) + "\n", args.output)
+        emit("\n".join(lines) + "\n", args.output)
     return EXIT_OK
 
 
@@ -129,19 +129,19 @@ def parse_targets(values: list[str] | None, *, option: str) -> float | dict[str,
 def cmd_plan(args: argparse.Namespace) -> int:
     from er_expectations.analysis.planning import plan_sample_size
 
-    name = _name_arg(args)
-    _check_output(args.output)
+    name = name_arg(args)
+    check_output(args.output)
     _check_chart_path(args.chart)
     target_se = parse_targets(args.target_se, option="--target-se")
     target_width = parse_targets(args.target_width, option="--target-width")
-    needed = [args.prediction, args.reference, *_needed_name_cols(args)]
+    needed = [args.prediction, args.reference, *needed_name_cols(args)]
     if args.weights not in ("cluster_size", "uniform"):
         needed.append(args.weights)
     if args.draws:
         needed.append(args.draws)
     if args.record_id:
         needed.append(args.record_id)
-    df = _load_frame(args, needed)
+    df = load_frame(args, needed)
     frame = plan_sample_size(df, args.prediction, args.reference, target_se=target_se, target_width=target_width,
                              weights=args.weights, draws=args.draws, metrics=args.metrics, reps=args.reps,
                              seed=args.seed, ci_level=args.ci_level, beta=args.beta,
@@ -153,12 +153,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         write_chart(plan_chart(frame), args.chart)
     if args.format == "json":
-        rows = [{k: (None if v is None or (not isinstance(v, str) and v != v) else _clean(v)) for k, v in row.items()}
+        rows = [{k: (None if v is None or (not isinstance(v, str) and v != v) else clean(v)) for k, v in row.items()}
                 for row in frame.astype(object).to_dict(orient="records")]
-        payload = {"attrs": {k: _clean(v) for k, v in frame.attrs.items() if k != "curves"}, "rows": rows}
-        _emit(json.dumps(payload, indent=2, default=_json_default) + "\n", args.output)
+        payload = {"attrs": {k: clean(v) for k, v in frame.attrs.items() if k != "curves"}, "rows": rows}
+        emit(json.dumps(payload, indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        _emit(frame.to_csv(index=False), args.output)
+        emit(frame.to_csv(index=False), args.output)
     else:
         a = frame.attrs
         head = ["metric", "pilot estimate", "pilot SE", "target SE", "draws needed", "SE there",
@@ -169,9 +169,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
             if r.note:
                 notes.append(r.note)
                 mark = f" [{len(notes)}]"
-            rows.append([r.metric + mark, _fmt(r.pilot_estimate), _fmt(r.pilot_std_error, 3), _fmt(r.target_std_error, 3),
+            rows.append([r.metric + mark, fmt(r.pilot_estimate), fmt(r.pilot_std_error, 3), fmt(r.target_std_error, 3),
                          "—" if r.draws_needed is None or r.draws_needed != r.draws_needed else f"{int(r.draws_needed):,}",
-                         _fmt(r.std_error_at_draws, 3),
+                         fmt(r.std_error_at_draws, 3),
                          "—" if r.draws_extrapolated is None or r.draws_extrapolated != r.draws_extrapolated
                          else f"{int(r.draws_extrapolated):,}"])
         k = int(frame["pilot_draws"].iloc[0]) if len(frame) else 0
@@ -183,7 +183,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         lines += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
         if args.chart:
             lines.append(f"chart written to {args.chart}")
-        _emit("\n".join(lines) + "\n", args.output)
+        emit("\n".join(lines) + "\n", args.output)
     return EXIT_OK
 
 
@@ -191,7 +191,7 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
     """Add ``simulate`` and ``plan`` to the ``er-expectations`` sub-commands."""
     p = sub.add_parser("simulate", help="replay the sampling designs on data with known truth: bias, RMSE, "
                                         "coverage per size (benchmark planning)")
-    _add_table_args(p)
+    add_table_args(p)
     p.add_argument("--prediction", "-p", required=True, help="predicted cluster id column")
     p.add_argument("--truth", "-t", required=True, help="true cluster id column (every record of the release)")
     p.add_argument("--sizes", nargs="+", type=int, default=[200, 400, 800], metavar="N",
@@ -208,7 +208,7 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("plan", help="draws a benchmark needs for a target standard error, from a pilot benchmark")
-    _add_table_args(p)
+    add_table_args(p)
     p.add_argument("--prediction", "-p", required=True, help="predicted cluster id column")
     p.add_argument("--reference", "-r", required=True, help="true (benchmark) cluster id column of the pilot")
     p.add_argument("--weights", default="cluster_size",

@@ -1098,7 +1098,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
                 outcome.successful += int(stats.get("successful_expectations", 0))
                 outcome.failed += int(stats.get("unsuccessful_expectations", 0))
                 suite_name = getattr(validation, "suite_name", None) or str(identifier)
-                outcome.expectations.extend(outcome(suite_name, evr) for evr in validation.results)
+                outcome.expectations.extend(read_outcome(suite_name, evr) for evr in validation.results)
                 result_file = project.result_file(identifier)
                 if result_file is not None:
                     outcome.result_files.append(result_file)

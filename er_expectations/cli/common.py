@@ -1,0 +1,149 @@
+"""What every command of the command line shares: exit codes, reading a record table, writing the output."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import pandas as pd
+
+from er_expectations.core.errors import InputError
+
+#: What every exit code means (documented in ``--help`` and the README).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
+EXIT_HISTORY = 6
+EXIT_SOURCE = 7
+EXIT_INTERRUPTED = 130
+#: What every exit code means (documented in ``--help`` and the README).
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_FAILED: "a critical expectation failed",
+    EXIT_USAGE: "usage, configuration or input error (nothing was validated)",
+    EXIT_INCOMPLETE: "an expectation could not be computed (it raised an error)",
+    EXIT_INTERNAL: "internal error of er-expectations (a bug; --debug shows the traceback)",
+    EXIT_BUSY: "the project stayed locked by another run longer than --lock-timeout",
+    EXIT_HISTORY: "the releases passed but the history store could not be written (results and Data Docs kept)",
+    EXIT_SOURCE: "the database or Spark of the checkpoint cannot be reached (nothing validated; retry later)",
+    EXIT_INTERRUPTED: "interrupted",
+}
+
+
+def load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
+    from er_expectations.core.io import combine_name, read_table, same_id_kind, table_columns
+
+    main_cols = table_columns(args.file)
+    join_frames = []
+    for path in args.join or []:
+        cols = table_columns(path)
+        if args.on not in cols:
+            raise InputError(f"{path}: no column {args.on!r} to join on (--on); the file has: {', '.join(cols[:20])}")
+        join_frames.append((path, cols))
+    if (args.join) and args.on not in main_cols:
+        raise InputError(f"{args.file}: no column {args.on!r} to join on (--on)")
+    want = set(needed) | ({args.on} if args.join else set())
+    df = read_table(args.file, [c for c in main_cols if c in want])
+    for path, cols in join_frames:
+        extra = [c for c in cols if c in want and (c == args.on or c not in df.columns)]
+        other = read_table(path, extra)
+        same_id_kind(df, args.file, other, path, args.on)
+        if other[args.on].duplicated().any():
+            raise InputError(f"{path}: column {args.on!r} has duplicated ids; a joined file needs one row per record")
+        df = df.merge(other, on=args.on, how="left", validate="many_to_one")
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        from er_expectations.core.hints import did_you_mean
+
+        known = list(dict.fromkeys(main_cols + [c for _, cols in join_frames for c in cols]))
+        hints = []
+        for m in missing:
+            hint = did_you_mean(m, known)
+            hints.append(f"'{m}'" + (f" ({hint})" if hint else ""))
+        raise InputError(f"column(s) {', '.join(hints)} not found in {args.file} or the joined files")
+    if args.name_columns:
+        df["__name__"] = combine_name(df, args.name_columns, separator=args.name_separator)
+    return df
+
+
+def name_arg(args: argparse.Namespace) -> str | None:
+    if args.name and args.name_columns:
+        raise InputError("give either --name COLUMN or --name-columns COL [COL ...], not both")
+    if args.name_columns:
+        return "__name__"
+    return args.name
+
+
+def needed_name_cols(args: argparse.Namespace) -> list[str]:
+    if args.name_columns:
+        return list(args.name_columns)
+    return [args.name] if args.name else []
+
+
+def fmt(x: float, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞"
+    if isinstance(x, float) and float(x).is_integer() and abs(x) >= 1000:
+        return f"{int(x):,}"
+    return f"{x:.{digits}g}" if isinstance(x, float) else str(x)
+
+
+def check_output(output: str | None) -> None:
+    """``-o`` must name a file in an existing folder (checked before any work is done)."""
+    if not output:
+        return
+    from pathlib import Path
+
+    path = Path(output)
+    if path.is_dir():
+        raise InputError(f"--output {output}: is a folder; give a file name, e.g. {path / 'result.txt'}")
+    if not path.parent.is_dir():
+        raise InputError(f"--output {output}: the folder {path.parent} does not exist; create it first")
+
+
+def emit(text: str, output: str | None) -> None:
+    if output:
+        from er_expectations.core.io import atomic_write_text
+
+        try:
+            atomic_write_text(output, text)
+        except OSError as error:
+            raise InputError(f"--output {output}: cannot write: {error.strerror or error}") from error
+    else:
+        sys.stdout.write(text)
+
+
+def json_default(o: object) -> object:
+    if hasattr(o, "item"):
+        return o.item()
+    return str(o)
+
+
+def clean(v: object) -> object:
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
+
+def add_table_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="record table (.parquet or .csv), one row per record")
+    p.add_argument("--join", action="append", metavar="FILE",
+                   help="another table to left-join on --on (e.g. the benchmark or the names); repeatable")
+    p.add_argument("--on", default="mention_id", help="record id column used by --join (default: mention_id)")
+    p.add_argument("--record-id", default=None, help="record id column; duplicated ids are reported as an error")
+    p.add_argument("--name", default=None, help="column with the name used for homonymy and name variation")
+    p.add_argument("--name-columns", nargs="+", default=None, metavar="COL",
+                   help="build the name from several columns, e.g. --name-columns name_first name_last")
+    p.add_argument("--name-separator", default=" ", help="separator for --name-columns (default: a space)")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table", help="output format")
+    p.add_argument("--output", "-o", default=None, help="write to this file (atomically) instead of stdout")
+
+
+def hill_order(value: str) -> float:
+    from er_expectations.stats import parse_hill_orders
+
+    try:
+        return parse_hill_orders((value,), parameter="--hill-orders")[0]
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -1,0 +1,123 @@
+"""``er-expectations summarize`` and ``estimate``: statistics of one record table (SPEC 3, 5-7)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from er_expectations.cli.common import (
+    EXIT_OK,
+    add_table_args,
+    check_output,
+    clean,
+    emit,
+    fmt,
+    hill_order,
+    json_default,
+    load_frame,
+    name_arg,
+    needed_name_cols,
+)
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.release import summarize
+
+    name = name_arg(args)
+    check_output(args.output)
+    df = load_frame(args, [args.cluster, *needed_name_cols(args)] + ([args.record_id] if args.record_id else []))
+    s = summarize(df, cluster=args.cluster, name=name, hill_orders=args.hill_orders, record_id=args.record_id)
+    if args.format == "json":
+        emit(json.dumps({k: clean(float(v)) for k, v in s.items()}, indent=2, default=json_default) + "\n", args.output)
+    elif args.format == "csv":
+        emit(s.rename("value").rename_axis("statistic").to_csv(), args.output)
+    else:
+        width = max(len(str(k)) for k in s.index)
+        lines = [f"Summary of clustering {args.cluster!r} in {args.file}"]
+        lines += [f"  {str(k).ljust(width)}  {fmt(float(v), 6)}" for k, v in s.items()]
+        emit("\n".join(lines) + "\n", args.output)
+    return EXIT_OK
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.release import estimate
+
+    name = name_arg(args)
+    check_output(args.output)
+    needed = [args.prediction, args.reference, *needed_name_cols(args)]
+    weights: object = args.weights
+    if args.weights not in ("cluster_size", "uniform"):
+        needed.append(args.weights)
+    if args.draws:
+        needed.append(args.draws)
+    if args.record_id:
+        needed.append(args.record_id)
+    df = load_frame(args, needed)
+    est = estimate(df, prediction=args.prediction, reference=args.reference, weights=weights, draws=args.draws,
+                   name=name, metrics=args.metrics, beta=args.beta, ci_level=args.ci_level,
+                   bias_adjust=not args.no_bias_adjust, record_id=args.record_id,
+                   ci_method=args.ci_method, n_boot=args.n_boot, seed=args.seed)
+    if args.format == "json":
+        payload = {
+            "attrs": {k: clean(v) for k, v in est.attrs.items()},
+            "estimates": {m: {k: clean(v) for k, v in row.items()} for m, row in est.to_dict(orient="index").items()},
+        }
+        emit(json.dumps(payload, indent=2, default=json_default) + "\n", args.output)
+    elif args.format == "csv":
+        emit(est.to_csv(), args.output)
+    else:
+        lvl = f"{est.attrs['ci_level'] * 100:g}% CI"
+        if est.attrs.get("ci_method") == "bootstrap":
+            lvl = f"{est.attrs['ci_level'] * 100:g}% bootstrap CI"
+        head = ["metric", "estimate", "std error", lvl, "draws", "clusters"]
+        rows = []
+        notes = []
+        for mid, r in est.iterrows():
+            ci = "—" if math.isnan(r.ci_lower) else f"{r.ci_lower:.3f} – {r.ci_upper:.3f}"
+            mark = ""
+            if r.note:
+                notes.append(r.note)
+                mark = f" [{len(notes)}]"
+            rows.append([str(mid) + mark, fmt(r.estimate), fmt(r.std_error, 3), ci, str(r.draws), str(r.clusters)])
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+        out = [f"Estimates for {args.prediction!r} from benchmark {args.reference!r} "
+               f"(design {est.attrs['design']}, {est.attrs['records_set_aside']} benchmark records not in the release set aside)"]
+        out.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+        out.append("  ".join("-" * w for w in widths))
+        out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+        if est.attrs.get("ci_method") == "bootstrap":
+            out.append(f"Intervals: percentile bootstrap, {est.attrs['n_boot']} resamples of the draws, "
+                       f"seed {est.attrs['seed']}.")
+        out += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+        emit("\n".join(out) + "\n", args.output)
+    return EXIT_OK
+
+
+def add_table_commands(sub: argparse._SubParsersAction) -> None:
+    """``summarize`` and ``estimate``: statistics of one record table (SPEC 3, 5-7)."""
+    p = sub.add_parser("summarize", help="summary statistics of a predicted clustering (SPEC 3)")
+    add_table_args(p)
+    p.add_argument("--cluster", "-c", required=True, help="predicted cluster id column")
+    p.add_argument("--hill-orders", nargs="+", type=hill_order, default=[0, 1, 2, math.inf], metavar="Q",
+                   help="Hill number orders q >= 0 ('inf' allowed); default 0 1 2 inf")
+    p.set_defaults(func=cmd_summarize)
+
+    p = sub.add_parser("estimate", help="performance estimates from a benchmark sample (SPEC 5-7)")
+    add_table_args(p)
+    p.add_argument("--prediction", "-p", required=True, help="predicted cluster id column")
+    p.add_argument("--reference", "-r", required=True, help="true (benchmark) cluster id column")
+    p.add_argument("--weights", default="cluster_size",
+                   help="'cluster_size' (default), 'uniform', or a column with w = 1/p_c")
+    p.add_argument("--draws", default=None, help="column with the number of draws of each cluster")
+    p.add_argument("--metrics", nargs="+", default=None, help="metric ids (default: all)")
+    p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
+    p.add_argument("--ci-level", type=float, default=0.95, help="confidence level in (0, 1) (default 0.95)")
+    p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
+    p.add_argument("--ci-method", default="linearization", metavar="METHOD",
+                   help="interval: 'linearization' (estimate ± z·SE, default) or 'bootstrap' "
+                        "(percentile bootstrap over the draws, SPEC 6)")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000, at least 100)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the bootstrap (default: a fresh one, printed with the result)")
+    p.set_defaults(func=cmd_estimate)
