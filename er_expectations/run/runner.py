@@ -62,6 +62,7 @@ from er_expectations.gx.expectations import (
 )
 from er_expectations.gx.expectations import RECORD_COLUMN_PARAMETERS as _RECORD_PARAMS
 from er_expectations.gx.outcome import ExpectationOutcome, expectation_label
+from er_expectations.gx.outcome import outcome as read_outcome
 from er_expectations.run.alerts.targets import AlertTarget, resolve_alerts
 from er_expectations.run.baselines import (
     BaselineNeed,
