@@ -887,7 +887,7 @@ def _label(value: Any) -> str:
 def release_batches(data: EngineReleases, needs: Sequence[Any]) -> Any:
     """``batch(release)`` with the baseline columns the drift checks read (as
     :func:`~.baselines.release_frames` does for files)."""
-    from er_expectations.analysis.baseline_columns import baseline_releases
+    from er_expectations.run.baselines import baseline_releases
 
     baselines_of = baseline_releases(data, needs)
     return lambda release: data.batch(release, baselines_of(release))
