@@ -31,7 +31,7 @@ from bench_core import environment, interleaved_best_of  # noqa: E402
 from bench_labels import ID, NAME, PREDICTION, perfect_labels  # noqa: E402
 
 from er_expectations.analysis.labelling_batch import labelling_batch, split_labelling_batch  # noqa: E402
-from er_expectations.analysis.labels import qc_labels  # noqa: E402
+from er_expectations.analysis.labelqc import qc_labels  # noqa: E402
 from er_expectations.core.io import atomic_write_text  # noqa: E402
 
 

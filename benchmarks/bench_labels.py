@@ -33,7 +33,8 @@ sys.path.insert(0, str(HERE.parent))
 import synthetic  # noqa: E402
 from bench_core import environment, interleaved_best_of  # noqa: E402
 
-from er_expectations.analysis.labels import benchmark_from_labels, qc_labels  # noqa: E402
+from er_expectations.analysis.benchmark import benchmark_from_labels  # noqa: E402
+from er_expectations.analysis.labelqc import qc_labels  # noqa: E402
 from er_expectations.analysis.sampling import draw_sample  # noqa: E402
 from er_expectations.core.io import atomic_write_text  # noqa: E402
 

@@ -59,8 +59,8 @@ __all__ = [
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).
 _LAZY = {
-    "benchmark_from_labels": "analysis.labels",
-    "check_labels": "analysis.labels",
+    "benchmark_from_labels": "analysis.benchmark",
+    "check_labels": "analysis.labelqc",
     "draw_sample": "analysis.sampling",
     "estimate_by_group": "analysis.subgroups",  # SPEC 8; imports neither ethnicolr nor torch
     "labelling_batch": "analysis.labelling_batch",

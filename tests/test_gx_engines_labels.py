@@ -275,7 +275,7 @@ def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, m
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_row_order_changes_nothing(ids):
     """A database keeps no row order: shuffled labels and records give the same violations."""
-    from er_expectations.analysis.labels import qc_labels
+    from er_expectations.analysis.labelqc import qc_labels
 
     labels, records = labels_case(3, ids=ids)
 

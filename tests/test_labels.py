@@ -13,13 +13,8 @@ import pandas as pd
 import pytest
 
 from er_expectations import InputError
-from er_expectations.analysis.labels import (
-    RULES,
-    VIOLATION_COLUMNS,
-    check_labels,
-    parse_labels,
-    qc_labels,
-)
+from er_expectations.analysis.labelqc import check_labels, qc_labels
+from er_expectations.analysis.labels import RULES, VIOLATION_COLUMNS, parse_labels
 from er_expectations.core.io import combine_name
 
 DATA = Path(__file__).resolve().parents[1] / "er_expectations" / "data" / "patentsview"

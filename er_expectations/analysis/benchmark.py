@@ -1,0 +1,108 @@
+"""The benchmark made from a labels table (SPEC 2.2): one row per record of each labelled true
+cluster, with its design weight, after the quality control of SPEC 9."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from er_expectations.analysis.labelqc import evaluate_rules, prepare_labels
+from er_expectations.analysis.labels import CRITICAL_RULES, LabelColumns, Labels, true_clusters
+from er_expectations.core.errors import InputError
+
+
+def _reference_ids(parsed: Labels, groups: list[list[int]]) -> list[object]:
+    """The reference id of every true cluster: the labeller's ``true_cluster`` when given,
+    else ``"draw-<first draw>"`` (then every id is text, so that ids keep one type)."""
+    given = []
+    for idx in groups:
+        names = [parsed.true_cluster[i] for i in idx if parsed.true_cluster[i] is not None] \
+            if parsed.true_cluster is not None else []
+        given.append(names[0] if names else None)
+    if all(g is not None for g in given):
+        return given
+    draws = parsed.draw.tolist()
+    out = [str(g) if g is not None else f"draw-{min(draws[i] for i in idx)}" for g, idx in zip(given, groups, strict=True)]
+    if len(set(out)) < len(out):
+        dup = pd.Series(out)[pd.Series(out).duplicated()].iloc[0]
+        raise InputError(f"column {parsed.columns.true_cluster!r}: the id {dup!r} names a true cluster and is also the "
+                         "id made up for an unnamed one; give every draw a true cluster id, or none")
+    return out
+
+
+def benchmark_from_labels(
+    labels: pd.DataFrame,
+    records: pd.DataFrame,
+    prediction: Hashable,
+    *,
+    record_id: Hashable,
+    design: str = "cluster_size",
+    reference: str = "reference",
+    columns: LabelColumns | Mapping[str, str] | None = None,
+    separator: str = ";",
+) -> pd.DataFrame:
+    """The benchmark built from labels that pass the critical rules (SPEC 2.1, 2.2, 9).
+
+    Each draw gives a true cluster c(r) = (ĉ(r) \\ A_r) ∪ B_r; draws with the same set are
+    one benchmark cluster drawn several times. Returns one row per benchmark record with
+    columns ``record_id`` (named like the ``record_id`` argument, so that it joins onto the
+    records), ``reference`` (the labeller's ``true_cluster`` id, else ``"draw-<first
+    draw>"``), ``draws`` (how many draws gave that cluster) and ``weight`` w_c = 1/p_c of the
+    design: ``"cluster_size"`` (records drawn uniformly, p_c ∝ |c|: w = 1/|c|, |c| counted
+    in the labelled release) or ``"uniform"`` (w = 1).
+
+    Join it onto a release and estimate with ``erx.estimate(df, prediction=…,
+    reference="reference", weights="cluster_size", draws="draws")`` (the size design is
+    recomputed on each release's population, SPEC 2.1) or ``weights="weight"`` for a
+    design given by the weight column. Labels that break a critical rule (all but rule 5)
+    raise :class:`InputError` listing the violations.
+    """
+    if design not in ("cluster_size", "uniform"):
+        raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly) or 'uniform' "
+                         "(true clusters drawn uniformly)")
+    if not isinstance(reference, str) or not reference:
+        raise InputError(f"reference={reference!r}: give the name of the reference column to write")
+    if reference in ("draws", "weight", record_id):
+        raise InputError(f"reference={reference!r}: the name is taken by another output column; pick another")
+    parsed, look = prepare_labels(labels, records, prediction, record_id=record_id, block=None, name=None,
+                            columns=columns, separator=separator)
+    if len(parsed) == 0:
+        raise InputError("the labels table has no draws: there is no benchmark to build")
+    truth = true_clusters(parsed, look)
+    qc = evaluate_rules(parsed, look, CRITICAL_RULES, block=None, name=None, score=None, similarity=1.0, truth=truth)
+    bad = qc.violations
+    if not bad.empty:
+        lines = [f"  draw {row.draw}, rule {row.rule} ({row.rule_name}): {row.message.removeprefix(f'draw {row.draw}: ')}"
+                 for row in bad.head(10).itertuples()]
+        more = f"\n  … and {len(bad) - 10} more" if len(bad) > 10 else ""
+        raise InputError(
+            f"the labels break {len(bad)} critical rule check(s) on {bad['draw'].nunique()} draw(s) (SPEC 9); "
+            "fix them before building the benchmark:\n" + "\n".join(lines) + more
+        )
+    order = np.argsort(truth.set_id, kind="stable")
+    sets, first = np.unique(truth.set_id, return_index=True)
+    sets = sets[np.argsort(first, kind="stable")]  # in the order of their first draw
+    groups = {int(sid): [] for sid in sets}
+    for i in order.tolist():
+        groups[int(truth.set_id[i])].append(i)
+    members = [groups[int(sid)] for sid in sets]
+    ids = _reference_ids(parsed, members)
+    reps = np.asarray([idx[0] for idx in members], dtype=np.int64)
+    lengths = truth.start[reps + 1] - truth.start[reps]
+    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    codes = truth.codes[np.repeat(truth.start[reps], lengths) + within]
+    ref_col = np.repeat(np.asarray(ids, dtype=object), lengths)
+    draws_col = np.repeat(np.asarray([len(idx) for idx in members], dtype=np.int64), lengths)
+    weight_col = np.repeat(1.0 / lengths if design == "cluster_size" else np.ones(len(reps)), lengths)
+    rec_col = truth.ids[codes]
+    id_dtype = records[record_id].dtype
+    out = pd.DataFrame({
+        record_id: pd.Series(rec_col, dtype=id_dtype if len(rec_col) else object),
+        reference: ref_col,
+        "draws": draws_col,
+        "weight": np.asarray(weight_col, dtype=np.float64),
+    })
+    out.attrs.update({"design": design, "draws": len(parsed), "clusters": len(sets), "prediction": prediction})
+    return out

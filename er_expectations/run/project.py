@@ -1,0 +1,458 @@
+"""The GX project of a checkpoint: its lock, its checks, and what a run writes into it (release
+tables, datasources, suites, validation definitions, checkpoints, Data Docs)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from er_expectations.config import (
+    CheckpointConfig,
+    ConfigError,
+    ConfigIssue,
+    SuiteConfig,
+)
+from er_expectations.config.errors import did_you_mean, quote_list
+from er_expectations.core.errors import InputError, ProjectBusyError
+from er_expectations.core.io import atomic_write
+from er_expectations.run.alerts.targets import AlertTarget
+from er_expectations.run.baselines import (
+    BaselineNeed,
+)
+from er_expectations.run.labelling import (
+    LabelsData,
+)
+from er_expectations.run.releases import ReleaseData
+from er_expectations.run.sources import EngineReleases
+
+#: Folder of the project (next to ``gx/``) that holds the release tables.
+DATA_FOLDER = "er_data"
+
+
+#: Lock file of a project (one run at a time, see :func:`project_lock`).
+LOCK_FILE = ".er-expectations.lock"
+
+
+#: Name of the Parquet asset of every checkpoint datasource.
+ASSET_NAME = "releases"
+
+
+DEFAULT_SITE = "local_site"
+
+
+def check_project_dir(project_dir: Path, checkpoint: CheckpointConfig) -> None:
+    """``project_dir`` must be a folder or not exist yet; raises :class:`ConfigError`."""
+    if project_dir.exists() and not project_dir.is_dir():
+        line, column = checkpoint.location("project_dir")
+        raise ConfigError([
+            ConfigIssue(
+                str(checkpoint.path),
+                line,
+                column,
+                f"project_dir: {project_dir} is a file, not a folder",
+                "point project_dir to the folder of the Great Expectations project",
+            )
+        ])
+
+
+@contextlib.contextmanager
+def project_lock(project_dir: Path, *, timeout: float | None = None,
+                 out: TextIO | None = None) -> Iterator[None]:
+    """Hold the project's lock file (``<project_dir>/.er-expectations.lock``) while running.
+
+    GX's file stores are not safe for concurrent writers (two runs raise "suite has changed
+    since it was last saved" and leave Data Docs half built), so runs on one project take
+    turns. The lock is an OS-level lock (``filelock``): a killed run releases it at once.
+    Waits up to ``timeout`` seconds (``None``: no limit), printing once that it waits.
+    """
+    from filelock import FileLock, Timeout
+
+    try:
+        project_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"project_dir: cannot create {project_dir}: {error.strerror or error}") from error
+    lock = FileLock(str(project_dir / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if out is not None:
+            print(f"Another run is using the project {project_dir}; waiting for it to finish ...",
+                  file=out, flush=True)
+        try:
+            lock.acquire(timeout=-1 if timeout is None else timeout)
+        except Timeout:
+            raise ProjectBusyError(
+                f"another run kept the project {project_dir} busy for more than {timeout:g} s "
+                f"(lock file {project_dir / LOCK_FILE}); try again later or raise --lock-timeout"
+            ) from None
+    except OSError as error:
+        raise InputError(f"project_dir: cannot create the lock file in {project_dir}: "
+                         f"{error.strerror or error}") from error
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> list[Path]:
+    """Read-only checks of an existing GX project; raises :class:`ConfigError`.
+
+    Returns the stored suites of this checkpoint that a killed run left unreadable: they are
+    written from the suite files anyway, so the run replaces them instead of refusing to run.
+    """
+    from great_expectations.expectations.registry import get_expectation_impl
+
+    issues: list[ConfigIssue] = []
+    gx_dir = project_dir / "gx"
+    suites_dir = gx_dir / "expectations"
+    damaged: list[Path] = []
+    for file in sorted(suites_dir.glob("*.json")) if suites_dir.is_dir() else ():
+        try:
+            stored = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            if file.stem in checkpoint.suites and not isinstance(error, OSError):
+                damaged.append(file)
+                continue
+            issues.append(
+                ConfigIssue(
+                    str(file),
+                    None,
+                    None,
+                    f"cannot read this stored expectation suite: {error}",
+                    "repair or delete the file; the next run writes it again",
+                )
+            )
+            continue
+        unknown: list[str] = []
+        for item in stored.get("expectations", []) if isinstance(stored, dict) else []:
+            kind = item.get("type") or item.get("expectation_type") if isinstance(item, dict) else None
+            if not kind:
+                continue
+            try:
+                get_expectation_impl(kind)
+            except Exception:  # noqa: BLE001 - GX's registry raises its own error type
+                unknown.append(kind)
+        if unknown:
+            issues.append(
+                ConfigIssue(
+                    str(file),
+                    None,
+                    None,
+                    f"the stored suite uses expectation types that are not registered: "
+                    f"{quote_list(sorted(set(unknown)), conjunction='and')}; Great Expectations "
+                    "would drop them without a word and report success",
+                    "install and import the plugin that defines them, or delete this suite file",
+                )
+            )
+    if site_name is not None and site_name != DEFAULT_SITE:
+        sites = project_sites(gx_dir / "great_expectations.yml")
+        if site_name not in sites:
+            action = next((a for a in checkpoint.actions if a.name == "build_data_docs"), None)
+            issues.append(
+                ConfigIssue(
+                    str(checkpoint.path),
+                    action.line if action else None,
+                    None,
+                    f"build_data_docs: the project has no Data Docs site '{site_name}'",
+                    did_you_mean(site_name, sorted(sites))
+                    or f"sites of the project: {quote_list(sorted(sites) or [DEFAULT_SITE], conjunction='and')}",
+                )
+            )
+    if issues:
+        raise ConfigError(issues)
+    return damaged
+
+
+def project_sites(config_file: Path) -> set[str]:
+    if not config_file.is_file():
+        return {DEFAULT_SITE}
+    from ruamel.yaml.error import YAMLError
+
+    from er_expectations.config.yamlnodes import read_yaml
+
+    try:
+        config = read_yaml(config_file.read_text(encoding="utf-8")) or {}
+    except (OSError, YAMLError):
+        return set()
+    sites = config.get("data_docs_sites") if isinstance(config, dict) else None
+    return set(sites) if isinstance(sites, dict) else set()
+
+
+def parquet_bytes(frame: Any) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+#: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
+CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
+
+
+def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
+    """The GX file context of ``project_dir``, safe against runs killed while GX writes.
+
+    GX writes its project configuration (``gx/great_expectations.yml``) in place, and rewrites
+    it whenever a datasource, asset or batch definition changes, so a run killed at that moment
+    leaves it truncated. Hence: a new project is created in a temporary folder and moved into
+    place whole; every run that opens the project keeps a copy of the configuration
+    (``<project_dir>/.er-expectations/great_expectations.yml``, atomically, again when it ends),
+    and a run that finds the configuration unreadable restores that copy and says so. Call it
+    under the project lock.
+    """
+    import shutil
+
+    import great_expectations as gx
+
+    gx_dir = project_dir / "gx"
+    config = gx_dir / "great_expectations.yml"
+    backup = project_dir / CONFIG_BACKUP
+    for stale in project_dir.glob(".er-new-project-*"):  # left by a run killed while creating
+        shutil.rmtree(stale, ignore_errors=True)
+    if not gx_dir.exists():
+        staging = Path(tempfile.mkdtemp(prefix=".er-new-project-", dir=project_dir))
+        try:
+            gx.get_context(mode="file", project_root_dir=str(staging))
+            os.rename(staging / "gx", gx_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    try:
+        context = gx.get_context(mode="file", project_root_dir=str(project_dir))
+    except Exception as error:  # noqa: BLE001 - GX raises many error types here
+        if not backup.is_file():
+            raise InputError(
+                f"{config}: cannot open the Great Expectations project ({type(error).__name__}: "
+                f"{str(error).splitlines()[0] if str(error) else ''}); repair the file, or delete "
+                f"the folder {gx_dir} to start a new project"
+            ) from error
+        atomic_write(config, backup.read_bytes())
+        if out is not None:
+            print(f"Restored {config}, which an interrupted run left unreadable, from the copy "
+                  f"taken when the project was last opened ({backup}).", file=out, flush=True)
+        try:
+            context = gx.get_context(mode="file", project_root_dir=str(project_dir))
+        except Exception as again:  # noqa: BLE001
+            raise InputError(f"{config}: cannot open the Great Expectations project even from "
+                             f"its copy {backup}: {again}") from again
+    keep_config_copy(project_dir)
+    return context
+
+
+def keep_config_copy(project_dir: Path) -> None:
+    """Copy the project's GX configuration to :data:`CONFIG_BACKUP` (atomically)."""
+    atomic_write(project_dir / CONFIG_BACKUP, (project_dir / "gx" / "great_expectations.yml").read_bytes())
+
+
+class Project:
+    """The GX side of a run: context, datasource, suites, validation definitions, checkpoints."""
+
+    def __init__(self, prepared: PreparedRun, project_dir: Path, folder: Path, *, out: TextIO) -> None:
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        self.gx = gx
+        self.prepared = prepared
+        self.name = prepared.checkpoint.name
+        self.folder = folder
+        self.ctx = open_project(project_dir, out=out)
+        quiet = ProgressBarsConfig(globally=False, metric_calculations=False)
+        current = self.ctx.variables.progress_bars
+        if current is None or dict(current) != dict(quiet):
+            self.ctx.variables.progress_bars = quiet
+            self.ctx.variables.save()
+
+    # datasource / asset / batch definitions ------------------------------------------
+    def batch_definitions(self, names: Mapping[str, str], batches: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A batch definition per release (label -> its file name ``names[label]``): of the
+        release's Parquet file, or with ``batches`` of the release's SQL query or Spark
+        DataFrame (one asset per release, named ``release_<name>``)."""
+        data = self.prepared.data
+        if batches is not None and isinstance(data, EngineReleases):
+            return self._engine_definitions(names, data, batches)
+        from great_expectations.core.partitioners import FileNamePartitionerPath
+
+        sources = self.ctx.data_sources
+        base = str(self.folder)
+        try:
+            source = sources.get(self.name)
+        except (KeyError, LookupError, ValueError):
+            source = None
+        if source is not None and (
+            getattr(source, "type", None) != "pandas_filesystem"
+            or str(getattr(source, "base_directory", "")) != base
+        ):
+            sources.delete(self.name)
+            source = None
+        if source is None:
+            source = sources.add_pandas_filesystem(self.name, base_directory=base)
+        try:
+            asset = source.get_asset(ASSET_NAME)
+        except (KeyError, LookupError, ValueError):
+            asset = source.add_parquet_asset(ASSET_NAME)
+        result: dict[str, Any] = {}
+        for label, name in names.items():
+            regex = re.compile(rf"^(?P<release>{re.escape(name)})\.parquet$")
+            batch_name = f"release_{name}"
+            try:
+                definition = asset.get_batch_definition(batch_name)
+            except (KeyError, LookupError, ValueError):
+                definition = None
+            if definition is not None:
+                current = getattr(definition.partitioner, "regex", None)
+                if current is None or current.pattern != regex.pattern:
+                    asset.delete_batch_definition(batch_name)
+                    definition = None
+            if definition is None:
+                definition = asset.add_batch_definition(
+                    name=batch_name, partitioner=FileNamePartitionerPath(regex=regex)
+                )
+            result[label] = definition
+        return result
+
+    def _engine_definitions(self, names: Mapping[str, str], data: EngineReleases,
+                            batches: Mapping[str, Any]) -> dict[str, Any]:
+        """The datasource of a database (``sql``, its URL as written: ``${NAME}`` is substituted
+        by GX when it connects, so no secret is stored) or of Spark, a query asset (SQL) or
+        dataframe asset (Spark) per release, and its whole-table batch definition."""
+        sources = self.ctx.data_sources
+        kind = data.source.gx_kind  # type: ignore[attr-defined]
+        options: dict[str, Any] = {} if kind == "spark" else {
+            "connection_string": data.source.gx_url,  # type: ignore[attr-defined]
+            "create_temp_table": data.source.temp_table}  # type: ignore[attr-defined]
+        try:
+            source = sources.get(self.name)
+        except (KeyError, LookupError, ValueError):
+            source = None
+        if source is not None and (
+            getattr(source, "type", None) != kind
+            or any(str(getattr(source, key, None)) != str(value) for key, value in options.items())
+        ):
+            sources.delete(self.name)
+            source = None
+        if source is None:
+            source = getattr(sources, f"add_{kind}")(self.name, **options)
+        result: dict[str, Any] = {}
+        for label, name in names.items():
+            asset_name = f"release_{name}"
+            query = batches[label] if kind != "spark" else None
+            try:
+                asset = source.get_asset(asset_name)
+            except (KeyError, LookupError, ValueError):
+                asset = None
+            if asset is not None and kind != "spark" and getattr(asset, "query", None) != query:
+                source.delete_asset(asset_name)
+                asset = None
+            if asset is None:
+                asset = (source.add_query_asset(asset_name, query=query) if kind != "spark"
+                         else source.add_dataframe_asset(asset_name))
+            try:
+                definition = asset.get_batch_definition("all")
+            except (KeyError, LookupError, ValueError):
+                definition = (asset.add_batch_definition_whole_table("all") if kind != "spark"
+                              else asset.add_batch_definition_whole_dataframe("all"))
+            result[label] = definition
+        return result
+
+    # suites ----------------------------------------------------------------------------
+    def suites(self) -> dict[str, Any]:
+        from er_expectations.run.suites import suite_from_config
+
+        stored: dict[str, Any] = {}
+        for config in self.prepared.suites:
+            suite = self.ctx.suites.add_or_update(suite_from_config(config))
+            wanted = {cfg.name for cfg in config.expectations}
+            found = {e.expectation_type for e in suite.expectations}
+            if wanted - found:
+                raise InputError(
+                    f"{config.path}: Great Expectations dropped "
+                    f"{quote_list(sorted(wanted - found), conjunction='and')} from suite "
+                    f"'{config.name}'; is the plugin that defines them imported?"
+                )
+            stored[config.name] = suite
+        return stored
+
+    # validation definitions and checkpoints ----------------------------------------------
+    def validation_definitions(self, name: str, definition: Any, suites: Mapping[str, Any]) -> list[Any]:
+        """One validation definition per suite for the release batch ``definition``."""
+        gx = self.gx
+        return [
+            self.ctx.validation_definitions.add_or_update(
+                gx.ValidationDefinition(
+                    name=f"{self.name}__{name}__{suite_name}", data=definition, suite=suite
+                )
+            )
+            for suite_name, suite in suites.items()
+        ]
+
+    def _actions(self) -> list[Any]:
+        site = self.prepared.site_name
+        if site is None:
+            return []
+        from er_expectations.gx.actions import OfflineDataDocsAction
+
+        # one action builds the run's pages and the index in a single GX build through the
+        # site's offline view and index builder (GX's UpdateDataDocsAction builds once per result)
+        return [OfflineDataDocsAction(name="data_docs", site_name=site, build=True)]
+
+    def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True,
+                   extra: Sequence[Any] = ()) -> Any:
+        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or
+        none, and the ``extra`` actions."""
+        return self.ctx.checkpoints.add_or_update(
+            self.gx.Checkpoint(
+                name=name,
+                validation_definitions=list(definitions),
+                actions=[*(self._actions() if actions else []), *extra],
+                result_format={"result_format": "SUMMARY"},
+            )
+        )
+
+    def result_file(self, identifier: Any) -> Path | None:
+        backend = getattr(self.ctx.validation_results_store, "store_backend", None)
+        try:
+            url = backend.get_url_for_key(identifier.to_tuple())  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - only a convenience for the report
+            return None
+        return Path(url.removeprefix("file://")) if isinstance(url, str) else None
+
+    def page(self, identifier: Any, site: str) -> str | None:
+        try:
+            urls = self.ctx.get_docs_sites_urls(resource_identifier=identifier, site_name=site)
+        except Exception:  # noqa: BLE001 - only a convenience for the report
+            return None
+        return urls[0].get("site_url") if urls else None
+
+    def build_docs(self, site: str, results: list[Any]) -> Path:
+        """One Data Docs build for the run's ``results``; returns the index page."""
+        from er_expectations.gx.data_docs import build_site, local_site_dir
+
+        build_site(self.ctx, site, results)
+        return (Path(local_site_dir(self.ctx, site)) / "index.html").resolve()
+
+
+@dataclass(slots=True)
+class PreparedRun:
+    """A checkpoint whose configuration passed every check (nothing written yet)."""
+
+    checkpoint: CheckpointConfig
+    suites: tuple[SuiteConfig, ...]
+    data: ReleaseData | LabelsData | EngineReleases
+    #: The alert actions, their environment variables checked (see :mod:`..config.alerts`).
+    alerts: tuple[AlertTarget, ...] = ()
+    #: baseline columns of the drift expectations (SPEC 10), added to every release table
+    baselines: tuple[BaselineNeed, ...] = ()
+
+    @property
+    def site_name(self) -> str | None:
+        """The Data Docs site to build, or ``None`` without a ``build_data_docs`` action."""
+        for action in self.checkpoint.actions:
+            if action.name == "build_data_docs":
+                return str(action.options.get("site_name") or DEFAULT_SITE)
+        return None

@@ -1,0 +1,193 @@
+"""What a checkpoint run found: one outcome per release, the run report and its printed summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from er_expectations.core.severity import Status, status_of, worst_status
+from er_expectations.gx.outcome import ExpectationOutcome
+
+
+@dataclass(slots=True)
+class ReleaseOutcome:
+    """What GX found on one release, all suites of the checkpoint together."""
+
+    label: str
+    key: str
+    gx_checkpoint: str
+    evaluated: int = 0
+    successful: int = 0
+    failed: int = 0
+    expectations: list[ExpectationOutcome] = field(default_factory=list)
+    result_files: list[Path] = field(default_factory=list)
+    pages: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[ExpectationOutcome]:
+        """Expectations that raised (could not be computed), whatever their severity."""
+        return [e for e in self.expectations if e.error]
+
+    @property
+    def failures(self) -> list[ExpectationOutcome]:
+        """Every failed expectation that did not raise, whatever its severity."""
+        return [e for e in self.expectations if not e.success and not e.error]
+
+    @property
+    def critical_failures(self) -> list[ExpectationOutcome]:
+        """Failed expectations of severity ``critical``: these fail the release."""
+        return [e for e in self.failures if e.severity == "critical"]
+
+    @property
+    def warnings(self) -> list[ExpectationOutcome]:
+        """Failed expectations of severity ``warning`` or ``info``: reported, not failing."""
+        return [e for e in self.failures if e.severity != "critical"]
+
+    @property
+    def status(self) -> Status:
+        """``failed``, ``error``, ``warnings`` or ``passed`` by the severity rule (:mod:`er_expectations.core.severity`)."""
+        return status_of(critical_failed=len(self.critical_failures), errors=len(self.errors),
+                         warnings_failed=len(self.warnings))
+
+    @property
+    def success(self) -> bool:
+        """True when no critical expectation failed and no expectation raised."""
+        return self.status in ("passed", "warnings")
+
+
+@dataclass(slots=True)
+class RunReport:
+    """The outcome of :func:`run_checkpoint`."""
+
+    checkpoint: str
+    checkpoint_path: Path
+    project_dir: Path
+    run_name: str
+    run_time: datetime
+    suites: tuple[str, ...]
+    releases: list[ReleaseOutcome] = field(default_factory=list)
+    data_docs_index: Path | None = None
+    elapsed: float = 0.0
+    #: What became of each alert action (sent, not needed, or not delivered and why).
+    alerts: list[Any] = field(default_factory=list)
+    #: What one batch is: a "release", or the "labels file" of a labelling checkpoint.
+    unit: str = "release"
+
+    #: One line on the history store (``None`` when disabled); ``history_problem`` when it
+    #: could not be written (the results and Data Docs are kept; exit code 6).
+    history: str | None = None
+    history_problem: str | None = None
+
+    @property
+    def status(self) -> Status:
+        """The worst status of its releases (``passed`` for none)."""
+        return worst_status(r.status for r in self.releases)
+
+    @property
+    def success(self) -> bool:
+        """True when every release passed all its critical expectations and none raised."""
+        return all(r.success for r in self.releases)
+
+    @property
+    def errors(self) -> list[str]:
+        """Expectations that raised, one line each (``release: label (severity): error: ...``)."""
+        return [f"{r.label}: {e.describe()}" for r in self.releases for e in r.errors]
+
+    @property
+    def failed_releases(self) -> list[ReleaseOutcome]:
+        return [r for r in self.releases if not r.success]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Failed expectations of severity warning or info, one line each (not failures)."""
+        return [f"{r.label}: {e.describe()}" for r in self.releases for e in r.warnings]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe summary (for scripts and tests)."""
+        return {
+            "checkpoint": self.checkpoint,
+            "project_dir": str(self.project_dir),
+            "run_name": self.run_name,
+            "run_time": self.run_time.isoformat(),
+            "success": self.success,
+            "status": self.status,
+            "data_docs_index": str(self.data_docs_index) if self.data_docs_index else None,
+            "history": self.history,
+            "history_problem": self.history_problem,
+            "releases": [
+                {
+                    "label": r.label,
+                    "success": r.success,
+                    "status": r.status,
+                    "evaluated": r.evaluated,
+                    "successful": r.successful,
+                    "failed": r.failed,
+                    "critical_failures": [e.label for e in r.critical_failures],
+                    "errors": [e.describe() for e in r.errors],
+                    "warnings": [e.describe() for e in r.warnings],
+                }
+                for r in self.releases
+            ],
+            "alerts": [alert.to_dict() for alert in self.alerts],
+        }
+
+    def summary_table(self) -> str:
+        """One line per release: passed/evaluated, status, failed critical and other checks."""
+        head = (self.unit, "passed", "status", "failed critical", "errors", "failed warning/info")
+        shown = {"passed": "ok", "warnings": "ok (warnings)", "failed": "FAILED", "error": "ERROR"}
+        rows = [
+            (
+                r.label,
+                f"{r.successful}/{r.evaluated}",
+                shown[r.status],
+                ", ".join(e.label for e in r.critical_failures) or "-",
+                ", ".join(e.label for e in r.errors) or "-",
+                ", ".join(e.label for e in r.warnings) or "-",
+            )
+            for r in self.releases
+        ]
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head[:-1])]
+        lines = []
+        for row in (head, *rows):
+            cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
+            lines.append("  ".join([*cells, row[-1]]).rstrip())
+        return "\n".join(lines)
+
+
+def print_summary(report: RunReport, out: TextIO) -> None:
+    print("", file=out)
+    print(report.summary_table(), file=out)
+    print("", file=out)
+    total = len(report.releases)
+    failed = report.failed_releases
+    errored = [r for r in failed if r.status == "error"]
+    failed = [r for r in failed if r.status == "failed"]
+    if failed or errored:
+        bits = []
+        if failed:
+            bits.append(f"{len(failed)} failed a critical expectation: {', '.join(r.label for r in failed)}")
+        if errored:
+            bits.append(f"{len(errored)} had expectations that could not be computed: "
+                        f"{', '.join(r.label for r in errored)}")
+        passed = total - len(failed) - len(errored)
+        print(f"{passed} of {total} {report.unit}(s) passed; " + "; ".join(bits) + ".", file=out)
+    else:
+        print(f"All {total} {report.unit}(s) passed every critical expectation.", file=out)
+    for line in report.errors:
+        print(f"error: {line}", file=out)
+    warnings = report.warnings
+    if warnings:
+        print(
+            f"{len(warnings)} warning/info expectation(s) failed (reported, not failing the run).",
+            file=out,
+        )
+    if report.history is not None:
+        print(report.history, file=out)
+    if report.data_docs_index is not None:
+        print(f"Data Docs: {report.data_docs_index}", file=out)
+    else:
+        results = report.project_dir / "gx" / "uncommitted" / "validations"
+        print(f"Validation results: {results.resolve()}", file=out)
+    print(f"Done in {report.elapsed:.1f} s.", file=out, flush=True)
