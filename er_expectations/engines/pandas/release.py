@@ -130,6 +130,12 @@ class PandasRelease:
     ``prediction`` rows with a null id are outside the release (SPEC 2.1).
     """
 
+    @classmethod
+    def from_batch(cls, table: pd.DataFrame, *, connection: object = None, prediction: Hashable,
+                   record_id: Hashable | None = None) -> PandasRelease:
+        """The release of a batch's frame (the engine registry's constructor; no connection)."""
+        return cls(table, prediction=prediction, record_id=record_id)
+
     def __init__(self, df: pd.DataFrame, *, prediction: Hashable, record_id: Hashable | None = None) -> None:
         self.df = check_frame(df)
         check_column(self.df, prediction, "prediction")

@@ -54,6 +54,12 @@ class SparkRelease(AggregatedRelease):
     release).
     """
 
+    @classmethod
+    def from_batch(cls, table: Any, *, connection: object = None, prediction: str,
+                   record_id: str | None = None) -> SparkRelease:
+        """The release of a batch's DataFrame (the engine registry's constructor; no connection)."""
+        return cls(table, prediction=prediction, record_id=record_id)
+
     def __init__(self, df: Any, *, prediction: str, record_id: str | None = None) -> None:
         self.F = _functions()
         if not (hasattr(df, "groupBy") and hasattr(df, "columns")):

@@ -88,6 +88,11 @@ class SqlRelease(AggregatedRelease):
     is not in the release).
     """
 
+    @classmethod
+    def from_batch(cls, table: Any, *, connection: Any, prediction: str, record_id: str | None = None) -> SqlRelease:
+        """The release of a batch's selectable on ``connection`` (the engine registry's constructor)."""
+        return cls(connection, table, prediction=prediction, record_id=record_id)
+
     def __init__(self, bind: Any, table: Any, *, prediction: str, record_id: str | None = None) -> None:
         self.sa = _sa()
         self.bind = bind

@@ -20,6 +20,7 @@ import math
 from abc import abstractmethod
 from typing import Any, ClassVar
 
+import great_expectations.execution_engine as gx_engines
 from great_expectations.compatibility import pydantic
 from great_expectations.core.id_dict import IDDict
 from great_expectations.core.result_format import ResultFormat
@@ -43,6 +44,7 @@ from great_expectations.render.renderer_configuration import (
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.text import fmt_threshold, range_phrase
+from er_expectations.engines.registry import ENGINES
 from er_expectations.gx.expectations.params import (  # ParameterError, Threshold and threshold are re-exported for the subclasses
     ParameterError,
     Threshold,
@@ -68,8 +70,8 @@ __all__ = [
 #: Number of sampled clusters listed under a failed estimate.
 TOP_CLUSTERS = 10
 
-#: The GX execution engines our metrics run on (one ``er.release`` implementation each).
-SUPPORTED_ENGINES: tuple[type, ...] = (PandasExecutionEngine, SqlAlchemyExecutionEngine, SparkDFExecutionEngine)
+#: The GX execution engines our metrics run on: those of the engine registry.
+SUPPORTED_ENGINES: tuple[type, ...] = tuple(getattr(gx_engines, entry.gx_engine) for entry in ENGINES.values())
 #: Only pandas: for expectations whose metrics compare in memory (drift, labelling QC).
 PANDAS_ONLY: tuple[type, ...] = (PandasExecutionEngine,)
 

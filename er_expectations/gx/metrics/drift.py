@@ -23,17 +23,12 @@ metric already checks the ids of the batch), so all of them share one value.
 
 from __future__ import annotations
 
-from great_expectations.execution_engine import (
-    ExecutionEngine,
-    PandasExecutionEngine,
-    SparkDFExecutionEngine,
-    SqlAlchemyExecutionEngine,
-)
+from great_expectations.execution_engine import ExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.analysis.drift import agreement_of, statistic_change_of
-from er_expectations.engines.pandas.pairs import ReleasePair
+from er_expectations.engines.registry import engine_for
 from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
     RELEASE,
@@ -83,24 +78,10 @@ class ReleasePairMetric(DependentMetric):
                                    "record_id_column": kw.get("record_id_column")})
         return {"current": own, "baseline": baseline_release_config(metric)}
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        return ReleasePair(metrics["current"], metrics["baseline"])
-
-    @metric_value(engine=SqlAlchemyExecutionEngine)
-    def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-             runtime_configuration):
-        from er_expectations.engines.sql.pairs import SqlReleasePair
-
-        return SqlReleasePair(metrics["current"], metrics["baseline"])
-
-    @metric_value(engine=SparkDFExecutionEngine)
-    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-               runtime_configuration):
-        from er_expectations.engines.spark.pairs import SparkReleasePair
-
-        return SparkReleasePair(metrics["current"], metrics["baseline"])
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
+        return engine_for(execution_engine).load("pair")(metrics["current"], metrics["baseline"])
 
 
 class _FromPair(DependentMetric):

@@ -17,15 +17,13 @@ is computed once per batch whatever rule 5's parameters are.
 
 from __future__ import annotations
 
-from great_expectations.execution_engine import (
-    PandasExecutionEngine,
-    SparkDFExecutionEngine,
-    SqlAlchemyExecutionEngine,
-)
+from great_expectations.execution_engine import ExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from er_expectations.analysis.labelling_batch import fetch_labelling_batch, split_labelling_batch
+from er_expectations.engines.registry import engine_for
 from er_expectations.gx.metrics.release import table_domain
 
 __all__ = ["BATCH_KEYS", "LABELLING_ROWS", "LABEL_CHECKS", "LABEL_CHECK_KEYS", "RULE_SETS"]
@@ -81,27 +79,14 @@ class LabellingRowsMetric(TableMetricProvider):
     metric_name = LABELLING_ROWS
     value_keys = BATCH_KEYS
 
-    @metric_value(engine=SqlAlchemyExecutionEngine)
-    def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-             runtime_configuration):
-        from er_expectations.analysis.labelling_batch import fetch_labelling_batch
-        from er_expectations.engines.sql.labelling import SqlLabelling
-        from er_expectations.engines.sql.release import SqlRelease
-
-        selectable = table_domain(execution_engine, metric_domain_kwargs)
-        release = SqlRelease(execution_engine.engine, selectable, prediction=metric_value_kwargs["prediction_column"])
-        return fetch_labelling_batch(SqlLabelling(release), **_batch_kwargs(metric_value_kwargs))
-
-    @metric_value(engine=SparkDFExecutionEngine)
-    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-               runtime_configuration):
-        from er_expectations.analysis.labelling_batch import fetch_labelling_batch
-        from er_expectations.engines.spark.labelling import SparkLabelling
-        from er_expectations.engines.spark.release import SparkRelease
-
-        df = table_domain(execution_engine, metric_domain_kwargs)
-        release = SparkRelease(df, prediction=metric_value_kwargs["prediction_column"])
-        return fetch_labelling_batch(SparkLabelling(release), **_batch_kwargs(metric_value_kwargs))
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
+        engine = engine_for(execution_engine)
+        release = engine.release_of(table_domain(execution_engine, metric_domain_kwargs),
+                                    execution_engine=execution_engine,
+                                    prediction=metric_value_kwargs["prediction_column"])
+        return fetch_labelling_batch(engine.load("labelling")(release), **_batch_kwargs(metric_value_kwargs))
 
 
 class LabelChecksMetric(TableMetricProvider):
@@ -110,33 +95,24 @@ class LabelChecksMetric(TableMetricProvider):
     metric_name = LABEL_CHECKS
     value_keys = LABEL_CHECK_KEYS
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        from er_expectations.analysis.labelling_batch import split_labelling_batch
-
-        df = table_domain(execution_engine, metric_domain_kwargs)
-        labels, records, columns = split_labelling_batch(df, **_batch_kwargs(metric_value_kwargs))
-        return _qc(labels, records, columns, metric_value_kwargs)
-
     @classmethod
     def _get_evaluation_dependencies(cls, metric, configuration=None, execution_engine=None,
                                      runtime_configuration=None):
         deps = super()._get_evaluation_dependencies(metric=metric, configuration=configuration,
                                                     execution_engine=execution_engine,
                                                     runtime_configuration=runtime_configuration)
-        if isinstance(execution_engine, (SqlAlchemyExecutionEngine, SparkDFExecutionEngine)):  # once per batch
+        # a batch holding the whole release (SQL, Spark): the rows the rules read, fetched once per batch
+        if execution_engine is not None and engine_for(execution_engine).labelling is not None:
             kw = metric.metric_value_kwargs
             deps[LABELLING_ROWS] = MetricConfiguration(LABELLING_ROWS, metric.metric_domain_kwargs,
                                                        {k: kw.get(k) for k in BATCH_KEYS})
         return deps
 
-    @metric_value(engine=SqlAlchemyExecutionEngine)
-    def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-             runtime_configuration):
-        return _from_fetched(metrics[LABELLING_ROWS], metric_value_kwargs)
-
-    @metric_value(engine=SparkDFExecutionEngine)
-    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-               runtime_configuration):
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
+        if engine_for(execution_engine).labelling is None:  # the batch is the labelling table
+            df = table_domain(execution_engine, metric_domain_kwargs)
+            labels, records, columns = split_labelling_batch(df, **_batch_kwargs(metric_value_kwargs))
+            return _qc(labels, records, columns, metric_value_kwargs)
         return _from_fetched(metrics[LABELLING_ROWS], metric_value_kwargs)

@@ -27,19 +27,14 @@ from __future__ import annotations
 from typing import Any
 
 from great_expectations.core.metric_domain_types import MetricDomainTypes
-from great_expectations.execution_engine import (
-    ExecutionEngine,
-    PandasExecutionEngine,
-    SparkDFExecutionEngine,
-    SqlAlchemyExecutionEngine,
-)
+from great_expectations.execution_engine import ExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import WeightsSpec, parse_weights
-from er_expectations.engines.pandas.release import PandasRelease
+from er_expectations.engines.registry import engine_for
 from er_expectations.stats import DEFAULT_N_BOOT, estimate_metrics, summary_statistics
 
 __all__ = [
@@ -96,33 +91,15 @@ class ReleaseMetric(TableMetricProvider):
     metric_name = RELEASE
     value_keys = RELEASE_KEYS
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-                runtime_configuration):
-        df = table_domain(execution_engine, metric_domain_kwargs)
+    @metric_value(engine=ExecutionEngine)
+    def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
+                    runtime_configuration):
         # with a record id column, duplicated records are an error instead of a silently wrong
         # estimate (each record must appear once, SPEC 2.1)
-        return PandasRelease(df, prediction=metric_value_kwargs["prediction_column"],
-                             record_id=metric_value_kwargs.get("record_id_column"))
-
-    @metric_value(engine=SqlAlchemyExecutionEngine)
-    def _sql(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-             runtime_configuration):
-        from er_expectations.engines.sql.release import SqlRelease
-
-        selectable = table_domain(execution_engine, metric_domain_kwargs)
-        return SqlRelease(execution_engine.engine, selectable,
-                          prediction=metric_value_kwargs["prediction_column"],
-                          record_id=metric_value_kwargs.get("record_id_column"))
-
-    @metric_value(engine=SparkDFExecutionEngine)
-    def _spark(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics,
-               runtime_configuration):
-        from er_expectations.engines.spark.release import SparkRelease
-
-        return SparkRelease(table_domain(execution_engine, metric_domain_kwargs),
-                            prediction=metric_value_kwargs["prediction_column"],
-                            record_id=metric_value_kwargs.get("record_id_column"))
+        return engine_for(execution_engine).release_of(
+            table_domain(execution_engine, metric_domain_kwargs), execution_engine=execution_engine,
+            prediction=metric_value_kwargs["prediction_column"],
+            record_id=metric_value_kwargs.get("record_id_column"))
 
 
 class DependentMetric(TableMetricProvider):
