@@ -29,9 +29,9 @@ from er_expectations.analysis.release import (
     summarize,
 )
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
+from er_expectations.core.version import __version__
 from er_expectations.stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
-__version__ = "0.1.0"
 
 __all__ = [
     "InputError",

@@ -3,7 +3,7 @@
 Every ``import`` statement counts, those written inside functions included, so an import
 moved into a function is no way around a cycle. Run ``python tools/archcheck.py`` for the
 report, ``--check`` to exit 1 when there is a cycle, a private name imported from another
-module, or a module over the line limit (docs/dev/architecture.md).
+module, a layer importing the package root, or a module over the line limit (docs/dev/architecture.md).
 """
 
 from __future__ import annotations
@@ -143,12 +143,14 @@ def report(root: Path) -> dict:
         per_layer[layer_of(m)][1] += n
     cyc = cycles(sorted(files), edges)
     largest = max(lines, key=lines.get)
+    root_imports = sorted(m for m, targets in edges.items() if PACKAGE in targets and m != PACKAGE)
     return {
         "modules": len(files),
         "lines": sum(lines.values()),
         "layers": {k: {"modules": v[0], "lines": v[1]} for k, v in sorted(per_layer.items())},
         "cycles": cyc,
         "private_imports": [f"{a} imports {c} from {b}" for a, b, c in private],
+        "root_imports": root_imports,
         "largest": {"module": largest, "lines": lines[largest]},
         "over_limit": sorted(m for m, n in lines.items() if n > MAX_LINES),
     }
@@ -173,9 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"private names imported across modules: {len(rep['private_imports'])}")
         for p in rep["private_imports"]:
             print(f"  {p}")
+        print(f"modules importing the package root (the public API, above every layer): "
+              f"{len(rep['root_imports'])} {rep['root_imports']}")
         print(f"largest module: {rep['largest']['module']} ({rep['largest']['lines']} lines)")
         print(f"modules over {MAX_LINES} lines: {len(rep['over_limit'])} {rep['over_limit']}")
-    bad = rep["cycles"] or rep["private_imports"] or rep["over_limit"]
+    bad = rep["cycles"] or rep["private_imports"] or rep["over_limit"] or rep["root_imports"]
     return 1 if args.check and bad else 0
 
 

@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 if TYPE_CHECKING:
     pass
 
@@ -48,13 +46,3 @@ def baseline_label_column(baseline_column: Hashable) -> str:
     return f"{baseline_column}__release"
 
 
-def baseline_label(df: pd.DataFrame, baseline_column: Hashable) -> str | None:
-    """The label of the baseline release of a batch, when the batch carries it."""
-    column = baseline_label_column(baseline_column)
-    if column not in df.columns:
-        return None
-    values = df[column]
-    if len(values) and not pd.isna(values.iloc[0]):  # the runner writes one label on every row
-        return str(values.iloc[0])
-    values = values.dropna()
-    return str(values.iloc[0]) if len(values) else None

@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="er-expectations",
         description="Quality checks for entity-resolution outputs (Great Expectations plugin).",
     )
-    from er_expectations import __version__
+    from er_expectations.core.version import __version__
 
     parser.add_argument("--version", action="version", version=f"er-expectations {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an error")

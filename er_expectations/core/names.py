@@ -69,12 +69,6 @@ def name_problem(text: object, *, what: str) -> tuple[str, str] | None:
     )
 
 
-def check_name(text: object, *, what: str, parameter: str) -> str:
-    """Return ``text`` when it is a valid name; raise :class:`InputError` naming ``parameter`` otherwise."""
-    problem = name_problem(text, what=what)
-    if problem is not None:
-        raise InputError(f"{parameter}: {problem[0]}; {problem[1]}")
-    return str(text)
 
 
 def _digest(label: str) -> str:

@@ -471,7 +471,7 @@ class HistoryStore:
         from sqlalchemy import func, insert, select
         from sqlalchemy.exc import IntegrityError
 
-        from er_expectations import __version__
+        from er_expectations.core.version import __version__
 
         rows = [r.row() for r in run.results]
         for attempt in range(_WRITE_ATTEMPTS):

@@ -88,7 +88,7 @@ class HistoryRecorder:
 
     ``url`` is ``None`` when the history is disabled. :attr:`problem` is the first
     problem met (the store is then not used again in this run); :attr:`recorded` maps each
-    release written to its version; :attr:`write_seconds` is the time spent writing.
+    release written to its version.
     """
 
     checkpoint: str
@@ -99,7 +99,6 @@ class HistoryRecorder:
     problem: str | None = None
     recorded: dict[str, int] = field(default_factory=dict)
     missed: list[str] = field(default_factory=list)
-    write_seconds: float = 0.0
 
     @classmethod
     def start(cls, checkpoint: CheckpointConfig, releases: Sequence[str], *,
@@ -147,14 +146,11 @@ class HistoryRecorder:
 
     def record(self, release: str, result: Any, *, status: str) -> int | None:
         """Write one release's GX ``CheckpointResult`` (one transaction); its version or ``None``."""
-        import time
-
         if self.url is None and self.problem is None:
             return None
         if self.store is None:
             self.missed.append(release)
             return None
-        started = time.perf_counter()
         try:
             try:
                 run = release_run(checkpoint=self.checkpoint, release=release,
@@ -169,8 +165,6 @@ class HistoryRecorder:
             self.missed.append(release)
             self._fail(str(error))
             return None
-        finally:
-            self.write_seconds += time.perf_counter() - started
         self.recorded[release] = version
         return version
 

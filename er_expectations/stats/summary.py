@@ -59,16 +59,6 @@ class ClusteringTable:
     def n_records(self) -> int:
         return int((self.sizes * self.counts).sum())
 
-    @classmethod
-    def from_cluster_sizes(cls, cluster_sizes: Iterable[int], **name_counts: int | None) -> ClusteringTable:
-        """Build the table from one size per cluster (convenience for small inputs and tests)."""
-        arr = np.asarray(list(cluster_sizes) if not isinstance(cluster_sizes, np.ndarray) else cluster_sizes,
-                         dtype=np.int64)
-        if arr.size and arr.min() < 1:
-            raise InputError("cluster sizes must be >= 1")
-        sizes, counts = np.unique(arr, return_counts=True)
-        return cls(sizes=sizes, counts=counts, **name_counts)
-
 
 def hill_label(q: float) -> str:
     """Index label of the Hill number of order ``q``: 0 → 'hill_number_0', inf → 'hill_number_inf'."""
