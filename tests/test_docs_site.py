@@ -310,7 +310,8 @@ def _yaml_value(value: object) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text for a cell of a Markdown table: one line, ``|`` escaped, ``<`` and ``*`` as text."""
+    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;").replace("*", "\\*")
 
 
 def expectation_reference() -> str:
