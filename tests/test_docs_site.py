@@ -121,8 +121,9 @@ def python_blocks(path: Path) -> list[Block]:
 
 
 def example_pages() -> list[str]:
+    """Pages with Python blocks that run on their own (not after the demo, not marked no-run)."""
     return [rel(p) for p in doc_pages() if rel(p) not in NOT_EXAMPLES
-            and any(b.mark != "no-run" for b in python_blocks(p))]
+            and any(b.mark is None for b in python_blocks(p))]
 
 
 _RUNNER = r'''
@@ -181,8 +182,6 @@ def check_outputs(blocks: list[Block], outputs: list[str]) -> None:
 @pytest.mark.parametrize("page", example_pages())
 def test_every_python_example_runs_and_prints_what_the_page_shows(page, tmp_path):
     blocks = [b for b in python_blocks(REPO / page) if b.mark is None]
-    if not blocks:
-        pytest.skip(f"{page}: every Python block needs the demo (tested with it)")
     check_outputs(blocks, run_blocks(blocks, tmp_path))
 
 
@@ -775,7 +774,7 @@ def test_statements_of_counts_match_the_demo_and_the_package(demo):
     for path in doc_pages():
         if rel(path) in NOT_DEMO_CLAIMS:
             continue
-        text = path.read_text(encoding="utf-8")
+        text = re.sub(r"^([ \t]*)```.*?^\1```", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)  # prose only
         for n in re.findall(r"\b(\d+) checks\b", text):
             assert int(n) == demo.checks, f"{rel(path)}: '{n} checks' (the demo suite has {demo.checks})"
         for n in re.findall(r"\b(\d+) expectations\b", text):
@@ -792,6 +791,45 @@ def test_blocks_that_read_the_demo_run_after_it(demo):
         blocks = [b for b in python_blocks(path) if b.mark == "after-demo"]
         if blocks:
             check_outputs(blocks, run_blocks(blocks, demo.root))
+
+
+#: Observed values that docs/reading-the-reports.md quotes, with the demo release whose
+#: Data Docs page shows them.
+REPORT_EXAMPLES = [
+    ("2022-06-30", "0.971 (133,541 records in 12,379 clusters)"),
+    ("2022-06-30", "0.883 ± 0.017 (95 % CI 0.849–0.917, 401 clusters)"),
+    ("2022-06-30", "predicted 0.971; true value estimated 0.890 ± 0.016 (95 % CI 0.860–0.921, 401 clusters)"),
+    ("2020-09-29", "7.778 in 2020-06-30 → 6.207 (change −1.571, −20.2 %) on 111,712 records in both releases"),
+    ("2020-09-29", "5349414-2 (14 of 14)"),
+    ("2020-12-29", "9.960; control limits 5.773 to 8.844 (mean of 8 releases 2018-11-27–2020-09-29 "
+                   "7.309 ± 3 × SD 0.512)"),
+    ("2021-12-30", "-0.056 ± 0.022 (largest gap: api against the rest, adjusted p 0.009; 1 of 1 groups tested, "
+                   "401 clusters, 10 in no group)"),
+]
+
+
+def _page_text(html: str) -> str:
+    import html as html_module
+
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    return flat(html_module.unescape(re.sub(r"<[^>]+>", " ", text)))
+
+
+def _comparable(text: str) -> str:
+    """Minus signs as hyphens and no space before a semicolon (the page splits its spans)."""
+    return flat(text).replace("−", "-").replace(" ;", ";")
+
+
+@pytest.mark.slow
+def test_reading_the_reports_quotes_the_demo_pages(demo):
+    page = (DOCS / "reading-the-reports.md").read_text(encoding="utf-8")
+    site = demo.root / "build" / "patentsview" / "gx" / "uncommitted" / "data_docs" / "local_site"
+    for release, quoted in REPORT_EXAMPLES:
+        assert _comparable(quoted) in _comparable(page.replace("`", "")), f"reading-the-reports: {quoted!r}"
+        assert f"demo's release {release}" in flat(page), f"reading-the-reports: say it is from {release}"
+        (html,) = list(site.glob(f"validations/**/*release_{release}.html"))
+        assert _comparable(quoted) in _comparable(_page_text(html.read_text(encoding="utf-8"))), (
+            f"the demo's Data Docs page of {release} does not show {quoted!r}")
 
 
 # -- the GX example (it replaces tests/test_gx_native.py's test of the old README's) -----------
