@@ -366,30 +366,7 @@ def test_the_documented_module_exports_every_expectation():
         assert getattr(mod, cls_name).__module__.startswith("er_expectations.gx.expectations")
 
 
-# -- the README example and the dependency domain ---------------------------------------------
-
-def _readme_example() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("<!-- gx-example")
-    block = text[start:].split("```python\n", 1)[1].split("\n```", 1)[0]
-    return block
-
-
-def test_the_readme_gx_example_runs_and_shows_the_api_numbers(capsys):
-    namespace: dict = {}
-    exec(compile(_readme_example(), "README.md#use-from-gx", "exec"), namespace)  # noqa: S102
-    df, result, details = namespace["df"], namespace["result"], namespace["details"]
-    api = erx.estimate(df, prediction="inventor_id", reference="benchmark_id", weights="uniform",
-                       metrics=["pairwise_precision"]).iloc[0]
-    assert result.result["observed_value"] == pytest.approx(api.estimate, rel=1e-12)
-    for key in ("std_error", "ci_lower", "ci_upper"):
-        assert details[key] == pytest.approx(api[key], rel=1e-12)
-    # the example's threshold (0.9, a suite parameter) is above the interval: it fails and
-    # shows the error table, and the checkpoint run fails with it
-    assert api.ci_lower < 0.9 and result.success is False
-    assert details["top_clusters"] and namespace["run"].success is False
-    assert capsys.readouterr().out.startswith("False ")
-
+# -- the dependency domain (the GX example of the docs is run by tests/test_docs_site.py) --------
 
 def test_our_dependency_domain_is_the_one_gx_computes():
     from great_expectations.expectations.registry import get_metric_kwargs

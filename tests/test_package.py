@@ -37,3 +37,12 @@ def test_the_api_does_not_import_gx_and_one_import_registers_everything(tmp_path
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("ok")
+
+
+def test_every_public_name_resolves():
+    """Every name of ``erx.__all__`` is an attribute of the package (the lazy ones included)."""
+    import er_expectations as erx
+
+    for name in erx.__all__:
+        assert getattr(erx, name) is not None, name
+    assert callable(erx.labelling_batch) and callable(erx.diff_releases)
