@@ -12,8 +12,8 @@ import math
 
 import pandas as pd
 import pytest
-import reference_impl as ref
-from reference_impl import close
+from support import reference_impl as ref
+from support.reference_impl import close
 
 from er_expectations.analysis.examples import RLDATA_FIELDS, agreement_prediction, rldata_frame
 

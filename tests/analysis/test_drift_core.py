@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.paths import PV_DATA, REPO
 
 import er_expectations as erx
 from er_expectations.analysis.drift import estimate_change, release_agreement, statistic_change
@@ -310,7 +311,6 @@ def test_paired_standard_error_matches_a_simulation():
 
 
 def test_cli_diff_from_a_table_and_from_a_checkpoint(tmp_path, capsys):
-    from pathlib import Path
 
     from er_expectations.cli.main import main
 
@@ -325,7 +325,7 @@ def test_cli_diff_from_a_table_and_from_a_checkpoint(tmp_path, capsys):
     assert data["clusters"] == {"unchanged": 1, "merged": 1, "split": 2, "both": 0} and data["records_moved"] == 6
     assert main(["diff", str(table), "--before", "olde", "--after", "new"]) == 2
     assert "did you mean 'old'" in capsys.readouterr().err
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     code = main(["diff", "--checkpoint", str(repo / "checkpoints" / "patentsview.yml"), "--before", "2020-06-30",
                  "--after", "2020-09-29", "--examples", "1"])
     text = capsys.readouterr().out
@@ -340,9 +340,8 @@ def test_cli_diff_from_a_table_and_from_a_checkpoint(tmp_path, capsys):
 
 def test_patentsview_diff_counts_match_brute_force():
     """The 2020-06-30 → 2020-09-29 diff on the real releases, against the brute-force classifier."""
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "er_expectations" / "data" / "patentsview" / "predictions.parquet"
+    path = PV_DATA / "predictions.parquet"
     pred = pd.read_parquet(path, columns=["mention_id", "inventor_id_20200630", "inventor_id_20200929"])
     before = [None if pd.isna(v) else v for v in pred["inventor_id_20200630"]]
     after = [None if pd.isna(v) else v for v in pred["inventor_id_20200929"]]

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from support.paths import REPO
 
 import er_expectations as erx
 from er_expectations.analysis import ethnicity as eth
 from er_expectations.core.errors import InputError
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"
 CATS = list(eth.CATEGORIES)
 

@@ -6,19 +6,17 @@ kind: the rule must catch it and no other rule may fire.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from support import labeltools
+from support.labeltools import injected, qc
 
 from er_expectations import InputError
 from er_expectations.analysis.labelqc import check_labels, qc_labels
 from er_expectations.analysis.labels import RULES, VIOLATION_COLUMNS, parse_labels
-from er_expectations.core.io import combine_name
 
-DATA = Path(__file__).resolve().parents[1] / "er_expectations" / "data" / "patentsview"
-RELEASE = "inventor_id_20211230"
+demo = labeltools.demo
 
 
 # -- a tiny hand-made release ---------------------------------------------------------------
@@ -229,19 +227,6 @@ def test_list_columns_and_strings_parse_alike():
 
 
 # -- the demo labels ---------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def demo():
-    lab = pd.read_parquet(DATA / "labels.parquet")
-    rec = pd.read_parquet(DATA / "records.parquet").merge(pd.read_parquet(DATA / "predictions.parquet"),
-                                                          on="mention_id")
-    rec["name"] = combine_name(rec, ["name_first", "name_last"])
-    return lab, rec
-
-
-def qc(lab, rec, **kw):
-    return qc_labels(lab, rec, RELEASE, record_id="mention_id", block="block", name="name", **kw)
-
-
 def test_demo_labels_are_clean_on_every_critical_rule(demo):
     lab, rec = demo
     q = qc(lab, rec)
@@ -253,67 +238,11 @@ def test_demo_labels_are_clean_on_every_critical_rule(demo):
     assert q.failed(5) / q.checked[5] < 0.1
 
 
-def _context(lab, rec):
-    """Lookups used to inject errors: the cluster of each record and the members of each cluster."""
-    release = rec.dropna(subset=[RELEASE])
-    cluster = dict(zip(release["mention_id"], release[RELEASE], strict=True))
-    members = release.groupby(RELEASE)["mention_id"].agg(set).to_dict()
-    truth = [(members[cluster[r]] - set(a)) | set(b) for r, a, b in zip(lab.record_id, lab.removed, lab.added, strict=True)]
-    in_truth = set().union(*truth)
-    return release, cluster, members, truth, in_truth
-
-
-def _injected(lab, rec, rule):
-    """A copy of the demo labels with one error of ``rule``'s kind; returns it and the bad draw."""
-    lab = lab.copy()
-    lab["removed"] = lab["removed"].map(list)
-    lab["added"] = lab["added"].map(list)
-    release, cluster, members, truth, in_truth = _context(lab, rec)
-    clean5 = set(qc(lab, rec).failing(5)["draw"])
-    i = 17
-    r = lab.at[i, "record_id"]
-    if rule == 1:  # remove a record of another predicted cluster, outside every true cluster
-        other = next(m for m in release["mention_id"] if cluster[m] != cluster[r] and m not in in_truth)
-        lab.at[i, "removed"] = [*lab.at[i, "removed"], other]
-    elif rule == 2:
-        lab.at[i, "removed"] = [*lab.at[i, "removed"], r]
-    elif rule == 3:
-        i = next(j for j in lab.index if len(members[cluster[lab.at[j, "record_id"]]] - set(lab.at[j, "removed"])) >= 2)
-        r = lab.at[i, "record_id"]
-        m = sorted(members[cluster[r]] - set(lab.at[i, "removed"]) - {r})[0]
-        lab.at[i, "added"] = [*lab.at[i, "added"], m]
-    elif rule == 4:
-        lab.at[i, "added"] = [*lab.at[i, "added"], "US0000000-9"]
-    elif rule == 5:  # a stranger: other block, unlike name, in no true cluster
-        row = rec.set_index("mention_id")
-        i = next(j for j in lab.index if lab.at[j, "draw"] not in clean5)
-        r = lab.at[i, "record_id"]
-        stranger = next(m for m in release["mention_id"]
-                        if m not in in_truth and cluster[m] != cluster[r]
-                        and row.at[m, "block"] != row.at[r, "block"]
-                        and row.at[m, "name_last"][:1] != row.at[r, "name_last"][:1])
-        lab.at[i, "added"] = [*lab.at[i, "added"], stranger]
-    elif rule == 6:  # the same record drawn again, labelled differently (no true cluster id given)
-        i = next(j for j in lab.index if len(members[cluster[lab.at[j, "record_id"]]] - set(lab.at[j, "removed"])) >= 2)
-        r = lab.at[i, "record_id"]
-        m = sorted(members[cluster[r]] - set(lab.at[i, "removed"]) - {r})[0]
-        extra = lab.loc[[i]].copy()
-        extra["draw"] = lab["draw"].max() + 1
-        extra["removed"] = [[*lab.at[i, "removed"], m]]
-        extra["true_cluster"] = None
-        lab = pd.concat([lab, extra], ignore_index=True)
-        return lab, {int(lab.at[i, "draw"]), int(extra["draw"].iloc[0])}
-    elif rule == 7:  # the id of another draw's cluster
-        lab.at[i, "true_cluster"] = lab.at[i + 1, "true_cluster"]
-        return lab, {int(lab.at[i, "draw"]), int(lab.at[i + 1, "draw"])}
-    return lab, {int(lab.at[i, "draw"])}
-
-
 @pytest.mark.parametrize("rule", [1, 2, 3, 4, 5, 6, 7])
 def test_each_rule_catches_its_own_injected_error_and_nothing_else(demo, rule):
     lab, rec = demo
     base = qc(lab, rec).violations
-    bad, draws = _injected(lab, rec, rule)
+    bad, draws = injected(lab, rec, rule)
     v = qc(bad, rec).violations
     new = v.merge(base[["draw", "rule"]], how="left", indicator=True)
     new = new[new["_merge"] == "left_only"]

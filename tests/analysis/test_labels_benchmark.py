@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.paths import REPO
 
 import er_expectations as erx
 from er_expectations import InputError
@@ -20,7 +20,7 @@ from er_expectations.analysis.labelqc import qc_labels
 from er_expectations.analysis.sampling import draw_sample, write_frame
 from er_expectations.core.io import read_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 DATA = ROOT / "er_expectations" / "data" / "patentsview"
 RELEASE = "inventor_id_20211230"
 

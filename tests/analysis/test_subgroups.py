@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import reference_impl as ref
+from support import reference_impl as ref
 
 import er_expectations as erx
 from er_expectations.core.errors import InputError

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_runner import CHECKPOINT, SUITE, make_toy, snapshot
+from support.paths import REPO
+from support.toyproject import CHECKPOINT, SUITE, make_toy, snapshot
 
 from er_expectations.cli.main import main
 
-REPO = Path(__file__).resolve().parents[1]
 ISSUE_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+)(:(?P<col>\d+))?: .+", re.M)
 
 

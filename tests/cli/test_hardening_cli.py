@@ -17,15 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_runner import CHECKPOINT, SUITE, make_toy, snapshot
+from support.paths import REPO
+from support.toyproject import CHECKPOINT, SUITE, make_toy, snapshot
 
 from er_expectations.cli.common import EXIT_CODES
 from er_expectations.cli.main import main
 from er_expectations.core.errors import InputError
 from er_expectations.core.names import ensure_inside, name_problem, release_file_names, safe_name
 from er_expectations.core.severity import severity_of, status_of, worst_status
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _no_traceback(err: str) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import PV_DATA, TEST_DATA
 
 from er_expectations.config import (
     CheckpointConfig,
@@ -33,8 +34,8 @@ from er_expectations.config import (
 from er_expectations.config.scaffold import yaml_scalar
 from er_expectations.config.yamlnodes import read_yaml
 
-DATA = Path(__file__).parent / "data" / "config"
-PACKAGE_DATA = Path(__file__).parent.parent / "er_expectations" / "data" / "patentsview"
+DATA = TEST_DATA / "config"
+PACKAGE_DATA = PV_DATA
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -11,9 +11,9 @@ import os
 import shutil
 from pathlib import Path
 
-import chromium as browser
 import pytest
-from chromium import (
+from support import chromium as browser
+from support.chromium import (
     ChromiumNotFoundError,
     chromium_available,
     dump_dom,
@@ -32,7 +32,7 @@ requires_chromium = pytest.mark.skipif(not chromium_available(), reason=SKIP_REA
 def site(tmp_path_factory):
     if not chromium_available():
         pytest.skip(SKIP_REASON)
-    from test_offline_docs import build_demo_site
+    from support.datadocs import build_demo_site
 
     return build_demo_site(tmp_path_factory.mktemp("browser_site"))
 
@@ -50,7 +50,7 @@ def _keep(png: Path) -> None:
 @pytest.mark.browser
 @requires_chromium
 def test_index_in_the_browser(site, tmp_path):
-    from test_offline_docs import GOOD_RUN, HOSTILE_RUN, SUITE
+    from support.datadocs import GOOD_RUN, HOSTILE_RUN, SUITE
 
     index = site["site"] / "index.html"
     dom = dump_dom(index)
@@ -69,7 +69,7 @@ def test_index_in_the_browser(site, tmp_path):
 @pytest.mark.browser
 @requires_chromium
 def test_validation_page_in_the_browser(site, tmp_path):
-    from test_offline_docs import HOSTILE, HOSTILE_RUN, SUITE
+    from support.datadocs import HOSTILE, HOSTILE_RUN, SUITE
 
     page = site["pages"][HOSTILE_RUN]
     dom = dump_dom(page)
@@ -92,7 +92,7 @@ def test_validation_page_in_the_browser(site, tmp_path):
 @pytest.mark.browser
 @requires_chromium
 def test_passing_page_and_suite_page_in_the_browser(site):
-    from test_offline_docs import GOOD_RUN, SUITE
+    from support.datadocs import GOOD_RUN, SUITE
 
     text = visible_text(dump_dom(site["pages"][GOOD_RUN]))
     assert "Status: Succeeded" in text and GOOD_RUN in text
@@ -106,7 +106,7 @@ def test_passing_page_and_suite_page_in_the_browser(site):
 @pytest.mark.browser
 @requires_chromium
 def test_severity_in_the_browser(tmp_path_factory, tmp_path):
-    from test_offline_docs import CRIT_RUN, WARN_RUN, build_severity_site
+    from support.datadocs import CRIT_RUN, WARN_RUN, build_severity_site
 
     built = build_severity_site(tmp_path_factory.mktemp("browser_severity"))
     index_text = visible_text(dump_dom(built["site"] / "index.html"))

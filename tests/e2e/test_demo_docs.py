@@ -9,23 +9,22 @@ from __future__ import annotations
 
 import io
 import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from chromium import (
+from support.chromium import (
     chromium_available,
     dump_dom,
     page_problems,
     screenshot,
     visible_text,
 )
+from support.paths import REPO
 
 import er_expectations as erx
 from er_expectations.core.text import observed_estimate
 from er_expectations.run.runner import run_checkpoint
 
-REPO = Path(__file__).resolve().parents[1]
 PV = REPO / "er_expectations" / "data" / "patentsview"
 RELEASES = ["2017-08-08", "2021-12-30", "2022-06-30"]
 

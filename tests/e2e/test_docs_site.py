@@ -39,8 +39,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 README = REPO / "README.md"
 PV = REPO / "er_expectations" / "data" / "patentsview"

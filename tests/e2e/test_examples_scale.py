@@ -6,11 +6,11 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sql_and_spark.py"
+EXAMPLE = REPO / "examples" / "sql_and_spark.py"
 
 
 def _observed(text: str, engine: str) -> dict[str, float]:

@@ -14,12 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from enginetools import spark_available
+from support.enginetools import spark_available
+from support.paths import REPO
 
 from er_expectations.analysis.baseline_columns import DRIFT_EXPECTATIONS
 from er_expectations.run.runner import run_checkpoint
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def moved(name: str, root: Path, replacements: dict[str, str]) -> Path:

@@ -15,8 +15,8 @@ import uuid
 import numpy as np
 import pandas as pd
 import pytest
-from enginetools import IN_CI, engine_params, spark_available
-from reference_impl import random_case
+from support.enginetools import IN_CI, engine_params, spark_available
+from support.reference_impl import random_case
 
 from er_expectations.core.errors import InputError
 from er_expectations.engines.pandas import release as pandas_engine

@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from enginetools import engine_params, postgres_url
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sourcetools import count_fetched_rows
-from test_gx_engines_drift import DATA, spark_frame, spark_session
+from support.enginetools import engine_params, postgres_url, spark_frame, spark_session
+from support.paths import PV_DATA as DATA
+from support.sourcetools import count_fetched_rows
 
 from er_expectations.analysis.drift import agreement_of, diff_of
 from er_expectations.engines.pandas.pairs import ReleasePair

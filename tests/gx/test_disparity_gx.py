@@ -15,7 +15,7 @@ from great_expectations.checkpoint import UpdateDataDocsAction
 from great_expectations.compatibility import pydantic
 from great_expectations.core.run_identifier import RunIdentifier
 from great_expectations.data_context.types.base import ProgressBarsConfig
-from gxtools import validate_frame
+from support.gxtools import validate_frame
 
 import er_expectations as erx
 import er_expectations.gx  # noqa: F401
@@ -144,7 +144,7 @@ def site(tmp_path_factory):
 
 
 def test_data_docs_show_the_group_table_and_a_static_chart(site):
-    from test_offline_docs import page_problems, visible_text
+    from support.chromium import page_problems, visible_text
 
     html = site["page"]
     shown = visible_text(html)
@@ -165,12 +165,13 @@ def test_data_docs_show_the_group_table_and_a_static_chart(site):
 
 
 def test_hostile_group_names_are_text_and_no_cluster_is_shown(site):
-    from test_offline_docs import _parse, _remote_refs, visible_text
+    from support.chromium import visible_text
+    from support.datadocs import parse_fetches, remote_refs
 
     html = site["page"]
     assert "<script>alert(1)</script>" not in html and "<img src=x" not in html
-    assert _parse(html).handlers == []
-    assert _remote_refs(html) == ([], 0)
+    assert parse_fetches(html).handlers == []
+    assert remote_refs(html) == ([], 0)
     shown = visible_text(html)
     for name in HOSTILE_GROUPS:
         assert name in shown  # escaped, shown as text

@@ -16,8 +16,8 @@ from pathlib import Path
 import great_expectations as gx
 import pandas as pd
 import pytest
-from chromium import page_problems, visible_text
-from test_runner import CHECKPOINT, make_toy, snapshot
+from support.chromium import page_problems, visible_text
+from support.toyproject import CHECKPOINT, make_toy, snapshot
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations.analysis.drift import (
@@ -403,7 +403,7 @@ def test_agreement_of_empty_pair_is_undefined_with_reason():
 def test_drift_checks_run_on_a_sql_datasource(tmp_path, context):
     """The drift metrics aggregate in the database (tests/test_gx_engines_drift.py compares every
     engine in depth): the same result as on pandas, the release diff of the failure included."""
-    from gxtools import quiet_context
+    from support.gxtools import quiet_context
 
     sa = pytest.importorskip("sqlalchemy")
     url = f"sqlite:///{tmp_path / 'releases.db'}"

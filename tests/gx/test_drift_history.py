@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from chromium import page_problems
+from support.chromium import page_problems
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations.config import ConfigError

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import great_expectations as gx
 import numpy as np
@@ -15,7 +14,8 @@ import pandas as pd
 import pytest
 from great_expectations.expectations.registry import get_expectation_impl, get_renderer_impl
 from great_expectations.render import LegacyDiagnosticRendererType, LegacyRendererType
-from gxtools import validate_frame
+from support.gxtools import validate_frame
+from support.paths import REPO
 
 import er_expectations as erx
 from er_expectations.config import default_registry
@@ -205,7 +205,7 @@ def test_the_runner_uses_no_private_gx_api():
     Data Docs once with ``build_data_docs``: public GX APIs only (no ``._name`` of a GX object)."""
     import re
 
-    run_layer = Path(__file__).resolve().parents[1] / "er_expectations" / "run"
+    run_layer = REPO / "er_expectations" / "run"
     source = "\n".join(p.read_text(encoding="utf-8") for p in sorted(run_layer.rglob("*.py")))
     assert "def run_checkpoint" in source
     assert not re.search(r"\b(combined|checkpoint|ctx|context|cp|vd)\._[a-z]", source)

@@ -15,8 +15,8 @@ import great_expectations as gx
 import numpy as np
 import pandas as pd
 import pytest
-from enginetools import IN_CI, engine_params
 from great_expectations.data_context.types.base import ProgressBarsConfig
+from support.enginetools import IN_CI, engine_params
 
 import er_expectations.gx  # noqa: F401 - registers the expectations
 from er_expectations.gx.expectations import (

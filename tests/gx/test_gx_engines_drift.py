@@ -13,221 +13,25 @@ cluster (counted; more cases in ``test_engines_drift_sums.py``).
 
 from __future__ import annotations
 
-import math
-import os
-import uuid
-from pathlib import Path
-
-import great_expectations as gx
 import numpy as np
 import pandas as pd
 import pytest
-from enginetools import engine_params
-from great_expectations.data_context.types.base import ProgressBarsConfig
+from support.drift import drift_frame, drift_suite
+from support.enginetools import engine_params
+from support.gxtools import assert_results_equal, results, validate
+from support.paths import PV_DATA
 
 import er_expectations.gx  # noqa: F401 - registers the expectations
 from er_expectations.gx.expectations import (
-    ExpectEstimateChangeToBeBelow,
     ExpectReleaseAgreementToBeBetween,
-    ExpectStatisticChangeToBeBelow,
 )
 
 sa = pytest.importorskip("sqlalchemy")
 _ENGINES = engine_params()
-DATA = Path(__file__).resolve().parents[1] / "er_expectations" / "data" / "patentsview"
-
-
-# -- loading one pandas frame into each engine ---------------------------------------------------
-
-
-def _context():
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    return ctx
-
-
-def spark_session():
-    from pyspark.sql import SparkSession
-
-    return (SparkSession.builder.master("local[2]").config("spark.sql.shuffle.partitions", "4")
-            .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .getOrCreate())
-
-
-def spark_frame(spark, df: pd.DataFrame):
-    """The frame as a Spark DataFrame with an explicit schema (an all-null column is text)."""
-    from pyspark.sql import types as T  # noqa: N812
-
-    fields, columns = [], {}
-    for col in df.columns:
-        values = df[col]
-        present = values.dropna()
-        lists = len(present) and all(isinstance(v, (list, tuple, np.ndarray)) for v in present)
-        if lists:
-            items = [i for v in present for i in v]
-            whole = items and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items)
-            kind = T.ArrayType(T.LongType() if whole else T.StringType())
-            columns[col] = values.map(lambda v, whole=whole: None if not isinstance(v, (list, tuple, np.ndarray))
-                                      else [int(i) if whole else str(i) for i in v])
-            fields.append(T.StructField(str(col), kind, True))
-            continue
-        if pd.api.types.is_bool_dtype(values.dtype):
-            kind = T.BooleanType()
-        elif pd.api.types.is_integer_dtype(values.dtype) or (
-                len(present) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in present)):
-            kind = T.LongType()
-        elif pd.api.types.is_float_dtype(values.dtype):
-            kind = T.DoubleType()
-        else:
-            kind = T.StringType()
-        fields.append(T.StructField(str(col), kind, True))
-        if isinstance(kind, T.LongType):
-            columns[col] = values.astype("Int64")
-        elif isinstance(kind, T.StringType):
-            columns[col] = values.astype(object).where(values.notna(), None)
-        else:
-            columns[col] = values
-    rows = pd.DataFrame(columns)
-    data = [tuple(v if isinstance(v, list) else
-                  None if (v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))) else
-                  (int(v) if isinstance(v, np.integer) else v) for v in row)
-            for row in rows.astype(object).itertuples(index=False, name=None)]
-    return spark.createDataFrame(data, schema=T.StructType(fields))
-
-
-def sql_url(engine: str, tmp_path: Path) -> str:
-    if engine == "sqlite":
-        return f"sqlite:///{tmp_path / f'{uuid.uuid4().hex[:8]}.db'}"
-    url = os.environ.get("ER_TEST_POSTGRES_URL")
-    if not url:
-        pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL")
-    return url
-
-
-def validate(engine: str, df: pd.DataFrame, expectations: list, tmp_path: Path, *,
-             result_format: str = "COMPLETE"):
-    """Validate ``expectations`` on ``df`` through a GX datasource of ``engine``."""
-    ctx = _context()
-    suite = ctx.suites.add(gx.ExpectationSuite(name=f"s_{uuid.uuid4().hex[:6]}", expectations=expectations))
-    if engine == "pandas":
-        bd = ctx.data_sources.add_pandas("pd").add_dataframe_asset("release").add_batch_definition_whole_dataframe("all")
-        return bd.get_batch(batch_parameters={"dataframe": df}).validate(suite, result_format=result_format)
-    if engine == "spark":
-        sdf = spark_frame(spark_session(), df)
-        bd = ctx.data_sources.add_spark("spark").add_dataframe_asset("release").add_batch_definition_whole_dataframe("all")
-        return bd.get_batch(batch_parameters={"dataframe": sdf}).validate(suite, result_format=result_format)
-    url = sql_url(engine, tmp_path)
-    table = f"release_{uuid.uuid4().hex[:8]}"
-    bind = sa.create_engine(url)
-    try:
-        df.to_sql(table, bind, index=False)
-        ds = (ctx.data_sources.add_sqlite("sql", connection_string=url) if engine == "sqlite"
-              else ctx.data_sources.add_postgres("sql", connection_string=url))
-        bd = ds.add_table_asset("release", table_name=table).add_batch_definition_whole_table("all")
-        return bd.get_batch().validate(suite, result_format=result_format)
-    finally:
-        if engine == "postgres":
-            with bind.begin() as conn:
-                conn.execute(sa.text(f'DROP TABLE IF EXISTS "{table}"'))
-        bind.dispose()
-
-
-def results(result) -> dict:
-    """{(type, metric/statistic, q): (success, result)}; no expectation may have raised."""
-    out = {}
-    for r in result.results:
-        info = r.exception_info or {}
-        infos = [v for v in info.values() if isinstance(v, dict)] or [info]
-        for i in infos:
-            assert not i.get("raised_exception"), i.get("exception_message")
-        cfg = r.expectation_config
-        key = (cfg.type, cfg.kwargs.get("metric") or cfg.kwargs.get("statistic"), cfg.kwargs.get("q"))
-        assert key not in out, key
-        out[key] = (r.success, r.result)
-    return out
-
-
-def assert_same(got, want, where=()):
-    """Equal, with floats to 1e-9 (NaN equals NaN); ints, text, flags and lists exactly."""
-    if isinstance(want, dict):
-        assert isinstance(got, dict) and got.keys() == want.keys(), (where, sorted(got), sorted(want))
-        for key in want:
-            assert_same(got[key], want[key], (*where, key))
-    elif isinstance(want, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(got) == len(want), (where, got, want)
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            assert_same(g, w, (*where, i))
-    elif isinstance(want, float) and not isinstance(want, bool):
-        assert isinstance(got, (int, float)), (where, got, want)
-        assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want, rel=1e-9, abs=1e-12), \
-            (where, got, want)
-    else:
-        assert got == want and type(got) is type(want), (where, got, want)
-
-
-def assert_results_equal(got: dict, want: dict) -> None:
-    assert got.keys() == want.keys()
-    for key, (ok, res) in want.items():
-        assert got[key][0] == ok, key
-        assert_same(got[key][1], res, key)
+DATA = PV_DATA
 
 
 # -- cases -------------------------------------------------------------------------------------------
-
-
-def drift_frame(seed: int, *, n: int = 500, ids: str = "str") -> pd.DataFrame:
-    """A baseline release and a current one derived from it (merges, splits, moves), nulls on
-    both sides, a benchmark column and names; text or integer cluster ids."""
-    rng = np.random.default_rng(seed)
-    sizes = rng.zipf(2.0, size=n).clip(max=25)
-    truth = np.repeat(np.arange(sizes.size), sizes)[:n]
-    base = np.where(rng.random(n) < 0.92, truth, rng.integers(0, truth.max() + 1, n))
-    merge = rng.integers(0, truth.max() + 1, truth.max() + 1)
-    cur = np.where(rng.random(n) < 0.15, merge[base], base)
-    cur = np.where(rng.random(n) < 0.08, cur + 10_000, cur)  # split off
-    base_null = rng.random(n) < 0.1
-    cur_null = rng.random(n) < 0.1
-    sampled = rng.choice(np.unique(truth), size=max(5, truth.max() // 5), replace=False)
-    if ids == "str":
-        cur_col = pd.Series([f"c{x}" for x in cur], dtype=object).where(~cur_null, None)
-        base_col = pd.Series([f"b{x}" for x in base], dtype=object).where(~base_null, None)
-        ref_col = pd.Series([f"t{x}" for x in truth], dtype=object).where(np.isin(truth, sampled), None)
-        record = [f"r{i}" for i in range(n)]
-    else:
-        cur_col = pd.Series(cur, dtype="Int64").where(~cur_null, pd.NA)
-        base_col = pd.Series(base + 7, dtype="Int64").where(~base_null, pd.NA)
-        ref_col = pd.Series(truth, dtype="Int64").where(np.isin(truth, sampled), pd.NA)
-        record = np.arange(n)
-    names = pd.Series([f"name{k % 40}" for k in truth], dtype=object).where(rng.random(n) > 0.05, None)
-    return pd.DataFrame({"record": record, "pred": cur_col, "pred__baseline": base_col,
-                         "pred__baseline__release": "2020-06-30", "ref": ref_col, "name": names})
-
-
-def drift_suite(*, pred: str = "pred", record: str | None = "record", ref: str = "ref", name: str = "name",
-                baseline_column: str | None = None, strict: bool = True, short: bool = False) -> list:
-    """Every drift check; ``strict``: thresholds that fail, so that the diff is computed too;
-    ``short``: one check of each kind (the hostile cases, to keep Spark's share short)."""
-    common = {"prediction_column": pred, "record_id_column": record, "diff_examples": 3, "seed": 5}
-    if baseline_column is not None:
-        common["baseline_column"] = baseline_column
-    rel = {"max_relative_change": 0.0 if strict else 10.0}
-    out = [ExpectStatisticChangeToBeBelow(**common, statistic=s, **rel)
-           for s in ("average_cluster_size", "n_clusters", "matching_rate")]
-    out += [ExpectStatisticChangeToBeBelow(**common, statistic="hill_number", q=q, **rel) for q in (0, 2, "inf")]
-    out += [ExpectStatisticChangeToBeBelow(**common, statistic=s, name_column=name, **rel)
-            for s in ("homonymy_rate", "name_variation_rate")]
-    out += [ExpectReleaseAgreementToBeBetween(**common, metric=m, min_value=0.999 if strict else 0.0)
-            for m in ("pairwise_precision", "pairwise_f", "cluster_recall", "b_cubed_f", "homogeneity")]
-    out += [ExpectEstimateChangeToBeBelow(**common, reference_column=ref, metric=m, max_change=0.001 if strict else 1.0)
-            for m in ("pairwise_recall", "b_cubed_precision")]
-    out += [ExpectEstimateChangeToBeBelow(**common, reference_column=ref, metric="pairwise_precision",
-                                          max_change=0.001, weights="uniform", ci_level=0.8)]
-    if short:
-        keep = {("statistic", "average_cluster_size"), ("statistic", "homonymy_rate"), ("metric", "b_cubed_f"),
-                ("metric", "pairwise_recall")}
-        out = [e for e in out if (("statistic", getattr(e, "statistic", None)) in keep
-                                  or ("metric", getattr(e, "metric", None)) in keep)]
-    return out
 
 
 #: Spark runs many small jobs per check: one random case per id type there.

@@ -16,17 +16,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import test_labels
-from enginetools import engine_params
-from test_gx_engines_drift import assert_same, validate
-from test_labels import RELEASE, _injected
+from support import labeltools
+from support.enginetools import engine_params
+from support.gxtools import assert_same, validate
+from support.labeltools import RELEASE, injected
 
 import er_expectations.gx  # noqa: F401 - registers the expectations
 from er_expectations.analysis.labelling_batch import labelling_batch
 from er_expectations.gx.expectations.labels import LABEL_EXPECTATIONS
 
 _ENGINES = engine_params()
-demo = test_labels.demo
+demo = labeltools.demo
 
 LABEL_ROLES = ("draw", "removed", "added", "predicted_cluster", "true_cluster")
 
@@ -152,7 +152,7 @@ def test_demo_labels_equal_pandas(engine, rule, demo, tmp_path):
     """The bundled demo labels (clean, then with one error of each rule) against the whole release."""
     lab, rec = demo
     if rule is not None:
-        lab, _ = _injected(lab, rec, rule)
+        lab, _ = injected(lab, rec, rule)
     batch = labelling_batch(lab, rec, RELEASE, record_id="mention_id", block="block", name="name")
     table = whole_table(batch, rec, draw="draw", record_columns=["mention_id", RELEASE, "block", "name"],
                         lists="list" if engine == "spark" else "text")
@@ -230,8 +230,8 @@ def test_sql_brings_back_the_labels_and_the_records_they_name_only(tmp_path, mon
 @pytest.mark.spark
 def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, monkeypatch):
     """On Spark: the drift cells grow with the clusters, the labelling rows with the labels."""
-    from enginetools import spark_available
-    from test_gx_engines_drift import drift_suite
+    from support.drift import drift_suite
+    from support.enginetools import spark_available
 
     from er_expectations.engines.spark import labelling as labelling_spark
     from er_expectations.engines.spark import pairs as pairs_spark

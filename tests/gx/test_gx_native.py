@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from great_expectations.data_context.types.base import ProgressBarsConfig
+from support.paths import REPO
 
 import er_expectations as erx
 from er_expectations.core.errors import InputError
@@ -31,7 +32,7 @@ from er_expectations.gx.expectations import (
     ExpectStatisticToMatchBenchmarkEstimate,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def _frame(seed: int = 0, n: int = 3000) -> pd.DataFrame:

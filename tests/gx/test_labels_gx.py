@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import test_labels
-from gxtools import validate_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_labels import RELEASE, _injected, qc
+from support import labeltools
+from support.gxtools import validate_frame
+from support.labeltools import RELEASE, injected, qc
+from support.paths import REPO
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations import InputError
@@ -35,11 +36,10 @@ from er_expectations.gx.expectations.labels import (
 )
 from er_expectations.run.runner import prepare_run
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"
 COLUMNS = {"record_id_column": "mention_id", "prediction_column": RELEASE}
 #: The demo labels and the records of their release (the fixture of test_labels.py).
-demo = test_labels.demo
+demo = labeltools.demo
 #: Rule 5's pass share on the clean demo labels is 46 / 50: with mostly = 0.92 the clean labels
 #: pass and one more unlike added record fails it.
 MOSTLY = 0.92
@@ -102,7 +102,7 @@ def test_the_batch_holds_the_labels_and_only_the_records_the_rules_read(demo):
 def test_the_batch_gives_the_answer_of_the_whole_release(demo, rule):
     lab, rec = demo
     if rule is not None:
-        lab, _ = _injected(lab, rec, rule)
+        lab, _ = injected(lab, rec, rule)
     whole = qc(lab, rec)
     labels, records, columns = split_labelling_batch(batch_of(lab, rec), record_id="mention_id", prediction=RELEASE)
     part = qc_labels(labels, records, RELEASE, record_id="mention_id", block="block", name="name", columns=columns)
@@ -145,7 +145,7 @@ def test_clean_demo_labels_pass_every_rule_with_the_counts_of_check_labels(demo,
 @pytest.mark.parametrize("rule", [1, 2, 3, 4, 5, 6, 7])
 def test_each_expectation_fails_on_its_own_injected_error_and_only_it(demo, context, rule):
     lab, rec = demo
-    bad, draws = _injected(lab, rec, rule)
+    bad, draws = injected(lab, rec, rule)
     result = validate_frame(context, batch_of(bad, rec), expectations(), f"labels_bad_{rule}")
     want = qc(bad, rec)
     found = by_rule(result)
@@ -356,8 +356,8 @@ def test_run_where_only_the_soft_rule_fails_exits_0_with_a_warning(tmp_path, cap
 
 def test_run_on_labels_with_errors_exits_1_and_lists_the_failing_draws(demo, tmp_path, capsys):
     lab, rec = demo
-    bad, draws1 = _injected(lab, rec, 1)
-    bad, draws4 = _injected(bad, rec, 4)
+    bad, draws1 = injected(lab, rec, 1)
+    bad, draws4 = injected(bad, rec, 4)
     labels = tmp_path / "labels.parquet"
     bad.to_parquet(labels, index=False)
     path = _checkpoint(tmp_path, labels)
@@ -445,10 +445,10 @@ def test_hostile_ids_and_messages_are_escaped_in_data_docs(tmp_path, capsys):
 def test_the_failing_draw_table_renders_hostile_text_as_text():
     """Every cell of the table (draw, rule, records, message) and the title go through GX's
     escaped string templates and the autoescaped page view (payloads of test_offline_docs)."""
-    from chromium import page_problems, visible_text
     from great_expectations.core import ExpectationValidationResult
     from great_expectations.render import RenderedDocumentContent, RenderedSectionContent
-    from test_offline_docs import PAYLOADS, _parse, _remote_refs
+    from support.chromium import page_problems, visible_text
+    from support.datadocs import PAYLOADS, parse_fetches, remote_refs
 
     from er_expectations.gx import data_docs
 
@@ -467,8 +467,8 @@ def test_the_failing_draw_table_renders_hostile_text_as_text():
         sections=[RenderedSectionContent(content_blocks=blocks, section_name="labels")],
         renderer_type="ValidationResultsPageRenderer", page_title="labels", expectation_suite_name="suite")
     page = data_docs.OfflinePageView().render(doc)
-    assert _remote_refs(page) == ([], 0)
-    assert _parse(page).handlers == [] and page_problems(page) == []
+    assert remote_refs(page) == ([], 0)
+    assert parse_fetches(page).handlers == [] and page_problems(page) == []
     shown = visible_text(page)
     for payload in PAYLOADS:
         assert payload in shown, payload
@@ -499,7 +499,13 @@ def test_labels_with_their_own_column_names_and_integer_ids(context):
 
 @pytest.mark.browser
 def test_the_failing_draw_table_in_the_browser(tmp_path, capsys):
-    from chromium import chromium_available, dump_dom, page_problems, screenshot, visible_text
+    from support.chromium import (
+        chromium_available,
+        dump_dom,
+        page_problems,
+        screenshot,
+        visible_text,
+    )
 
     if not chromium_available():
         pytest.skip("headless Chromium is not installed (Debian: apt-get install -y chromium)")

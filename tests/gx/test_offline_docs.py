@@ -23,10 +23,24 @@ pytestmark = pytest.mark.pandas
 
 gx = pytest.importorskip("great_expectations")
 
-from chromium import page_problems, visible_text  # noqa: E402
 from great_expectations.checkpoint import UpdateDataDocsAction  # noqa: E402
 from great_expectations.core.run_identifier import RunIdentifier  # noqa: E402
 from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
+from support.chromium import page_problems, visible_text  # noqa: E402
+from support.datadocs import (  # noqa: E402
+    CHECKPOINT,
+    CRIT_RUN,
+    GOOD_RUN,
+    HOSTILE,
+    HOSTILE_RUN,
+    PAYLOADS,
+    SUITE,
+    WARN_RUN,
+    build_demo_site,
+    build_severity_site,
+    parse_fetches,
+    remote_refs,
+)
 
 from er_expectations.gx import data_docs  # noqa: E402
 from er_expectations.gx.actions import OfflineDataDocsAction  # noqa: E402
@@ -40,69 +54,6 @@ from er_expectations.gx.data_docs import (  # noqa: E402
     write_index,
 )
 
-HOSTILE = "<script>alert(1)</script>"
-# Run names become folder names, so GX forbids "/" in them: this one has no slash but is live HTML.
-HOSTILE_RUN = "release_2022<img src=x onerror=alert(1)>"
-GOOD_RUN = "release_2021"
-SUITE = "er_offline_checks"
-CHECKPOINT = "er_offline_checkpoint"
-
-FETCH_ATTRS = ("src", "href", "srcset", "poster", "data", "action", "formaction", "background")
-
-
-def _frames() -> tuple[pd.DataFrame, pd.DataFrame]:
-    good = pd.DataFrame({
-        "record_id": [1, 2, 3, 4],
-        "cluster_id": ["c1", "c1", "c2", "c3"],
-        HOSTILE: ["a", "b", "c", "d"],
-    })
-    bad = pd.DataFrame({
-        "record_id": [1, 2, 3, 4],
-        "cluster_id": ["c1", HOSTILE, "c2", "c3"],
-        HOSTILE: ["a", None, "c", "d"],
-    })
-    return good, bad
-
-
-def build_demo_site(root: Path) -> dict:
-    """File context in ``root`` with two checkpoint runs; returns what the tests need."""
-    import great_expectations.expectations as gxe
-
-    logging.getLogger("great_expectations").setLevel(logging.WARNING)
-    ctx = gx.get_context(mode="file", project_root_dir=root)
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    ctx.variables.save()
-    asset = ctx.data_sources.add_pandas("frames").add_dataframe_asset("records")
-    batch_definition = asset.add_batch_definition_whole_dataframe("whole_frame")
-    suite = ctx.suites.add(gx.ExpectationSuite(name=SUITE))
-    suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column="record_id"))
-    suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column="cluster_id"))
-    suite.add_expectation(gxe.ExpectColumnValuesToBeInSet(column="cluster_id",
-                                                          value_set=["c1", "c2", "c3"]))
-    suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column=HOSTILE))
-    vd = ctx.validation_definitions.add(
-        gx.ValidationDefinition(name="er_offline_vd", data=batch_definition, suite=suite))
-    checkpoint = ctx.checkpoints.add(gx.Checkpoint(
-        name=CHECKPOINT,
-        validation_definitions=[vd],
-        actions=[UpdateDataDocsAction(name="update_data_docs"),
-                 OfflineDataDocsAction(name="offline_data_docs")],
-    ))
-    good, bad = _frames()
-    first = checkpoint.run(batch_parameters={"dataframe": good},
-                           run_id=RunIdentifier(run_name=GOOD_RUN))
-    # the second run goes through the checkpoint re-loaded from its JSON file
-    reloaded = gx.get_context(project_root_dir=root)
-    second = reloaded.checkpoints.get(CHECKPOINT).run(
-        batch_parameters={"dataframe": bad}, run_id=RunIdentifier(run_name=HOSTILE_RUN))
-    site = local_site_dir(ctx)
-    pages = {}
-    for result, run in ((first, GOOD_RUN), (second, HOSTILE_RUN)):
-        (key,) = result.run_results
-        pages[run] = site.joinpath("validations", *key.to_tuple()[:-1], key.to_tuple()[-1] + ".html")
-    return {"root": root, "ctx": ctx, "site": site, "first": first, "second": second,
-            "pages": pages}
-
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> dict:
@@ -115,59 +66,6 @@ def _html_files(site: Path) -> list[Path]:
 
 def _snapshot(site: Path) -> dict[str, bytes]:
     return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
-
-
-class _Fetches(HTMLParser):
-    """Every URL the browser would fetch (not plain <a href> links), plus <script> tags."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.remote: list[str] = []
-        self.scripts = 0
-        self.handlers: list[str] = []
-        self.in_style = False
-        self.css: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "script":
-            self.scripts += 1
-        self.in_style = tag == "style"
-        for name, value in attrs:
-            if name.startswith("on"):
-                self.handlers.append(f"<{tag} {name}={value}>")
-            if name == "style":
-                self.css.append(value or "")
-        if tag == "a":
-            return
-        for name, value in attrs:
-            value = (value or "").strip().lower()
-            if name in FETCH_ATTRS and value.startswith(("http:", "https:", "//")):
-                self.remote.append(f"<{tag} {name}={value}>")
-
-    def handle_endtag(self, tag):
-        if tag == "style":
-            self.in_style = False
-
-    def handle_data(self, data):
-        if self.in_style:
-            self.css.append(data)
-
-
-_REMOTE_CSS = re.compile(r"url\(\s*['\"]?\s*(?:https?:)?//[^)]*\)|@import[^;]*//", re.I)
-
-
-def _parse(text: str) -> _Fetches:
-    parser = _Fetches()
-    parser.feed(text)
-    parser.close()
-    return parser
-
-
-def _remote_refs(text: str) -> tuple[list[str], int]:
-    """Remote fetches of a page (tags, inline CSS) and its number of <script> elements."""
-    parser = _parse(text)
-    css = [m for chunk in parser.css for m in _REMOTE_CSS.findall(chunk)]
-    return parser.remote + css, parser.scripts
 
 
 def _write_test_site_config(root: Path, site: dict) -> None:
@@ -266,7 +164,7 @@ def test_no_external_resources_remain(demo):
     assert len(pages) >= 4  # index, suite page, two validation pages
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        remote, scripts = _remote_refs(text)
+        remote, scripts = remote_refs(text)
         assert remote == [], f"{page.relative_to(site)} still fetches {remote}"
         assert scripts == 0, f"{page.relative_to(site)} still has <script> elements"
         # the only stylesheet is inline: GX's static CSS (copied by GX) is never loaded
@@ -355,7 +253,7 @@ def test_hostile_text_is_escaped_and_inert(demo):
         text = page.read_text(encoding="utf-8")
         assert HOSTILE not in text, page
         assert "<img src=x" not in text, page
-        assert _parse(text).handlers == [], page
+        assert parse_fetches(text).handlers == [], page
         assert page_problems(text) == [], (page, page_problems(text))
     failed = demo["pages"][HOSTILE_RUN].read_text(encoding="utf-8")
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -399,7 +297,7 @@ def test_an_old_kind_site_is_reconfigured_and_rebuilt_once(demo, tmp_path):
     assert action.run(checkpoint_result=None)["rebuilt"] is True
     for page in _html_files(site):
         text = page.read_text(encoding="utf-8")
-        assert _remote_refs(text) == ([], 0), page
+        assert remote_refs(text) == ([], 0), page
         assert "Content-Security-Policy" in text, page
     assert action.run(checkpoint_result=None)["rebuilt"] is False
 
@@ -435,22 +333,6 @@ def test_local_site_dir(demo):
 
 # ---- escaping by construction: hostile strings in every position ------------------------------
 
-PAYLOADS = [
-    '<img title="a>b" src="https://evil.example.org/x.png">',
-    '<div title="x>y" onmouseover=alert(1)>hover</div>',
-    '" onmouseover="alert(1)',
-    "' onfocus='alert(1)' autofocus='",
-    "`onerror=alert(1)`",
-    "javascript:alert(1)",
-    '<a href="javascript:alert(1)">click</a>',
-    "<svg onload=alert(1)>",
-    "</title><script>alert(1)</script>",
-    "</style><script>alert(1)</script>",
-    "&lt;script&gt;alert(1)&lt;/script&gt;",
-    "&#60;img src=x onerror=alert(1)&#62;",
-    "<!-- <script>alert(1)</script> -->",
-    "<![CDATA[<script>alert(1)</script>]]>",
-]
 ALLOWED_TAGS = {"span", "div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "i", "b", "strong", "em",
                 "code", "pre", "small", "li", "ul", "ol", "a", "u", "sub", "sup", "br"}
 
@@ -567,8 +449,8 @@ def test_the_page_view_escapes_titles_sections_blocks_and_notes():
         renderer_type="ValidationResultsPageRenderer", page_title=PAYLOADS[8],
         expectation_suite_name="suite")
     page = data_docs.OfflinePageView().render(doc)
-    assert _remote_refs(page) == ([], 0)
-    assert _parse(page).handlers == [] and page_problems(page) == []
+    assert remote_refs(page) == ([], 0)
+    assert parse_fetches(page).handlers == [] and page_problems(page) == []
     assert page.count("<title>") == 1 and "<title>&lt;/title&gt;&lt;script&gt;" in page
     shown = visible_text(page)
     for payload in PAYLOADS[:9]:
@@ -626,8 +508,8 @@ def test_hostile_names_notes_clusters_and_columns_are_text(hostile_er):
     assert hostile_er["page"] in pages and len(pages) >= 3
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        assert _remote_refs(text) == ([], 0), page
-        assert _parse(text).handlers == [], page
+        assert remote_refs(text) == ([], 0), page
+        assert parse_fetches(text).handlers == [], page
         assert page_problems(text) == [], (page, page_problems(text))
         assert "<svg" not in text and "<img" not in text and "<div title" not in text, page
     shown = visible_text(hostile_er["page"].read_text(encoding="utf-8"))
@@ -672,51 +554,10 @@ def test_an_expectation_that_raised_shows_as_error(tmp_path):
 
 # ---- severity: only a failed critical expectation fails a result ------------------------------
 
-SEVERITY_SUITE = "er_severity_checks"
-WARN_RUN = "only_warnings_fail"
-CRIT_RUN = "critical_fails"
-
-
 def _status_cells(page: str) -> list[tuple[str, str]]:
     """(status word, severity badge) of every expectation row of a validation page."""
     return re.findall(r'<span class="er-status er-\w+">(\w+)</span>'
                       r'<span class="er-sev er-sev-\w+"[^<>]*>(\w+)</span>', page)
-
-
-def build_severity_site(root: Path) -> dict:
-    """Two runs of a suite with a critical, a warning and an info expectation: the first fails
-    only the warning one, the second also the critical one."""
-    import great_expectations.expectations as gxe
-
-    logging.getLogger("great_expectations").setLevel(logging.WARNING)
-    ctx = gx.get_context(mode="file", project_root_dir=root)
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    ctx.variables.save()
-    batch_definition = (ctx.data_sources.add_pandas("frames").add_dataframe_asset("records")
-                        .add_batch_definition_whole_dataframe("whole_frame"))
-    suite = ctx.suites.add(gx.ExpectationSuite(name=SEVERITY_SUITE))
-    suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column="record_id"))  # critical
-    suite.add_expectation(gxe.ExpectColumnValuesToBeInSet(column="cluster_id", value_set=["c1", "c2"],
-                                                          severity="warning"))
-    suite.add_expectation(gxe.ExpectTableRowCountToBeBetween(min_value=1, max_value=10,
-                                                             severity="info"))
-    vd = ctx.validation_definitions.add(
-        gx.ValidationDefinition(name="severity_vd", data=batch_definition, suite=suite))
-    checkpoint = ctx.checkpoints.add(gx.Checkpoint(
-        name="severity_cp", validation_definitions=[vd],
-        actions=[UpdateDataDocsAction(name="docs"), OfflineDataDocsAction(name="offline")]))
-    warn_only = pd.DataFrame({"record_id": [1, 2, 3], "cluster_id": ["c1", "c2", "c9"]})
-    critical = pd.DataFrame({"record_id": [1, None, 3], "cluster_id": ["c1", "c2", "c9"]})
-    results = {}
-    for run, frame in ((WARN_RUN, warn_only), (CRIT_RUN, critical)):
-        results[run] = checkpoint.run(batch_parameters={"dataframe": frame},
-                                      run_id=RunIdentifier(run_name=run))
-    site = local_site_dir(ctx)
-    pages = {}
-    for run, result in results.items():
-        (key,) = result.run_results
-        pages[run] = site.joinpath("validations", *key.to_tuple()[:-1], key.to_tuple()[-1] + ".html")
-    return {"root": root, "ctx": ctx, "site": site, "results": results, "pages": pages}
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from historytools import postgres_schema_url
+from support.historytools import postgres_schema_url
+from support.paths import REPO
 
 from er_expectations.core.errors import InputError
 from er_expectations.history import (
@@ -34,7 +35,6 @@ from er_expectations.history import (
 )
 from er_expectations.history.schema import METADATA, VERSION_TABLE
 
-REPO = Path(__file__).resolve().parents[1]
 SECRET = "Pa55:w@rd/with'quote"  # a password with URL-special characters
 
 

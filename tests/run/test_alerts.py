@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_runner import CHECKPOINT, make_toy
+from support.toyproject import CHECKPOINT, make_toy
 
 from er_expectations.cli.main import main
 from er_expectations.config import ConfigError, load_checkpoint
@@ -438,7 +438,7 @@ def test_smtp_server_that_never_answers_times_out(tmp_path):
 
 def test_a_check_that_could_not_be_computed_is_reported_with_its_error(tmp_path, http_sink):
     import pandas as pd
-    from test_runner import SUITE
+    from support.toyproject import SUITE
 
     base, received = http_sink
     suite = SUITE.replace("  name_column: full_name\n", "  name_column: full_name\n  weights: {column: w}\n")
@@ -637,7 +637,7 @@ def test_patentsview_alert_names_the_failed_release_and_its_recall(tmp_path, htt
     """2020-09-29 fails pairwise recall (0.897 < 0.9, README); both releases fail the drift check."""
     import shutil
 
-    from test_runner import PV_DATA, REPO
+    from support.toyproject import PV_DATA, REPO
 
     base, received = http_sink
     (tmp_path / "checkpoints").mkdir()

@@ -6,7 +6,7 @@ import io
 
 import pandas as pd
 import pytest
-from test_runner import SUITE, make_toy
+from support.toyproject import SUITE, make_toy
 
 from er_expectations.config import ConfigError
 from er_expectations.run.runner import prepare_run, run_checkpoint

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from historytools import postgres_schema_url
-from test_runner import CHECKPOINT, make_toy
+from support.historytools import postgres_schema_url
+from support.toyproject import CHECKPOINT, make_toy
 
 from er_expectations.cli.main import main
 from er_expectations.history import HISTORY_FILE, HistoryStore, default_url

@@ -19,15 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from enginetools import postgres_url, spark_available
-from sourcetools import count_fetched_rows, postgres_warehouse, sqlite_warehouse
+from support.enginetools import postgres_url, spark_available
+from support.paths import REPO
+from support.sourcetools import count_fetched_rows, postgres_warehouse, sqlite_warehouse
 
 import er_expectations  # noqa: F401 - registers the expectations
 from er_expectations.cli.common import EXIT_SOURCE, EXIT_USAGE
 from er_expectations.cli.main import main
 from er_expectations.run.runner import prepare_run, run_checkpoint
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "er_expectations" / "data" / "patentsview"
 DEMO = REPO / "checkpoints" / "labelling_qc.yml"
 RELEASES = ("inventor_id_20211230", "inventor_id_20220630")

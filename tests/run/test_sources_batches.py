@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from enginetools import spark_available
-from sourcetools import sqlite_warehouse, toy_tables, write_checkpoint
+from support.enginetools import spark_available
+from support.sourcetools import sqlite_warehouse, toy_tables, write_checkpoint
 
 from er_expectations.run.baselines import release_frames
 from er_expectations.run.runner import prepare_run

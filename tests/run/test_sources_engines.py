@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from enginetools import postgres_url, spark_available
+from support.enginetools import postgres_url, spark_available
+from support.paths import REPO
 
 import er_expectations  # noqa: F401 - registers the expectations
 from er_expectations.analysis.baseline_columns import DRIFT_EXPECTATIONS
 from er_expectations.config.yamlnodes import read_yaml
 from er_expectations.run.runner import run_checkpoint
 
-REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "checkpoints" / "patentsview.yml"
 DATA = REPO / "er_expectations" / "data" / "patentsview"
 RELEASES = ("2021-12-30", "2022-06-30")
@@ -119,7 +119,7 @@ def run_quietly(path: Path, releases: tuple[str, ...] | None = None):
 
 @pytest.mark.sqlite
 def test_sqlite_equals_pandas_and_fetches_no_record_table(tmp_path, pandas_run, monkeypatch):
-    from sourcetools import count_fetched_rows, count_statements
+    from support.sourcetools import count_fetched_rows, count_statements
 
     db = tmp_path / "warehouse.db"
     with sqlite3.connect(db):
@@ -149,7 +149,7 @@ def test_sqlite_equals_pandas_and_fetches_no_record_table(tmp_path, pandas_run, 
 @pytest.mark.sqlite
 def test_long_layout_on_sqlite_equals_pandas(tmp_path, pandas_run, monkeypatch):
     import sqlalchemy as sa
-    from sourcetools import count_statements
+    from support.sourcetools import count_statements
 
     tables = wide_tables()
     wide = tables.pop("predictions")
@@ -178,7 +178,7 @@ def test_long_layout_on_sqlite_equals_pandas(tmp_path, pandas_run, monkeypatch):
 
 @pytest.mark.postgres
 def test_postgres_equals_pandas(tmp_path, pandas_run, monkeypatch):
-    from sourcetools import postgres_warehouse
+    from support.sourcetools import postgres_warehouse
 
     url = postgres_url()
     names = postgres_warehouse(url, wide_tables())

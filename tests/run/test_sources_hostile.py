@@ -12,8 +12,8 @@ import re
 
 import pandas as pd
 import pytest
-from enginetools import postgres_url, spark_available
-from sourcetools import (
+from support.enginetools import postgres_url, spark_available
+from support.sourcetools import (
     postgres_warehouse,
     project_text,
     sqlite_warehouse,

@@ -14,10 +14,10 @@ import os
 
 import pandas as pd
 import pytest
-import reference_impl as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_impl import close
+from support import reference_impl as ref
+from support.reference_impl import close
 
 erx_module = ref.load_erx()
 needs_erx = pytest.mark.skipif(

@@ -10,10 +10,10 @@ import random
 
 import pandas as pd
 import pytest
-import reference_impl as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_impl import close
+from support import reference_impl as ref
+from support.reference_impl import close
 
 PERF = ref.PERFORMANCE_METRICS
 ALL_ESTIMATES = ref.ESTIMATE_METRICS_WITH_NAME

@@ -14,9 +14,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import reference_impl as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import reference_impl as ref
 
 from er_expectations.stats.exact import (
     ContingencySums,

@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
-from gxtools import validate_frame
+from support.gxtools import validate_frame
 
 import er_expectations as erx
 from er_expectations.cli.main import main as cli_main
