@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.paths import PV_DATA, REPO
+from support.reference_impl import brute_force_diff
 
 import er_expectations as erx
 from er_expectations.analysis.drift import estimate_change, release_agreement, statistic_change
@@ -135,28 +136,6 @@ def test_paired_se_hand_worked():
 
 
 # -- brute force on hypothesis clusterings ------------------------------------------------------
-
-
-def brute_force_diff(before: list, after: list) -> tuple[dict, dict, int]:
-    common = [i for i in range(len(before)) if before[i] is not None and after[i] is not None]
-    members_a: dict = {}
-    members_b: dict = {}
-    for i in common:
-        members_a.setdefault(after[i], set()).add(i)
-        members_b.setdefault(before[i], set()).add(i)
-    clusters = dict.fromkeys(("unchanged", "merged", "split", "both"), 0)
-    records = dict.fromkeys(("unchanged", "merged", "split", "both"), 0)
-    for records_a in members_a.values():
-        sources = {before[i] for i in records_a}
-        whole = all(members_b[s] <= records_a for s in sources)
-        if len(sources) == 1:
-            kind = "unchanged" if whole else "split"
-        else:
-            kind = "merged" if whole else "both"
-        clusters[kind] += 1
-        records[kind] += len(records_a)
-    moved = sum(members_a[after[i]] != members_b[before[i]] for i in common)
-    return clusters, records, moved
 
 
 labels = st.one_of(st.none(), st.integers(0, 6))

@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.drift import HOSTILE, frame, shaped_frame
 from support.enginetools import engine_params, postgres_url, spark_frame, spark_session
 from support.paths import PV_DATA as DATA
 from support.sourcetools import count_fetched_rows
@@ -34,10 +35,6 @@ from er_expectations.engines.pandas.release import PandasRelease
 sa = pytest.importorskip("sqlalchemy")
 _ENGINES = engine_params()
 _SQL = [p for p in _ENGINES if p.values[0] != "spark"]
-
-#: Cluster ids that a locale (or case-insensitive) collation orders differently from Python.
-HOSTILE = ["a", "A", "b", "B", "é", "e", "E", "É", "z", "Z", "ä", "1", "10", "9", "_x", " x", "x y", "aB", "Ab",
-           "ß", "ss", "Ω", "日本", "a-b", "a_b"]
 
 
 # -- one pair per engine -----------------------------------------------------------------------------
@@ -140,17 +137,6 @@ def check_engine(engine: str, df: pd.DataFrame, *, collation: bool = False, **kw
 # -- cases ------------------------------------------------------------------------------------------
 
 
-def frame(cur: list, base: list, names: list | None = None, *, ids: str = "str") -> pd.DataFrame:
-    n = len(cur)
-    if ids == "int":
-        cur_col, base_col = pd.Series(cur, dtype="Int64"), pd.Series(base, dtype="Int64")
-    else:
-        cur_col, base_col = pd.Series(cur, dtype=object), pd.Series(base, dtype=object)
-    names = names if names is not None else [f"n{i % 3}" for i in range(n)]
-    return pd.DataFrame({"record": np.arange(n), "pred": cur_col, "base": base_col,
-                         "name": pd.Series(names, dtype=object)})
-
-
 def _ids(kind: str):
     if kind == "int":
         return st.one_of(st.none(), st.integers(-3, 12), st.sampled_from([2**40, -(2**35)]))
@@ -179,27 +165,6 @@ def test_random_clusterings_equal_pandas(engine, kind, data):
     df = data.draw(clusterings(kind))
     examples, seed = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 3))
     check_engine(engine, df, examples=examples, seed=seed, collation=data.draw(st.booleans()))
-
-
-def shaped_frame(seed: int, *, ids: str, n: int = 400) -> pd.DataFrame:
-    """A baseline and a current release derived from it (merges, splits, moves), nulls, ids
-    from the hostile alphabet (text) or spread integers."""
-    rng = np.random.default_rng(seed)
-    base = rng.permutation(np.arange(n) // 5)  # 80 clusters of 5
-    cur = np.where(base % 4 < 2, 1000 + base // 4, base)  # clusters 4k and 4k + 1 merged
-    cur = np.where((base % 5 == 2) & (rng.random(n) < 0.5), cur + 2000, cur)  # split
-    cur = np.where(rng.random(n) < 0.03, rng.integers(0, 80, n), cur)  # a few records moved
-    if ids == "str":
-        def label(x):
-            return HOSTILE[x % len(HOSTILE)] + str(x // len(HOSTILE))
-
-        cur_l, base_l = [label(x) for x in cur], [label(x) for x in base]
-    else:
-        cur_l, base_l = [int(x) * 7 - 300 for x in cur], [int(x) * 13 - 5 for x in base]
-    cur_l = [None if rng.random() < 0.08 else v for v in cur_l]
-    base_l = [None if rng.random() < 0.08 else v for v in base_l]
-    names = [None if rng.random() < 0.05 else HOSTILE[int(x) % 7] for x in base]
-    return frame(cur_l, base_l, names, ids=ids)
 
 
 @pytest.mark.parametrize("ids", ["str", "int"])

@@ -12,11 +12,11 @@ import os
 import uuid
 
 import great_expectations as gx
-import numpy as np
 import pandas as pd
 import pytest
 from great_expectations.data_context.types.base import ProgressBarsConfig
 from support.enginetools import IN_CI, engine_params
+from support.releases import release_frame
 
 import er_expectations.gx  # noqa: F401 - registers the expectations
 from er_expectations.gx.expectations import (
@@ -35,24 +35,6 @@ from er_expectations.gx.expectations import (
 sa = pytest.importorskip("sqlalchemy")
 _IN_CI = IN_CI
 _ENGINES = engine_params()
-
-
-def _frame(seed: int = 0, n: int = 3000, ids: str = "str") -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    sizes = rng.zipf(2.0, size=n // 2).clip(max=40)
-    truth = np.repeat(np.arange(sizes.size), sizes)[:n]
-    pred = np.where(rng.random(truth.size) < 0.9, truth, rng.integers(0, truth.max() + 1, truth.size))
-    sampled = rng.choice(np.unique(truth), size=60, replace=False)
-    out = rng.random(truth.size) < 0.05  # records outside the release
-    if ids == "str":
-        pred_col = pd.Series([f"p{x}" for x in pred], dtype=object).where(~out, None)
-        ref_col = pd.Series([f"t{x}" for x in truth], dtype=object).where(np.isin(truth, sampled), None)
-    else:
-        pred_col = pd.Series(pred, dtype="Int64").where(~out, pd.NA)
-        ref_col = pd.Series(truth + 10_000, dtype="Int64").where(np.isin(truth, sampled), pd.NA)
-    return pd.DataFrame({"record": np.arange(truth.size), "pred": pred_col, "ref": ref_col,
-                         "name": [f"name{k % 300}" for k in truth],
-                         "grp": [("north", "south", "east")[k % 3] for k in truth]})  # constant per entity
 
 
 def _suite(name: str) -> gx.ExpectationSuite:
@@ -128,7 +110,7 @@ def _observed(result) -> dict:
 @pytest.mark.parametrize("ids", ["str", "int"])
 @pytest.mark.parametrize("engine", _ENGINES)
 def test_results_equal_pandas(engine, ids, request):
-    df = _frame(ids=ids)
+    df = release_frame(ids=ids)
     want = _observed(_validate_pandas(df))
     got = _observed(_validate(engine, df, request))
     assert got.keys() == want.keys()
@@ -157,7 +139,7 @@ def test_an_expectation_for_fewer_engines_says_so_on_sql(tmp_path, monkeypatch):
     monkeypatch.setattr(Patched, "engines_note", "a reason given by the expectation")
     url = f"sqlite:///{tmp_path / 'release.db'}"
     engine_ = sa.create_engine(url)
-    _frame().to_sql("release", engine_, index=False)
+    release_frame().to_sql("release", engine_, index=False)
     engine_.dispose()
     ctx = _context()
     batch = (ctx.data_sources.add_sqlite("sql", connection_string=url).add_table_asset("release", table_name="release")

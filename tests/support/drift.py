@@ -1,6 +1,7 @@
 """The drift cases several test folders run (SPEC 10): a release and its baseline as two
-columns of one frame (:func:`drift_frame`) and every drift check of the three expectations
-(:func:`drift_suite`)."""
+columns of one frame (:func:`drift_frame`, with a benchmark and names; :func:`frame` and
+:func:`shaped_frame`, current ``pred`` and baseline ``base`` with ids from a hostile alphabet)
+and every drift check of the three expectations (:func:`drift_suite`)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,40 @@ def drift_suite(*, pred: str = "pred", record: str | None = "record", ref: str =
         out = [e for e in out if (("statistic", getattr(e, "statistic", None)) in keep
                                   or ("metric", getattr(e, "metric", None)) in keep)]
     return out
+
+
+#: Cluster ids that a locale (or case-insensitive) collation orders differently from Python.
+HOSTILE = ["a", "A", "b", "B", "é", "e", "E", "É", "z", "Z", "ä", "1", "10", "9", "_x", " x", "x y", "aB", "Ab",
+           "ß", "ss", "Ω", "日本", "a-b", "a_b"]
+
+
+def frame(cur: list, base: list, names: list | None = None, *, ids: str = "str") -> pd.DataFrame:
+    n = len(cur)
+    if ids == "int":
+        cur_col, base_col = pd.Series(cur, dtype="Int64"), pd.Series(base, dtype="Int64")
+    else:
+        cur_col, base_col = pd.Series(cur, dtype=object), pd.Series(base, dtype=object)
+    names = names if names is not None else [f"n{i % 3}" for i in range(n)]
+    return pd.DataFrame({"record": np.arange(n), "pred": cur_col, "base": base_col,
+                         "name": pd.Series(names, dtype=object)})
+
+
+def shaped_frame(seed: int, *, ids: str, n: int = 400) -> pd.DataFrame:
+    """A baseline and a current release derived from it (merges, splits, moves), nulls, ids
+    from the hostile alphabet (text) or spread integers."""
+    rng = np.random.default_rng(seed)
+    base = rng.permutation(np.arange(n) // 5)  # 80 clusters of 5
+    cur = np.where(base % 4 < 2, 1000 + base // 4, base)  # clusters 4k and 4k + 1 merged
+    cur = np.where((base % 5 == 2) & (rng.random(n) < 0.5), cur + 2000, cur)  # split
+    cur = np.where(rng.random(n) < 0.03, rng.integers(0, 80, n), cur)  # a few records moved
+    if ids == "str":
+        def label(x):
+            return HOSTILE[x % len(HOSTILE)] + str(x // len(HOSTILE))
+
+        cur_l, base_l = [label(x) for x in cur], [label(x) for x in base]
+    else:
+        cur_l, base_l = [int(x) * 7 - 300 for x in cur], [int(x) * 13 - 5 for x in base]
+    cur_l = [None if rng.random() < 0.08 else v for v in cur_l]
+    base_l = [None if rng.random() < 0.08 else v for v in base_l]
+    names = [None if rng.random() < 0.05 else HOSTILE[int(x) % 7] for x in base]
+    return frame(cur_l, base_l, names, ids=ids)

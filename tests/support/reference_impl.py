@@ -557,6 +557,36 @@ def estimate_ref(
 
 
 # ---------------------------------------------------------------------------
+# SPEC 10: the release diff, cluster by cluster
+# ---------------------------------------------------------------------------
+
+
+def brute_force_diff(before: list, after: list) -> tuple[dict, dict, int]:
+    """The diff of release ``after`` against ``before`` (lists of cluster ids, None: outside the
+    release) on the records in both: (clusters per change class, records per change class,
+    records moved), by comparing the member sets of every cluster."""
+    common = [i for i in range(len(before)) if before[i] is not None and after[i] is not None]
+    members_a: dict = {}
+    members_b: dict = {}
+    for i in common:
+        members_a.setdefault(after[i], set()).add(i)
+        members_b.setdefault(before[i], set()).add(i)
+    clusters = dict.fromkeys(("unchanged", "merged", "split", "both"), 0)
+    records = dict.fromkeys(("unchanged", "merged", "split", "both"), 0)
+    for records_a in members_a.values():
+        sources = {before[i] for i in records_a}
+        whole = all(members_b[s] <= records_a for s in sources)
+        if len(sources) == 1:
+            kind = "unchanged" if whole else "split"
+        else:
+            kind = "merged" if whole else "both"
+        clusters[kind] += 1
+        records[kind] += len(records_a)
+    moved = sum(members_a[after[i]] != members_b[before[i]] for i in common)
+    return clusters, records, moved
+
+
+# ---------------------------------------------------------------------------
 # random test data
 # ---------------------------------------------------------------------------
 
