@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from support import labeltools
 from support.labeltools import injected, qc
+from support.reference_impl import brute_force_rules
 
 from er_expectations import InputError
 from er_expectations.analysis.labelqc import check_labels, qc_labels
@@ -304,42 +305,13 @@ def random_labels(draw):
     return records, pd.DataFrame(rows)
 
 
-def brute_force(records: pd.DataFrame, lab: pd.DataFrame) -> set[tuple[int, int]]:
-    pred = {r: p for r, p in zip(records["id"], records["pred"], strict=True) if p is not pd.NA}
-    members = {}
-    for r, p in pred.items():
-        members.setdefault(p, set()).add(r)
-    fails = set()
-    truth = {}
-    for row in lab.itertuples():
-        d, r, a, b = row.draw, row.record_id, set(row.removed), set(row.added)
-        if any(x in pred and pred[x] != pred[r] for x in a):
-            fails.add((d, 1))
-        if r in a:
-            fails.add((d, 2))
-        if any(x in pred and pred[x] == pred[r] for x in b):
-            fails.add((d, 3))
-        if any(x not in pred for x in a | b):
-            fails.add((d, 4))
-        truth[d] = (members[pred[r]] - a) | {x for x in b if x in pred}
-    tc = {d: (None if pd.isna(t) else t) for d, t in zip(lab["draw"], lab["true_cluster"], strict=True)}
-    for i in truth:
-        for j in truth:
-            if i != j and truth[i] & truth[j] and truth[i] != truth[j]:
-                fails.add((i, 6))
-            if i != j and tc[i] is not None and tc[j] is not None and (
-                    (tc[i] == tc[j]) != (truth[i] == truth[j])):
-                fails.add((i, 7))
-    return fails
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_labels())
 def test_property_critical_rules_agree_with_brute_force(case):
     records, lab = case
     q = qc_labels(lab, records, "pred", record_id="id")
     got = set(zip(q.violations["draw"].tolist(), q.violations["rule"].tolist(), strict=True))
-    assert got == brute_force(records, lab)
+    assert got == brute_force_rules(records, lab)
     assert q.checked[7] == int(lab["true_cluster"].notna().sum())
 
 

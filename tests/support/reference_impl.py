@@ -587,6 +587,46 @@ def brute_force_diff(before: list, after: list) -> tuple[dict, dict, int]:
 
 
 # ---------------------------------------------------------------------------
+# SPEC 9: the critical labelling rules, draw by draw
+# ---------------------------------------------------------------------------
+
+
+def brute_force_rules(records: pd.DataFrame, lab: pd.DataFrame, *, record: str = "id",
+                      pred: str = "pred") -> set[tuple[int, int]]:
+    """(draw, rule) of every draw that breaks a critical rule of SPEC 9 (1-4, 6, 7), from the
+    member sets of the predicted clusters: ``records`` has the record ids and the release
+    (null: outside it), ``lab`` one row per draw (record_id, removed and added as lists of
+    ids, true_cluster)."""
+    pred = {r: p for r, p in zip(column_values(records, record), column_values(records, pred), strict=True)
+            if p is not None}
+    members = {}
+    for r, p in pred.items():
+        members.setdefault(p, set()).add(r)
+    fails = set()
+    truth = {}
+    for row in lab.itertuples():
+        d, r, a, b = row.draw, row.record_id, set(row.removed), set(row.added)
+        if any(x in pred and pred[x] != pred[r] for x in a):
+            fails.add((d, 1))
+        if r in a:
+            fails.add((d, 2))
+        if any(x in pred and pred[x] == pred[r] for x in b):
+            fails.add((d, 3))
+        if any(x not in pred for x in a | b):
+            fails.add((d, 4))
+        truth[d] = (members[pred[r]] - a) | {x for x in b if x in pred}
+    tc = {d: (None if is_null(t) else t) for d, t in zip(lab["draw"], lab["true_cluster"], strict=True)}
+    for i in truth:
+        for j in truth:
+            if i != j and truth[i] & truth[j] and truth[i] != truth[j]:
+                fails.add((i, 6))
+            if i != j and tc[i] is not None and tc[j] is not None and (
+                    (tc[i] == tc[j]) != (truth[i] == truth[j])):
+                fails.add((i, 7))
+    return fails
+
+
+# ---------------------------------------------------------------------------
 # random test data
 # ---------------------------------------------------------------------------
 
