@@ -15,7 +15,7 @@ from er_expectations.stats import BenchmarkSample
 from er_expectations.stats.subgroups import Membership, adjust_p_values, estimate_groups, holm
 
 # ---------------------------------------------------------------------------------------------
-# an independent recomputation from the per-cluster table (plain Python, tests/reference_impl)
+# an independent recomputation from the per-cluster table (plain Python, tests/support/reference_impl)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """The offline Data Docs seen through headless Chromium, with every remote host blocked.
 
 Tests marked ``browser`` need Debian's ``chromium`` (``./run test`` installs it); they are skipped
-with a reason when it is missing. The HTML helpers of ``tests/chromium.py`` are tested
+with a reason when it is missing. The HTML helpers of ``tests/support/chromium.py`` are tested
 without a browser. Set ``ER_OFFLINE_SHOTS=/some/dir`` to keep a copy of the screenshots.
 """
 

@@ -16,7 +16,7 @@
   which releases fail and why, the values quoted) is compared with a run of the demo
   checkpoint (through the command line, as a user runs it).
 * The expectation reference (docs/checks/expectations.md) is generated from the running
-  package: ``python tests/test_docs_site.py --write-expectations`` rewrites it.
+  package: ``python tests/e2e/test_docs_site.py --write-expectations`` rewrites it.
 * The command-line page names every command, every option of each and every exit code;
   each ``er-expectations`` command line in the documentation uses existing options; YAML
   blocks parse and complete suite files validate.
@@ -39,8 +39,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from support.paths import REPO
 
+# not support.paths: this file also runs as a script (--write-expectations), tests/ not on sys.path
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 README = REPO / "README.md"
 PV = REPO / "er_expectations" / "data" / "patentsview"
@@ -328,7 +329,7 @@ def expectation_reference() -> str:
     names = erx_gx.expectation_names()
     placed = [name for group in FAMILIES.values() for name in group]
     assert sorted(placed) == sorted(names), (
-        f"FAMILIES of tests/test_docs_site.py must place every expectation: "
+        f"FAMILIES of tests/e2e/test_docs_site.py must place every expectation: "
         f"missing {sorted(set(names) - set(placed))}, unknown {sorted(set(placed) - set(names))}")
     base = set(BatchExpectation.__fields__)
     out = [_START, ""]
@@ -367,7 +368,7 @@ def test_the_expectation_reference_is_the_one_the_package_generates():
     page = DOCS / "checks" / "expectations.md"
     expected = expectation_reference()
     assert _generated_part(page.read_text(encoding="utf-8")) == expected, (
-        "docs/checks/expectations.md is out of date: run `python tests/test_docs_site.py --write-expectations`")
+        "docs/checks/expectations.md is out of date: run `python tests/e2e/test_docs_site.py --write-expectations`")
 
 
 def write_expectation_reference() -> None:
@@ -836,7 +837,7 @@ def test_reading_the_reports_quotes_the_demo_pages(demo):
             f"the demo's Data Docs page of {release} does not show {quoted!r}")
 
 
-# -- the GX example (it replaces tests/test_gx_native.py's test of the old README's) -----------
+# -- the GX example (it replaces tests/gx/test_gx_native.py's test of the old README's) -----------
 
 @pytest.mark.slow
 def test_the_gx_example_shows_the_numbers_of_the_api(tmp_path):
@@ -872,5 +873,5 @@ if __name__ == "__main__":
         write_expectation_reference()
         print("wrote docs/checks/expectations.md")
     else:
-        print("usage: python tests/test_docs_site.py --write-expectations", file=sys.stderr)
+        print("usage: python tests/e2e/test_docs_site.py --write-expectations", file=sys.stderr)
         sys.exit(2)

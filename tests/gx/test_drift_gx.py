@@ -401,7 +401,7 @@ def test_agreement_of_empty_pair_is_undefined_with_reason():
 
 
 def test_drift_checks_run_on_a_sql_datasource(tmp_path, context):
-    """The drift metrics aggregate in the database (tests/test_gx_engines_drift.py compares every
+    """The drift metrics aggregate in the database (tests/engines/test_common.py compares every
     engine in depth): the same result as on pandas, the release diff of the failure included."""
     from support.gxtools import quiet_context
 

@@ -4,11 +4,12 @@ The release and its baseline are two columns of one table. On SQLite (PostgreSQL
 ``ER_TEST_POSTGRES_URL`` is set, Spark when pyspark is installed; under CI=true both must
 run) every observed value and every detail of the three drift expectations, the release
 diff of a failure included, must equal the pandas result (1e-9; exactly for counts, flags
-and the sampled examples). Random releases with text and integer ids and nulls on both
-sides, the bundled PatentsView releases, and hostile cases: a baseline column of another
-type, an all-null baseline (the check is skipped), hostile column names. The SQL engine
+and the sampled examples) on hostile cases: a baseline column of another type, an all-null
+baseline (the check is skipped), no common record, hostile column names. The SQL engine
 brings back sums and per-size or per-benchmark rows, never the record table nor a row per
-cluster (counted; more cases in ``test_engines_drift_sums.py``).
+cluster (counted; more cases in ``tests/engines/test_engines_drift_sums.py``). Random
+releases with text and integer ids and nulls on both sides, and the bundled PatentsView
+releases, run on every engine in ``tests/engines/test_common.py``.
 """
 
 from __future__ import annotations
@@ -32,43 +33,6 @@ DATA = PV_DATA
 
 
 # -- cases -------------------------------------------------------------------------------------------
-
-
-#: Spark runs many small jobs per check: one random case per id type there.
-_RANDOM = [pytest.param(p.values[0], seed, marks=p.marks, id=f"{p.values[0]}-{seed}")
-           for p in _ENGINES for seed in (range(1) if p.values[0] == "spark" else range(3))]
-
-
-@pytest.mark.parametrize("ids", ["str", "int"])
-@pytest.mark.parametrize(("engine", "seed"), _RANDOM)
-def test_drift_checks_equal_pandas(engine, seed, ids, tmp_path):
-    df = drift_frame(seed, ids=ids)
-    want = results(validate("pandas", df, drift_suite(), tmp_path))
-    assert any(not ok for ok, _ in want.values())  # failures: the release diff is compared too
-    assert any("diff" in r["details"] for ok, r in want.values() if not ok)
-    got = results(validate(engine, df, drift_suite(), tmp_path))
-    assert_results_equal(got, want)
-
-
-@pytest.mark.parametrize("engine", _ENGINES)
-def test_patentsview_releases_equal_pandas(engine, tmp_path):
-    """Two PatentsView releases of the 133,541 mentions, with the benchmark and the names."""
-    pred = pd.read_parquet(DATA / "predictions.parquet",
-                           columns=["mention_id", "inventor_id_20211230", "inventor_id_20200630"])
-    records = pd.read_parquet(DATA / "records.parquet", columns=["mention_id", "name_first", "name_last"])
-    bench = pd.read_parquet(DATA / "benchmark.parquet")
-    df = pred.merge(records, on="mention_id").merge(bench, on="mention_id", how="left")
-    df["name"] = df["name_first"].str.cat(df["name_last"], sep=" ")
-    df = df.drop(columns=["name_first", "name_last"]).astype(object).where(lambda d: d.notna(), None)
-    suite = drift_suite(pred="inventor_id_20211230", record="mention_id", ref="benchmark_id",
-                        baseline_column="inventor_id_20200630")
-    want = results(validate("pandas", df, suite, tmp_path))
-    got = results(validate(engine, df, drift_suite(pred="inventor_id_20211230", record="mention_id",
-                                                   ref="benchmark_id", baseline_column="inventor_id_20200630"),
-                           tmp_path))
-    assert_results_equal(got, want)
-    change = want[("expect_statistic_change_to_be_below", "n_clusters", None)][1]["details"]
-    assert change["common_records"] > 100_000 and change["current"] != change["baseline"]
 
 
 # -- hostile cases -----------------------------------------------------------------------------------

@@ -5,10 +5,10 @@ On pandas the labelling batch holds the labels and only the records the rules re
 the whole release: there the label rows and exactly the records the rules read are fetched
 (the records the labels name, the members of the drawn records' predicted clusters), and
 the rules run on them. Every observed value and every failing draw listed (message and
-records) must equal the pandas result on the small batch. Random labels with text and
-integer ids, nulls (records outside the release) and errors of every rule, the bundled demo
-labels with an injected error per rule, hostile column names; the rows the SQL engine
-brings back are counted.
+records) must equal the pandas result on the small batch: here for hostile column names and
+labels of another release; the rows the SQL engine and Spark bring back are counted. The
+random labels with text and integer ids and errors of every rule, and the bundled demo labels
+with an injected error per rule, run on every engine in ``tests/engines/test_common.py``.
 """
 
 from __future__ import annotations
@@ -16,17 +16,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from support import labeltools
 from support.enginetools import engine_params
 from support.gxtools import assert_same, validate
-from support.labeltools import LABEL_ROLES, RELEASE, injected, label_suite, labels_case, whole_table
+from support.labeltools import LABEL_ROLES, label_suite, labels_case, whole_table
 
 import er_expectations.gx  # noqa: F401 - registers the expectations
 from er_expectations.analysis.labelling_batch import labelling_batch
-from er_expectations.gx.expectations.labels import LABEL_EXPECTATIONS
 
 _ENGINES = engine_params()
-demo = labeltools.demo
+
 
 def by_expectation(result) -> dict:
     out = {}
@@ -51,42 +49,6 @@ def compare(engine: str, batch: pd.DataFrame, table: pd.DataFrame, suite, tmp_pa
 
 
 # -- random labels ------------------------------------------------------------------------------------
-
-
-_RANDOM = [pytest.param(p.values[0], seed, marks=p.marks, id=f"{p.values[0]}-{seed}")
-           for p in _ENGINES for seed in (range(1) if p.values[0] == "spark" else range(4))]
-
-
-@pytest.mark.parametrize("ids", ["str", "int"])
-@pytest.mark.parametrize(("engine", "seed"), _RANDOM)
-def test_random_labels_equal_pandas(engine, seed, ids, tmp_path):
-    labels, records = labels_case(seed, ids=ids)
-    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
-    table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
-                        lists="list" if engine == "spark" else "text")
-    want = compare(engine, batch, table, label_suite, tmp_path)
-    failed = {key[0] for key, (ok, _) in want.items() if not ok}
-    assert len(failed) >= 3, failed  # the case has errors: the failing draws are compared too
-
-
-#: Spark: the clean labels and one injected error keep the run short.
-_DEMO = [pytest.param(p.values[0], rule, marks=p.marks, id=f"{p.values[0]}-{rule}")
-         for p in _ENGINES for rule in ((None, 6) if p.values[0] == "spark" else (None, 1, 2, 3, 4, 5, 6, 7))]
-
-
-@pytest.mark.parametrize(("engine", "rule"), _DEMO)
-def test_demo_labels_equal_pandas(engine, rule, demo, tmp_path):
-    """The bundled demo labels (clean, then with one error of each rule) against the whole release."""
-    lab, rec = demo
-    if rule is not None:
-        lab, _ = injected(lab, rec, rule)
-    batch = labelling_batch(lab, rec, RELEASE, record_id="mention_id", block="block", name="name")
-    table = whole_table(batch, rec, draw="draw", record_columns=["mention_id", RELEASE, "block", "name"],
-                        lists="list" if engine == "spark" else "text")
-    assert len(table) > 133_000
-    want = compare(engine, batch, table, label_suite, tmp_path, record="mention_id", pred=RELEASE)
-    if rule not in (None, 5):
-        assert not want[(LABEL_EXPECTATIONS[rule].expectation_type, None, None)][0]
 
 
 # -- hostile cases ----------------------------------------------------------------------------------

@@ -367,7 +367,7 @@ def test_the_documented_module_exports_every_expectation():
         assert getattr(mod, cls_name).__module__.startswith("er_expectations.gx.expectations")
 
 
-# -- the dependency domain (the GX example of the docs is run by tests/test_docs_site.py) --------
+# -- the dependency domain (the GX example of the docs is run by tests/e2e/test_docs_site.py) --------
 
 def test_our_dependency_domain_is_the_one_gx_computes():
     from great_expectations.expectations.registry import get_metric_kwargs

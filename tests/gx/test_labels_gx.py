@@ -2,9 +2,9 @@
 the YAML suite and checkpoint, the CLI and the Data Docs.
 
 The answers are those of :func:`er_expectations.analysis.labelqc.qc_labels` on the whole release (the
-one implementation of the rules, tested in test_labels.py): the batch must not change them,
-and each expectation must report exactly its rule's violations. The demo labels and the
-injected errors are those of test_labels.py.
+one implementation of the rules, tested in tests/analysis/test_labels.py): the batch must not
+change them, and each expectation must report exactly its rule's violations. The demo labels
+and the injected errors are those of tests/support/labeltools.py.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from er_expectations.run.runner import prepare_run
 
 DATA = REPO / "er_expectations" / "data" / "patentsview"
 COLUMNS = {"record_id_column": "mention_id", "prediction_column": RELEASE}
-#: The demo labels and the records of their release (the fixture of test_labels.py).
+#: The demo labels and the records of their release (the fixture of tests/support/labeltools.py).
 demo = labeltools.demo
 #: Rule 5's pass share on the clean demo labels is 46 / 50: with mostly = 0.92 the clean labels
 #: pass and one more unlike added record fails it.

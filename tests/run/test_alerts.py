@@ -1,10 +1,10 @@
 """Alerts (issue 10 item 4): Slack, Teams, generic webhook and e-mail, received by real servers.
 
 A local HTTP server (``http.server`` in a thread) and a local SMTP server (``aiosmtpd``) receive
-the messages the runner sends. The toy project of ``test_runner`` has three releases, of which
-"beta" fails pairwise precision: it merges the true entities (four records each) two by two,
-so each predicted cluster of 8 records holds 2·C(4,2) = 12 true pairs among C(8,2) = 28, and
-the pairwise precision is 12/28 = 3/7 (computed here by hand, independently of the package).
+the messages the runner sends. The toy project (``tests/support/toyproject.py``) has three
+releases, of which "beta" fails pairwise precision: it merges the true entities (four records
+each) two by two, so each predicted cluster of 8 records holds 2·C(4,2) = 12 true pairs among
+C(8,2) = 28, and the pairwise precision is 12/28 = 3/7 (computed here by hand, independently of the package).
 """
 
 from __future__ import annotations

@@ -229,7 +229,7 @@ def test_a_glob_selecting_no_release_column_is_refused(tmp_path, capsys, warehou
 
 
 def test_labels_with_a_database_are_a_file_checked_at_its_key(tmp_path, capsys):
-    """A labelling checkpoint may keep its records in a database (tests/test_labels_engines.py
+    """A labelling checkpoint may keep its records in a database (tests/run/test_labels_engines.py
     runs it); its labels stay a file, which must exist and have the labels columns."""
     path = write_checkpoint(tmp_path)
     path.write_text(path.read_text().replace("  name:", "  labels: {path: labels.parquet}\n  name:"))

@@ -1,4 +1,4 @@
-"""Brute-force comparison of the core against tests/reference_impl.py.
+"""Brute-force comparison of the core against tests/support/reference_impl.py.
 
 First the reference itself is checked on tiny hand-computed examples, then
 erx.exact_metrics, erx.summarize and erx.estimate are compared with it on

@@ -2,7 +2,7 @@
 
 :func:`contingency_sums` and :func:`exact_metrics_from_sums` against brute force: every
 unordered pair of records enumerated, b-cubed record by record and entropies from the
-definitions (``tests/reference_impl.py``), on hypothesis clusterings; the sums themselves
+definitions (``tests/support/reference_impl.py``), on hypothesis clusterings; the sums themselves
 against pair enumeration; a hand-worked example; and the edge cases (one true cluster, all
 singletons, no record).
 """
