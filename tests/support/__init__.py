@@ -2,10 +2,13 @@
 folders import, so that no test module imports another.
 
 * :mod:`.paths` — the repository, the bundled demo data, the tests' own data folder;
-* :mod:`.reference_impl` — the slow, obviously correct reference of the statistics (SPEC 2–7);
-* :mod:`.enginetools` — which engines run (SQLite, PostgreSQL, Spark) and loading a frame into them;
+* :mod:`.reference_impl` — the slow, obviously correct reference of the statistics (SPEC 2–10),
+  and :mod:`.refcheck`, which compares an estimate with it;
+* :mod:`.compare` — comparing the answers of two engines (types included);
+* :mod:`.enginetools` — which engines run (SQLite, PostgreSQL, Spark) and loading a frame into Spark;
 * :mod:`.gxtools` — GX contexts and validating a frame through a datasource of each engine;
-* :mod:`.drift`, :mod:`.labeltools` — the drift and labelling cases several folders run;
+* :mod:`.releases`, :mod:`.drift`, :mod:`.labeltools` — the release, drift and labelling cases
+  several folders run;
 * :mod:`.toyproject` — the toy checkpoint project of the runner tests;
 * :mod:`.datadocs`, :mod:`.chromium` — offline Data Docs sites and reading them (HTML, headless Chromium);
 * :mod:`.sourcetools`, :mod:`.historytools` — warehouses and PostgreSQL schemas for the run layer.
