@@ -32,7 +32,6 @@ from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.version import __version__
 from er_expectations.stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
-
 __all__ = [
     "InputError",
     "Release",

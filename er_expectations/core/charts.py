@@ -1,7 +1,8 @@
 """Static charts: one way to turn an altair chart into SVG or PNG, offline.
 
 Every chart of the product (simulation studies, history of a statistic over releases,
-subgroup estimates) is built as an altair chart and rendered here with vl-convert, which
+subgroup estimates) is an altair chart or a Vega-Lite specification (a dict, :func:`vega_lite`)
+rendered here with vl-convert, which
 bundles Vega and needs no browser, no network and no JavaScript at view time. Data Docs
 embed a chart as ``<img src="data:image/svg+xml;base64,…">``: an image cannot run
 scripts, so a chart stays static whatever text (release labels, group names) it holds, and
@@ -20,10 +21,20 @@ from typing import Any
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 
-__all__ = ["CHART_FORMATS", "data_uri", "render", "to_png", "to_svg", "write_chart"]
+__all__ = ["CHART_FORMATS", "data_uri", "render", "to_png", "to_svg", "vega_lite", "write_chart"]
 
 #: File suffixes :func:`write_chart` accepts, with their format.
 CHART_FORMATS: dict[str, str] = {".svg": "svg", ".png": "png"}
+
+
+def vega_lite(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` (a chart's layers or mark, data, size, title) as a top-level Vega-Lite
+    specification the way altair writes one: altair's default view configuration first, its
+    schema last (the schema names the Vega-Lite version vl-convert draws it with)."""
+    import altair as alt  # only its schema URL is read (GX imports altair anyway)
+
+    return {"config": {"view": {"continuousWidth": 300, "continuousHeight": 300}}, **spec,
+            "$schema": alt.SCHEMA_URL}
 
 
 def _spec(chart: Any) -> dict:
