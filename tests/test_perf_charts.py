@@ -140,3 +140,46 @@ def test_the_specs_draw_the_same_svg_and_stay_altair_charts():
     # the altair charts are built from the specs (validated against the Vega-Lite schema)
     assert len(series_chart(frame).to_dict()["layer"]) == 4
     assert len(groups_chart(GROUPS[1], title="t").to_dict()["layer"]) == 3
+
+
+def test_the_svg_cache_reads_back_what_it_drew_and_keeps_only_the_charts_used(tmp_path, monkeypatch):
+    import er_expectations.core.charts as charts
+
+    first, second = series_spec(_frame(SERIES[0])), groups_spec(GROUPS[0], title="t")
+    plain = [to_svg(first), to_svg(second)]
+    path = tmp_path / "cache.json"
+    with charts.svg_cache(path) as cache:
+        assert [to_svg(first), to_svg(second), to_svg(first)] == [*plain, plain[0]]
+    assert cache.drawn == 2 and set(json.loads(path.read_text())["charts"]) == {cache.key(first), cache.key(second)}
+
+    drawn = []
+    monkeypatch.setattr(charts, "_converter", lambda: drawn.append(1) or pytest.fail("drawn again"))
+    with charts.svg_cache(path) as cache:
+        assert to_svg(second) == plain[1]  # read back, not drawn
+    assert drawn == [] and list(json.loads(path.read_text())["charts"]) == [cache.key(second)]
+    stamp = path.stat().st_mtime_ns
+    with charts.svg_cache(path):
+        to_svg(second)
+    assert path.stat().st_mtime_ns == stamp  # unchanged: not rewritten
+
+
+def test_the_svg_cache_ignores_a_damaged_file_or_another_vl_convert(tmp_path, monkeypatch):
+    import er_expectations.core.charts as charts
+
+    spec = groups_spec(GROUPS[1], title="t")
+    path = tmp_path / "cache.json"
+    path.write_text("{not json", encoding="utf-8")
+    with charts.svg_cache(path) as cache:
+        svg = to_svg(spec)
+    assert cache.drawn == 1
+    data = json.loads(path.read_text())
+    data["charts"] = {k: "<svg>stale</svg>" for k in data["charts"]}
+    data["vl_convert"] = "0.0.1"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with charts.svg_cache(path) as cache:
+        assert to_svg(spec) == svg
+    assert cache.drawn == 1
+    with pytest.raises(RuntimeError), charts.svg_cache(tmp_path / "never.json"):
+        to_svg(spec)
+        raise RuntimeError("a failed build")
+    assert not (tmp_path / "never.json").exists()  # saved only when the block ends well

@@ -70,12 +70,14 @@ def series_rows(frame: Any, current: Mapping[str, Any], *, limit: int = CHART_RE
     """JSON rows of the past series (up to ``limit`` − 1 releases) and the current release last."""
     rows: list[dict[str, Any]] = []
     if frame is not None and len(frame):
-        for _, row in frame.tail(max(limit - 1, 0)).iterrows():
-            rows.append({"release": str(row["release"]), "version": int(row["version"]) if as_number(row["version"]) else 1,
-                         "value": as_number(row["value"]), "ci_lower": as_number(row["ci_lower"]),
-                         "ci_upper": as_number(row["ci_upper"]), "ci_level": as_number(row["ci_level"]),
-                         "success": bool(row["success"]),
-                         "error": row["error"] if isinstance(row["error"], str) else None})
+        past = frame.iloc[max(len(frame) - max(limit - 1, 0), 0):]  # the last limit - 1, not copied
+        for release, version, value, lower, upper, level, success, error in zip(
+                *(past[c] for c in ("release", "version", "value", "ci_lower", "ci_upper", "ci_level", "success",
+                                    "error")), strict=True):
+            rows.append({"release": str(release), "version": int(version) if as_number(version) else 1,
+                         "value": as_number(value), "ci_lower": as_number(lower),
+                         "ci_upper": as_number(upper), "ci_level": as_number(level),
+                         "success": bool(success), "error": error if isinstance(error, str) else None})
     rows.append({"release": str(current.get("release")), "version": 1, "value": as_number(current.get("value")),
                  "ci_lower": as_number(current.get("ci_lower")), "ci_upper": as_number(current.get("ci_upper")),
                  "ci_level": as_number(current.get("ci_level")), "success": bool(current.get("success")), "error": None})
