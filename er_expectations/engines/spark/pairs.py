@@ -5,9 +5,11 @@ records in both releases (a ``groupBy`` of both columns) joined with their per-c
 margins. What comes back to the driver: the sums of the exact metrics of the agreement
 and the totals of the release diff (one row each), the few after clusters a diff shows
 (chosen by their rank in id order, ``row_number`` over a window per class) with their
-largest sources, the size histograms of each release on the common records
-(:class:`~er_expectations.engines.spark.release.SparkRelease` on the filtered DataFrame), the names
-of the shown clusters and one value of the baseline's label column. Never the records
+largest sources, the size histograms of both releases on the common records, in one job
+(:class:`~er_expectations.engines.spark.release.SparkRelease` on the filtered DataFrame; the number
+of common records is their sum), the names of the shown clusters and one value of the
+baseline's label column (read from the benchmark records the batch's releases collected, when
+they hold one). Never the records
 (no ``toPandas()``, no ``collect()`` of them), nor a row per cluster. Spark orders text by
 its UTF-8 bytes, that is by code point, as Python's ``sorted``.
 """
@@ -23,7 +25,7 @@ from er_expectations.engines.pairs import (
     changed_from_rows,
     totals_from_row,
 )
-from er_expectations.engines.spark.release import SparkRelease
+from er_expectations.engines.spark.release import SparkRelease, batch_facts
 from er_expectations.stats.drift import ChangeCounts
 from er_expectations.stats.exact import ContingencySums
 
@@ -45,6 +47,7 @@ class SparkReleasePair(AggregatedPair):
         self.df = current.df
         self.cur = current.pred
         self.base = current._column(baseline.prediction, "baseline_column")  # noqa: SLF001 - same package
+        self._common_rows: list[tuple] | None = None
 
     def _common(self) -> Any:
         return self.df.where(self.cur.isNotNull() & self.base.isNotNull())
@@ -145,13 +148,31 @@ class SparkReleasePair(AggregatedPair):
                    .select("kind", "rk", "a", "size", "b", "n", "before_size", "j"))
         return collect(sources)
 
+    def _common_counts(self) -> list[tuple]:
+        """One job: the size histogram of each release on the records in both, rows (kind, size,
+        clusters), kind "c" (current) or "b" (baseline)."""
+        if self._common_rows is None:
+            F = self.F  # noqa: N806
+            common = self._common()
+
+            def histogram(col: Any, kind: str) -> Any:
+                per_cluster = common.groupBy(col.alias("p")).agg(F.count(F.lit(1)).alias("m"))
+                return per_cluster.groupBy("m").agg(F.count(F.lit(1)).alias("k")).select(
+                    F.lit(kind).alias("kind"), F.col("m").cast("long").alias("a"), F.col("k").cast("long").alias("b"))
+
+            self._common_rows = collect(histogram(self.cur, "c").unionByName(histogram(self.base, "b")))
+        return self._common_rows
+
     def _count_common(self) -> int:
-        return int(self._common().count())
+        """The records in both releases: the records of the current release's histogram on them."""
+        return sum(int(size) * int(clusters) for kind, size, clusters in self._common_counts() if kind == "c")
 
     def _restrict(self) -> tuple[SparkRelease, SparkRelease]:
-        common = self._common()
-        return (SparkRelease(common, prediction=self.current.prediction),
-                SparkRelease(common, prediction=self.baseline.prediction))
+        common, rows = self._common(), self._common_counts()
+        return (SparkRelease(common, prediction=self.current.prediction,
+                             histogram=[(a, b) for kind, a, b in rows if kind == "c"]),
+                SparkRelease(common, prediction=self.baseline.prediction,
+                             histogram=[(a, b) for kind, a, b in rows if kind == "b"]))
 
     def _name_rows(self, name: str, labels: list) -> Sequence[Sequence]:
         F = self.F  # noqa: N806
@@ -162,6 +183,11 @@ class SparkReleasePair(AggregatedPair):
     def column_value(self, column: str) -> object | None:
         if column not in self.df.columns:
             return None
+        for names, rows in batch_facts(self.df).benchmark.values():  # the batch's collected records
+            at = names.index(column)
+            found = next((r[at] for r in rows if r[at] is not None), None)
+            if found is not None:
+                return found
         col = self.current._column(column, "column")  # noqa: SLF001
         row = self.df.where(col.isNotNull()).select(col.alias("v")).first()
         return None if row is None else row["v"]
