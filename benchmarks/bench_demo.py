@@ -28,8 +28,8 @@ The floors, each in a fresh process, on the same data:
           chart specifications are recorded from a run of the demo).
 (import)  ``import great_expectations`` (the command imports it before it starts counting).
 
-With ``--profile`` the run is also profiled (pyinstrument when installed, else cProfile) and
-the report is written to ``results/profile-demo-<date>.txt``. Results go to
+With ``--profile`` one fresh run of each variant is also profiled (pyinstrument when installed,
+else cProfile), the reports written to ``results/profile-demo-{before,after}-<date>.txt``. Results go to
 ``results/demo-<date>.json``.
 """
 
@@ -188,15 +188,16 @@ def import_floor() -> dict:
     return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
 
 
-def profile(checkpoint: Path, out: Path) -> None:
-    """A profile of one fresh run of the current package (text), pyinstrument if installed."""
+def profile(checkpoint: Path, out: Path, pythonpath: str | None = None) -> None:
+    """A profile of one fresh run (text), pyinstrument if installed; ``pythonpath``: the package of
+    another checkout."""
     code = ("import io, sys; from er_expectations.run.runner import run_checkpoint; "
             "run_checkpoint(sys.argv[1], progress=False, out=io.StringIO())")
     try:
         import pyinstrument  # noqa: F401
     except ImportError:
         stats = out.with_suffix(".prof")
-        _child(["-m", "cProfile", "-o", str(stats), "-c", code, str(checkpoint)])
+        _child(["-m", "cProfile", "-o", str(stats), "-c", code, str(checkpoint)], pythonpath=pythonpath)
         import pstats
 
         with out.open("w", encoding="utf-8") as handle:
@@ -204,7 +205,7 @@ def profile(checkpoint: Path, out: Path) -> None:
         stats.unlink()
         return
     _child(["-m", "pyinstrument", "-r", "text", "--no-color", "-p", "processor_options.filter_threshold=0.01",
-            "-o", str(out), "-c", code, str(checkpoint)])
+            "-o", str(out), "-c", code, str(checkpoint)], pythonpath=pythonpath)
 
 
 def _load() -> str:
@@ -245,12 +246,13 @@ def main() -> None:
         checkpoints.append(checkpoint)
         floors["charts"] = chart_floor(checkpoint)
         loads.append(_load())
-        if args.profile:
-            checkpoint = _checkpoint(work / "profile")
-            checkpoints.append(checkpoint)
-            path = RESULTS / f"profile-demo-{dt.date.today().isoformat()}.txt"
-            profile(checkpoint, path)
-            print(f"profile: {path}")
+        if args.profile:  # one fresh run of each variant, profiled one after the other
+            for variant, pythonpath in variants.items():
+                checkpoint = _checkpoint(work / f"profile-{variant}")
+                checkpoints.append(checkpoint)
+                path = RESULTS / f"profile-demo-{variant}-{dt.date.today().isoformat()}.txt"
+                profile(checkpoint, path, pythonpath)
+                print(f"profile ({variant}): {path}")
     finally:
         for path in checkpoints:
             path.unlink(missing_ok=True)
