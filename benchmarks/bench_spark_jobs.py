@@ -17,8 +17,10 @@ Each run is a fresh process and a fresh project, in interleaved rounds (best of 
           warehouse (SQLAlchemy's ``before_cursor_execute`` event on its engines; the history
           store's own SQLite file is not counted).
 
-The floors of Spark, measured in the same process: starting the session, and the fixed cost
-of one job (a trivial ``spark.range(10).collect()``, warm).
+The floors of Spark, in a fresh process of their own: starting the session, opening the three
+Parquet tables (Spark reads their schemas), the first count of the records table (a cold
+session compiles its code) and the fixed cost of one job (a trivial ``spark.range(10).collect()``,
+warm).
 
 Data: PatentsView (the bundled 15 releases; one release is validated, its previous one is the
 drift baseline) with the demo's suite (``suites/patentsview.yml``, 22 checks); synthetic releases
@@ -81,6 +83,31 @@ run_s = time.perf_counter() - t
 jobs = sc.statusTracker().getJobIdsForGroup("checkpoint")
 print(json.dumps({"run_s": run_s, "jobs": len(jobs), "session_start_s": start_s, "trivial_job_s": job_s,
                   "status": [r.status for r in report.releases]}))
+'''
+
+FLOOR_CHILD = r'''
+import json, sys, time
+from pyspark.sql import SparkSession
+aqe, settings, paths = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3:]
+t = time.perf_counter()
+builder = SparkSession.builder.master("local[2]").appName("bench-spark-jobs-floor")
+for key, value in {**settings, "spark.sql.adaptive.enabled": aqe}.items():
+    builder = builder.config(key, value)
+spark = builder.getOrCreate()
+start_s = time.perf_counter() - t
+spark.sparkContext.setLogLevel("ERROR")
+t = time.perf_counter()
+tables = [spark.read.parquet(path) for path in paths]
+open_s = time.perf_counter() - t
+t = time.perf_counter()
+tables[0].count()
+first_s = time.perf_counter() - t
+spark.range(10).collect()
+t = time.perf_counter()
+for _ in range(20):
+    spark.range(10).collect()
+print(json.dumps({"session_start_s": start_s, "open_tables_s": open_s, "first_count_s": first_s,
+                  "trivial_job_s": (time.perf_counter() - t) / 20}))
 '''
 
 SQLITE_CHILD = r'''
@@ -177,7 +204,7 @@ def _load() -> str:
 
 
 def measure(name: str, files: Path, spark: Path, release: str, rounds: int, aqe: list[str],
-            sqlite: tuple[Path, str] | None = None) -> dict:
+            tables: list[Path], sqlite: tuple[Path, str] | None = None) -> dict:
     rows: dict[str, list[dict]] = {"files": [], **{f"spark aqe={a}": [] for a in aqe}}
     if sqlite:
         rows["sqlite"] = []
@@ -199,6 +226,10 @@ def measure(name: str, files: Path, spark: Path, release: str, rounds: int, aqe:
                       f"{1000 * result['trivial_job_s']:.0f} ms)" if "session_start_s" in result else "")
             print(f"{name} round {round_ + 1} {kind:15s} {result['run_s']:7.2f} s{extra}{floors}  "
                   f"(load {result['load']})", flush=True)
+    floor = _child(FLOOR_CHILD, aqe[0], json.dumps(SPARK_SETTINGS), *map(str, tables))
+    print(f"{name} Spark floors: session start {floor['session_start_s']:.1f} s, opening the three Parquet tables "
+          f"{floor['open_tables_s']:.1f} s, their first count {floor['first_count_s']:.1f} s, a trivial job "
+          f"{1000 * floor['trivial_job_s']:.0f} ms (warm)", flush=True)
     best = {kind: min(r["run_s"] for r in results) for kind, results in rows.items()}
     summary = {"files_s": best["files"]}
     for kind, results in rows.items():
@@ -209,7 +240,7 @@ def measure(name: str, files: Path, spark: Path, release: str, rounds: int, aqe:
         if "session_start_s" in results[0]:
             summary[kind]["session_start_s"] = min(r["session_start_s"] for r in results)
             summary[kind]["trivial_job_s"] = min(r["trivial_job_s"] for r in results)
-    return {"release": release, "runs": rows, "best": summary}
+    return {"release": release, "runs": rows, "best": summary, "spark_floors": floor}
 
 
 def main() -> None:
@@ -240,13 +271,16 @@ def main() -> None:
                 "sqlite:///../build/warehouse.db": f"sqlite:///{database}"})
             copies += [files, spark, sql]
             for release in args.releases:
+                data = ROOT / "er_expectations" / "data" / "patentsview"
+                tables = [data / f"{t}.parquet" for t in ("records", "predictions", "benchmark")]
                 results[f"patentsview {release}"] = measure(f"patentsview {release}", files, spark, release,
-                                                            args.rounds, args.aqe, (sql, database.name))
+                                                            args.rounds, args.aqe, tables, (sql, database.name))
         for size in args.sizes:
             n = int(size)
             paths = synthetic_data(n, work / f"synthetic-{n}")
             files, spark = synthetic_checkpoints(paths, work / f"synthetic-{n}")
-            results[f"synthetic {n:.0e}"] = measure(f"synthetic {n:.0e}", files, spark, "2", args.rounds, args.aqe)
+            results[f"synthetic {n:.0e}"] = measure(f"synthetic {n:.0e}", files, spark, "2", args.rounds, args.aqe,
+                                                    [paths[t] for t in ("records", "predictions", "benchmark")])
             loads.append(_load())
     finally:
         for path in copies:

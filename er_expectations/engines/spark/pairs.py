@@ -116,11 +116,25 @@ class SparkReleasePair(AggregatedPair):
             F.count(F.lit(1)).alias("pred_clusters"), F.sum(size * (size - 1.0) / 2.0).alias("pred_pairs"),
             *[F.sum(F.when(F.col("kind") == k, 1).otherwise(0)).alias(f"c{k}") for k in range(4)],
             *[F.sum(F.when(F.col("kind") == k, size).otherwise(0.0)).alias(f"r{k}") for k in range(4)])
-        (row,) = collect(over_cells.crossJoin(over_pred).crossJoin(over_true)
-                         .select("records", "true_clusters", "pred_clusters", "cell_pairs", "pred_pairs",
-                                 "true_pairs", "exact", "bp", "br", "true_entropy", "conditional_entropy",
-                                 *[f"c{k}" for k in range(4)], *[f"r{k}" for k in range(4)], "split_before"))
-        return totals_from_row(row)
+        # the three one-row aggregates gathered into one row through a union (a cross join of
+        # them would broadcast two of them, a Spark job each), their values as doubles (counts
+        # stay exact)
+        parts = {"cells": (over_cells, ("records", "cell_pairs", "exact", "conditional_entropy")),
+                 "pred": (over_pred, ("pred_clusters", "pred_pairs", *[f"c{k}" for k in range(4)],
+                                      *[f"r{k}" for k in range(4)])),
+                 "true": (over_true, ("true_clusters", "true_pairs", "true_entropy", "split_before", "bp", "br"))}
+        union = None
+        for kind, (frame, names) in parts.items():
+            part = frame.select(F.lit(kind).alias("kind"), F.array(*[F.col(n).cast("double") for n in names]).alias("v"))
+            union = part if union is None else union.unionByName(part)
+        (row,) = collect(union.agg(*[F.max(F.when(F.col("kind") == kind, F.col("v"))).alias(kind) for kind in parts]))
+        values: dict[str, object] = {}
+        for kind, got in zip(parts, row, strict=True):
+            values.update(zip(parts[kind][1], got, strict=True))
+        return totals_from_row([values[n] for n in (
+            "records", "true_clusters", "pred_clusters", "cell_pairs", "pred_pairs", "true_pairs", "exact", "bp", "br",
+            "true_entropy", "conditional_entropy", *[f"c{k}" for k in range(4)], *[f"r{k}" for k in range(4)],
+            "split_before")])
 
     def _changed_clusters(self, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[ChangedCluster]:
         marked = self._marked().persist()  # read twice below; released after the collect

@@ -108,11 +108,6 @@ def describe_batch(df: Any, *, checked_ids: Iterable[str] = (), reference: str |
     facts.name = name if name in df.columns else facts.name
 
 
-#: Up to this many values, rows are picked by a filter on a set of values (in the plan) rather
-#: than a broadcast join (a Spark job of its own under adaptive query execution).
-_IN_SET = 10_000
-
-
 def _quoted(F: Any, name: str) -> Any:
     """The column ``name`` quoted as one name part: dots stay in the name, backticks are doubled."""
     return F.col("`" + name.replace("`", "``") + "`")
@@ -291,13 +286,11 @@ class SparkRelease(AggregatedRelease):
                 self._named[names] = (0, 0, 0)
 
     def _among(self, frame: Any, column: str, values: list) -> Any:
-        """The rows of ``frame`` whose ``column`` is one of ``values`` (a few: the benchmark's):
-        a filter by a set of values (no join, no exchange), or a broadcast join when they are many."""
-        F = self.F
-        if len(values) <= _IN_SET:
-            return frame.where(F.col(column).isin(values))
+        """The rows of ``frame`` whose ``column`` is one of ``values`` (a few: the benchmark's): a
+        semi-join with a small table of them, built in one call (a filter ``isin(values)`` costs
+        one call from Python to Spark per value); Spark broadcasts it as it sees fit."""
         wanted = self.df.sparkSession.createDataFrame([(v,) for v in values], schema=frame.select(column).schema)
-        return frame.join(F.broadcast(wanted), column, "left_semi")
+        return frame.join(wanted, column, "left_semi")
 
     def _size_rows(self) -> list[tuple]:
         self._aggregate()
