@@ -73,7 +73,10 @@ def _child(code: list[str], *, pythonpath: str | None = None) -> tuple[float, fl
     env["PYTHONWARNINGS"] = "ignore"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, *code], env=env, capture_output=True, text=True, check=False)
+    # run from a neutral folder: ``python -c`` puts the working folder first on sys.path, which
+    # would shadow PYTHONPATH (and the installed package) with a checkout's own
+    done = subprocess.run([sys.executable, *code], env=env, capture_output=True, text=True, check=False,
+                          cwd=tempfile.gettempdir())
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -131,7 +131,9 @@ print(json.dumps({"run_s": time.perf_counter() - t, "queries": len(sent),
 
 def _child(code: str, *args: str) -> dict:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False)
+    # from a neutral folder: ``python -c`` puts the working folder first on sys.path
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False,
+                          cwd=tempfile.gettempdir())
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         raise SystemExit(f"child failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")

@@ -147,8 +147,8 @@ class PandasRelease:
             check_id_types(ids, "record_id")
             if ids.isna().any():
                 raise InputError(f"record_id column {record_id!r} has {int(ids.isna().sum())} null ids; every record needs an id")
-            dup = ids.duplicated(keep=False)
-            if dup.any():
+            dup = ids.duplicated(keep=False) if not ids.is_unique else None  # is_unique: one hash pass, no mask
+            if dup is not None and dup.any():
                 examples = ", ".join(repr(v) for v in ids[dup].unique()[:5])
                 raise InputError(
                     f"record_id column {record_id!r} has {int(ids[dup].nunique())} duplicated ids (e.g. {examples}); "
