@@ -53,7 +53,7 @@ __all__ = [
     "benchmark_from_labels",
     "check_labels",
     "draw_sample",
-    "analysis.labelling_batch",
+    "labelling_batch",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562).

@@ -2,7 +2,7 @@
 
 The record table never comes into Python: the er-expectations metrics aggregate it inside
 the database (SQLAlchemy Core group-bys) or in Spark, and only per-cluster tables come back.
-The same suite gives the same numbers as on pandas (tests/test_gx_engines.py).
+The same suite gives the same numbers as on pandas (tests/engines/test_common.py).
 
     python examples/sql_and_spark.py            # SQLite, and Spark when pyspark is installed
     python examples/sql_and_spark.py --no-spark

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reference_impl import load_erx
+from support.reference_impl import load_erx
 
 # The repository lives next to shared/: /…/main/tests/conftest.py -> /…/shared/data
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -56,6 +56,6 @@ def rldata_dir(data_dir) -> Path:
 @pytest.fixture(scope="module")
 def context():
     """An ephemeral GX context without progress bars, shared by a test module."""
-    from gxtools import quiet_context
+    from support.gxtools import quiet_context
 
     return quiet_context()

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +43,7 @@ from er_expectations.stats import (
     summary_statistics,
     z_value,
 )
-from er_expectations.stats.estimator import _REL_TOL
+from er_expectations.stats.estimator import REL_TOL
 from er_expectations.stats.resample import (
     BLOCK_CELLS,
     Replicates,
@@ -202,7 +203,7 @@ def _replicate_block(pop: Population, sample: BenchmarkSample, idx: np.ndarray, 
             f, g = values[mid]
             mismatch = None
             if d.zero_event:  # draws showing an error (g > 0, f ≠ g), found once per cluster
-                mismatch = ((g > 0) & (np.abs(f - g) > _REL_TOL * g))[idx]
+                mismatch = ((g > 0) & (np.abs(f - g) > REL_TOL * g))[idx]
             res = replicate_ratio(f[idx], g[idx], bias_adjust=bias_adjust, ci_level=ci_level, bounds=d.bounds,
                                   zero_event=d.zero_event, complement=d.complement, mismatch=mismatch,
                                   influence=with_influence)
@@ -404,6 +405,65 @@ def plan_sample_size(
     Metrics default to the targets' keys, else the performance metrics. ``attrs['curves']``
     holds each metric's resampled standard error at every size tried (:func:`plan_chart`).
     """
+    opts = _plan_options(target_se=target_se, target_width=target_width, metrics=metrics, reps=reps, seed=seed,
+                         ci_level=ci_level, beta=beta, bias_adjust=bias_adjust, max_draws=max_draws,
+                         names=name is not None)
+    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
+    k = sample.k
+    if k < 2:
+        raise InputError(f"the pilot has {k} draw; a standard error needs at least 2 (30 or more for a usable plan)")
+    pilot = estimate_metrics(sample, opts.ids, beta=opts.beta, ci_level=opts.level, bias_adjust=opts.bias_adjust)
+    extrapolated: dict[str, int | None] = {}
+    for mid in opts.ids:
+        se = pilot[mid].std_error
+        extrapolated[mid] = (math.ceil(k * (se / opts.target_of(mid)) ** 2) if math.isfinite(se) and se > 0
+                             else None)
+    plannable = [m for m in opts.ids if pilot[m].defined and pilot[m].interval != "zero_event"]
+    curves, grids = _resampled_curves(opts, sample, extrapolated, plannable)
+    rows = [_plan_row(mid, pilot[mid], curves[mid], grids[mid], opts.target_of(mid), k=k,
+                      extrapolated=extrapolated[mid]) for mid in opts.ids]
+    frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    frame = frame.astype({"pilot_draws": "int64", "draws_needed": "Int64", "draws_extrapolated": "Int64",
+                          "pilot_estimate": "float64", "pilot_std_error": "float64",
+                          "std_error_at_draws": "float64", "target_std_error": "float64"})
+    if opts.parameter == "target_width":
+        frame.insert(5, "target_width", [2.0 * opts.z * t for t in frame["target_std_error"]])
+    frame.attrs.update({"seed": opts.seed, "reps": opts.reps, "ci_level": opts.level, "design": sample.design,
+                        "max_draws": opts.max_draws, "bias_adjust": opts.bias_adjust,
+                        "curves": {m: {"draws": grids[m].tolist(), "std_error": curves[m].tolist()}
+                                   for m in opts.ids}})
+    return frame
+
+
+@dataclass(frozen=True)
+class _PlanOptions:
+    """The checked options of :func:`plan_sample_size`."""
+
+    level: float
+    parameter: str  # "target_se" or "target_width"
+    target: float | dict[str, float]
+    ids: list[str]
+    reps: int
+    seed: int
+    beta: float
+    bias_adjust: bool
+    max_draws: int
+
+    @property
+    def z(self) -> float:
+        return z_value(self.level)
+
+    def target_of(self, mid: str) -> float:
+        """The target standard error of metric ``mid`` (a width is turned into its SE)."""
+        t = self.target[mid] if isinstance(self.target, dict) else self.target
+        return t if self.parameter == "target_se" else t / (2.0 * self.z)
+
+
+def _plan_options(*, target_se: float | Mapping[str, float] | None, target_width: float | Mapping[str, float] | None,
+                  metrics: str | Iterable[str] | None, reps: int, seed: int | None, ci_level: float, beta: float,
+                  bias_adjust: bool, max_draws: int, names: bool) -> _PlanOptions:
+    """Check every option of :func:`plan_sample_size`, each error naming its parameter."""
     level = check_ci_level(ci_level)
     if (target_se is None) == (target_width is None):
         raise InputError("give exactly one of target_se (a standard error) or target_width (the full width "
@@ -412,7 +472,7 @@ def plan_sample_size(
     target = _targets(target_se if target_se is not None else target_width, parameter=parameter)
     if metrics is None:
         metrics = list(target) if isinstance(target, dict) else list(PERFORMANCE_METRICS)
-    ids = resolve_metrics(metrics, names=name is not None)
+    ids = resolve_metrics(metrics, names=names)
     if isinstance(target, dict):
         missing = [m for m in ids if m not in target]
         if missing:
@@ -425,93 +485,76 @@ def plan_sample_size(
     bias_adjust = _check_flag(bias_adjust, parameter="bias_adjust")
     max_draws = _check_int(max_draws, parameter="max_draws", minimum=10, maximum=MAX_DRAWS,
                            why="the largest benchmark to consider, in draws")
-    rel = PandasRelease(df, prediction=prediction, record_id=record_id)
-    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
-    k = sample.k
-    if k < 2:
-        raise InputError(f"the pilot has {k} draw; a standard error needs at least 2 (30 or more for a usable plan)")
-    pilot = estimate_metrics(sample, ids, beta=beta, ci_level=level, bias_adjust=bias_adjust)
-    z = z_value(level)
+    return _PlanOptions(level, parameter, target, list(ids), reps, seed_, beta, bias_adjust, max_draws)
 
-    def target_of(mid: str) -> float:
-        t = target[mid] if isinstance(target, dict) else target
-        return t if parameter == "target_se" else t / (2.0 * z)
 
+def _resampled_curves(opts: _PlanOptions, sample: BenchmarkSample, extrapolated: Mapping[str, int | None],
+                      plannable: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each metric's resampled standard error over a grid of sizes, the grid grown (up to
+    ``max_draws``) only for the metrics that can be planned and are still above their target."""
     errors = cluster_errors(sample)
-    need = set(ids) | ({"b_cubed_precision", "b_cubed_recall"} if "b_cubed_f" in ids else set())
-    values = {m: fg_values(sample, m, beta=beta, errors=errors) for m in METRICS
+    need = set(opts.ids) | ({"b_cubed_precision", "b_cubed_recall"} if "b_cubed_f" in opts.ids else set())
+    values = {m: fg_values(sample, m, beta=opts.beta, errors=errors) for m in METRICS
               if m in need and METRICS[m].fg is not None}
     complement = {m: METRICS[m].complement for m in values}
-    extrapolated: dict[str, int | None] = {}
-    for mid in ids:
-        se = pilot[mid].std_error
-        extrapolated[mid] = (math.ceil(k * (se / target_of(mid)) ** 2) if math.isfinite(se) and se > 0 else None)
     guesses = [n for n in extrapolated.values() if n is not None]
-    n_max = min(max_draws, max(50, 2 * max(guesses, default=0)))
-    plannable = [m for m in ids if pilot[m].defined and pilot[m].interval != "zero_event"]
-    todo = list(ids)
+    n_max = min(opts.max_draws, max(50, 2 * max(guesses, default=0)))
+    todo = list(opts.ids)
     curves: dict[str, np.ndarray] = {}
     grids: dict[str, np.ndarray] = {}
     while todo:
         grid = _grid(n_max)
         use = set(todo) | ({"b_cubed_precision", "b_cubed_recall"} if "b_cubed_f" in todo else set())
         found = resampled_std_errors({m: v for m, v in values.items() if m in use}, sample.draws, grid,
-                                     replicates=reps, seed=seed_, bias_adjust=bias_adjust, complement=complement,
-                                     f_beta=("b_cubed_precision", "b_cubed_recall", beta) if "b_cubed_f" in todo
-                                     else None)
+                                     replicates=opts.reps, seed=opts.seed, bias_adjust=opts.bias_adjust,
+                                     complement=complement,
+                                     f_beta=("b_cubed_precision", "b_cubed_recall", opts.beta)
+                                     if "b_cubed_f" in todo else None)
         if "b_cubed_f" in todo:
             found["b_cubed_f"] = found.pop("f_beta")
         for m in todo:
             curves[m], grids[m] = found[m], grid
-        # a larger grid only for the metrics that can be planned and are still above their target
-        todo = [m for m in todo if m in plannable and not (found[m][-1] <= target_of(m))]
-        if n_max >= max_draws:
+        todo = [m for m in todo if m in plannable and not (found[m][-1] <= opts.target_of(m))]
+        if n_max >= opts.max_draws:
             break
-        n_max = min(max_draws, 4 * n_max)
-    rows = []
-    for mid in ids:
-        res, curve, grid, t = pilot[mid], curves[mid], grids[mid], target_of(mid)
-        needed: int | None = None
-        at: float = math.nan
-        note = ""
-        if not res.defined:
-            note = f"the pilot gives no estimate ({res.note}); no plan"
-        elif res.interval == "zero_event" or not np.any(curve > 0):
-            note = ("the pilot shows no error of this kind, so every resample has the same estimate and a "
-                    "standard error of 0: the pilot says nothing about the spread. Label more clusters, or "
-                    "plan from the zero-event bound (about 3/n at 95 %, SPEC 6)")
+        n_max = min(opts.max_draws, 4 * n_max)
+    return curves, grids
+
+
+def _plan_row(mid: str, res: Any, curve: np.ndarray, grid: np.ndarray, t: float, *, k: int,
+              extrapolated: int | None) -> dict[str, Any]:
+    """One metric's plan: the smallest size from which the resampled SE stays at or below ``t``."""
+    needed: int | None = None
+    at: float = math.nan
+    note = ""
+    if not res.defined:
+        note = f"the pilot gives no estimate ({res.note}); no plan"
+    elif res.interval == "zero_event" or not np.any(curve > 0):
+        note = ("the pilot shows no error of this kind, so every resample has the same estimate and a "
+                "standard error of 0: the pilot says nothing about the spread. Label more clusters, or "
+                "plan from the zero-event bound (about 3/n at 95 %, SPEC 6)")
+    else:
+        above = np.flatnonzero(~(curve <= t))
+        if above.size == 0:
+            needed, at = int(grid[0]), float(curve[0])
+        elif above[-1] + 1 < len(grid):
+            needed, at = int(grid[above[-1] + 1]), float(curve[above[-1] + 1])
         else:
-            above = np.flatnonzero(~(curve <= t))
-            if above.size == 0:
-                needed, at = int(grid[0]), float(curve[0])
-            elif above[-1] + 1 < len(grid):
-                needed, at = int(grid[above[-1] + 1]), float(curve[above[-1] + 1])
-            else:
-                note = (f"the standard error is still {curve[-1]:.3g} at {grid[-1]:,} draws (max_draws), above the "
-                        f"target {t:.3g}")
-            if k < 30 and not note:
-                note = f"a pilot of {k} draws gives a rough plan"
-        rows.append({
-            "metric": mid,
-            "pilot_draws": k,
-            "pilot_estimate": res.estimate,
-            "pilot_std_error": res.std_error,
-            "target_std_error": t,
-            "draws_needed": needed,
-            "std_error_at_draws": at,
-            "draws_extrapolated": extrapolated[mid],
-            "note": note,
-        })
-    frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
-    frame = frame.astype({"pilot_draws": "int64", "draws_needed": "Int64", "draws_extrapolated": "Int64",
-                          "pilot_estimate": "float64", "pilot_std_error": "float64",
-                          "std_error_at_draws": "float64", "target_std_error": "float64"})
-    if parameter == "target_width":
-        frame.insert(5, "target_width", [2.0 * z * t for t in frame["target_std_error"]])
-    frame.attrs.update({"seed": seed_, "reps": reps, "ci_level": level, "design": sample.design,
-                        "max_draws": max_draws, "bias_adjust": bias_adjust,
-                        "curves": {m: {"draws": grids[m].tolist(), "std_error": curves[m].tolist()} for m in ids}})
-    return frame
+            note = (f"the standard error is still {curve[-1]:.3g} at {grid[-1]:,} draws (max_draws), above the "
+                    f"target {t:.3g}")
+        if k < 30 and not note:
+            note = f"a pilot of {k} draws gives a rough plan"
+    return {
+        "metric": mid,
+        "pilot_draws": k,
+        "pilot_estimate": res.estimate,
+        "pilot_std_error": res.std_error,
+        "target_std_error": t,
+        "draws_needed": needed,
+        "std_error_at_draws": at,
+        "draws_extrapolated": extrapolated,
+        "note": note,
+    }
 
 
 def _grid(n_max: int) -> np.ndarray:

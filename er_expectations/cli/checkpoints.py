@@ -92,7 +92,7 @@ def _validate_one(path: str) -> tuple[str | None, list[ConfigIssue]]:
     if not isinstance(loaded, CheckpointConfig):
         count = len(loaded.expectations)
         return f"suite '{loaded.name}', {count} expectation{'s' if count != 1 else ''}", []
-    from er_expectations.run.runner import prepare_run
+    from er_expectations.run.preflight import prepare_run
 
     try:
         prepared = prepare_run(path, check_environment=False)  # ${NAME} variables: checked by `run`
@@ -188,15 +188,11 @@ def _default_name(records: str) -> str:
     return safe_name(folder, fallback="er_checks")
 
 
-def cmd_init(args: argparse.Namespace) -> int:
-    """``init``: write ``suites/<name>.yml`` and ``checkpoints/<name>.yml``."""
-    from er_expectations.config import scaffold_checkpoint, scaffold_suite
-    from er_expectations.core.io import atomic_write_text
+def _init_option_errors(args: argparse.Namespace, name: str) -> list[str]:
+    """The options of ``init`` that do not go together (nothing read yet)."""
     from er_expectations.core.names import name_problem
-    from er_expectations.run.runner import prepare_run
 
     errors: list[str] = []
-    name = args.name or _default_name(args.records)
     problem = name_problem(name, what="suite and checkpoint")
     if problem is not None:
         errors.append(f"--name: {problem[0]}; {problem[1]}")
@@ -209,12 +205,19 @@ def cmd_init(args: argparse.Namespace) -> int:
         errors.append("--prediction-columns goes with --predictions")
     if (args.benchmark is None) != (args.reference_column is None):
         errors.append("--benchmark FILE and --reference-column COL go together")
+    return errors
 
+
+def _check_records_columns(args: argparse.Namespace, errors: list[str]) -> None:
     records_columns = _columns(args.records, "--records", errors)
     _require(records_columns, args.id_column, args.records, "--id-column", errors)
     for column in args.name_columns or ():
         _require(records_columns, column, args.records, "--name-columns", errors)
 
+
+def _check_prediction_columns(args: argparse.Namespace, errors: list[str]
+                              ) -> tuple[str | list[str] | None, dict[str, str]]:
+    """The prediction columns (a list or one glob) or files the checkpoint will name."""
     prediction_columns: str | list[str] | None = None
     files: dict[str, str] = {}
     if args.predictions is not None:
@@ -242,13 +245,19 @@ def cmd_init(args: argparse.Namespace) -> int:
             _require(available, args.id_column, file, "--id-column", errors)
             if args.prediction_column:
                 _require(available, args.prediction_column, file, "--prediction-column", errors)
+    return prediction_columns, files
 
+
+def _check_benchmark_columns(args: argparse.Namespace, errors: list[str]) -> None:
     if args.benchmark is not None and args.reference_column is not None:
         available = _columns(args.benchmark, "--benchmark", errors)
         bench_id = args.benchmark_id_column or args.id_column
         _require(available, bench_id, args.benchmark, "--benchmark-id-column", errors)
         _require(available, args.reference_column, args.benchmark, "--reference-column", errors)
 
+
+def _init_targets(args: argparse.Namespace, name: str, errors: list[str]) -> tuple[Path, Path]:
+    """The suite and checkpoint files ``init`` writes (existing ones only with ``--force``)."""
     base = Path(args.dir)
     suite_file = base / "suites" / f"{name}.yml"
     checkpoint_file = base / "checkpoints" / f"{name}.yml"
@@ -259,11 +268,13 @@ def cmd_init(args: argparse.Namespace) -> int:
             f"{'s' if len(existing) == 1 else ''}; pass --force to overwrite, "
             "or choose another --name or --dir"
         )
-    if errors:
-        for message in errors:
-            print(f"er-expectations: error: {message}", file=sys.stderr)
-        print("er-expectations: nothing was written", file=sys.stderr)
-        return EXIT_USAGE
+    return suite_file, checkpoint_file
+
+
+def _scaffolds(args: argparse.Namespace, name: str, checkpoint_file: Path,
+               prediction_columns: str | list[str] | None, files: dict[str, str]) -> tuple[str, str]:
+    """The text of the suite and of the checkpoint file."""
+    from er_expectations.config import scaffold_checkpoint, scaffold_suite
 
     target = "prediction" if args.predictions is not None else args.prediction_column
     name_column = "full_name" if args.name_columns else None
@@ -290,6 +301,29 @@ def cmd_init(args: argparse.Namespace) -> int:
         name_columns=tuple(args.name_columns or ()),
         name_separator=args.name_separator,
     )
+    return suite_text, checkpoint_text
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """``init``: write ``suites/<name>.yml`` and ``checkpoints/<name>.yml``.
+
+    Every problem of the options and files is reported before anything is written."""
+    from er_expectations.core.io import atomic_write_text
+    from er_expectations.run.preflight import prepare_run
+
+    name = args.name or _default_name(args.records)
+    errors = _init_option_errors(args, name)
+    _check_records_columns(args, errors)
+    prediction_columns, files = _check_prediction_columns(args, errors)
+    _check_benchmark_columns(args, errors)
+    suite_file, checkpoint_file = _init_targets(args, name, errors)
+    if errors:
+        for message in errors:
+            print(f"er-expectations: error: {message}", file=sys.stderr)
+        print("er-expectations: nothing was written", file=sys.stderr)
+        return EXIT_USAGE
+
+    suite_text, checkpoint_text = _scaffolds(args, name, checkpoint_file, prediction_columns, files)
     atomic_write_text(suite_file, suite_text)
     print(f"wrote {suite_file}")
     atomic_write_text(checkpoint_file, checkpoint_text)

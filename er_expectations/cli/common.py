@@ -10,12 +10,12 @@ import pandas as pd
 
 from er_expectations.core.errors import InputError
 
-#: What every exit code means (documented in ``--help`` and the README).
+#: The exit codes, one meaning each.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 EXIT_HISTORY = 6
 EXIT_SOURCE = 7
 EXIT_INTERRUPTED = 130
-#: What every exit code means (documented in ``--help`` and the README).
+#: What every exit code means (documented in ``--help`` and docs/cli.md).
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     EXIT_FAILED: "a critical expectation failed",

@@ -345,12 +345,9 @@ def _node_at(written: Node, at: str | None) -> Node | None:
     return node
 
 
-def _expectation(
-    item: Node,
-    defaults: Mapping[str, _Pair],
-    registry: Mapping[str, ExpectationSpec],
-    issues: IssueCollector,
-) -> ExpectationConfig | None:
+def _expectation_spec(item: Node, registry: Mapping[str, ExpectationSpec],
+                      issues: IssueCollector) -> tuple[str, ExpectationSpec] | None:
+    """The expectation an entry names, or ``None`` (reported) when it names none the registry knows."""
     if item.kind != "mapping":
         if item.kind != "invalid":
             issues.add(
@@ -390,10 +387,17 @@ def _expectation(
             did_you_mean(name, sorted(registry), list_all_below=len(registry) + 1),
         )
         return None
+    return name, spec
 
+
+def _parameter_pairs(item: Node, name: str, spec: ExpectationSpec, defaults: Mapping[str, _Pair],
+                     registry: Mapping[str, ExpectationSpec], issues: IssueCollector
+                     ) -> tuple[dict[str, _Pair], set[str]]:
+    """The entry's parameters over the suite's defaults (nulls dropped: the default), and the
+    parameters that unknown keys probably meant (reported as misspelt, not as missing)."""
     params = {param.name: param for param in spec.all_params()}
     pairs = {key: pair for key, pair in defaults.items() if key in params}
-    misspelt: set[str] = set()  # parameters an unknown key probably meant: not "missing"
+    misspelt: set[str] = set()
     for key, key_node, value in item.items():
         if key == "expectation":
             continue
@@ -411,21 +415,27 @@ def _expectation(
             else:
                 hint = f"{name} takes {quote_list(sorted(params))}"
         issues.add(key_node, f"unknown parameter '{key}' for {name}", hint)
-    pairs = {key: pair for key, pair in pairs.items() if not pair[1].is_null}  # null: the default
-    written = _mapping_of(pairs, item)
+    return {key: pair for key, pair in pairs.items() if not pair[1].is_null}, misspelt
 
-    common = validate_node(CommonParams, _mapping_of({k: v for k, v in pairs.items() if k in _COMMON}, item),
-                           issues)
-    unusable: set[str] = {key for key in misspelt if key not in pairs}  # rules would report a consequence
+
+def _missing_required(item: Node, name: str, spec: ExpectationSpec, pairs: Mapping[str, _Pair],
+                      misspelt: set[str], issues: IssueCollector) -> set[str]:
+    """Required parameters the entry lacks (reported unless a misspelt key meant them)."""
+    missing: set[str] = set()
     for param in spec.params:
         if param.required and param.name not in pairs:
-            unusable.add(param.name)
+            missing.add(param.name)
             if param.name not in misspelt:
                 issues.add(
                     item,
                     f"missing required parameter '{param.name}' for {name}",
                     f"add '{param.name}: ...' to this expectation or to the suite's defaults",
                 )
+    return missing
+
+
+def _plain_kwargs(pairs: Mapping[str, _Pair], unusable: set[str], issues: IssueCollector) -> dict[str, object]:
+    """The expectation's own parameters as plain values; invalid ones are added to ``unusable``."""
     kwargs: dict[str, object] = {}
     for key, (_, node) in pairs.items():
         if key in _COMMON:
@@ -437,6 +447,27 @@ def _expectation(
             unusable.add(key)
             issues.add(node, f"{key}: suite parameters ({{$PARAMETER: ...}}) are not supported in suite files",
                        "write the value itself")
+    return kwargs
+
+
+def _expectation(
+    item: Node,
+    defaults: Mapping[str, _Pair],
+    registry: Mapping[str, ExpectationSpec],
+    issues: IssueCollector,
+) -> ExpectationConfig | None:
+    """One entry of a suite's ``expectations:`` list, every problem reported at its place."""
+    found = _expectation_spec(item, registry, issues)
+    if found is None:
+        return None
+    name, spec = found
+    pairs, misspelt = _parameter_pairs(item, name, spec, defaults, registry, issues)
+    written = _mapping_of(pairs, item)
+    common = validate_node(CommonParams, _mapping_of({k: v for k, v in pairs.items() if k in _COMMON}, item),
+                           issues)
+    unusable: set[str] = {key for key in misspelt if key not in pairs}  # rules would report a consequence
+    unusable |= _missing_required(item, name, spec, pairs, misspelt, issues)
+    kwargs = _plain_kwargs(pairs, unusable, issues)
     if spec.model is not None:
         kwargs = _check_model(spec.model, kwargs, unusable, written, item, issues)
     severity = common.severity if isinstance(common, CommonParams) and "severity" in pairs else None

@@ -205,21 +205,69 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     """Phase 1 checks of the existing project and phase 2, under the project's lock.
 
     ``tables`` holds each release's Parquet bytes (files), its SQL query (engine sql) or its
-    Spark DataFrame (engine spark).
+    Spark DataFrame (engine spark). The phases, in order: (c) the release tables, (d) the GX
+    project and one validation per release, each recorded in the history right after it,
+    (e) Data Docs, then the summary and, last, the alerts.
     """
     checkpoint = prepared.checkpoint
-    project_dir = checkpoint.project_dir
-    damaged = check_project(project_dir, prepared.site_name, checkpoint)
+    _repair_project(prepared, out=out)
+    engine = prepared.data.engine if isinstance(prepared.data, EngineReleases) else "pandas"
+    folder = _write_release_tables(prepared, selected, names, tables, engine=engine)
+
+    suite_names = tuple(s.name for s in prepared.suites)
+    unit = "labels file" if isinstance(prepared.data, LabelsData) else "release"
+    print(
+        f"Checkpoint '{checkpoint.name}' ({checkpoint.path}): {len(selected)} {unit}(s), "
+        f"suite(s) {', '.join(suite_names)}; project {checkpoint.project_dir}",
+        file=out,
+        flush=True,
+    )
+    project = Project(prepared, checkpoint.project_dir, folder, out=out)
+    run_time = datetime.now(UTC)
+    report = RunReport(
+        checkpoint=checkpoint.name,
+        checkpoint_path=Path(checkpoint.path),
+        project_dir=checkpoint.project_dir,
+        run_name=checkpoint.name,
+        run_time=run_time,
+        suites=suite_names,
+        unit=unit,
+    )
+    per_release, combined, positions = _stored_checkpoints(project, prepared, selected, names, tables,
+                                                           engine=engine)
+    labels_by_result = _validate_releases(project, prepared, selected, tables, per_release, combined, positions,
+                                          report, engine=engine, run_time=run_time, progress=progress, out=out)
+    _build_docs(project, prepared, report, labels_by_result)
+    keep_config_copy(checkpoint.project_dir)  # the configuration as this run left it, for the next run
+    report.elapsed = time.perf_counter() - started
+    print_summary(report, out)
+    if prepared.alerts:  # last: results, Data Docs and history are saved whatever happens here
+        from er_expectations.run.alerts.actions import send_alerts
+
+        report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
+                                    combined, out=out)
+    return report
+
+
+def _repair_project(prepared: PreparedRun, *, out: TextIO) -> None:
+    """Phase 1 on the existing project: unreadable stored suites (an interrupted run) are
+    replaced from the suite files, stale temporary files removed."""
+    project_dir = prepared.checkpoint.project_dir
+    damaged = check_project(project_dir, prepared.site_name, prepared.checkpoint)
     for file in damaged:
         print(f"Replacing the unreadable stored suite {file} (an interrupted run?) from the suite files.",
               file=out, flush=True)
         file.unlink()
     remove_stale_temporaries(project_dir)
 
-    # (c) the release tables, each checked to stay inside the project (files only: a database's
-    # or Spark's batches are queries and DataFrames)
+
+def _write_release_tables(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
+                          tables: dict[str, Any], *, engine: str) -> Path:
+    """(c) The release tables as Parquet files inside the project (files only: a database's or
+    Spark's batches are queries and DataFrames); the folder that holds them."""
+    checkpoint = prepared.checkpoint
+    project_dir = checkpoint.project_dir
     folder = ensure_inside(project_dir, project_dir / DATA_FOLDER / checkpoint.name)
-    engine = prepared.data.engine if isinstance(prepared.data, EngineReleases) else "pandas"
     if engine == "pandas":
         targets = {r.label: ensure_inside(folder, folder / f"{names[r.label]}.parquet") for r in selected}
         try:
@@ -227,51 +275,47 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
                 atomic_write(targets[release.label], tables.pop(release.label))
         except OSError as error:
             raise InputError(f"cannot write the release tables under {folder}: {error}") from error
+    return folder
 
-    # (d) the GX project and the runs
-    from great_expectations.core.run_identifier import RunIdentifier
-    from tqdm.auto import tqdm
 
-    suite_names = tuple(s.name for s in prepared.suites)
-    unit = "labels file" if isinstance(prepared.data, LabelsData) else "release"
-    print(
-        f"Checkpoint '{checkpoint.name}' ({checkpoint.path}): {len(selected)} {unit}(s), "
-        f"suite(s) {', '.join(suite_names)}; project {project_dir}",
-        file=out,
-        flush=True,
-    )
-    project = Project(prepared, project_dir, folder, out=out)
+def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Sequence[Any],
+                        names: Mapping[str, str], tables: Mapping[str, Any], *, engine: str
+                        ) -> tuple[dict[str, Any], Any, list[str]]:
+    """(d) One stored GX checkpoint per release, run here with ``Checkpoint.run`` without
+    actions; the checkpoint over all the selected releases is stored too, with the Data Docs
+    and history actions, for GX's own tools. Returns those and the history's release order."""
+    from er_expectations.run.history import history_action
+
+    checkpoint = prepared.checkpoint
     definitions = project.batch_definitions({r.label: names[r.label] for r in selected},
                                             tables if engine != "pandas" else None)
     suites = project.suites()
-    run_time = datetime.now(UTC)
-    run_id = RunIdentifier(run_name=checkpoint.name, run_time=run_time)
-    report = RunReport(
-        checkpoint=checkpoint.name,
-        checkpoint_path=Path(checkpoint.path),
-        project_dir=project_dir,
-        run_name=checkpoint.name,
-        run_time=run_time,
-        suites=suite_names,
-        unit=unit,
-    )
-    site = prepared.site_name
-    # One stored GX checkpoint per release, run here with ``Checkpoint.run`` under a progress
-    # bar, without actions; then ONE Data Docs build for the whole run. The checkpoint over all
-    # the selected releases is stored too, with the Data Docs action, for GX's own tools.
     per_release = {}
     for release in selected:
         name = names[release.label]
         vds = project.validation_definitions(name, definitions[release.label], suites)
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
-    from er_expectations.run.history import HistoryRecorder, history_action
-
     # the history's release order: every release of the predictions (a labelling batch: itself)
     positions = ([r.label for r in prepared.data.all_releases()] if not isinstance(prepared.data, LabelsData)
                  else [r.label for r in selected])
     recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
     combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
                                   extra=[recording] if recording is not None else [])
+    return per_release, combined, positions
+
+
+def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequence[Any], tables: Mapping[str, Any],
+                       per_release: Mapping[str, Any], combined: Any, positions: Sequence[str], report: RunReport,
+                       *, engine: str, run_time: datetime, progress: bool, out: TextIO) -> dict[Any, str]:
+    """(d) Validate each release under a progress bar and record it in the history right after
+    (one transaction); returns each GX result identifier's release label."""
+    from great_expectations.core.run_identifier import RunIdentifier
+    from tqdm.auto import tqdm
+
+    from er_expectations.run.history import HistoryRecorder
+
+    checkpoint = prepared.checkpoint
+    run_id = RunIdentifier(run_name=checkpoint.name, run_time=run_time)
     labels_by_result: dict[Any, str] = {}
     history = HistoryRecorder.start(checkpoint, positions, out=out)
     bar = tqdm(
@@ -306,23 +350,19 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         bar.close()
         history.close()
     report.history, report.history_problem = history.summary(), history.problem
+    return labels_by_result
 
-    # (e) Data Docs: this run's pages, the pages an interrupted run missed and the index
-    if site is not None:
-        report.data_docs_index = project.build_docs(site, list(labels_by_result))
-        by_label = {o.label: o for o in report.releases}
-        for identifier, label in labels_by_result.items():
-            page = project.page(identifier, site)
-            if page:
-                by_label[label].pages.append(page)
-    keep_config_copy(project_dir)  # the configuration as this run left it, for the next run
-    report.elapsed = time.perf_counter() - started
-    print_summary(report, out)
-    if prepared.alerts:  # last: results, Data Docs and history are saved whatever happens here
-        from er_expectations.run.alerts.actions import send_alerts
 
-        report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
-                                    combined, out=out)
-    return report
+def _build_docs(project: Project, prepared: PreparedRun, report: RunReport, labels_by_result: Mapping[Any, str]) -> None:
+    """(e) Data Docs: this run's pages, the pages an interrupted run missed and the index."""
+    site = prepared.site_name
+    if site is None:
+        return
+    report.data_docs_index = project.build_docs(site, list(labels_by_result))
+    by_label = {o.label: o for o in report.releases}
+    for identifier, label in labels_by_result.items():
+        page = project.page(identifier, site)
+        if page:
+            by_label[label].pages.append(page)
 
 

@@ -23,9 +23,9 @@ from er_expectations.stats.estimator import RatioEstimate, f_beta_estimate, rati
 from er_expectations.stats.metrics import (
     METRICS,
     PERFORMANCE_METRICS,
-    _finish,
     check_beta,
     fg_values,
+    finish_metric,
 )
 from er_expectations.stats.sample import BenchmarkSample, cluster_errors
 
@@ -183,12 +183,12 @@ def _estimate(values: dict[str, tuple[np.ndarray, np.ndarray]], metric: str, dra
         f, g = values[mid]
         res = ratio_estimate(f, g, draws, ci_level=ci_level, bounds=None if d.complement else d.bounds,
                              undefined_reason=d.undefined_reason, zero_event=d.zero_event)
-        return _finish(d, res)
+        return finish_metric(d, res)
 
     if METRICS[metric].fg is None:
         est = f_beta_estimate(one("b_cubed_precision"), one("b_cubed_recall"), draws, beta=beta,
                               ci_level=ci_level)
-        return _finish(METRICS[metric], est)
+        return finish_metric(METRICS[metric], est)
     return one(metric)
 
 

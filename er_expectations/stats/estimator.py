@@ -153,7 +153,7 @@ def _interval(est: float, se: float, level: float, bounds: tuple[float, float] |
 
 
 #: Relative tolerance for "f_i = g_i" and "V̂ = 0" (the values are sums of a few products).
-_REL_TOL = 1e-12
+REL_TOL = 1e-12
 
 
 def _fmt_level(level: float) -> str:
@@ -261,13 +261,13 @@ def ratio_estimate(
     var = ratio**2 * float((d * (g / gbar - f / fbar) ** 2).sum()) / kk1
     se = math.sqrt(max(var, 0.0))
     use = (d > 0) & (g > 0)
-    if zero_event and np.all(np.abs(f[use] - g[use]) <= _REL_TOL * g[use]):
+    if zero_event and np.all(np.abs(f[use] - g[use]) <= REL_TOL * g[use]):
         lo, hi, why = zero_event_interval(g, d, ci_level=level, at_one=True)
         return RatioEstimate(est, se, lo, hi, k, clusters, level, f"standard error 0: {why}", influence,
                              "zero_event")
     lo, hi = _interval(est, se, level, bounds)
     note = ""
-    if se <= _REL_TOL * abs(ratio):
+    if se <= REL_TOL * abs(ratio):
         note = ("standard error 0: every draw has the same ratio f/g, so the interval has zero width and "
                 "understates the uncertainty (SPEC 6)")
     return RatioEstimate(est, se, lo, hi, k, clusters, level, note, influence, "linearization")

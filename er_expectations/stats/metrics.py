@@ -249,7 +249,7 @@ def _range_note(metric: MetricDef, est: float) -> str:
             "or bias-adjusted sample)")
 
 
-def _finish(metric: MetricDef, est: RatioEstimate) -> RatioEstimate:
+def finish_metric(metric: MetricDef, est: RatioEstimate) -> RatioEstimate:
     if metric.complement and est.defined:
         lo, hi = est.ci_lower, est.ci_upper
         lo, hi = (1.0 - hi, 1.0 - lo) if not math.isnan(lo) else (lo, hi)
@@ -317,7 +317,7 @@ def estimate_metrics(
             bounds = None if d.complement else d.bounds
             res = ratio_estimate(f, g, draws, bias_adjust=bias_adjust, ci_level=level, bounds=bounds,
                                  undefined_reason=d.undefined_reason, zero_event=d.zero_event)
-        res = _finish(d, res)
+        res = finish_metric(d, res)
         cache[mid] = res
         return res
 
