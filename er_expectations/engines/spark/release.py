@@ -113,16 +113,6 @@ def _quoted(F: Any, name: str) -> Any:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
-@dataclass
-class _Aggregate:
-    """What one aggregation of a release brought back."""
-
-    hist: list[tuple[int, int]]
-    sizes: dict[Any, int]  # predicted cluster -> records, for the clusters the benchmark touches
-    totals: dict[Any, int]  # benchmark name -> records of the release with that name
-    names: tuple[int, int, int] | None  # named, varied, homonymous clusters
-
-
 class SparkRelease(AggregatedRelease):
     """One release of a record table held in a Spark DataFrame (SPEC 2.1).
 
@@ -183,7 +173,7 @@ class SparkRelease(AggregatedRelease):
                              "record must appear once: drop duplicate rows or fix the id")
 
     # -- the benchmark records (one collect per batch and reference column) -----------------
-    def benchmark_records(self, reference: str) -> tuple[list[str], list[tuple]]:
+    def _benchmark_records(self, reference: str) -> tuple[list[str], list[tuple]]:
         """The rows of the batch with a ``reference`` id, every column: (column names, rows)."""
         self._column(reference, "reference")
         found = self.facts.benchmark.get(reference)
@@ -193,7 +183,7 @@ class SparkRelease(AggregatedRelease):
         return found
 
     def _benchmark_in_release(self, reference: str) -> list[tuple]:
-        columns, rows = self.benchmark_records(reference)
+        columns, rows = self._benchmark_records(reference)
         p = columns.index(self.prediction)
         return [r for r in rows if r[p] is not None]
 
@@ -320,7 +310,7 @@ class SparkRelease(AggregatedRelease):
             self._column(draws, "draws")
         if name is not None:
             self._column(name, "name")
-        columns, rows = self.benchmark_records(reference)
+        columns, rows = self._benchmark_records(reference)
         c, p = columns.index(reference), columns.index(self.prediction)
         in_release = [r for r in rows if r[p] is not None]
         clusters_all = len({r[c] for r in rows})
@@ -362,7 +352,7 @@ class SparkRelease(AggregatedRelease):
         for parameter, column in columns.items():
             self._column(column, parameter)
         wanted = list(dict.fromkeys([reference, *columns.values()]))
-        names, rows = self.benchmark_records(reference)
+        names, rows = self._benchmark_records(reference)
         at = [names.index(c) for c in wanted]
         return pd.DataFrame([tuple(r[i] for i in at) for r in rows], columns=wanted)
 
