@@ -62,11 +62,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import synthetic  # benchmarks/synthetic.py (the folder of the script is on sys.path)
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import synthetic  # noqa: E402
 
 RESULTS_DIR = HERE / "results"
 PATENTSVIEW_DIR = synthetic.PATENTSVIEW_DIR

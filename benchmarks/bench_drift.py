@@ -20,18 +20,15 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from er_expectations.analysis.drift import agreement_of, diff_of, statistic_change_of  # noqa: E402
-from er_expectations.engines.pandas.pairs import ReleasePair  # noqa: E402
-from er_expectations.engines.pandas.release import PandasRelease  # noqa: E402
+from er_expectations.analysis.drift import agreement_of, diff_of, statistic_change_of
+from er_expectations.engines.pandas.pairs import ReleasePair
+from er_expectations.engines.pandas.release import PandasRelease
 
 
 def make_frame(n: int, seed: int = 1) -> pd.DataFrame:

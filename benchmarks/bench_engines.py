@@ -47,7 +47,7 @@ BENCH_MOD = 500
 IDS = "int"
 
 
-def _pandas_frame(n: int):
+def pandas_frame(n: int):
     import numpy as np
     import pandas as pd
 
@@ -84,7 +84,7 @@ def _sql_create(engine, n: int) -> str:
     return "bench_records"
 
 
-def _spark_frame(n: int):
+def spark_frame(n: int):
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F  # noqa: N812
 
@@ -104,20 +104,23 @@ def _spark_frame(n: int):
 
 
 def count_sql_fetches(fetched: list[int]) -> None:
-    """Add the pickled size of every result :class:`SqlRelease` fetches to ``fetched[0]`` (and
-    its rows to ``fetched[1]`` when there is one)."""
-    from er_expectations.engines.sql import release as sql_engine
+    """Add the pickled size of every SQLAlchemy result read to the end (the SQL engine reads each
+    of its results as a list of tuples) to ``fetched[0]`` (and its rows to ``fetched[1]`` when
+    there is one)."""
+    from sqlalchemy.engine import CursorResult
 
-    original = sql_engine.SqlRelease._rows
+    original = CursorResult.__iter__
 
-    def counting(self, query):
-        rows = original(self, query)
+    def counting(self):
+        rows = []
+        for row in original(self):  # the SQL engine reads every result by iterating it
+            rows.append(tuple(row))
+            yield row
         fetched[0] += len(pickle.dumps(rows))
         if len(fetched) > 1:
             fetched[1] += len(rows)
-        return rows
 
-    sql_engine.SqlRelease._rows = counting
+    CursorResult.__iter__ = counting
 
 
 def count_spark_fetches(df, fetched: list[int]) -> None:
@@ -170,7 +173,7 @@ def _measure(engine: str, n: int) -> dict:
     if engine == "pandas":
         from er_expectations.engines.pandas.release import PandasRelease
 
-        df = _pandas_frame(n)
+        df = pandas_frame(n)
         t0 = time.perf_counter()
         make = lambda: PandasRelease(df, prediction="pred")  # noqa: E731
     elif engine in ("postgres", "sqlite"):
@@ -183,7 +186,7 @@ def _measure(engine: str, n: int) -> dict:
         engine_ = sa.create_engine(url)
         if engine == "sqlite":
             table = "bench_records"
-            _pandas_frame(n).to_sql(table, engine_, index=False, chunksize=500_000)
+            pandas_frame(n).to_sql(table, engine_, index=False, chunksize=500_000)
         else:
             table = _sql_create(engine_, n)
         count_sql_fetches(fetched)
@@ -192,7 +195,7 @@ def _measure(engine: str, n: int) -> dict:
     else:
         from er_expectations.engines.spark.release import SparkRelease
 
-        df = _spark_frame(n)
+        df = spark_frame(n)
         count_spark_fetches(df, fetched)
         t0 = time.perf_counter()
         make = lambda: SparkRelease(df, prediction="pred")  # noqa: E731

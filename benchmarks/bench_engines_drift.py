@@ -23,16 +23,13 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_engines import (  # noqa: E402
+from bench_engines import (  # benchmarks/bench_engines.py (the folder of the script is on sys.path)
     TRUE_SIZE,
-    _pandas_frame,
-    _spark_frame,
     count_spark_fetches,
     count_sql_fetches,
+    pandas_frame,
+    spark_frame,
 )
 
 
@@ -60,7 +57,7 @@ def _measure(engine: str, n: int) -> dict:
         from er_expectations.engines.pandas.pairs import ReleasePair
         from er_expectations.engines.pandas.release import PandasRelease
 
-        df = _pandas_frame(n)
+        df = pandas_frame(n)
         df["base"] = (df["record"] // TRUE_SIZE) * 2
         t0 = time.perf_counter()
         pair = ReleasePair(PandasRelease(df, prediction="pred"), PandasRelease(df, prediction="base"))
@@ -75,7 +72,7 @@ def _measure(engine: str, n: int) -> dict:
         engine_ = sa.create_engine(url)
         if engine == "sqlite":
             table = "bench_pairs"
-            df = _pandas_frame(n)
+            df = pandas_frame(n)
             df["base"] = (df["record"] // TRUE_SIZE) * 2
             df.to_sql(table, engine_, index=False, chunksize=500_000)
             del df
@@ -91,7 +88,7 @@ def _measure(engine: str, n: int) -> dict:
         from er_expectations.engines.spark.pairs import SparkReleasePair
         from er_expectations.engines.spark.release import SparkRelease
 
-        df = _spark_frame(n)
+        df = spark_frame(n)
         df = df.withColumn("base", F.floor(F.col("record") / TRUE_SIZE).cast("long") * 2).cache()
         df.count()
         count_spark_fetches(df, fetched)

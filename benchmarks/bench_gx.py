@@ -41,7 +41,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def interleaved(fns: dict, repeat: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:

@@ -22,17 +22,16 @@ import json
 import sys
 from pathlib import Path
 
+# synthetic, bench_core and bench_labels: modules of benchmarks/ (the folder of the script is on sys.path)
+import synthetic
+from bench_core import environment, interleaved_best_of
+from bench_labels import ID, NAME, PREDICTION, perfect_labels
+
+from er_expectations.analysis.labelling_batch import labelling_batch, split_labelling_batch
+from er_expectations.analysis.labelqc import qc_labels
+from er_expectations.core.io import atomic_write_text
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-
-import synthetic  # noqa: E402
-from bench_core import environment, interleaved_best_of  # noqa: E402
-from bench_labels import ID, NAME, PREDICTION, perfect_labels  # noqa: E402
-
-from er_expectations.analysis.labelling_batch import labelling_batch, split_labelling_batch  # noqa: E402
-from er_expectations.analysis.labelqc import qc_labels  # noqa: E402
-from er_expectations.core.io import atomic_write_text  # noqa: E402
 
 
 def rules_on_batch(batch):

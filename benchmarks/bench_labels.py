@@ -26,17 +26,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+# synthetic and bench_core: modules of benchmarks/ (the folder of the script is on sys.path)
+import synthetic
+from bench_core import environment, interleaved_best_of
+
+from er_expectations.analysis.benchmark import benchmark_from_labels
+from er_expectations.analysis.labelqc import qc_labels
+from er_expectations.analysis.sampling import draw_sample
+from er_expectations.core.io import atomic_write_text
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-
-import synthetic  # noqa: E402
-from bench_core import environment, interleaved_best_of  # noqa: E402
-
-from er_expectations.analysis.benchmark import benchmark_from_labels  # noqa: E402
-from er_expectations.analysis.labelqc import qc_labels  # noqa: E402
-from er_expectations.analysis.sampling import draw_sample  # noqa: E402
-from er_expectations.core.io import atomic_write_text  # noqa: E402
 
 TARGET = 3.0
 PREDICTION, ID, TRUTH, NAME = synthetic.PREDICTION, "mention_id", synthetic.TRUTH, synthetic.NAME

@@ -35,17 +35,18 @@ from pathlib import Path
 
 import numpy as np
 
+# benchmarks/coverage_intervals.py (the folder of the script is on sys.path): the replicate as
+# erx.estimate aggregates it
+from coverage_intervals import subsample
+
 import er_expectations as erx
 from er_expectations.analysis.examples import rldata_frame
-from er_expectations.analysis.planning import _design_rng, _Population
+from er_expectations.analysis.planning import Population, design_rng
 from er_expectations.stats import estimate_metrics
 from er_expectations.stats.resample import draw_clusters
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data"
-sys.path.insert(0, str(HERE))
-
-from coverage_intervals import subsample  # noqa: E402  (the replicate as erx.estimate aggregates it)
 
 SIZES = (200, 400, 800)
 DESIGNS = ("cluster_size", "uniform")
@@ -54,12 +55,12 @@ PAPER_RMSE = {200: 0.047, 400: 0.035, 800: 0.024}
 
 def loop_seconds(df, *, reps: int, seed: int) -> float:
     """Seconds for ``reps`` replicates per cell, estimated one by one (all metrics)."""
-    pop = _Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
+    pop = Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
     t0 = time.perf_counter()
     for design in DESIGNS:
         sample = pop.design_sample(design)
         for size in SIZES:
-            idx = draw_clusters(_design_rng(seed, design, size), design=design, sizes=sample.size, draws=size,
+            idx = draw_clusters(design_rng(seed, design, size), design=design, sizes=sample.size, draws=size,
                                 replicates=reps)
             for row in idx:
                 counts = np.bincount(row, minlength=sample.labels.size)

@@ -33,20 +33,18 @@ import argparse
 import datetime as _dt
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from er_expectations.analysis import examples
+from er_expectations.engines.pandas.release import PandasRelease, contingency
+from er_expectations.stats import BenchmarkSample, estimate_metrics, exact_metrics_from_contingency
+from er_expectations.stats.estimator import z_value
 
-from er_expectations.analysis.examples import rldata_frame as _rldata_frame  # noqa: E402
-from er_expectations.engines.pandas.release import PandasRelease, contingency  # noqa: E402
-from er_expectations.stats import BenchmarkSample, estimate_metrics, exact_metrics_from_contingency  # noqa: E402
-from er_expectations.stats.estimator import z_value  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 DATA = HERE.parent.parent / "shared" / "data"
 METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_recall", "b_cubed_precision",
@@ -55,7 +53,7 @@ METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_recal
 
 def rldata_frame(data: Path = DATA) -> pd.DataFrame:
     """RLdata10000 with its truth and the paper's ≥4-of-5 agreement prediction."""
-    return _rldata_frame(data / "rldata")[["truth", "pred"]]
+    return examples.rldata_frame(data / "rldata")[["truth", "pred"]]
 
 
 def heavy_frame(seed: int = 7, n_records: int = 20_000) -> pd.DataFrame:

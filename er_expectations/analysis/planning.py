@@ -56,7 +56,9 @@ from er_expectations.stats.resample import (
 __all__ = [
     "MIN_REPS",
     "PLAN_COLUMNS",
+    "Population",
     "SIMULATION_COLUMNS",
+    "design_rng",
     "plan_chart",
     "plan_sample_size",
     "simulate",
@@ -139,9 +141,11 @@ def _check_flag(value: object, *, parameter: str) -> bool:
 
 # -- the population, aggregated once ---------------------------------------------------------
 
-class _Population:
+class Population:
     """The whole true clustering of a release as one per-cluster table, and the exact
-    value of every metric on it (SPEC 5, last paragraph)."""
+    value of every metric on it (SPEC 5, last paragraph): what :func:`simulate` draws its
+    benchmarks from (``design_sample(design)``) and compares their estimates with
+    (``truth``)."""
 
     def __init__(self, df: pd.DataFrame, *, prediction: Hashable, truth: Hashable, name: Hashable | None,
                  record_id: Hashable | None, beta: float) -> None:
@@ -177,7 +181,11 @@ class _Population:
         return replace(s, weight=1.0 / s.size, design=design)
 
 
-def _replicate_block(pop: _Population, sample: BenchmarkSample, idx: np.ndarray, ids: tuple[str, ...], *,
+#: The name this class had (tests import it).
+_Population = Population
+
+
+def _replicate_block(pop: Population, sample: BenchmarkSample, idx: np.ndarray, ids: tuple[str, ...], *,
                      values: dict[str, tuple[np.ndarray, np.ndarray]], ci_level: float,
                      bias_adjust: bool) -> dict[str, Replicates]:
     """Every metric on the replicates of ``idx`` (replicates × draws of cluster indices)."""
@@ -207,7 +215,7 @@ def _replicate_block(pop: _Population, sample: BenchmarkSample, idx: np.ndarray,
     return out
 
 
-def _values(pop: _Population, sample: BenchmarkSample, ids: Iterable[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _values(pop: Population, sample: BenchmarkSample, ids: Iterable[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     need = set(ids)
     if "b_cubed_f" in need:
         need |= {"b_cubed_precision", "b_cubed_recall"}
@@ -215,12 +223,14 @@ def _values(pop: _Population, sample: BenchmarkSample, ids: Iterable[str]) -> di
             if m in need and METRICS[m].fg is not None}
 
 
-def _design_rng(seed: int, design: str, size: int) -> np.random.Generator:
-    """One stream per (design, size): the rows of a size do not depend on the other sizes asked."""
+def design_rng(seed: int, design: str, size: int) -> np.random.Generator:
+    """The random stream of one (design, size) cell of :func:`simulate`, from its ``seed``: one stream
+    per cell, so that the rows of a size do not depend on the other sizes asked (a replicate can be
+    redrawn alone, as ``benchmarks/bench_simulate.py`` does)."""
     return np.random.default_rng([seed, DESIGNS.index(design), size])
 
 
-def replicate_estimates(pop: _Population, *, design: str, size: int, reps: int, seed: int, ids: tuple[str, ...],
+def replicate_estimates(pop: Population, *, design: str, size: int, reps: int, seed: int, ids: tuple[str, ...],
                         ci_level: float, bias_adjust: bool) -> tuple[np.ndarray, dict[str, Replicates]]:
     """The drawn cluster indices (reps × size) and every metric on each replicate.
 
@@ -228,7 +238,7 @@ def replicate_estimates(pop: _Population, *, design: str, size: int, reps: int, 
     """
     sample = pop.design_sample(design)
     values = _values(pop, sample, ids)
-    rng = _design_rng(seed, design, size)
+    rng = design_rng(seed, design, size)
     idx = draw_clusters(rng, design=design, sizes=sample.size, draws=size, replicates=reps)
     return idx, _replicate_block(pop, sample, idx, ids, values=values, ci_level=ci_level, bias_adjust=bias_adjust)
 
@@ -280,13 +290,13 @@ def simulate(
     beta = check_beta(beta)
     bias_adjust = _check_flag(bias_adjust, parameter="bias_adjust")
     ids = resolve_metrics(metrics, names=name is not None)
-    pop = _Population(df, prediction=prediction, truth=truth, name=name, record_id=record_id, beta=beta)
+    pop = Population(df, prediction=prediction, truth=truth, name=name, record_id=record_id, beta=beta)
     rows = []
     for design in designs_:
         sample = pop.design_sample(design)
         values = _values(pop, sample, ids)
         for size in sizes_:
-            rng = _design_rng(seed_, design, size)
+            rng = design_rng(seed_, design, size)
             acc: dict[str, list[Replicates]] = {m: [] for m in ids}
             block = max(1, BLOCK_CELLS // size)
             done = 0

@@ -45,6 +45,7 @@ __all__ = [
     "GROUP_COLUMNS",
     "estimate_by_group",
     "groups_chart",
+    "groups_spec",
     "groups_frame",
     "membership_from_attribute",
     "membership_from_ethnicity",
@@ -351,32 +352,53 @@ def estimate_by_group(
                         min_draws=min_draws, adjust=adjust)
 
 
-def groups_chart(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest") -> Any:
-    """An altair chart of group estimates with their intervals and each group's comparison.
+def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest") -> dict[str, Any]:
+    """The Vega-Lite specification of group estimates with their intervals and each group's
+    comparison, as a dict :mod:`er_expectations.core.charts` renders (``to_svg``,
+    ``write_chart``, ``data_uri``).
 
     ``rows`` are group aggregates (``group``, ``estimate``, ``ci_lower``, ``ci_upper``,
     ``comparison``, ``status``), e.g. ``frame.xs(metric, level="metric").reset_index()``
-    records. Render it with :func:`er_expectations.core.charts.to_svg` / ``write_chart``.
-    altair is imported here, not when the module is.
+    records. Built as a plain dict, key for key what altair's ``to_dict`` wrote for this chart,
+    without building altair's objects.
     """
-    import altair as alt
+    from er_expectations.core.charts import vega_lite
 
     data = [{"group": str(r["group"]),
              "estimate": _finite(r.get("estimate")), "ci_lower": _finite(r.get("ci_lower")),
              "ci_upper": _finite(r.get("ci_upper")), "comparison": _finite(r.get("comparison")),
              "status": str(r.get("status") or "")} for r in rows]
-    base = alt.Chart(alt.Data(values=data)).encode(y=alt.Y("group:N", title=None, sort=None))
-    bars = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_lower:Q", title="estimate and interval", scale=alt.Scale(zero=False)), x2="ci_upper:Q",
-        color=alt.Color("status:N", title="status",
-                        scale=alt.Scale(domain=["ok", "too small", "undefined"],
-                                        range=["#1f5fa8", "#9a9a9a", "#c0392b"])))
-    points = base.mark_point(filled=True, size=60).encode(x="estimate:Q", color="status:N")
-    ticks = base.mark_tick(color="#333333", thickness=2, size=14).encode(
-        x="comparison:Q", tooltip=alt.value(None))
-    return (bars + points + ticks).properties(
-        title={"text": title, "subtitle": f"point: group estimate; line: its interval; tick: {comparison}"},
-        width=420, height=max(60, 28 * len(data)))
+
+    def y() -> dict[str, Any]:
+        return {"field": "group", "sort": None, "title": None, "type": "nominal"}
+
+    status = {"field": "status", "scale": {"domain": ["ok", "too small", "undefined"],
+                                           "range": ["#1f5fa8", "#9a9a9a", "#c0392b"]},
+              "title": "status", "type": "nominal"}
+    layers = [
+        {"mark": {"type": "rule", "strokeWidth": 2},
+         "encoding": {"color": status, "x": {"field": "ci_lower", "scale": {"zero": False},
+                                             "title": "estimate and interval", "type": "quantitative"},
+                      "x2": {"field": "ci_upper"}, "y": y()}},
+        {"mark": {"type": "point", "filled": True, "size": 60},
+         "encoding": {"color": {"field": "status", "type": "nominal"},
+                      "x": {"field": "estimate", "type": "quantitative"}, "y": y()}},
+        {"mark": {"type": "tick", "color": "#333333", "size": 14, "thickness": 2},
+         "encoding": {"tooltip": {"value": None}, "x": {"field": "comparison", "type": "quantitative"},
+                      "y": y()}},
+    ]
+    return vega_lite({"layer": layers, "data": {"values": data}, "height": max(60, 28 * len(data)),
+                      "title": {"text": title,
+                                "subtitle": f"point: group estimate; line: its interval; tick: {comparison}"},
+                      "width": 420})
+
+
+def groups_chart(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest") -> Any:
+    """:func:`groups_spec` as an altair chart (for notebooks and further altair editing).
+    altair is imported here, not when the module is."""
+    import altair as alt
+
+    return alt.LayerChart.from_dict(groups_spec(rows, title=title, comparison=comparison))
 
 
 def _finite(x: object) -> float | None:

@@ -130,9 +130,9 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(_table(frame))
     if args.chart:
         from er_expectations.core.charts import write_chart
-        from er_expectations.history.chart import series_chart
+        from er_expectations.history.chart import series_spec
 
-        path = write_chart(series_chart(frame, title=f"{first['label']} — {checkpoint.name}"), args.chart)
+        path = write_chart(series_spec(frame, title=f"{first['label']} — {checkpoint.name}"), args.chart)
         print(f"Chart: {path}", file=sys.stderr if args.format != "table" else sys.stdout)
     return EXIT_OK
 

@@ -1,7 +1,8 @@
 """Static charts: one way to turn an altair chart into SVG or PNG, offline.
 
 Every chart of the product (simulation studies, history of a statistic over releases,
-subgroup estimates) is built as an altair chart and rendered here with vl-convert, which
+subgroup estimates) is an altair chart or a Vega-Lite specification (a dict, :func:`vega_lite`)
+rendered here with vl-convert, which
 bundles Vega and needs no browser, no network and no JavaScript at view time. Data Docs
 embed a chart as ``<img src="data:image/svg+xml;base64,…">``: an image cannot run
 scripts, so a chart stays static whatever text (release labels, group names) it holds, and
@@ -13,17 +14,33 @@ altair and vl-convert are imported when a chart is drawn, not when this module i
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
+import hashlib
+import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 
-__all__ = ["CHART_FORMATS", "data_uri", "render", "to_png", "to_svg", "write_chart"]
+__all__ = ["CHART_FORMATS", "SvgCache", "data_uri", "render", "svg_cache", "to_png", "to_svg", "vega_lite",
+           "write_chart"]
 
 #: File suffixes :func:`write_chart` accepts, with their format.
 CHART_FORMATS: dict[str, str] = {".svg": "svg", ".png": "png"}
+
+
+def vega_lite(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` (a chart's layers or mark, data, size, title) as a top-level Vega-Lite
+    specification the way altair writes one: altair's default view configuration first, its
+    schema last (the schema names the Vega-Lite version vl-convert draws it with)."""
+    import altair as alt  # only its schema URL is read (GX imports altair anyway)
+
+    return {"config": {"view": {"continuousWidth": 300, "continuousHeight": 300}}, **spec,
+            "$schema": alt.SCHEMA_URL}
 
 
 def _spec(chart: Any) -> dict:
@@ -45,8 +62,88 @@ def _converter():
 
 
 def to_svg(chart: Any) -> str:
-    """The chart as an SVG document (text is escaped by Vega's SVG renderer)."""
-    return _converter().vegalite_to_svg(_spec(chart))
+    """The chart as an SVG document (text is escaped by Vega's SVG renderer).
+
+    Inside :func:`svg_cache`, a chart whose specification was drawn before is read from the
+    cache instead of being drawn again.
+    """
+    spec = _spec(chart)
+    cache = _CACHE.get()
+    if cache is None:
+        return _converter().vegalite_to_svg(spec)
+    return cache.svg(spec)
+
+
+class SvgCache:
+    """SVG documents by the Vega-Lite specification they were drawn from, kept in one JSON file.
+
+    vl-convert draws a specification the same way every time, so a chart that a run draws
+    again (a rerun of a checkpoint redraws every history chart of its Data Docs) is read back
+    instead (a chart costs vl-convert about 0.1 s). Entries are keyed by the SHA-256 of the
+    specification and of the vl-convert version; :meth:`save` keeps only the charts used since
+    the cache was opened (the file holds one build's charts, it does not grow) and writes the
+    file atomically, only when it changed. An unreadable file is an empty cache.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.version = _converter_version()
+        self.old: dict[str, str] = {}
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("vl_convert") == self.version \
+                    and isinstance(data.get("charts"), dict):
+                self.old = {k: v for k, v in data["charts"].items() if isinstance(v, str)}
+        self.used: dict[str, str] = {}
+        self.drawn = 0
+
+    def key(self, spec: dict) -> str:
+        text = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(f"{self.version}\n{text}".encode()).hexdigest()
+
+    def svg(self, spec: dict) -> str:
+        """The SVG of ``spec``: from the cache, or drawn now and kept."""
+        key = self.key(spec)
+        found = self.used.get(key) or self.old.get(key)
+        if found is None:
+            found = _converter().vegalite_to_svg(spec)
+            self.drawn += 1
+        self.used[key] = found
+        return found
+
+    def save(self) -> None:
+        if self.used == self.old:
+            return
+        atomic_write(self.path, json.dumps({"vl_convert": self.version, "charts": self.used},
+                                           sort_keys=True, ensure_ascii=False) + "\n")
+
+
+_CACHE: contextvars.ContextVar[SvgCache | None] = contextvars.ContextVar("er_svg_cache", default=None)
+
+
+@contextlib.contextmanager
+def svg_cache(path: str | os.PathLike | None) -> Iterator[SvgCache | None]:
+    """Read and keep the charts :func:`to_svg` draws in the cache file ``path`` (``None``: no
+    cache) while the block runs; the file is saved when the block ends without an error."""
+    if path is None:
+        yield None
+        return
+    cache = SvgCache(path)
+    token = _CACHE.set(cache)
+    try:
+        yield cache
+    finally:
+        _CACHE.reset(token)
+    cache.save()
+
+
+def _converter_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("vl-convert-python")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a dependency of the package
+        return "unknown"
 
 
 def to_png(chart: Any, *, scale: float = 2.0) -> bytes:

@@ -55,6 +55,7 @@ from great_expectations.render.view import DefaultJinjaPageView
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup, escape
 
+from er_expectations.core.charts import svg_cache
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
 from er_expectations.gx.outcome import field_of, status_and_severity
@@ -67,6 +68,7 @@ __all__ = [
     "SeverityValidationResultsPageRenderer",
     "Verdict",
     "build_site",
+    "chart_cache_file",
     "write_index",
     "configure_site",
     "image_block",
@@ -91,6 +93,7 @@ CSP = (
     "font-src 'self' file: data:; base-uri 'none'; form-action 'none'"
 )
 _CACHE_FILE = ".er-index-cache.json"
+_CHART_CACHE_FILE = ".er-chart-cache.json"
 _OLD_CACHE_FILE = ".er-offline-index-cache.json"  # written by the post-processor this replaces
 
 
@@ -736,7 +739,8 @@ def build_site(context: Any, site_name: str, results: list | None) -> dict[str, 
     changed it, or the site was never built, everything is rebuilt once). With ``results``
     (validation result identifiers), their pages, those an interrupted earlier run did not
     build, their suites' pages and the index are built in ONE GX build; ``None`` builds nothing
-    more (GX's ``UpdateDataDocsAction`` does it). Used by :class:`~.actions.OfflineDataDocsAction`
+    more (GX's ``UpdateDataDocsAction`` does it). The charts of the pages are read from the
+    project's chart cache when a build drew them before (:func:`chart_cache_file`). Used by :class:`~.actions.OfflineDataDocsAction`
     and the runner.
     """
     from great_expectations.data_context.types.resource_identifiers import (
@@ -763,5 +767,16 @@ def build_site(context: Any, site_name: str, results: list | None) -> dict[str, 
             return {"site_dir": shown, "rebuilt": False}
     else:
         return {"site_dir": shown, "rebuilt": False}
-    context.build_data_docs(site_names=[site_name], resource_identifiers=identifiers)
+    with svg_cache(chart_cache_file(context)):
+        context.build_data_docs(site_names=[site_name], resource_identifiers=identifiers)
     return {"site_dir": shown, "rebuilt": identifiers is None}
+
+
+def chart_cache_file(context: Any) -> Path | None:
+    """Where a project keeps the SVG of the charts its last Data Docs build drew
+    (:class:`~er_expectations.core.charts.SvgCache`): ``gx/uncommitted/.er-chart-cache.json``,
+    next to the uncommitted results and Data Docs; ``None`` for a context without a folder."""
+    root = getattr(context, "root_directory", None)
+    if not isinstance(root, (str, os.PathLike)) or not Path(root).is_dir():
+        return None
+    return Path(root) / "uncommitted" / _CHART_CACHE_FILE

@@ -380,16 +380,30 @@ class Project:
 
     # validation definitions and checkpoints ----------------------------------------------
     def validation_definitions(self, name: str, definition: Any, suites: Mapping[str, Any]) -> list[Any]:
-        """One validation definition per suite for the release batch ``definition``."""
-        gx = self.gx
-        return [
-            self.ctx.validation_definitions.add_or_update(
-                gx.ValidationDefinition(
-                    name=f"{self.name}__{name}__{suite_name}", data=definition, suite=suite
-                )
-            )
-            for suite_name, suite in suites.items()
-        ]
+        """One stored validation definition per suite (stored by :meth:`suites`) for the release
+        batch ``definition`` (stored by :meth:`batch_definitions`).
+
+        Each is added, or updated in place, as GX's ``validation_definitions.add_or_update``
+        does, without the two writes that add_or_update repeats for every definition: the
+        suite (compared expectation by expectation and written again) and the batch definition
+        (the project configuration written again). This run has just stored both.
+        """
+        from great_expectations.exceptions import DataContextError
+
+        factory = self.ctx.validation_definitions
+        stored = []
+        for suite_name, suite in suites.items():
+            definition_ = self.gx.ValidationDefinition(name=f"{self.name}__{name}__{suite_name}",
+                                                       data=definition, suite=suite)
+            try:
+                existing = factory.get(definition_.name)
+            except DataContextError:
+                stored.append(factory.add(definition_))
+                continue
+            definition_.id = existing.id
+            definition_.save()
+            stored.append(definition_)
+        return stored
 
     def _actions(self) -> list[Any]:
         site = self.prepared.site_name
@@ -403,16 +417,28 @@ class Project:
 
     def checkpoint(self, name: str, definitions: Sequence[Any], *, actions: bool = True,
                    extra: Sequence[Any] = ()) -> Any:
-        """A stored GX checkpoint over ``definitions``, with the YAML's actions (Data Docs) or
-        none, and the ``extra`` actions."""
-        return self.ctx.checkpoints.add_or_update(
-            self.gx.Checkpoint(
-                name=name,
-                validation_definitions=list(definitions),
-                actions=[*(self._actions() if actions else []), *extra],
-                result_format={"result_format": "SUMMARY"},
-            )
+        """A stored GX checkpoint over ``definitions`` (stored by :meth:`validation_definitions`),
+        with the YAML's actions (Data Docs) or none, and the ``extra`` actions.
+
+        Added, or updated in place, as GX's ``checkpoints.add_or_update`` does, without storing
+        every validation definition again (and with it their suite): they are stored already.
+        """
+        from great_expectations.exceptions import DataContextError
+
+        checkpoint = self.gx.Checkpoint(
+            name=name,
+            validation_definitions=list(definitions),
+            actions=[*(self._actions() if actions else []), *extra],
+            result_format={"result_format": "SUMMARY"},
         )
+        factory = self.ctx.checkpoints
+        try:
+            existing = factory.get(name)
+        except DataContextError:
+            return factory.add(checkpoint)
+        checkpoint.id = existing.id
+        checkpoint.save()
+        return checkpoint
 
     def result_file(self, identifier: Any) -> Path | None:
         backend = getattr(self.ctx.validation_results_store, "store_backend", None)

@@ -173,7 +173,9 @@ class ReleaseData(BatchLayout):
                 _unique_ids(bench, b.id_column, b.path)
                 same_id_kind(base, rec.path, bench, b.path, rec.id_column, b.id_column)
                 bench = bench.rename(columns={b.id_column: rec.id_column})
-                unknown = ~bench[rec.id_column].isin(base[rec.id_column])
+                # the record ids are unique (checked above): one hash lookup per benchmark id
+                # (Series.isin of Arrow strings builds its value set in a Python loop)
+                unknown = pd.Index(base[rec.id_column]).get_indexer(bench[rec.id_column]) < 0
                 if unknown.any():
                     ex = ", ".join(repr(v) for v in bench.loc[unknown, rec.id_column].head(3))
                     raise InputError(

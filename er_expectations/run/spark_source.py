@@ -44,6 +44,8 @@ class SparkSource(Source):
     def __init__(self, checkpoint: CheckpointConfig) -> None:
         super().__init__(checkpoint)
         self.spark: Any = None
+        #: the ids of the three tables were checked (:meth:`check_data`): a batch's are unique
+        self.checked = False
 
     def connect(self) -> None:
         try:
@@ -106,6 +108,68 @@ class SparkSource(Source):
         from pyspark.sql import functions as F  # noqa: N812
 
         return F.col("`" + name.replace("`", "``") + "`")
+
+    def check_data(self) -> None:
+        """:meth:`Source.check_data` in one Spark job when the data is clean: the null and
+        duplicated ids of the three tables and the benchmark ids that are not records,
+        counted in one union; only when one is not zero are they counted again one by one
+        (with examples) to say which."""
+        data = self.data
+        pred = data.predictions
+        ids = {"records": data.records.id_column, "predictions": pred.id_column}
+        if data.benchmark is not None:
+            ids["benchmark"] = data.benchmark.id_column
+        kinds = {role: self.value_kind(role, column) for role, column in ids.items()}
+        if len({k for k in kinds.values() if k is not None}) <= 1 and self._clean(ids):
+            self.checked = True
+            return
+        super().check_data()
+        self.checked = True
+
+    def _clean(self, ids: Mapping[str, str]) -> bool:
+        """True when no table has a null or duplicated id and every benchmark id is a record."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        if self.data.predictions.layout == "long":  # ids repeat across releases: a group-by per table
+            return self._clean_per_table(ids)
+        # one id per row in every table: one group-by of the ids of the three tables
+        roles = list(ids)
+        tagged = None
+        for role in roles:
+            part = self.handles[role].select(self._col(ids[role]).alias(ID_COLUMN),
+                                             *[F.lit(1 if other == role else 0).alias(other) for other in roles])
+            tagged = part if tagged is None else tagged.unionByName(part)
+        per_id = tagged.groupBy(ID_COLUMN).agg(*[F.sum(role).alias(role) for role in roles])
+        null = F.col(ID_COLUMN).isNull()
+        checks = [F.sum(F.when(null, F.col(role)).otherwise(0)) for role in roles]  # null ids
+        checks += [F.sum(F.when(~null & (F.col(role) > 1), 1).otherwise(0)) for role in roles]  # duplicated
+        if "benchmark" in ids:  # benchmark ids that are not records
+            checks.append(F.sum(F.when(~null & (F.col("benchmark") > 0) & (F.col("records") == 0), 1).otherwise(0)))
+        row = per_id.agg(*[check.alias(f"c{i}") for i, check in enumerate(checks)]).first()
+        return row is None or not any(row)
+
+    def _clean_per_table(self, ids: Mapping[str, str]) -> bool:
+        from pyspark.sql import functions as F  # noqa: N812
+
+        pred = self.data.predictions
+        parts = []
+        for role, column in ids.items():
+            group = (str(pred.release_column),) if role == "predictions" else ()
+            df, col = self.handles[role], self._col(column)
+            per_id = df.groupBy(*[self._col(g) for g in group], col.alias("id")).agg(F.count(F.lit(1)).alias("k"))
+            parts.append(per_id.agg(
+                F.sum(F.when(F.col("id").isNull(), F.col("k")).otherwise(0)).cast("long").alias("nulls"),
+                F.sum(F.when(F.col("id").isNotNull() & (F.col("k") > 1), 1).otherwise(0)).cast("long").alias("dups")))
+        if "benchmark" in ids:
+            b, r = self.handles["benchmark"], self.handles["records"]
+            outside = (b.select(self._col(ids["benchmark"]).alias(ID_COLUMN))
+                       .join(r.select(self._col(ids["records"]).alias(ID_COLUMN)), on=ID_COLUMN, how="left_anti"))
+            parts.append(outside.agg(F.count(F.lit(1)).cast("long").alias("nulls"),
+                                     F.lit(0).cast("long").alias("dups")))
+        union = parts[0]
+        for part in parts[1:]:
+            union = union.unionByName(part)
+        return all(not (row["nulls"] or row["dups"]) for row in union.collect())
 
     def id_counts(self, role: str, column: str, group: tuple[str, ...]) -> tuple[int, int, list[Any]]:
         from pyspark.sql import functions as F  # noqa: N812
@@ -175,7 +239,15 @@ class SparkSource(Source):
         if data.name is not None:
             rec_cols.append(self._name(r).alias(NAME_COLUMN))
         rec_cols += [self._col(c).alias(f"__er_r_{i}") for i, c in enumerate(layout.record_columns)]
-        frame = self._predictions(release, PRED_COLUMN).join(r.select(*rec_cols), on=ID_COLUMN, how="full_outer")
+        wide = data.predictions.layout == "wide"
+        if wide:  # the baselines are columns of the same rows: one scan, no join per baseline
+            predictions = self.handles["predictions"].select(
+                self._col(data.predictions.id_column).alias(ID_COLUMN), self._col(release.key).alias(PRED_COLUMN),
+                *[self._col(base.key).alias(f"__er_base_{index}") for index, base in enumerate(baselines.values())
+                  if base is not None])
+        else:
+            predictions = self._predictions(release, PRED_COLUMN)
+        frame = predictions.join(r.select(*rec_cols), on=ID_COLUMN, how="full_outer")
         out = [F.col(ID_COLUMN).alias(layout.id_column), F.col(PRED_COLUMN).alias(layout.prediction_column)]
         if data.benchmark is not None:
             b = self.handles["benchmark"]
@@ -196,6 +268,13 @@ class SparkSource(Source):
                 out += [F.lit(None).cast(dtype).alias(column), F.lit(None).cast("string").alias(baseline_label_column(column))]
                 continue
             name = f"__er_base_{index}"
-            frame = frame.join(self._predictions(base, name), on=ID_COLUMN, how="left")
+            if not wide:
+                frame = frame.join(self._predictions(base, name), on=ID_COLUMN, how="left")
             out += [F.col(name).alias(column), F.lit(base.label).cast("string").alias(baseline_label_column(column))]
-        return frame.select(*out)
+        batch = frame.select(*out)
+        from er_expectations.engines.spark.release import describe_batch
+
+        # the batch joins the tables on their ids: checked unique in each, unique in the batch
+        describe_batch(batch, checked_ids=[layout.id_column] if self.checked else [],
+                       reference=layout.reference_column, name=layout.name_column)
+        return batch

@@ -12,6 +12,7 @@ over values; categorical names by their category codes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable
 
 import numpy as np
@@ -146,8 +147,8 @@ class PandasRelease:
             check_id_types(ids, "record_id")
             if ids.isna().any():
                 raise InputError(f"record_id column {record_id!r} has {int(ids.isna().sum())} null ids; every record needs an id")
-            dup = ids.duplicated(keep=False)
-            if dup.any():
+            dup = ids.duplicated(keep=False) if not ids.is_unique else None  # is_unique: one hash pass, no mask
+            if dup is not None and dup.any():
                 examples = ", ".join(repr(v) for v in ids[dup].unique()[:5])
                 raise InputError(
                     f"record_id column {record_id!r} has {int(ids[dup].nunique())} duplicated ids (e.g. {examples}); "
@@ -158,6 +159,7 @@ class PandasRelease:
         self._n_pred = 0
         self._sizes: np.ndarray | None = None
         self._names: dict[Hashable, tuple[np.ndarray, int]] = {}
+        self._samples: dict[tuple, tuple] = {}
 
     # -- prediction ------------------------------------------------------------------
     @property
@@ -211,6 +213,7 @@ class PandasRelease:
         out._pred_uniques, out._n_pred = self._pred_uniques, self._n_pred
         out._sizes = None
         out._names = self._names  # same frame, same name codes
+        out._samples = {}
         return out
 
     # -- summary of the predicted clustering ------------------------------------------------
@@ -273,6 +276,28 @@ class PandasRelease:
         df = self.df
         check_column(df, reference, "reference")
         spec = parse_weights(weights, [c for c in df.columns if isinstance(c, str)])
+        # one sample per benchmark and design; the name flags are added to it (GX asks for the
+        # sample with and without a name column: the contingency is computed once)
+        key = (reference, spec.design, draws)
+        try:
+            found = self._samples.get(key)
+        except TypeError:  # an argument that is no column name: the checks of _sample say so
+            found, key = None, None
+        if found is None:
+            found = self._sample(reference, spec, draws)
+            if key is not None:
+                self._samples[key] = found
+        sample, rows, ref_codes = found
+        if name is None:
+            return sample
+        homonym, variation, has_name = self._name_flags(name, rows, ref_codes, len(sample.labels))
+        return dataclasses.replace(sample, homonym=homonym, name_variation=variation, has_name=has_name)
+
+    def _sample(self, reference: Hashable, spec: WeightsSpec,
+                draws: Hashable | None) -> tuple[BenchmarkSample, np.ndarray, np.ndarray]:
+        """The benchmark sample without name flags, with the benchmark's rows in the release and
+        their cluster codes (what the name flags are read from)."""
+        df = self.df
         if spec.kind == "column":
             check_column(df, spec.column, "weights")
         if draws is not None:
@@ -322,10 +347,6 @@ class PandasRelease:
             dvals = self._per_cluster(draws, rows, ref_codes, k, labels, "draws", integer=True)
             n_draws = dvals.astype(np.int64)
 
-        homonym = variation = has_name = None
-        if name is not None:
-            homonym, variation, has_name = self._name_flags(name, rows, ref_codes, k)
-
         return BenchmarkSample(
             labels=np.asarray(labels, dtype=object),
             size=size,
@@ -338,12 +359,9 @@ class PandasRelease:
             n_records=self.n_records,
             n_clusters=self.n_clusters,
             design=spec.design,
-            homonym=homonym,
-            name_variation=variation,
-            has_name=has_name,
             records_set_aside=records_set_aside,
             clusters_set_aside=clusters_set_aside,
-        )
+        ), rows, ref_codes
 
     def benchmark_rows(self, *, reference: Hashable, columns: dict[str, Hashable]) -> pd.DataFrame:
         """The benchmark records (non-null ``reference``) with ``reference`` and ``columns``

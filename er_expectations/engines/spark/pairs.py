@@ -5,9 +5,11 @@ records in both releases (a ``groupBy`` of both columns) joined with their per-c
 margins. What comes back to the driver: the sums of the exact metrics of the agreement
 and the totals of the release diff (one row each), the few after clusters a diff shows
 (chosen by their rank in id order, ``row_number`` over a window per class) with their
-largest sources, the size histograms of each release on the common records
-(:class:`~er_expectations.engines.spark.release.SparkRelease` on the filtered DataFrame), the names
-of the shown clusters and one value of the baseline's label column. Never the records
+largest sources, the size histograms of both releases on the common records, in one job
+(:class:`~er_expectations.engines.spark.release.SparkRelease` on the filtered DataFrame; the number
+of common records is their sum), the names of the shown clusters and one value of the
+baseline's label column (read from the benchmark records the batch's releases collected, when
+they hold one). Never the records
 (no ``toPandas()``, no ``collect()`` of them), nor a row per cluster. Spark orders text by
 its UTF-8 bytes, that is by code point, as Python's ``sorted``.
 """
@@ -23,7 +25,7 @@ from er_expectations.engines.pairs import (
     changed_from_rows,
     totals_from_row,
 )
-from er_expectations.engines.spark.release import SparkRelease
+from er_expectations.engines.spark.release import SparkRelease, batch_facts
 from er_expectations.stats.drift import ChangeCounts
 from er_expectations.stats.exact import ContingencySums
 
@@ -45,6 +47,7 @@ class SparkReleasePair(AggregatedPair):
         self.df = current.df
         self.cur = current.pred
         self.base = current._column(baseline.prediction, "baseline_column")  # noqa: SLF001 - same package
+        self._common_rows: list[tuple] | None = None
 
     def _common(self) -> Any:
         return self.df.where(self.cur.isNotNull() & self.base.isNotNull())
@@ -113,11 +116,25 @@ class SparkReleasePair(AggregatedPair):
             F.count(F.lit(1)).alias("pred_clusters"), F.sum(size * (size - 1.0) / 2.0).alias("pred_pairs"),
             *[F.sum(F.when(F.col("kind") == k, 1).otherwise(0)).alias(f"c{k}") for k in range(4)],
             *[F.sum(F.when(F.col("kind") == k, size).otherwise(0.0)).alias(f"r{k}") for k in range(4)])
-        (row,) = collect(over_cells.crossJoin(over_pred).crossJoin(over_true)
-                         .select("records", "true_clusters", "pred_clusters", "cell_pairs", "pred_pairs",
-                                 "true_pairs", "exact", "bp", "br", "true_entropy", "conditional_entropy",
-                                 *[f"c{k}" for k in range(4)], *[f"r{k}" for k in range(4)], "split_before"))
-        return totals_from_row(row)
+        # the three one-row aggregates gathered into one row through a union (a cross join of
+        # them would broadcast two of them, a Spark job each), their values as doubles (counts
+        # stay exact)
+        parts = {"cells": (over_cells, ("records", "cell_pairs", "exact", "conditional_entropy")),
+                 "pred": (over_pred, ("pred_clusters", "pred_pairs", *[f"c{k}" for k in range(4)],
+                                      *[f"r{k}" for k in range(4)])),
+                 "true": (over_true, ("true_clusters", "true_pairs", "true_entropy", "split_before", "bp", "br"))}
+        union = None
+        for kind, (frame, names) in parts.items():
+            part = frame.select(F.lit(kind).alias("kind"), F.array(*[F.col(n).cast("double") for n in names]).alias("v"))
+            union = part if union is None else union.unionByName(part)
+        (row,) = collect(union.agg(*[F.max(F.when(F.col("kind") == kind, F.col("v"))).alias(kind) for kind in parts]))
+        values: dict[str, object] = {}
+        for kind, got in zip(parts, row, strict=True):
+            values.update(zip(parts[kind][1], got, strict=True))
+        return totals_from_row([values[n] for n in (
+            "records", "true_clusters", "pred_clusters", "cell_pairs", "pred_pairs", "true_pairs", "exact", "bp", "br",
+            "true_entropy", "conditional_entropy", *[f"c{k}" for k in range(4)], *[f"r{k}" for k in range(4)],
+            "split_before")])
 
     def _changed_clusters(self, picks: Mapping[int, Sequence[int]], max_sources: int) -> list[ChangedCluster]:
         marked = self._marked().persist()  # read twice below; released after the collect
@@ -145,13 +162,31 @@ class SparkReleasePair(AggregatedPair):
                    .select("kind", "rk", "a", "size", "b", "n", "before_size", "j"))
         return collect(sources)
 
+    def _common_counts(self) -> list[tuple]:
+        """One job: the size histogram of each release on the records in both, rows (kind, size,
+        clusters), kind "c" (current) or "b" (baseline)."""
+        if self._common_rows is None:
+            F = self.F  # noqa: N806
+            common = self._common()
+
+            def histogram(col: Any, kind: str) -> Any:
+                per_cluster = common.groupBy(col.alias("p")).agg(F.count(F.lit(1)).alias("m"))
+                return per_cluster.groupBy("m").agg(F.count(F.lit(1)).alias("k")).select(
+                    F.lit(kind).alias("kind"), F.col("m").cast("long").alias("a"), F.col("k").cast("long").alias("b"))
+
+            self._common_rows = collect(histogram(self.cur, "c").unionByName(histogram(self.base, "b")))
+        return self._common_rows
+
     def _count_common(self) -> int:
-        return int(self._common().count())
+        """The records in both releases: the records of the current release's histogram on them."""
+        return sum(int(size) * int(clusters) for kind, size, clusters in self._common_counts() if kind == "c")
 
     def _restrict(self) -> tuple[SparkRelease, SparkRelease]:
-        common = self._common()
-        return (SparkRelease(common, prediction=self.current.prediction),
-                SparkRelease(common, prediction=self.baseline.prediction))
+        common, rows = self._common(), self._common_counts()
+        return (SparkRelease(common, prediction=self.current.prediction,
+                             histogram=[(a, b) for kind, a, b in rows if kind == "c"]),
+                SparkRelease(common, prediction=self.baseline.prediction,
+                             histogram=[(a, b) for kind, a, b in rows if kind == "b"]))
 
     def _name_rows(self, name: str, labels: list) -> Sequence[Sequence]:
         F = self.F  # noqa: N806
@@ -162,6 +197,11 @@ class SparkReleasePair(AggregatedPair):
     def column_value(self, column: str) -> object | None:
         if column not in self.df.columns:
             return None
+        for names, rows in batch_facts(self.df).benchmark.values():  # the batch's collected records
+            at = names.index(column)
+            found = next((r[at] for r in rows if r[at] is not None), None)
+            if found is not None:
+                return found
         col = self.current._column(column, "column")  # noqa: SLF001
         row = self.df.where(col.isNotNull()).select(col.alias("v")).first()
         return None if row is None else row["v"]

@@ -115,13 +115,14 @@ class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
         if problem is not None:
             skipped = problem
         else:
-            rows = frame.itertuples(index=False) if frame is not None else []
-            for row in rows:
-                if row.value is None or (isinstance(row.value, float) and math.isnan(row.value)):
+            rows = (zip(frame["release"], frame["value"], frame["success"], strict=True) if frame is not None
+                    else [])
+            for past_release, past, passed in rows:
+                if past is None or (isinstance(past, float) and math.isnan(past)):
                     continue
-                if self.exclude_failed and not bool(row.success):  # a skipped check passed: kept
+                if self.exclude_failed and not bool(passed):  # a skipped check passed: kept
                     continue
-                used.append((str(row.release), float(row.value)))
+                used.append((str(past_release), float(past)))
             if len(used) < self.min_history:
                 skipped = (f"not enough history ({len(used)} of {self.min_history} past values needed"
                            f"{', failed releases left out' if self.exclude_failed else ''})")

@@ -335,12 +335,12 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
 
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
     """The static chart of the group estimates (an SVG image; None if it cannot be drawn)."""
-    from er_expectations.analysis.subgroups import groups_chart
+    from er_expectations.analysis.subgroups import groups_spec
     from er_expectations.core.charts import data_uri
     from er_expectations.gx.data_docs import image_block
 
     try:
-        uri = data_uri(groups_chart(groups, title=f"{details.get('label', 'estimate')} by group",
+        uri = data_uri(groups_spec(groups, title=f"{details.get('label', 'estimate')} by group",
                                     comparison="the rest" if other == "rest" else "all entities"))
     except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not break the page
         return None

@@ -13,6 +13,7 @@ and a GX constructor refuse the same values.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -96,8 +97,10 @@ def threshold(side: Literal["min", "max"], *, ge: float | None = None, le: float
     return pydantic.Field(None, ge=ge, le=le, allow_inf=True, description=doc)
 
 
+@functools.lru_cache(maxsize=1024)
 def field_arms(field: Any) -> tuple[Any, ...]:
-    """The types a pydantic field takes besides ``None`` and suite parameters (``dict``)."""
+    """The types a pydantic field takes besides ``None`` and suite parameters (``dict``); a
+    field's are read once (every validation of an expectation asks for them)."""
     annotation = field.outer_type_
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         arms: tuple[Any, ...] = typing.get_args(annotation)

@@ -12,7 +12,7 @@ It is what a labeller would have written had they labelled the PatentsView bench
 * ``removed`` = ĉ(r) \\ c(r), ``added`` = c(r) \\ ĉ(r) (sorted id lists),
   ``predicted_cluster`` = ĉ(r)'s id in the release, ``true_cluster`` = the benchmark id.
 
-Run from the repository root: ``python benchmarks/make_demo_labels.py``.
+Run from the repository root: ``python tools/make_demo_labels.py``.
 """
 
 from __future__ import annotations

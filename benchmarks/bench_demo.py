@@ -1,0 +1,291 @@
+"""The demo checkpoint end to end: its time, side by side with its floors (and another checkout).
+
+    python benchmarks/bench_demo.py [--rounds 2] [--before PATH] [--profile]
+
+Each measurement runs in a fresh process, in interleaved rounds, and reports wall time and
+CPU time (the machine is shared: CPU time moves less with the load than wall time).
+
+(run)     ``er-expectations run checkpoints/patentsview.yml`` (15 releases, 22 checks, 133k
+          records) into a temporary project: ``fresh`` (a new project: every chart drawn) and
+          ``rerun`` (the same project again: version 2 of every release). Reported: the
+          command's wall time, the run's own time (its "Done in", imports excluded) and the
+          CPU time of the process.
+(before)  with ``--before PATH``, the same command with the package of another checkout
+          (``PYTHONPATH=PATH``), in the same rounds.
+
+The floors, each in a fresh process, on the same data:
+
+(gx)      Great Expectations' own cost for the same 15 release tables: one suite of 22
+          trivial core expectations (``expect_column_to_exist`` and table-level checks, no
+          row-level work), stored and run through the calls the runner makes (datasource,
+          batch definitions, validation definitions, one checkpoint per release,
+          ``Checkpoint.run``), then one Data Docs build of the offline site. What any
+          suite of 22 expectations costs GX on these batches: reading each release table
+          and fingerprinting it, storing and checking the freshness of suites, validation
+          definitions and checkpoints, building the metric graph, storing each result,
+          rendering its page.
+(charts)  vl-convert drawing the SVG of the 55 charts of the demo's Data Docs, alone (the
+          chart specifications are recorded from a run of the demo).
+(import)  ``import great_expectations`` (the command imports it before it starts counting).
+
+With ``--profile`` one fresh run of each variant is also profiled (pyinstrument when installed,
+else cProfile), the reports written to ``results/profile-demo-{before,after}-<date>.txt``. Results go to
+``results/demo-<date>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+#: The command, run by the interpreter of this script (so that PYTHONPATH picks the package).
+CLI = "import sys; from er_expectations.cli.main import main; sys.exit(main())"
+
+
+def _checkpoint(project: Path) -> Path:
+    """A copy of the demo checkpoint next to it (its relative paths still hold) writing to ``project``."""
+    text = (ROOT / "checkpoints" / "patentsview.yml").read_text(encoding="utf-8")
+    text = text.replace("project_dir: ../build/patentsview", f"project_dir: {project}")
+    path = ROOT / "checkpoints" / f".bench-demo-{os.getpid()}-{project.name}.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _child(code: list[str], *, pythonpath: str | None = None) -> tuple[float, float, str]:
+    """Run ``code`` in a fresh process: (wall s, CPU s of the process, its output)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    env["PYTHONWARNINGS"] = "ignore"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    # run from a neutral folder: ``python -c`` puts the working folder first on sys.path, which
+    # would shadow PYTHONPATH (and the installed package) with a checkout's own
+    done = subprocess.run([sys.executable, *code], env=env, capture_output=True, text=True, check=False,
+                          cwd=tempfile.gettempdir())
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode not in (0, 1):  # 1: the demo's releases fail critical expectations, as expected
+        raise SystemExit(f"{code[:2]} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    return wall, cpu, done.stdout + "\n" + done.stderr
+
+
+def _last_json(out: str) -> dict:
+    return json.loads(next(line for line in reversed(out.splitlines()) if line.startswith("{")))
+
+
+def run_command(checkpoint: Path, pythonpath: str | None) -> dict:
+    wall, cpu, out = _child(["-c", CLI, "run", str(checkpoint), "--no-progress"], pythonpath=pythonpath)
+    done = re.search(r"Done in ([0-9.]+) s", out)
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "done_in_s": float(done.group(1)) if done else None}
+
+
+# -- the floors ---------------------------------------------------------------------------------
+
+GX_FLOOR = r'''
+import json, sys, time, io
+from pathlib import Path
+import great_expectations as gx
+from great_expectations import expectations as gxe
+from er_expectations.gx.data_docs import build_site, configure_site
+
+tables, root = Path(sys.argv[1]), Path(sys.argv[2])
+columns = ["mention_id", "inventor_id", "full_name", "name_last", "name_first", "benchmark_id",
+           "inventor_id__baseline", "inventor_id__baseline__release"]
+t0 = time.perf_counter(); c0 = time.process_time()
+ctx = gx.get_context(mode="file", project_root_dir=str(root))
+from great_expectations.data_context.types.base import ProgressBarsConfig
+ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)  # as the runner
+ctx.variables.save()
+configure_site(ctx, "local_site")
+source = ctx.data_sources.add_pandas_filesystem("floor", base_directory=str(tables))
+asset = source.add_parquet_asset("releases")
+names = sorted(p.stem for p in tables.glob("*.parquet"))
+import re
+from great_expectations.core.partitioners import FileNamePartitionerPath
+definitions = {n: asset.add_batch_definition(name=f"release_{n}", partitioner=FileNamePartitionerPath(
+    regex=re.compile(rf"^(?P<release>{re.escape(n)})\.parquet$"))) for n in names}
+suite = gx.ExpectationSuite(name="floor")
+for c in columns:  # 8 + 8 + 6 = 22 expectations reading table metadata only
+    suite.add_expectation(gxe.ExpectColumnToExist(column=c))
+for i in range(8):
+    suite.add_expectation(gxe.ExpectTableRowCountToBeBetween(min_value=i, max_value=10_000_000 + i))
+for i in range(6):
+    suite.add_expectation(gxe.ExpectTableColumnCountToBeBetween(min_value=i, max_value=100 + i))
+suite = ctx.suites.add(suite)
+checkpoints = []
+for n in names:
+    vd = ctx.validation_definitions.add(gx.ValidationDefinition(name=f"floor__{n}", data=definitions[n], suite=suite))
+    checkpoints.append(ctx.checkpoints.add(gx.Checkpoint(name=f"floor__{n}", validation_definitions=[vd],
+                                                         result_format={"result_format": "SUMMARY"})))
+t1 = time.perf_counter(); c1 = time.process_time()
+results = []
+for cp in checkpoints:
+    results.extend(cp.run().run_results)
+t2 = time.perf_counter(); c2 = time.process_time()
+build_site(ctx, "local_site", results)
+t3 = time.perf_counter(); c3 = time.process_time()
+print(json.dumps({"store_s": t1 - t0, "run_s": t2 - t1, "docs_s": t3 - t2, "total_s": t3 - t0,
+                  "store_cpu_s": c1 - c0, "run_cpu_s": c2 - c1, "docs_cpu_s": c3 - c2, "total_cpu_s": c3 - c0,
+                  "results": len(results)}))
+'''
+
+CHARTS = r'''
+import io, json, sys, time
+import er_expectations.core.charts as charts
+from er_expectations.run.runner import run_checkpoint
+
+specs = []
+draw = charts.to_svg
+
+def recording(chart):
+    specs.append(chart)
+    return draw(chart)
+
+charts.to_svg = recording  # what Data Docs draw, recorded
+run_checkpoint(sys.argv[1], progress=False, out=io.StringIO())
+charts.to_svg = draw
+charts.to_svg(specs[0])  # vl-convert started
+walls, cpus = [], []
+for _ in range(2):
+    t, c = time.perf_counter(), time.process_time()
+    for spec in specs:
+        charts.to_svg(spec)
+    walls.append(time.perf_counter() - t)
+    cpus.append(time.process_time() - c)
+print(json.dumps({"charts": len(specs), "wall_s": min(walls), "cpu_s": min(cpus)}))
+'''
+
+
+def gx_floor(tables: Path) -> dict:
+    root = Path(tempfile.mkdtemp(prefix="bench-demo-gx-"))
+    try:
+        _, _, out = _child(["-c", GX_FLOOR, str(tables), str(root)])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return _last_json(out)
+
+
+def chart_floor(checkpoint: Path) -> dict:
+    _, _, out = _child(["-c", CHARTS, str(checkpoint)])
+    return _last_json(out)
+
+
+def import_floor() -> dict:
+    wall, cpu, _ = _child(["-c", "import great_expectations"])
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
+
+
+def profile(checkpoint: Path, out: Path, pythonpath: str | None = None) -> None:
+    """A profile of one fresh run (text), pyinstrument if installed; ``pythonpath``: the package of
+    another checkout."""
+    code = ("import io, sys; from er_expectations.run.runner import run_checkpoint; "
+            "run_checkpoint(sys.argv[1], progress=False, out=io.StringIO())")
+    try:
+        import pyinstrument  # noqa: F401
+    except ImportError:
+        stats = out.with_suffix(".prof")
+        _child(["-m", "cProfile", "-o", str(stats), "-c", code, str(checkpoint)], pythonpath=pythonpath)
+        import pstats
+
+        with out.open("w", encoding="utf-8") as handle:
+            pstats.Stats(str(stats), stream=handle).sort_stats("cumulative").print_stats(80)
+        stats.unlink()
+        return
+    _child(["-m", "pyinstrument", "-r", "text", "--no-color", "-p", "processor_options.filter_threshold=0.01",
+            "-o", str(out), "-c", code, str(checkpoint)], pythonpath=pythonpath)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--before", help="a checkout of the package to run side by side (its folder)")
+    parser.add_argument("--profile", action="store_true", help="also write a profile of one fresh run")
+    parser.add_argument("--out", type=Path, default=RESULTS / f"demo-{dt.date.today().isoformat()}.json")
+    args = parser.parse_args()
+
+    variants = {"after": None}
+    if args.before:
+        variants = {"before": str(Path(args.before).resolve()), "after": None}
+    runs: dict[str, dict[str, list[dict]]] = {v: {"fresh": [], "rerun": []} for v in variants}
+    loads = [_load()]
+    work = Path(tempfile.mkdtemp(prefix="bench-demo-"))
+    checkpoints: list[Path] = []
+    try:
+        for round_ in range(args.rounds):
+            for variant, pythonpath in variants.items():
+                project = work / f"{variant}-{round_}"
+                checkpoint = _checkpoint(project)
+                checkpoints.append(checkpoint)
+                for mode in ("fresh", "rerun"):
+                    result = run_command(checkpoint, pythonpath)
+                    runs[variant][mode].append(result)
+                    print(f"round {round_ + 1} {variant:6s} {mode:5s}: wall {result['wall_s']:6.2f} s, "
+                          f"done in {result['done_in_s']:6.2f} s, CPU {result['cpu_s']:6.2f} s  "
+                          f"(load {_load()})", flush=True)
+                loads.append(_load())
+        tables = work / "after-0" / "er_data" / "patentsview"
+        floors = {"gx": gx_floor(tables), "import": import_floor()}
+        checkpoint = _checkpoint(work / "charts")
+        checkpoints.append(checkpoint)
+        floors["charts"] = chart_floor(checkpoint)
+        loads.append(_load())
+        if args.profile:  # one fresh run of each variant, profiled one after the other
+            for variant, pythonpath in variants.items():
+                checkpoint = _checkpoint(work / f"profile-{variant}")
+                checkpoints.append(checkpoint)
+                path = RESULTS / f"profile-demo-{variant}-{dt.date.today().isoformat()}.txt"
+                profile(checkpoint, path, pythonpath)
+                print(f"profile ({variant}): {path}")
+    finally:
+        for path in checkpoints:
+            path.unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def best(rows: list[dict], key: str) -> float:
+        return min(r[key] for r in rows)
+
+    summary = {}
+    for variant, modes in runs.items():
+        for mode, rows in modes.items():
+            summary[f"{variant} {mode}"] = {k: best(rows, k) for k in ("wall_s", "done_in_s", "cpu_s")}
+    print("\nbest of", args.rounds, "(wall of the command / its 'Done in' / CPU of the process):")
+    for name, s in summary.items():
+        print(f"  {name:14s} {s['wall_s']:6.2f} s / {s['done_in_s']:6.2f} s / {s['cpu_s']:6.2f} s")
+    gx_ = floors["gx"]
+    print(f"floors: GX with 22 trivial expectations on the same 15 tables {gx_['total_s']:.2f} s "
+          f"(CPU {gx_['total_cpu_s']:.2f} s: store {gx_['store_s']:.2f}, run {gx_['run_s']:.2f}, "
+          f"Data Docs {gx_['docs_s']:.2f}); {floors['charts']['charts']} charts drawn by vl-convert "
+          f"{floors['charts']['wall_s']:.2f} s (CPU {floors['charts']['cpu_s']:.2f} s); "
+          f"import great_expectations {floors['import']['wall_s']:.2f} s (CPU {floors['import']['cpu_s']:.2f} s)")
+    print(f"load average (1, 5, 15 min) during the runs: {', '.join(loads)}")
+    import platform
+
+    payload = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
+               "cpus": os.cpu_count(), "load_average": loads, "rounds": args.rounds, "runs": runs,
+               "best": summary, "floors": floors, "before": args.before}
+    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"results: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
