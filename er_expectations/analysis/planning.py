@@ -181,10 +181,6 @@ class Population:
         return replace(s, weight=1.0 / s.size, design=design)
 
 
-#: The name this class had (tests import it).
-_Population = Population
-
-
 def _replicate_block(pop: Population, sample: BenchmarkSample, idx: np.ndarray, ids: tuple[str, ...], *,
                      values: dict[str, tuple[np.ndarray, np.ndarray]], ci_level: float,
                      bias_adjust: bool) -> dict[str, Replicates]:

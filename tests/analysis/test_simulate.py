@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import er_expectations as erx
 from er_expectations.analysis.examples import rldata_frame
-from er_expectations.analysis.planning import _Population, replicate_estimates
+from er_expectations.analysis.planning import Population, replicate_estimates
 from er_expectations.stats import ratio_estimate
 from er_expectations.stats.resample import replicate_ratio
 
@@ -54,7 +54,7 @@ def _same(a: float, b: float, rtol: float = 1e-10) -> bool:
 @pytest.mark.parametrize("size", [2, 3, 12])
 def test_every_replicate_equals_erx_estimate_on_the_same_draws(design, size):
     df = _population()
-    pop = _Population(df, prediction="pred", truth="truth", name="name", record_id=None, beta=1.5)
+    pop = Population(df, prediction="pred", truth="truth", name="name", record_id=None, beta=1.5)
     idx, res = replicate_estimates(pop, design=design, size=size, reps=30, seed=7, ids=tuple(ALL_METRICS),
                                    ci_level=0.9, bias_adjust=True)
     labels = pop.sample.labels
@@ -79,7 +79,7 @@ def test_every_replicate_equals_erx_estimate_on_the_same_draws(design, size):
 
 def test_designs_draw_clusters_with_the_design_probabilities():
     df = _population(seed=5)
-    pop = _Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
+    pop = Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
     s = pop.sample.size.astype(float)
     for design, p in (("cluster_size", s / s.sum()), ("uniform", np.full(s.size, 1 / s.size))):
         idx, _ = replicate_estimates(pop, design=design, size=50, reps=2000, seed=1, ids=("cluster_recall",),
@@ -304,7 +304,7 @@ def test_summary_rows_from_the_replicates_undefined_left_out():
     reps, seed = 300, 9
     out = erx.simulate(df, "pred", "truth", sizes=(3,), designs="uniform", reps=reps, seed=seed,
                        metrics=["pairwise_recall", "cluster_recall"])
-    pop = _Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
+    pop = Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
     _, res = replicate_estimates(pop, design="uniform", size=3, reps=reps, seed=seed,
                                  ids=("pairwise_recall", "cluster_recall"), ci_level=0.95, bias_adjust=True)
     for metric in ("pairwise_recall", "cluster_recall"):
