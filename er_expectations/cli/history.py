@@ -66,7 +66,10 @@ def _table(frame: Any) -> str:
     for _, r in frame.iterrows():
         ci = "-" if math.isnan(r["ci_lower"]) or math.isnan(r["ci_upper"]) else \
             f"{fmt(r['ci_lower'])} - {fmt(r['ci_upper'])}"
-        state = "ERROR" if isinstance(r["error"], str) and r["error"] else ("ok" if r["success"] else "FAILED")
+        outcome = r.get("outcome")
+        if not isinstance(outcome, str):
+            outcome = "error" if isinstance(r["error"], str) and r["error"] else "passed" if r["success"] else "failed"
+        state = {"passed": "ok", "failed": "FAILED", "error": "ERROR", "skipped": "skipped"}.get(outcome, outcome)
         when = r["gx_run_time"] if r["gx_run_time"] is not None and str(r["gx_run_time"]) != "NaT" \
             else r["recorded_at"]
         rows.append((str(r["release"]), str(r["version"]), fmt(r["value"]), fmt(r["std_error"], 3), ci,
@@ -78,7 +81,7 @@ def _table(frame: Any) -> str:
 
 
 _SHOWN = ["release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
-          "success", "severity", "error", "gx_run_name", "gx_run_time", "recorded_at", "suite",
+          "success", "outcome", "severity", "error", "gx_run_name", "gx_run_time", "recorded_at", "suite",
           "expectation_type", "metric", "column", "label", "kwargs_json", "details_json"]
 
 

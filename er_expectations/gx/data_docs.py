@@ -171,9 +171,14 @@ class Verdict:
     critical_failed: int = 0
     warnings_failed: int = 0
     errors: int = 0
+    #: Expectations not evaluated (SPEC 13): they neither pass nor fail the validation.
+    skipped: int = 0
+    #: Expectations evaluated and passed (skipped ones are not).
+    passed: int = 0
 
     def details(self) -> str:
-        """'2 critical expectations failed, 1 warning/info expectation failed' ('' when none)."""
+        """'2 critical expectations failed, 1 warning/info expectation failed, 3 expectations skipped
+        (not evaluated)' ('' when none)."""
         bits = []
         if self.critical_failed:
             bits.append(f"{_plural(self.critical_failed, 'critical expectation')} failed")
@@ -181,6 +186,8 @@ class Verdict:
             bits.append(f"{_plural(self.warnings_failed, 'warning/info expectation')} failed")
         if self.errors:
             bits.append(f"{_plural(self.errors, 'expectation')} raised an error")
+        if self.skipped:
+            bits.append(f"{_plural(self.skipped, 'expectation')} skipped (not evaluated)")
         return ", ".join(bits)
 
 
@@ -191,7 +198,7 @@ def _plural(n: int, word: str) -> str:
 def verdict_of(doc: Any) -> Verdict:
     """Apply the severity rule to a validation result, given as its JSON dict or GX's object."""
     results = [r for r in (field_of(doc, "results") or []) if r is not None]
-    critical = warnings = errors = 0
+    critical = warnings = errors = skipped = passed = 0
     for result in results:
         outcome, severity = status_and_severity(result)
         if outcome == "error":
@@ -199,10 +206,14 @@ def verdict_of(doc: Any) -> Verdict:
         elif outcome == "failed":
             critical += severity == "critical"
             warnings += severity != "critical"
+        elif outcome == "skipped":
+            skipped += 1
+        else:
+            passed += 1
     status = status_of(critical_failed=critical, errors=errors, warnings_failed=warnings)
     if not results and field_of(doc, "success") is False:
         status = "failed"
-    return Verdict(status, critical, warnings, errors)
+    return Verdict(status, critical, warnings, errors, skipped, passed)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -318,7 +329,8 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
         return _Block("er_overview", suite=suite, suite_href=quote(href),
                       data_asset=str(batch.get("data_asset_name") or "") if isinstance(batch, dict) else "",
                       status=verdict.status, details=verdict.details(),
-                      counted=bool(verdict.critical_failed or verdict.warnings_failed))
+                      counted=bool(verdict.critical_failed or verdict.warnings_failed),
+                      skipped=verdict.skipped)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -499,7 +511,7 @@ class _Row:
 
 
 _CACHED = ("status", "passed", "evaluated", "critical_failed", "warnings_failed", "errors",
-           "details")
+           "skipped", "details")
 
 
 def _fingerprint() -> str:
@@ -535,10 +547,11 @@ def _digest(doc: dict) -> dict[str, Any]:
     if verdict.errors:
         note = f"{_plural(verdict.errors, 'expectation')} raised an error"
         details = f"{details}; {note}" if details else note
-    return {"status": verdict.status, "passed": _count(stats.get("successful_expectations")),
-            "evaluated": _count(stats.get("evaluated_expectations")),
+    evaluated = _count(stats.get("evaluated_expectations"))
+    return {"status": verdict.status, "passed": verdict.passed if evaluated is not None else None,
+            "evaluated": evaluated,
             "critical_failed": verdict.critical_failed, "warnings_failed": verdict.warnings_failed,
-            "errors": verdict.errors, "details": details}
+            "errors": verdict.errors, "skipped": verdict.skipped, "details": details}
 
 
 def _read_result(store: Any, key: Any) -> dict:

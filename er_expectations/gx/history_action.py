@@ -124,6 +124,7 @@ def result_record(suite: str, evr: Any) -> ResultRecord:
         error=outcome.error,
         observed_text=str(text) if text is not None else None,
         details=details,
+        outcome=outcome.status,
     )
 
 

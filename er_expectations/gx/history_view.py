@@ -71,16 +71,19 @@ def series_rows(frame: Any, current: Mapping[str, Any], *, limit: int = CHART_RE
     rows: list[dict[str, Any]] = []
     if frame is not None and len(frame):
         past = frame.iloc[max(len(frame) - max(limit - 1, 0), 0):]  # the last limit - 1, not copied
-        for release, version, value, lower, upper, level, success, error in zip(
+        outcomes = past["outcome"] if "outcome" in past.columns else [None] * len(past)
+        for release, version, value, lower, upper, level, success, error, outcome in zip(
                 *(past[c] for c in ("release", "version", "value", "ci_lower", "ci_upper", "ci_level", "success",
-                                    "error")), strict=True):
+                                    "error")), outcomes, strict=True):
             rows.append({"release": str(release), "version": int(version) if as_number(version) else 1,
                          "value": as_number(value), "ci_lower": as_number(lower),
                          "ci_upper": as_number(upper), "ci_level": as_number(level),
-                         "success": bool(success), "error": error if isinstance(error, str) else None})
+                         "success": bool(success), "error": error if isinstance(error, str) else None,
+                         "outcome": outcome if isinstance(outcome, str) else None})
     rows.append({"release": str(current.get("release")), "version": 1, "value": as_number(current.get("value")),
                  "ci_lower": as_number(current.get("ci_lower")), "ci_upper": as_number(current.get("ci_upper")),
-                 "ci_level": as_number(current.get("ci_level")), "success": bool(current.get("success")), "error": None})
+                 "ci_level": as_number(current.get("ci_level")), "success": bool(current.get("success")), "error": None,
+                 "outcome": current.get("outcome")})
     return rows
 
 
@@ -105,15 +108,10 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
     return image_block(src, alt=alt)
 
 
-def skipped_and_chart_blocks(details: Mapping[str, Any], *, skipped_why: str, title: str,
-                             y_title: str) -> list[Any]:
-    """The blocks a history-based check adds under its result: why it was skipped, its chart."""
-    from er_expectations.gx.render import string_block
+def history_chart_blocks(details: Mapping[str, Any], *, title: str, y_title: str) -> list[Any]:
+    """The chart a history-based check adds under its result (none without a history).
 
-    blocks: list[Any] = []
-    if details.get("skipped"):
-        blocks.append(string_block("Skipped: $why", {"why": details.get("note") or skipped_why}))
+    Why a check was skipped is said by every check's own renderer (SPEC 13), not here.
+    """
     chart = chart_block(details.get("history"), title=title, y_title=y_title)
-    if chart is not None:
-        blocks.append(chart)
-    return blocks
+    return [] if chart is None else [chart]

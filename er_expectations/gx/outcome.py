@@ -1,4 +1,4 @@
-"""How one GX expectation result reads: passed, failed or error, its severity and a short label.
+"""How one GX expectation result reads: passed, failed, skipped or error, its severity and a short label.
 
 The one reading of "did this result raise, and at what severity" that the run report, the
 history, the alerts and Data Docs share. A result may be GX's object or its JSON dict.
@@ -14,7 +14,7 @@ from typing import Any
 from er_expectations.core.severity import severity_of
 
 __all__ = ["ExpectationOutcome", "expectation_label", "field_of", "outcome", "raised_error",
-           "severity_of_result", "status_and_severity"]
+           "severity_of_result", "skip_reason", "status_and_severity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +28,29 @@ class ExpectationOutcome:
     success: bool
     observed: object = None
     error: str | None = None
+    #: Why the check was not evaluated (SPEC 13), or None when it was.
+    skipped: str | None = None
+
+    @property
+    def status(self) -> str:
+        """``error`` (it raised), ``skipped`` (not evaluated, and ``on_skip: pass``), ``passed`` or ``failed``.
+
+        A skipped check whose suite asked ``on_skip: fail`` is ``failed``: its reason is kept in
+        :attr:`skipped`. A skipped check is never ``passed`` (SPEC 13).
+        """
+        if self.error:
+            return "error"
+        if self.skipped is not None and self.success:
+            return "skipped"
+        return "passed" if self.success else "failed"
 
     def describe(self) -> str:
-        """``label (severity)``, plus the error when the expectation could not be computed."""
+        """``label (severity)``, plus the error or the reason it was skipped."""
         text = f"{self.label} ({self.severity})"
         if self.error:
             text += f": error: {self.error}"
+        elif self.skipped is not None:
+            text += f": skipped: {self.skipped}"
         return text
 
 
@@ -97,6 +114,15 @@ def severity_of_result(result: Any) -> str:
     return severity_of(field_of(field_of(result, "expectation_config"), "severity"))
 
 
+def skip_reason(result: Any) -> str | None:
+    """Why a result was not evaluated (``details.skipped``, SPEC 13), else None."""
+    body = field_of(result, "result")
+    details = body.get("details") if isinstance(body, Mapping) else None
+    if not isinstance(details, Mapping) or details.get("skipped") is not True:
+        return None
+    return str(details.get("skip_reason") or details.get("note") or "not evaluated")
+
+
 def outcome(suite: str, evr: Any) -> ExpectationOutcome:
     """One expectation result (GX's object or its JSON dict) as an :class:`ExpectationOutcome`."""
     config = field_of(evr, "expectation_config")
@@ -111,10 +137,11 @@ def outcome(suite: str, evr: Any) -> ExpectationOutcome:
         success=bool(field_of(evr, "success")),
         observed=result.get("observed_value") if isinstance(result, Mapping) else None,
         error=raised_error(evr),
+        skipped=skip_reason(evr),
     )
 
 
 def status_and_severity(result: Any) -> tuple[str, str]:
-    """(``"passed"`` | ``"failed"`` | ``"error"``, severity) of one expectation result."""
+    """(``"passed"`` | ``"failed"`` | ``"skipped"`` | ``"error"``, severity) of one expectation result."""
     found = outcome("", result)
-    return ("error" if found.error else "passed" if found.success else "failed"), found.severity
+    return found.status, found.severity

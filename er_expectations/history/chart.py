@@ -16,10 +16,14 @@ from typing import Any
 
 __all__ = ["series_chart", "series_data_uri", "series_rows", "series_spec"]
 
-_STATE = {"passed": "passed", "failed": "failed", "error": "error"}
+_STATE = {"passed": "passed", "failed": "failed", "error": "error", "skipped": "skipped"}
 
 
 def _state(row: Any) -> str:
+    """passed, failed, error or skipped (not evaluated, SPEC 13): the stored outcome when there is one."""
+    outcome = row.get("outcome")
+    if isinstance(outcome, str) and outcome in _STATE:
+        return outcome
     if isinstance(row.get("error"), str) and row.get("error"):
         return "error"
     return "passed" if bool(row.get("success")) else "failed"
@@ -82,8 +86,8 @@ def series_spec(frame: Any, *, title: str | None = None, y_title: str | None = N
                 "type": kind}
 
     def marks(tooltip: list[dict[str, Any]], y: str) -> dict[str, Any]:
-        return {"color": by_state("nominal", ["#1f77b4", "#d62728", "#ff7f0e"]),
-                "shape": by_state("nominal", ["circle", "cross", "triangle-up"]),
+        return {"color": by_state("nominal", ["#1f77b4", "#d62728", "#ff7f0e", "#8c959f"]),
+                "shape": by_state("nominal", ["circle", "cross", "triangle-up", "square"]),
                 "tooltip": tooltip, "x": x(), "y": {"field": y, "type": "quantitative"}}
 
     def tip(field: str, kind: str, fmt: str | None = None) -> dict[str, Any]:

@@ -59,4 +59,5 @@ RESULTS = sa.Table(
     sa.Column("ci_level", sa.Float, nullable=True),
     sa.Column("observed_text", sa.Text, nullable=True),
     sa.Column("details_json", sa.Text, nullable=True),  # schema version 0002
+    sa.Column("outcome", sa.String(16), nullable=True),  # schema version 0003: passed/failed/skipped/error
 )

@@ -242,6 +242,15 @@ class ResultRecord:
     error: str | None = None
     observed_text: str | None = None
     details: Mapping[str, Any] | None = None
+    #: ``passed``, ``failed``, ``skipped`` (not evaluated, SPEC 13) or ``error``; from
+    #: ``success`` and ``error`` when not given.
+    outcome: str | None = None
+
+    def resolved_outcome(self) -> str:
+        """The stored outcome: the given one, else error / passed / failed."""
+        if self.outcome is not None:
+            return self.outcome
+        return "error" if self.error else "passed" if self.success else "failed"
 
     def row(self) -> dict[str, Any]:
         ident = identifying_kwargs(self.kwargs)
@@ -255,6 +264,7 @@ class ResultRecord:
             "label": self.label,
             "severity": self.severity,
             "success": bool(self.success),
+            "outcome": self.resolved_outcome(),
             "error": self.error,
             "value": _number(self.value),
             "estimate": _number(self.estimate),
@@ -565,7 +575,8 @@ class HistoryStore:
         A :class:`pandas.DataFrame` with one row per release (the latest run of each;
         every run with ``all_versions=True``) and the columns :data:`SERIES_COLUMNS`:
         ``release``, ``position``, ``version``, ``value``, ``estimate``, ``std_error``,
-        ``ci_lower``, ``ci_upper``, ``ci_level``, ``success``, ``severity``, ``error``,
+        ``ci_lower``, ``ci_upper``, ``ci_level``, ``success``, ``outcome`` (passed, failed,
+        skipped or error: SPEC 13), ``severity``, ``error``,
         ``status`` (of the release run), ``gx_run_name``, ``gx_run_time``, ``recorded_at``
         (UTC), ``suite``, ``expectation_type``, ``metric``, ``column``, ``kwargs_key``,
         ``kwargs_json``, ``label``, ``observed_text``, ``details_json`` (the result's scalar
@@ -621,7 +632,7 @@ class HistoryStore:
 #: The columns of :meth:`HistoryStore.series` and :meth:`HistoryStore.results`.
 SERIES_COLUMNS: tuple[str, ...] = (
     "release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
-    "success", "severity", "error", "status", "gx_run_name", "gx_run_time", "recorded_at", "suite",
+    "success", "outcome", "severity", "error", "status", "gx_run_name", "gx_run_time", "recorded_at", "suite",
     "expectation_type", "metric", "column", "kwargs_key", "kwargs_json", "label", "observed_text",
     "details_json",
 )

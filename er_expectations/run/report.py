@@ -32,8 +32,19 @@ class ReleaseOutcome:
 
     @property
     def failures(self) -> list[ExpectationOutcome]:
-        """Every failed expectation that did not raise, whatever its severity."""
-        return [e for e in self.expectations if not e.success and not e.error]
+        """Every failed expectation that did not raise, whatever its severity (a skipped check whose
+        suite says ``on_skip: fail`` included)."""
+        return [e for e in self.expectations if e.status == "failed"]
+
+    @property
+    def skipped(self) -> list[ExpectationOutcome]:
+        """Expectations that were not evaluated (SPEC 13), each with its reason: never counted as passed."""
+        return [e for e in self.expectations if e.status == "skipped"]
+
+    @property
+    def passed(self) -> int:
+        """How many expectations were evaluated and passed (skipped ones are not)."""
+        return sum(e.status == "passed" for e in self.expectations)
 
     @property
     def critical_failures(self) -> list[ExpectationOutcome]:
@@ -104,6 +115,11 @@ class RunReport:
         """Failed expectations of severity warning or info, one line each (not failures)."""
         return [f"{r.label}: {e.describe()}" for r in self.releases for e in r.warnings]
 
+    @property
+    def skipped(self) -> list[str]:
+        """Expectations that were not evaluated, one line each with the reason (SPEC 13)."""
+        return [f"{r.label}: {e.label} ({e.severity}): {e.skipped}" for r in self.releases for e in r.skipped]
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe summary (for scripts and tests)."""
         return {
@@ -122,8 +138,11 @@ class RunReport:
                     "success": r.success,
                     "status": r.status,
                     "evaluated": r.evaluated,
+                    "passed": r.passed,
                     "successful": r.successful,
                     "failed": r.failed,
+                    "skipped": [{"label": e.label, "severity": e.severity, "reason": e.skipped}
+                                for e in r.skipped],
                     "critical_failures": [e.label for e in r.critical_failures],
                     "errors": [e.describe() for e in r.errors],
                     "warnings": [e.describe() for e in r.warnings],
@@ -134,13 +153,14 @@ class RunReport:
         }
 
     def summary_table(self) -> str:
-        """One line per release: passed/evaluated, status, failed critical and other checks."""
-        head = (self.unit, "passed", "status", "failed critical", "errors", "failed warning/info")
+        """One line per release: passed/checks, skipped, status, failed critical and other checks."""
+        head = (self.unit, "passed", "skipped", "status", "failed critical", "errors", "failed warning/info")
         shown = {"passed": "ok", "warnings": "ok (warnings)", "failed": "FAILED", "error": "ERROR"}
         rows = [
             (
                 r.label,
-                f"{r.successful}/{r.evaluated}",
+                f"{r.passed}/{r.evaluated}",
+                str(len(r.skipped)) if r.skipped else "-",
                 shown[r.status],
                 ", ".join(e.label for e in r.critical_failures) or "-",
                 ", ".join(e.label for e in r.errors) or "-",
@@ -177,6 +197,11 @@ def print_summary(report: RunReport, out: TextIO) -> None:
         print(f"All {total} {report.unit}(s) passed every critical expectation.", file=out)
     for line in report.errors:
         print(f"error: {line}", file=out)
+    skipped = report.skipped
+    if skipped:
+        print(f"{len(skipped)} expectation(s) skipped (not evaluated, not counted as passed):", file=out)
+        for line in skipped:
+            print(f"  skipped: {line}", file=out)
     warnings = report.warnings
     if warnings:
         print(

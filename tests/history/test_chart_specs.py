@@ -20,7 +20,7 @@ from er_expectations.analysis.subgroups import groups_chart, groups_spec  # noqa
 from er_expectations.core.charts import to_svg  # noqa: E402
 from er_expectations.history.chart import series_chart, series_rows, series_spec  # noqa: E402
 
-_STATE = ("passed", "failed", "error")
+_STATE = ("passed", "failed", "error", "skipped")
 
 
 def altair_series(frame, *, title=None, y_title=None, width=560, height=260):
@@ -35,9 +35,9 @@ def altair_series(frame, *, title=None, y_title=None, width=560, height=260):
                alt.Tooltip("ci_lower:Q", format=".4g"), alt.Tooltip("ci_upper:Q", format=".4g"),
                alt.Tooltip("state:N")]
     color = alt.Color("state:N", title="expectation",
-                      scale=alt.Scale(domain=list(_STATE), range=["#1f77b4", "#d62728", "#ff7f0e"]))
+                      scale=alt.Scale(domain=list(_STATE), range=["#1f77b4", "#d62728", "#ff7f0e", "#8c959f"]))
     shape = alt.Shape("state:N", title="expectation",
-                      scale=alt.Scale(domain=list(_STATE), range=["circle", "cross", "triangle-up"]))
+                      scale=alt.Scale(domain=list(_STATE), range=["circle", "cross", "triangle-up", "square"]))
     base = alt.Chart(data)
     bars = base.transform_filter("isValid(datum.ci_lower) && isValid(datum.ci_upper)").mark_rule(
         color="#7f7f7f", strokeWidth=2).encode(x=x, y=alt.Y("ci_lower:Q"), y2="ci_upper:Q")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import great_expectations.execution_engine as gx_engines
 from great_expectations.compatibility import pydantic
@@ -55,8 +55,10 @@ from er_expectations.gx.expectations.params import (  # ParameterError, Threshol
 from er_expectations.gx.render import config_of, result_details, string_block, table_block
 
 __all__ = [
+    "ON_SKIP",
     "BoundedExpectation",
     "ERExpectation",
+    "SkippableExpectation",
     "ParameterError",
     "PANDAS_ONLY",
     "SUPPORTED_ENGINES",
@@ -271,7 +273,11 @@ class ERExpectation(BatchExpectation):
             blocks.append(string_block("Note: $author_note", {"author_note": author_note}, tag="div",
                                        styling={"classes": ["er-note", "text-muted"]}))
         note = details.get("note")
-        if note and result is not None and not result.success:
+        if details.get("skipped"):  # SPEC 13: not evaluated, whatever GX was told (on_skip)
+            blocks.append(string_block("Not evaluated (skipped): $why",
+                                       {"why": details.get("skip_reason") or note or "no reason recorded"},
+                                       tag="div", styling={"classes": ["er-skipped"]}))
+        elif note and result is not None and not result.success:
             blocks.append(string_block("Why: $note", {"note": note}))
         top = details.get("top_clusters") or []
         if top and result is not None and not result.success:
@@ -284,6 +290,36 @@ class ERExpectation(BatchExpectation):
                 rows,
             ))
         return blocks or None
+
+
+#: What a skipped check returns to GX (SPEC 13), which knows only success and failure.
+ON_SKIP: tuple[str, ...] = ("pass", "fail")
+
+
+class SkippableExpectation(ERExpectation):
+    """Abstract base of checks that may not be evaluable on a batch (SPEC 13): no baseline release,
+    too few common records, too little history, no group large enough, a metric undefined on the
+    sample. Such a check is **skipped**, never passed: its result carries ``details.skipped = true``
+    and ``details.skip_reason``, which the run report, Data Docs, history and alerts read
+    (:mod:`er_expectations.gx.outcome`). GX itself knows only success and failure: ``on_skip``
+    says which of the two a skipped check returns to it (``pass``, the default, so that the first
+    release of a series does not fail; ``fail`` for a gate that must have been evaluated).
+    """
+
+    on_skip: Literal["pass", "fail"] = pydantic.Field(
+        "pass", description="What a skipped check (not evaluable: no baseline, too few common records, too "
+        "little history, no testable group, a metric undefined on the sample) returns to GX: pass (the default; "
+        "er-expectations still reports it as skipped, never as passed) or fail.")
+
+    SKIP_KEYS: ClassVar[tuple[str, ...]] = ("on_skip",)
+
+    def skipped(self, details: dict[str, Any], reason: str, *, observed: Any = None,
+                observed_text: str | None = None) -> dict[str, Any]:
+        """The GX result of a check that was not evaluated, with its reason (SPEC 13)."""
+        details.update({"skipped": True, "skip_reason": reason, "note": reason, "on_skip": self.on_skip,
+                        "observed_text": observed_text or f"skipped: {reason}"})
+        return {"success": self.on_skip == "pass",
+                "result": {"observed_value": json_number(observed), "details": details}}
 
 
 class BoundedExpectation(ERExpectation):

@@ -40,7 +40,7 @@ class ExpectStatisticToMatchBenchmarkEstimate(SampledExpectation, ChosenStatisti
     args_keys: ClassVar[tuple[str, ...]] = ("statistic", "prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (
         "statistic", "prediction_column", "record_id_column", "reference_column", "weights", "draws_column",
-        "name_column", "ci_level",
+        "name_column", "ci_level", *SampledExpectation.SKIP_KEYS,
     )
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:

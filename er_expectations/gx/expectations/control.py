@@ -23,10 +23,10 @@ from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.text import fmt_number, format_number
-from er_expectations.gx.expectations.base import json_number
+from er_expectations.gx.expectations.base import SkippableExpectation, json_number
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
-from er_expectations.gx.history_view import own_series, series_rows, skipped_and_chart_blocks
+from er_expectations.gx.history_view import history_chart_blocks, own_series, series_rows
 from er_expectations.gx.metrics.release import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from er_expectations.gx.render import result_details
 from er_expectations.stats import SUMMARY_STATISTICS
@@ -46,7 +46,7 @@ def control_limits(values: list[float], *, k: float, center: float | None = None
     return mid, sd, mid - k * sd, mid + k * sd
 
 
-class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
+class ExpectStatisticWithinControlLimits(SkippableExpectation, ChosenStatisticWithOrder):
     """A summary statistic lies within control limits from its own history: the mean of the last
     releases ± k standard deviations, or a pinned release's stored value ± k SD (SPEC 10)."""
 
@@ -67,7 +67,7 @@ class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "statistic", "k", "window")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "statistic", "q", "name_column", "window", "min_history", "k",
-        "baseline_release", "exclude_failed")
+        "baseline_release", "exclude_failed", *SkippableExpectation.SKIP_KEYS)
 
     @pydantic.root_validator(skip_on_failure=False)
     def _check_window(cls, values):
@@ -133,15 +133,15 @@ class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
                                "value yet")
         details["history_releases"] = [r for r, _ in used]
         current = {"release": active.release if active is not None else "this batch", "value": value,
-                   "success": True}
+                   "success": True, "outcome": "skipped"}
         if skipped is not None:
-            details.update({"skipped": True, "note": skipped,
-                            "observed_text": f"{fmt_number(value)}; skipped: {skipped}"})
             details["history"] = series_rows(frame, current)
-            return {"success": True, "result": {"observed_value": json_number(value), "details": details}}
+            return self.skipped(details, skipped, observed=value,
+                                observed_text=f"{fmt_number(value)}; skipped: {skipped}")
         mid, sd, lower, upper = control_limits([v for _, v in used], k=float(self.k), center=center)
         ok = lower <= value <= upper
-        current.update({"success": ok, "ci_lower": lower, "ci_upper": upper})  # the limits, drawn as a bar
+        current.update({"success": ok, "outcome": "passed" if ok else "failed", "ci_lower": lower,
+                        "ci_upper": upper})  # the limits, drawn as a bar
         details.update({
             "skipped": False, "center": json_number(mid), "sd": json_number(sd), "lower": json_number(lower),
             "upper": json_number(upper), "baseline_release": self.baseline_release,
@@ -164,8 +164,7 @@ class ExpectStatisticWithinControlLimits(ChosenStatisticWithOrder):
         blocks = list(super()._diagnostic_unexpected_table_renderer(
             configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
         details = result_details(result)
-        blocks.extend(skipped_and_chart_blocks(details, skipped_why="not enough history",
-                                               title=str(details.get("label") or "history"),
+        blocks.extend(history_chart_blocks(details, title=str(details.get("label") or "history"),
                                                y_title=str(details.get("statistic") or "value")))
         return blocks or None
 

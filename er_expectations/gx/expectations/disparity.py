@@ -161,6 +161,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
         *(k for k in _GROUP_KEYS if k != "ci_level"), "max_disparity", "require_significance",
+        *SampledExpectation.SKIP_KEYS,
     )
 
     @pydantic.validator("groups", pre=True)
@@ -299,6 +300,10 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             "imputation": {key: v for key, v in res["info"].items() if json_number(v) is not None or v is None},
             "observed_text": text,
         }
+        if worst is None:
+            return self.skipped(details, f"no group could be tested: {len(rows)} group(s), each with fewer than "
+                                f"{int(self.min_draws)} draws or an undefined estimate; {k:,} sampled clusters, "
+                                f"{abstained:,} of them in no group", observed_text=text)
         if failed:
             details["note"] = (f"gap above {fmt_number(self.max_disparity)} for {', '.join(failed)}"
                                + (" (significant after adjustment)" if self.require_significance else ""))

@@ -38,8 +38,8 @@ from er_expectations.analysis.drift import AGREEMENT_METRICS, DRIFT_STATISTICS, 
 from er_expectations.core.text import fmt_level, fmt_number, format_number
 from er_expectations.gx.expectations.base import (
     BoundedExpectation,
-    ERExpectation,
     ParameterError,
+    SkippableExpectation,
     Threshold,
     json_number,
     result_level,
@@ -49,9 +49,9 @@ from er_expectations.gx.expectations.estimated import SampledExpectation, design
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.history_view import (
     CHART_RELEASES,
+    history_chart_blocks,
     own_series,
     series_rows,
-    skipped_and_chart_blocks,
 )
 from er_expectations.gx.metrics import drift as _drift_metrics  # noqa: F401  (registers the drift metrics)
 from er_expectations.gx.metrics.drift import (
@@ -76,7 +76,25 @@ def _pct(x: float) -> str:
     return "—" if x is None or math.isnan(x) else f"{100 * x:+.1f} %"
 
 
-class _DriftExpectation(ERExpectation):
+#: Default ``min_overlap`` of the drift checks: half of the larger release's records in common.
+DEFAULT_MIN_OVERLAP = 0.5
+
+
+def overlap_needed(min_overlap: float, current_records: int, baseline_records: int) -> tuple[int, float | None]:
+    """(records needed in common, the share it came from or None) for ``min_overlap`` (SPEC 13).
+
+    Below 1 it is a share of the larger release: ``ceil(share · max(n_current, n_baseline))``,
+    at least 1 (so that neither release is mostly made of records the other lacks: a baseline
+    of one record, or a release whose ids all changed, is not compared); from 1 on it is a count
+    of records (a whole number).
+    """
+    value = float(min_overlap)
+    if value < 1.0:
+        return max(1, math.ceil(value * max(current_records, baseline_records))), value
+    return int(value), None
+
+
+class _DriftExpectation(SkippableExpectation):
     """Common parameters of the checks against a baseline release (SPEC 10)."""
 
     baseline: str = pydantic.Field(
@@ -90,9 +108,22 @@ class _DriftExpectation(ERExpectation):
         5, ge=0, le=100, description="How many changed clusters of each kind (merged, split, both) a failed "
         "check lists, drawn with seed.")
     seed: int = pydantic.Field(0, ge=0, description="Seed of the sampled examples of a failed check.")
+    min_overlap: float = pydantic.Field(
+        DEFAULT_MIN_OVERLAP, gt=0.0, description="Fewest records present in both releases for the check to be "
+        "evaluated (SPEC 13): below 1, a share of the larger release's records (default 0.5: half of them); "
+        "1 or more, a number of records. Below it the check is skipped, not passed: a comparison on a few "
+        "common records says nothing about the release.")
 
     #: Whether a failure shows the release diff (merged/split clusters).
     shows_diff: ClassVar[bool] = True
+
+    @pydantic.validator("min_overlap")
+    def _check_overlap(cls, value):
+        if value >= 1.0 and not float(value).is_integer():
+            raise ParameterError(f"a count of records must be a whole number, got {value!r}", at="min_overlap",
+                                 hint="write a share below 1 (0.5 = half of the larger release) or a whole "
+                                 "number of records (e.g. 1000)")
+        return value
 
     def resolved_baseline_column(self) -> str:
         return self.baseline_column or default_baseline_column(self.prediction_column, self.baseline)
@@ -125,8 +156,17 @@ class _DriftExpectation(ERExpectation):
         if pair.baseline.n_records == 0:
             why = ("no baseline release for this batch (it is the first release of the checkpoint, or the "
                    f"baseline column {column!r} is empty): nothing to compare, so the check is skipped")
-            details.update({"skipped": True, "note": why, "observed_text": "skipped: no baseline release"})
-            return details, {"success": True, "result": {"observed_value": None, "details": details}}
+            return details, self.skipped(details, why, observed_text="skipped: no baseline release")
+        needed, share = overlap_needed(self.min_overlap, pair.current.n_records, pair.baseline.n_records)
+        details["min_overlap"] = needed
+        if pair.n_common < needed:
+            what = (f"{fmt_number(100 * share, 3)} % of the larger release's records" if share is not None
+                    else f"min_overlap {int(needed):,}")
+            why = (f"only {pair.n_common:,} record{'s are' if pair.n_common != 1 else ' is'} in both this release ({pair.current.n_records:,} records) "
+                   f"and its baseline ({pair.baseline.n_records:,}); at least {needed:,} ({what}) are needed for "
+                   "a comparison that speaks for the release, so the check is skipped")
+            return details, self.skipped(details, why, observed_text=(
+                f"skipped: {pair.n_common:,} common records, {needed:,} needed"))
         details["skipped"] = False
         return details, None
 
@@ -164,8 +204,7 @@ class _DriftExpectation(ERExpectation):
         blocks = list(super()._diagnostic_unexpected_table_renderer(
             configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
         details = result_details(result)
-        blocks.extend(skipped_and_chart_blocks(details, skipped_why="no baseline",
-                                               title=str(details.get("chart_title") or "history"),
+        blocks.extend(history_chart_blocks(details, title=str(details.get("chart_title") or "history"),
                                                y_title=str(details.get("chart_axis") or "value")))
         diff = details.get("diff")
         if diff and result is not None and not result.success:
@@ -219,7 +258,7 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "statistic", "max_change", "max_relative_change")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "baseline", "baseline_column", "statistic", "q", "name_column",
-        "max_change", "max_relative_change", "diff_examples", "seed")
+        "max_change", "max_relative_change", "diff_examples", "seed", "min_overlap", *SkippableExpectation.SKIP_KEYS)
 
     @pydantic.root_validator(skip_on_failure=False)
     def _check_threshold(cls, values):
@@ -268,22 +307,20 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
             "threshold": {"kind": "relative" if relative else "absolute", "value": float(limit)},
         })
         against = details["baseline"] or self.resolved_baseline_column()
-        if change.common_records == 0:
-            details["note"] = "the release and its baseline have no record in common: nothing to compare"
-            details["observed_text"] = "no common records"
-        else:
-            details["observed_text"] = (
-                f"{fmt_number(change.baseline)} in {against} → {fmt_number(change.current)} "
-                f"(change {fmt_number(change.change)}, {_pct(change.relative_change)}) on "
-                f"{change.common_records:,} records in both releases")
-            if not ok:
-                details["note"] = (f"the {change.label} changed by {_pct(change.relative_change) if relative else fmt_number(change.change)}"
-                                   f", beyond the limit of {f'{100 * float(limit):g} %' if relative else format_number(float(limit))}")
+        if math.isnan(observed):  # e.g. a relative change from a baseline value of 0
+            return self.skipped(details, f"the {'relative ' if relative else ''}change of the {change.label} is "
+                                f"undefined (baseline value {fmt_number(change.baseline)})")
+        details["observed_text"] = (
+            f"{fmt_number(change.baseline)} in {against} → {fmt_number(change.current)} "
+            f"(change {fmt_number(change.change)}, {_pct(change.relative_change)}) on "
+            f"{change.common_records:,} records in both releases")
+        if not ok:
+            details["note"] = (f"the {change.label} changed by {_pct(change.relative_change) if relative else fmt_number(change.change)}"
+                               f", beyond the limit of {f'{100 * float(limit):g} %' if relative else format_number(float(limit))}")
         self._attach_diff(details, metrics, ok, runtime_configuration)
         details["chart_title"] = f"{change.label} against the baseline"
         details["chart_axis"] = "relative change" if relative else "change"
-        if not math.isnan(observed):
-            self._attach_history(details, observed, ok)
+        self._attach_history(details, observed, ok)
         return {"success": bool(ok), "result": {"observed_value": json_number(observed), "details": details}}
 
 
@@ -304,7 +341,8 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "metric", "max_change")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
-        "baseline", "baseline_column", "metric", "max_change", "beta", "diff_examples", "seed")
+        "baseline", "baseline_column", "metric", "max_change", "beta", "diff_examples", "seed",
+        "min_overlap", *SkippableExpectation.SKIP_KEYS)
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         sample = self._sample_value()
@@ -340,9 +378,9 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
                 f"{format_number(round((1 - float(self.ci_level)) / 2, 6))})")
         against = details["baseline"] or self.resolved_baseline_column()
         if math.isnan(diff.estimate):
-            ok = False
-            verdict = f"the change is undefined: {diff.note or 'an estimate is undefined'}"
-        elif not diff.has_std_error:
+            return self.skipped(details, f"the change of the estimated {METRICS[res.metric].label} is undefined "
+                                f"on the sample: {diff.note or 'an estimate is undefined'}")
+        if not diff.has_std_error:
             ok = abs(diff.estimate) <= limit
             verdict = (f"{diff.note or 'no standard error'}: decided on the point change "
                        f"({fmt_number(diff.estimate)}) alone")
@@ -382,9 +420,8 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         self._attach_diff(details, metrics, ok, runtime_configuration)
         details["chart_title"] = f"change of the estimated {METRICS[res.metric].label}"
         details["chart_axis"] = "change"
-        if not math.isnan(diff.estimate):
-            self._attach_history(details, diff.estimate, ok, ci=(diff.ci_lower, diff.ci_upper),
-                                 ci_level=float(self.ci_level))
+        self._attach_history(details, diff.estimate, ok, ci=(diff.ci_lower, diff.ci_upper),
+                             ci_level=float(self.ci_level))
         return {"success": bool(ok), "result": {"observed_value": json_number(diff.estimate), "details": details}}
 
 
@@ -404,7 +441,7 @@ class ExpectReleaseAgreementToBeBetween(_DriftExpectation, BoundedExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "metric", *BoundedExpectation.BOUND_KEYS)
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "baseline", "baseline_column", "metric", "beta",
-        "diff_examples", "seed", *BoundedExpectation.BOUND_KEYS)
+        "diff_examples", "seed", *BoundedExpectation.BOUND_KEYS, "min_overlap", *SkippableExpectation.SKIP_KEYS)
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         value = {**self._pair_value(), "beta": float(self.beta)}

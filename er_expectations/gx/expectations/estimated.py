@@ -24,7 +24,7 @@ from er_expectations.engines.base import DESIGNS
 from er_expectations.gx.expectations.base import (
     TOP_CLUSTERS,
     BoundedExpectation,
-    ERExpectation,
+    SkippableExpectation,
     json_number,
 )
 from er_expectations.gx.expectations.params import ParameterError, Threshold, threshold
@@ -80,7 +80,7 @@ def design_fragment(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 WEIGHT_FORMS = f"{quote_list(DESIGNS)} or {{column: <weight column>}}"
 
 
-class SampledExpectation(ERExpectation):
+class SampledExpectation(SkippableExpectation):
     """Common fields of expectations that read the benchmark sample."""
 
     reference_column: str = pydantic.Field(
@@ -146,7 +146,7 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
-        "ci_level", "bound", "strict_min", "strict_max", "ci_method", "n_boot", "seed",
+        "ci_level", "bound", "strict_min", "strict_max", "ci_method", "n_boot", "seed", *SkippableExpectation.SKIP_KEYS,
     )
 
     @classmethod
@@ -205,8 +205,9 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         if self.ci_method == "bootstrap":
             details.update({"n_boot": int(self.n_boot), "seed": est.seed})
         if not est.defined:
-            ok = False
-        elif self.bound == "interval":
+            return self.skipped(details, f"the {label} is undefined on this sample"
+                                + (f": {est.note}" if est.note else ""))
+        if self.bound == "interval":
             if not est.has_interval:
                 ok = False
                 details["note"] = "; ".join(x for x in (est.note, "no confidence interval, so the interval bound cannot be checked") if x)

@@ -85,10 +85,12 @@ class ReleaseAlert:
     checks: tuple[FailedCheck, ...]
     other_failed: int  # failed warning/info checks, not listed
     pages: tuple[str, ...]
+    skipped: int = 0  # checks not evaluated (SPEC 13): not counted in ``successful``
 
     def heading(self) -> str:
+        skipped = f", {self.skipped} skipped" if self.skipped else ""
         return f"{self.label}: {_STATUS_WORDS.get(self.status, self.status)} " \
-               f"({self.successful} of {self.evaluated} checks passed)"
+               f"({self.successful} of {self.evaluated} checks passed{skipped})"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,15 @@ class AlertMessage:
     warning_releases: tuple[str, ...]
     data_docs: str | None
     results_folder: str | None
+    #: Checks not evaluated over the whole run (SPEC 13): listed in the report, never counted as passed.
+    skipped_checks: int = 0
+
+    def skipped_line(self) -> str | None:
+        """``3 checks were skipped (not evaluated) ...`` or None."""
+        if not self.skipped_checks:
+            return None
+        return (f"{self.skipped_checks} check{'s were' if self.skipped_checks != 1 else ' was'} skipped (not "
+                "evaluated, not counted as passed): see the run report or Data Docs for the reasons")
 
     @property
     def title(self) -> str:
@@ -150,6 +161,9 @@ class AlertMessage:
         if self.warning_releases:
             out.append("")
             out.append("Passed with failed warning/info checks: " + ", ".join(self.warning_releases))
+        if self.skipped_line():
+            out.append("")
+            out.append(str(self.skipped_line()))
         out.append("")
         if self.data_docs:
             out.append(f"Data Docs: {self.data_docs}")
@@ -270,14 +284,16 @@ def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
                     error=found.error))
         pages = tuple(p for p in (_link(page, site, base_url) for page in outcome.pages) if p)
         releases.append(ReleaseAlert(label=outcome.label, status=outcome.status,
-                                     evaluated=outcome.evaluated, successful=outcome.successful,
-                                     checks=tuple(checks), other_failed=other, pages=pages))
+                                     evaluated=outcome.evaluated, successful=outcome.passed,
+                                     checks=tuple(checks), other_failed=other, pages=pages,
+                                     skipped=len(outcome.skipped)))
     results_folder = report.project_dir / "gx" / "uncommitted" / "validations"
     return AlertMessage(
         checkpoint=report.checkpoint, status=report.status, success=report.success,
         run_name=report.run_name, run_time=report.run_time.isoformat(timespec="seconds"),
         total_releases=len(report.releases), releases=tuple(releases),
         warning_releases=tuple(warning_only),
+        skipped_checks=sum(len(r.skipped) for r in report.releases),
         data_docs=_link(report.data_docs_index, site, base_url),
         results_folder=str(results_folder.resolve()),
     )
@@ -325,6 +341,8 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
     if message.warning_releases:
         tail.append(_slack_escape("Passed with failed warning/info checks: "
                                   + ", ".join(message.warning_releases)))
+    if message.skipped_line():
+        tail.append(_slack_escape(str(message.skipped_line())))
     if message.data_docs:
         tail.append(_slack_link(message.data_docs, "Data Docs"))
     if tail:
@@ -383,6 +401,8 @@ class ErTeamsRenderer(MicrosoftTeamsRenderer):
         if message.warning_releases:
             body.append(_teams_text("Passed with failed warning/info checks: "
                                     + ", ".join(message.warning_releases)))
+        if message.skipped_line():
+            body.append(_teams_text(str(message.skipped_line())))
         payload = self._build_payload(blocks=body, data_docs_pages=None)
         content = payload["attachments"][0]["content"]
         if _is_web(message.data_docs):
