@@ -59,6 +59,7 @@ from er_expectations.core.charts import svg_cache
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
 from er_expectations.gx.outcome import field_of, status_and_severity
+from er_expectations.gx.provenance_view import provenance_lines
 
 __all__ = [
     "CSP",
@@ -325,9 +326,8 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
         parts = suite.split(".")
         href = "/".join([".."] * (len(parts) + 3) + ["expectations"] + parts) + ".html"
         meta = validation_results.meta or {}
-        batch = meta.get("batch_kwargs") or meta.get("batch_spec") or {}
         return _Block("er_overview", suite=suite, suite_href=quote(href),
-                      data_asset=str(batch.get("data_asset_name") or "") if isinstance(batch, dict) else "",
+                      provenance=[list(line) for line in provenance_lines(meta, validation_results.results or [])],
                       status=verdict.status, details=verdict.details(),
                       counted=bool(verdict.critical_failed or verdict.warnings_failed),
                       skipped=verdict.skipped)

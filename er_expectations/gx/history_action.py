@@ -25,6 +25,7 @@ from great_expectations.checkpoint.actions import ValidationAction
 
 from er_expectations.core.severity import status_of
 from er_expectations.gx.outcome import outcome as read_outcome
+from er_expectations.gx.provenance_view import PROVENANCE_KEY
 from er_expectations.history.store import (
     HistoryError,
     HistoryStore,
@@ -145,7 +146,7 @@ def release_run(*, checkpoint: str, release: str, position: int | None, run_id: 
     ``CheckpointResult.run_results``); ``status`` defaults to the severity rule applied to
     the rows (:mod:`er_expectations.core.severity`).
     """
-    items = validations.items() if isinstance(validations, Mapping) else validations
+    items = list(validations.items() if isinstance(validations, Mapping) else validations)
     results = [result_record(_suite_name(identifier, validation), evr)
                for identifier, validation in items for evr in validation.results]
     if status is None:
@@ -153,7 +154,10 @@ def release_run(*, checkpoint: str, release: str, position: int | None, run_id: 
         status = status_of(critical_failed=sum(r.severity == "critical" for r in failed),
                            errors=sum(bool(r.error) for r in results),
                            warnings_failed=sum(r.severity != "critical" for r in failed))
+    metas = [getattr(validation, "meta", None) or {} for _, validation in items]
+    provenance = next((m[PROVENANCE_KEY] for m in metas if isinstance(m.get(PROVENANCE_KEY), Mapping)), None)
     return ReleaseRun(
         checkpoint=checkpoint, release=release, status=status, results=tuple(results), position=position,
+        provenance=provenance,
         gx_run_name=getattr(run_id, "run_name", None), gx_run_time=getattr(run_id, "run_time", None),
     )

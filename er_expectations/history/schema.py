@@ -32,6 +32,7 @@ RUNS = sa.Table(
     sa.Column("gx_run_time", sa.DateTime(timezone=True), nullable=True),
     sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("tool_version", sa.String(32), nullable=True),
+    sa.Column("provenance_json", sa.Text, nullable=True),  # schema version 0003: inputs, versions, run id
     sa.UniqueConstraint("checkpoint", "release", "version", name="uq_er_history_runs_version"),
 )
 

@@ -288,6 +288,8 @@ class ReleaseRun:
     position: int | None = None
     gx_run_name: str | None = None
     gx_run_time: datetime | None = None
+    #: What the run read, by what and when (``meta["er_provenance"]`` of its GX results).
+    provenance: Mapping[str, Any] | None = None
 
     @property
     def success(self) -> bool:
@@ -497,6 +499,8 @@ class HistoryStore:
                         version=version, status=run.status, success=run.success,
                         gx_run_name=run.gx_run_name, gx_run_time=_utc(run.gx_run_time),
                         recorded_at=datetime.now(UTC), tool_version=__version__,
+                        provenance_json=(json.dumps(_json_safe(dict(run.provenance)), sort_keys=True,
+                                                    ensure_ascii=False) if run.provenance else None),
                     )).inserted_primary_key[0]
                     if rows:
                         conn.execute(insert(RESULTS), [{**row, "run_id": run_id} for row in rows])

@@ -440,6 +440,15 @@ class Project:
         checkpoint.save()
         return checkpoint
 
+    def add_provenance(self, identifier: Any, validation: Any, provenance: dict[str, Any]) -> None:
+        """Store ``provenance`` in a validation result's ``meta`` (see :mod:`.provenance`), in
+        memory and in the stored result, so that its Data Docs page and every later reading of it
+        say what was read, by what and when."""
+        from er_expectations.run.provenance import PROVENANCE_KEY
+
+        validation.meta = {**(validation.meta or {}), PROVENANCE_KEY: provenance}
+        self.ctx.validation_results_store.set(identifier, validation)
+
     def result_file(self, identifier: Any) -> Path | None:
         backend = getattr(self.ctx.validation_results_store, "store_backend", None)
         try:

@@ -24,6 +24,8 @@ class ReleaseOutcome:
     expectations: list[ExpectationOutcome] = field(default_factory=list)
     result_files: list[Path] = field(default_factory=list)
     pages: list[str] = field(default_factory=list)
+    #: What was read, by what and when (:mod:`er_expectations.run.provenance`).
+    provenance: dict[str, Any] | None = None
 
     @property
     def errors(self) -> list[ExpectationOutcome]:
@@ -90,6 +92,8 @@ class RunReport:
     #: could not be written (the results and Data Docs are kept; exit code 6).
     history: str | None = None
     history_problem: str | None = None
+    #: The run's provenance (:mod:`er_expectations.run.provenance`), without the release part.
+    provenance: dict[str, Any] | None = None
 
     @property
     def status(self) -> Status:
@@ -132,6 +136,7 @@ class RunReport:
             "data_docs_index": str(self.data_docs_index) if self.data_docs_index else None,
             "history": self.history,
             "history_problem": self.history_problem,
+            "provenance": self.provenance,
             "releases": [
                 {
                     "label": r.label,
@@ -144,6 +149,7 @@ class RunReport:
                     "skipped": [{"label": e.label, "severity": e.severity, "reason": e.skipped}
                                 for e in r.skipped],
                     "critical_failures": [e.label for e in r.critical_failures],
+                    "release_table": (r.provenance or {}).get("release", {}).get("table"),
                     "errors": [e.describe() for e in r.errors],
                     "warnings": [e.describe() for e in r.warnings],
                 }

@@ -63,6 +63,7 @@ from er_expectations.run.project import (
     parquet_bytes,
     project_lock,
 )
+from er_expectations.run.provenance import release_provenance, run_provenance
 from er_expectations.run.report import ReleaseOutcome, RunReport, print_summary
 from er_expectations.run.sources import EngineReleases
 
@@ -236,7 +237,8 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     per_release, combined, positions = _stored_checkpoints(project, prepared, selected, names, tables,
                                                            engine=engine)
     labels_by_result = _validate_releases(project, prepared, selected, tables, per_release, combined, positions,
-                                          report, engine=engine, run_time=run_time, progress=progress, out=out)
+                                          report, names, engine=engine, run_time=run_time, progress=progress,
+                                          out=out)
     _build_docs(project, prepared, report, labels_by_result)
     keep_config_copy(checkpoint.project_dir)  # the configuration as this run left it, for the next run
     report.elapsed = time.perf_counter() - started
@@ -306,7 +308,8 @@ def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Seque
 
 def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequence[Any], tables: Mapping[str, Any],
                        per_release: Mapping[str, Any], combined: Any, positions: Sequence[str], report: RunReport,
-                       *, engine: str, run_time: datetime, progress: bool, out: TextIO) -> dict[Any, str]:
+                       names: Mapping[str, str], *, engine: str, run_time: datetime, progress: bool,
+                       out: TextIO) -> dict[Any, str]:
     """(d) Validate each release under a progress bar and record it in the history right after
     (one transaction); returns each GX result identifier's release label."""
     from great_expectations.core.run_identifier import RunIdentifier
@@ -316,6 +319,8 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
 
     checkpoint = prepared.checkpoint
     run_id = RunIdentifier(run_name=checkpoint.name, run_time=run_time)
+    provenance = run_provenance(checkpoint, prepared.suites, run_name=checkpoint.name, run_time=run_time)
+    report.provenance = provenance
     labels_by_result: dict[Any, str] = {}
     history = HistoryRecorder.start(checkpoint, positions, out=out)
     bar = tqdm(
@@ -333,7 +338,11 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
                 parameters = {"dataframe": tables[release.label]} if engine == "spark" else None
                 result = per_release[release.label].run(run_id=run_id, batch_parameters=parameters)
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
+            table = project.folder / f"{names[release.label]}.parquet" if engine == "pandas" else None
+            outcome.provenance = release_provenance(provenance, label=release.label, table=table,
+                                                    project_dir=checkpoint.project_dir)
             for identifier, validation in result.run_results.items():
+                project.add_provenance(identifier, validation, outcome.provenance)
                 labels_by_result[identifier] = release.label
                 stats = validation.statistics or {}
                 outcome.evaluated += int(stats.get("evaluated_expectations", 0))

@@ -479,7 +479,7 @@ def test_identifying_kwargs_leave_out_acceptance_parameters():
 
 def test_schema_from_an_empty_database_matches_the_tables_the_code_queries(url):
     with HistoryStore.open(url) as store:
-        assert store.schema_version() == HistoryStore.code_schema_version() == "0002"
+        assert store.schema_version() == HistoryStore.code_schema_version() == "0003"
     engine = sa.create_engine(url)
     inspector = sa.inspect(engine)
     tables = set(inspector.get_table_names())
@@ -518,12 +518,45 @@ def test_a_database_at_the_previous_version_is_upgraded_keeping_its_rows(url):
         assert "details_json" not in columns
     engine.dispose()
     with HistoryStore.open(url, create=False) as store:
-        assert store.schema_version() == "0002"
+        assert store.schema_version() == "0003"
         store.record(run("new", 1, result(7.5, details={"n_records": 100, "n_clusters": 13,
                                                       "top_clusters": [{"c": 1}], "observed_text": "x"})))
         s = store.series(checkpoint="cp", metric="average_cluster_size")
         assert list(s["release"]) == ["old", "new"] and list(s["value"]) == [6.5, 7.5]
         assert s["details_json"].tolist() == [None, '{"n_clusters": 13, "n_records": 100}']
+
+
+def test_rows_written_at_0002_get_their_outcome_skipped_included(url):
+    """Schema 0003 adds each result's outcome (SPEC 13). Rows written before it are filled in:
+    an error is an error, a success whose details say skipped is skipped (GX reported it as a
+    success), other successes passed, the rest failed; the runs get an empty provenance."""
+    from alembic import command
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        command.upgrade(HistoryStore(engine, url)._alembic_config(conn), "0002")
+        run_id = conn.execute(sa.text(
+            "INSERT INTO er_history_runs (checkpoint, release, position, version, status, success, "
+            "gx_run_name, recorded_at) VALUES ('cp', 'old', 0, 1, 'error', :f, 'cp', :now) RETURNING id"),
+            {"f": False, "now": "2026-01-01 00:00:00"}).scalar()
+        cases = [("e", False, "boom", None), ("s", True, None, '{"note": "no baseline", "skipped": true}'),
+                 ("p", True, None, '{"skipped": false}'), ("f", False, None, None)]
+        for label, success, error, details in cases:
+            conn.execute(sa.text(
+                "INSERT INTO er_history_results (run_id, suite, expectation_type, metric, column_name, kwargs_key, "
+                "kwargs_json, label, severity, success, error, value, details_json) VALUES (:run, 's', "
+                "'expect_x', :label, 'p', :key, '{}', :label, 'critical', :success, :error, 1.0, :details)"),
+                {"run": run_id, "key": kwargs_key({"m": label}), "label": label, "success": success,
+                 "error": error, "details": details})
+    engine.dispose()
+    with HistoryStore.open(url, create=False) as store:
+        assert store.schema_version() == "0003"
+        got = {m: store.series(checkpoint="cp", metric=m)["outcome"].iloc[0] for m in "espf"}
+        assert got == {"e": "error", "s": "skipped", "p": "passed", "f": "failed"}
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT provenance_json FROM er_history_runs")).scalar() is None
+    engine.dispose()
 
 
 def test_a_database_emptied_by_alembic_is_created_again_on_open(url):
@@ -548,7 +581,7 @@ def test_migrations_ship_inside_the_package():
     migrations = Path(store_module.__file__).parent / "migrations"
     assert (migrations / "env.py").is_file()
     assert sorted(p.name for p in (migrations / "versions").glob("*.py")) == [
-        "0001_history_tables.py", "0002_result_details.py"]
+        "0001_history_tables.py", "0002_result_details.py", "0003_result_outcome.py"]
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"history/migrations/versions/*.py"' in text and '"history/migrations/*.py"' in text
 

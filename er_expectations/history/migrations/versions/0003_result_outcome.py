@@ -1,4 +1,5 @@
-"""History store, schema version 3: each result's outcome (passed, failed, skipped or error; SPEC 13).
+"""History store, schema version 3: each result's outcome (passed, failed, skipped or error; SPEC 13)
+and each release run's provenance (inputs with their hashes, versions, run id; issue 18).
 
 A skipped check (not evaluated: no baseline, too few common records, too little history, no
 testable group, an undefined metric) was stored with ``success`` true, as GX reports it. The
@@ -22,6 +23,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("er_history_runs") as batch:
+        batch.add_column(sa.Column("provenance_json", sa.Text, nullable=True))
     # batch mode: SQLite cannot alter tables in place (a no-op wrapper on other databases)
     with op.batch_alter_table("er_history_results") as batch:
         batch.add_column(sa.Column("outcome", sa.String(16), nullable=True))
@@ -38,3 +41,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("er_history_results") as batch:
         batch.drop_column("outcome")
+    with op.batch_alter_table("er_history_runs") as batch:
+        batch.drop_column("provenance_json")

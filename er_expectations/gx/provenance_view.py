@@ -1,0 +1,92 @@
+"""The provenance lines of a validation page: what was read, by what, when (issue 18).
+
+A checkpoint run (:mod:`er_expectations.run.provenance`) stores its provenance in each
+validation result's ``meta["er_provenance"]``; the benchmark's use in this release (clusters and
+draws used, clusters and records set aside because the release lacks them) is read from the
+results themselves, where every estimate records it. A result validated outside a checkpoint
+run (native GX) has no such meta: its page then says so instead of showing nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["PROVENANCE_KEY", "benchmark_use", "provenance_lines"]
+
+#: The key of the validation results' ``meta`` that holds the provenance (the run layer writes it).
+PROVENANCE_KEY = "er_provenance"
+
+
+def _size(n: Any) -> str:
+    if not isinstance(n, int) or isinstance(n, bool):
+        return "size unknown"
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _file(fact: Mapping[str, Any]) -> str:
+    """``path (12.3 MB, SHA-256 0123abcd…)``; a source of a database or Spark by its table or query."""
+    if "path" in fact and ("sha256" in fact or "error" in fact):
+        if fact.get("error"):
+            return f"{fact['path']} (not hashed: {fact['error']})"
+        return f"{fact['path']} ({_size(fact.get('bytes'))}, SHA-256 {str(fact.get('sha256'))[:16]}…)"
+    for key in ("table", "query", "path", "url"):
+        if fact.get(key):
+            return f"{key} {fact[key]}"
+    return "–"
+
+
+def benchmark_use(results: Sequence[Any]) -> dict[str, int] | None:
+    """Clusters and draws of the benchmark used on this release, and those set aside because the
+    release lacks their records, from the first result that records them (SPEC 2.1)."""
+    for result in results:
+        body = result.get("result") if isinstance(result, Mapping) else getattr(result, "result", None)
+        details = body.get("details") if isinstance(body, Mapping) else None
+        if isinstance(details, Mapping) and isinstance(details.get("clusters_set_aside"), int):
+            keys = ("clusters", "draws", "clusters_set_aside", "records_set_aside")
+            if all(isinstance(details.get(k), int) for k in keys):
+                return {k: int(details[k]) for k in keys}
+    return None
+
+
+def provenance_lines(meta: Mapping[str, Any] | None, results: Sequence[Any]) -> list[tuple[str, str]]:
+    """(heading, text) lines for the page's overview, in reading order."""
+    found = (meta or {}).get(PROVENANCE_KEY) if isinstance(meta, Mapping) else None
+    lines: list[tuple[str, str]] = []
+    if not isinstance(found, Mapping):
+        lines.append(("Provenance", "not recorded: this result was not produced by an er-expectations "
+                      "checkpoint run (run it with er-expectations run to record its inputs and versions)"))
+    else:
+        release = found.get("release") if isinstance(found.get("release"), Mapping) else {}
+        run = found.get("run") if isinstance(found.get("run"), Mapping) else {}
+        soft = found.get("software") if isinstance(found.get("software"), Mapping) else {}
+        if release.get("label"):
+            lines.append(("Release", str(release["label"])))
+        lines.append(("Run", f"{run.get('name', '?')} at {run.get('time', '?')} (run id {run.get('id', '?')})"))
+        lines.append(("Software", f"er-expectations {soft.get('er_expectations', '?')}, Great Expectations "
+                      f"{soft.get('great_expectations', '?')}, Python {soft.get('python', '?')}"))
+        if isinstance(found.get("checkpoint"), Mapping):
+            lines.append(("Checkpoint file", _file(found["checkpoint"])))
+        for suite in found.get("suites") or []:
+            if isinstance(suite, Mapping):
+                lines.append((f"Suite {suite.get('name', '?')}", _file(suite)))
+        for fact in found.get("inputs") or []:
+            if isinstance(fact, Mapping):
+                lines.append((f"Input: {fact.get('role', '?')}", _file(fact)))
+        if isinstance(release.get("table"), Mapping):
+            lines.append(("Release table validated", _file(release["table"]) + " (inside the GX project)"))
+    use = benchmark_use(results)
+    if use is not None:
+        total = use["clusters"] + use["clusters_set_aside"]
+        text = f"{use['clusters']:,} of its {total:,} sampled clusters used ({use['draws']:,} draws)"
+        if use["clusters_set_aside"]:
+            text += (f"; {use['clusters_set_aside']:,} cluster(s) ({use['records_set_aside']:,} records) set aside "
+                     "because this release does not hold their records (SPEC 2.1)")
+        elif use["records_set_aside"]:
+            n = use["records_set_aside"]
+            text += f"; {n:,} benchmark record{'s' if n != 1 else ''} not in this release set aside"
+        lines.append(("Benchmark in this release", text))
+    return lines
