@@ -100,7 +100,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     if url is None:
         raise HistoryError(f"{args.checkpoint}: the history of checkpoint '{checkpoint.name}' is disabled "
                            "(history: {enabled: false}); nothing was recorded")
-    with HistoryStore.open(url, create=False) as store:
+    from er_expectations.run.history import project_key
+
+    with HistoryStore.open(url, create=False, project=project_key(checkpoint)) as store:
         frame = store.results(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
                               all_versions=args.all_versions)
         frame = select_expectation(frame, args.expectation, checkpoint=checkpoint.name,

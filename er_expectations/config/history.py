@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 from er_expectations.config.models import ConfigModel, Text, problem
 
@@ -60,3 +60,7 @@ class HistoryConfig(ConfigModel):
     example: ClassVar[str] = "history: {url: ${ER_HISTORY_URL}}"
     url: database_url("ER_HISTORY_URL") | None = None
     enabled: bool = True
+    #: The key under which this project's runs are kept in a shared store (default: the id
+    #: the project folder keeps in ``.er-project-id``), so that two projects writing the same
+    #: checkpoint name never mix their series or control limits.
+    project: Annotated[Text, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,254}$")] | None = None

@@ -82,6 +82,11 @@ class CommonParams(ConfigModel):
     """The parameters every expectation of a suite takes besides its own."""
 
     note: Text | None = Field(None, description="Free-text note for auditors (why this threshold, who agreed).")
+    id: Text | None = Field(
+        None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$",
+        description="A name for this check, unique in its suite (letters, digits, _ . -): its label in the run "
+        "report, Data Docs and history, and its identity in the history, so that two checks that would share "
+        "a label keep separate series (history -e <id>).")
     severity: Literal[SEVERITIES] = Field(  # type: ignore[valid-type]
         "critical", description="How to treat a failure: critical, warning or info.")
 

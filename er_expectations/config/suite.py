@@ -84,6 +84,8 @@ class ExpectationConfig:
     kwargs: dict[str, object] = field(hash=False)
     note: str | None = None
     severity: str = "critical"
+    #: The check's own name (``id:``), unique in the suite, or None.
+    check_id: str | None = None
     line: int | None = None
     #: ``(line, column)`` where each parameter's value is written (the entry or the suite's
     #: defaults; for ``weights: {column: ...}`` the column name), for later checks' messages.
@@ -248,6 +250,10 @@ def suite_from_node(
     for item in entries.elements() if entries is not None else ():
         parsed = _expectation(item, defaults, registry, issues)
         if parsed is not None:
+            if parsed.check_id is not None and any(e.check_id == parsed.check_id for e in expectations):
+                node = item.get("id") if item.kind == "mapping" else item
+                issues.add(node, f"id: '{parsed.check_id}' is already the id of another check of this suite",
+                           "give each check its own id")
             expectations.append(parsed)
             used.update(key for key, (_, node) in defaults.items() if parsed.locations.get(key) == _location(node))
     _check_unused_defaults(defaults, used, registry, issues)
@@ -475,6 +481,7 @@ def _expectation(
         name=name,
         kwargs=kwargs,
         note=common.note if isinstance(common, CommonParams) else None,
+        check_id=common.id if isinstance(common, CommonParams) else None,
         severity=severity or _default_severity(spec),
         line=item.line,
         locations={param: _location(node) for param, (_, node) in pairs.items()},

@@ -24,9 +24,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from great_expectations.checkpoint.actions import ValidationAction
 
 from er_expectations.core.severity import status_of
+from er_expectations.gx.outcome import check_id
 from er_expectations.gx.outcome import outcome as read_outcome
 from er_expectations.gx.provenance_view import PROVENANCE_KEY
 from er_expectations.history.store import (
+    CHECK_ID_KWARG,
     HistoryError,
     HistoryStore,
     ReleaseRun,
@@ -64,6 +66,8 @@ class HistoryAction(ValidationAction):
     checkpoint: str
     url: str
     base_dir: str | None = None
+    #: The project's key in a shared store (see :meth:`HistoryStore.open`).
+    project: str | None = None
     releases: dict[str, tuple[str, int]] = {}
 
     def run(self, checkpoint_result: CheckpointResult,
@@ -75,7 +79,7 @@ class HistoryAction(ValidationAction):
                 by_release[name].append((identifier, validation))
         recorded: dict[str, int] = {}
         try:
-            with HistoryStore.open(resolve_url(self.url, base=self.base_dir)) as store:
+            with HistoryStore.open(resolve_url(self.url, base=self.base_dir), project=self.project) as store:
                 for name, items in by_release.items():
                     label, position = self.releases.get(name, (name, None))
                     recorded[label] = store.record(release_run(
@@ -98,6 +102,8 @@ def result_record(suite: str, evr: Any) -> ResultRecord:
     outcome = read_outcome(suite, evr)
     config = evr.expectation_config
     kwargs = dict(config.kwargs or {})
+    if check_id(config):  # a suite's id: names the check and identifies its series
+        kwargs[CHECK_ID_KWARG] = check_id(config)
     details = _details(evr)
     metric = (details.get("metric") or details.get("statistic") or kwargs.get("statistic")
               or kwargs.get("metric") or outcome.label)

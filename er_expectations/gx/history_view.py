@@ -52,10 +52,13 @@ def own_series(expectation: Any, *, last: int | None = None) -> tuple[Any, str |
 
 def identity(expectation: Any) -> dict[str, Any]:
     """The parameters that say what an expectation measures, as its configuration has them."""
-    from er_expectations.history.store import NON_IDENTIFYING_KWARGS
+    from er_expectations.gx.outcome import check_id
+    from er_expectations.history.store import CHECK_ID_KWARG, identifying_kwargs
 
     kwargs = dict(expectation.configuration.kwargs or {})
-    return {k: v for k, v in kwargs.items() if k not in NON_IDENTIFYING_KWARGS and v is not None}
+    if check_id(expectation):
+        kwargs[CHECK_ID_KWARG] = check_id(expectation)
+    return identifying_kwargs(kwargs)
 
 
 def as_number(value: Any) -> float | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from er_expectations.core.severity import severity_of
 
-__all__ = ["ExpectationOutcome", "expectation_label", "field_of", "outcome", "raised_error",
+__all__ = ["CHECK_ID_META", "ExpectationOutcome", "check_id", "expectation_label", "field_of", "outcome", "raised_error",
            "severity_of_result", "skip_reason", "status_and_severity"]
 
 
@@ -123,6 +123,17 @@ def skip_reason(result: Any) -> str | None:
     return str(details.get("skip_reason") or details.get("note") or "not evaluated")
 
 
+#: The key of an expectation's ``meta`` holding the check's own name (a suite's ``id:``).
+CHECK_ID_META = "er_id"
+
+
+def check_id(config: Any) -> str | None:
+    """The check's own name (``id:`` in its suite), from a GX expectation or configuration."""
+    meta = field_of(config, "meta")
+    value = meta.get(CHECK_ID_META) if isinstance(meta, Mapping) else None
+    return str(value) if isinstance(value, str) and value else None
+
+
 def outcome(suite: str, evr: Any) -> ExpectationOutcome:
     """One expectation result (GX's object or its JSON dict) as an :class:`ExpectationOutcome`."""
     config = field_of(evr, "expectation_config")
@@ -132,7 +143,7 @@ def outcome(suite: str, evr: Any) -> ExpectationOutcome:
     return ExpectationOutcome(
         suite=suite,
         expectation=kind,
-        label=expectation_label(kind, kwargs),
+        label=check_id(config) or expectation_label(kind, kwargs),
         severity=severity_of_result(evr),
         success=bool(field_of(evr, "success")),
         observed=result.get("observed_value") if isinstance(result, Mapping) else None,

@@ -33,6 +33,7 @@ RUNS = sa.Table(
     sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("tool_version", sa.String(32), nullable=True),
     sa.Column("provenance_json", sa.Text, nullable=True),  # schema version 0003: inputs, versions, run id
+    sa.Column("project", sa.String(255), nullable=True),  # schema version 0003: who wrote it (shared stores)
     sa.UniqueConstraint("checkpoint", "release", "version", name="uq_er_history_runs_version"),
 )
 

@@ -44,6 +44,8 @@ from er_expectations.history.schema import RESULTS, RUNS, VERSION_TABLE
 
 __all__ = [
     "HISTORY_FILE",
+    "CHANGE_KIND",
+    "CHECK_ID_KWARG",
     "NON_IDENTIFYING_KWARGS",
     "HistoryError",
     "HistoryStore",
@@ -68,7 +70,16 @@ NON_IDENTIFYING_KWARGS: frozenset[str] = frozenset({
     "batch_id", "rendered_content", "ci_level", "ci_method", "n_boot", "seed", "windows",
     # drift checks (SPEC 10): how the limits are drawn and what a failure lists, not what is measured
     "window", "min_history", "k", "baseline_release", "exclude_failed", "diff_examples",
+    # thresholds and decision rules (issue 18): tightening one keeps the check's series
+    "max_change", "max_relative_change", "max_disparity", "require_significance", "adjust", "min_draws",
+    "decision", "on_skip", "min_overlap", "record_id_column", "min_similarity", "scorer",
 })
+#: The one threshold that also says what a check records: a statistic's change is stored as an
+#: absolute or a relative change (``max_change`` or ``max_relative_change``), so the kind is kept
+#: in the identity under this key while the threshold's value is not.
+CHANGE_KIND = "change_kind"
+#: The key of a check's own name (a suite's ``id:``) in its identity.
+CHECK_ID_KWARG = "check_id"
 _MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _SQLITE_BUSY_TIMEOUT = 60.0  # seconds a SQLite writer waits for another one
 _WRITE_ATTEMPTS = 8  # a server database: retries when two writers picked the same version
@@ -181,9 +192,19 @@ def _json_safe(value: Any) -> Any:
 
 
 def identifying_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters that say *what* an expectation measures (thresholds etc. left out)."""
-    return {k: _json_safe(v) for k, v in sorted(kwargs.items())
-            if k not in NON_IDENTIFYING_KWARGS and v is not None}
+    """The parameters that say *what* an expectation measures (thresholds, levels, decision rules
+    and the like left out: :data:`NON_IDENTIFYING_KWARGS`), so that tightening a threshold keeps
+    the check's series. A change's kind (absolute or relative) is kept as :data:`CHANGE_KIND`.
+
+    Idempotent: applied to what it returned (the stored ``kwargs_json``), it returns the same,
+    so rows recorded when more parameters identified a check are read under today's identity.
+    """
+    found = {k: _json_safe(v) for k, v in kwargs.items() if k not in NON_IDENTIFYING_KWARGS and v is not None}
+    if kwargs.get("max_relative_change") is not None:
+        found[CHANGE_KIND] = "relative"
+    elif kwargs.get("max_change") is not None:
+        found[CHANGE_KIND] = "absolute"
+    return dict(sorted(found.items()))
 
 
 def kwargs_key(kwargs: Mapping[str, Any]) -> str:
@@ -319,17 +340,24 @@ class HistoryStore:
     file and the schema of an empty database. Reading writes no rows.
     """
 
-    def __init__(self, engine: Any, url: str) -> None:
+    def __init__(self, engine: Any, url: str, *, project: str | None = None) -> None:
         self._engine = engine
         self.url = url
+        #: The project this store reads and writes for (a shared database keeps each project's
+        #: series and control limits apart); ``None`` reads every project's rows.
+        self.project = project
         self.display_url = mask_url(url)
         #: How messages name the store: the file of a SQLite store, else the masked URL.
         self.where = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else self.display_url
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
-    def open(cls, url: str, *, create: bool = True) -> HistoryStore:
+    def open(cls, url: str, *, create: bool = True, project: str | None = None) -> HistoryStore:
         """Connect to the store at ``url``, creating or upgrading its schema (Alembic).
+
+        ``project`` is the key of the project the store is used for: its runs are written with
+        it, and only its runs (and those recorded before projects were, which have none) are
+        read. ``None`` reads every project's runs and writes runs without a project.
 
         With ``create=False`` a SQLite file that does not exist is an error (nothing is
         created) and an empty database is refused. Raises :class:`HistoryError`.
@@ -368,7 +396,7 @@ class HistoryStore:
             raise HistoryError(
                 f"history store {shown}: no database driver for '{parsed.drivername}' ({_first_line(error)}); "
                 "install it (PostgreSQL: pip install 'er-expectations[postgres]', i.e. psycopg)") from None
-        store = cls(engine, url)
+        store = cls(engine, url, project=project)
         try:
             store._ensure_schema(create=create)
         except BaseException:
@@ -499,6 +527,7 @@ class HistoryStore:
                         version=version, status=run.status, success=run.success,
                         gx_run_name=run.gx_run_name, gx_run_time=_utc(run.gx_run_time),
                         recorded_at=datetime.now(UTC), tool_version=__version__,
+                        project=self.project,
                         provenance_json=(json.dumps(_json_safe(dict(run.provenance)), sort_keys=True,
                                                     ensure_ascii=False) if run.provenance else None),
                     )).inserted_primary_key[0]
@@ -520,13 +549,19 @@ class HistoryStore:
         with self._transaction("reading the checkpoints") as conn:
             return sorted(conn.execute(select(RUNS.c.checkpoint).distinct()).scalars())
 
+    def _mine(self) -> tuple[Any, ...]:
+        """The condition on the runs this store's project may read (none without a project)."""
+        if self.project is None:
+            return ()
+        return (RUNS.c.project.is_(None) | (RUNS.c.project == self.project),)
+
     def runs(self, checkpoint: str, *, all_versions: bool = False) -> Any:
         """The release runs of a checkpoint in release order (latest version of each by default)."""
         from sqlalchemy import select
 
         with self._transaction("reading the release runs") as conn:
             rows = [dict(r) for r in conn.execute(
-                select(RUNS).where(RUNS.c.checkpoint == checkpoint)).mappings()]
+                select(RUNS).where(RUNS.c.checkpoint == checkpoint, *self._mine())).mappings()]
         if not all_versions:
             rows = _latest(rows, ("release",))
         return _frame(_in_release_order(rows), [c.name for c in RUNS.columns])
@@ -540,17 +575,23 @@ class HistoryStore:
                         RUNS.c.gx_run_name, RUNS.c.gx_run_time, RUNS.c.recorded_at,
                         *[c for c in RESULTS.columns if c.name != "run_id"])
                  .select_from(RESULTS.join(RUNS, RESULTS.c.run_id == RUNS.c.id))
-                 .where(RUNS.c.checkpoint == checkpoint))
+                 .where(RUNS.c.checkpoint == checkpoint, *self._mine()))
         for column_obj, wanted in ((RESULTS.c.expectation_type, expectation_type), (RESULTS.c.metric, metric),
                                    (RESULTS.c.column_name, column), (RESULTS.c.suite, suite)):
             if wanted is not None:
                 query = query.where(column_obj == wanted)
         with self._transaction("reading the history") as conn:
             rows = [dict(r) for r in conn.execute(query).mappings()]
+        for row in rows:  # today's identity, whatever identified the check when it was recorded
+            ident = identifying_kwargs(json.loads(row["kwargs_json"] or "{}"))
+            row["kwargs_json"] = json.dumps(ident, sort_keys=True, ensure_ascii=False)
+            row["kwargs_key"] = kwargs_key(ident)
+            row["_ident"] = ident
         if kwargs:
             wanted_kwargs = identifying_kwargs(kwargs)
-            rows = [r for r in rows
-                    if all(json.loads(r["kwargs_json"]).get(k) == v for k, v in wanted_kwargs.items())]
+            rows = [r for r in rows if all(r["_ident"].get(k) == v for k, v in wanted_kwargs.items())]
+        for row in rows:
+            del row["_ident"]
         for row in rows:
             row["column"] = row.pop("column_name")
         if not all_versions:

@@ -28,7 +28,8 @@ from er_expectations.history.store import (
     resolve_url,
 )
 
-__all__ = ["HistoryRecorder", "check_history", "history_action", "history_url", "release_run"]
+__all__ = ["PROJECT_ID_FILE", "HistoryRecorder", "check_history", "history_action", "history_url", "project_key",
+           "release_run"]
 
 
 def history_url(checkpoint: CheckpointConfig, *, environ: Mapping[str, str] | None = None) -> str | None:
@@ -44,6 +45,36 @@ def history_url(checkpoint: CheckpointConfig, *, environ: Mapping[str, str] | No
     return resolve_url(config.url, base=Path(checkpoint.path).absolute().parent, environ=environ)
 
 
+#: The file in a project folder that holds the project's key in a shared history store.
+PROJECT_ID_FILE = ".er-project-id"
+
+
+def project_key(checkpoint: CheckpointConfig, *, create: bool = False) -> str | None:
+    """The key of the checkpoint's project in the history store: ``history.project`` if given,
+    else the id kept in the project folder (:data:`PROJECT_ID_FILE`; written on the first run
+    with ``create=True``, so moving the folder keeps it). ``None`` for a project that never ran."""
+    if checkpoint.history.project:
+        return str(checkpoint.history.project)
+    path = Path(checkpoint.project_dir) / PROJECT_ID_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        text = ""
+    except OSError as error:
+        raise HistoryError(f"cannot read the project's history key {path}: {error.strerror or error}") from None
+    if text:
+        return text
+    if not create:
+        return None
+    import uuid
+
+    from er_expectations.core.io import atomic_write
+
+    key = f"project-{uuid.uuid4().hex}"
+    atomic_write(path, (key + "\n").encode("utf-8"))
+    return key
+
+
 def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
                    order: Sequence[str]) -> Any:
     """The GX action recording ``releases`` (batch file name -> label) of a checkpoint, with
@@ -56,6 +87,7 @@ def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
         name="er_history", checkpoint=checkpoint.name,
         url=config.url if config.url is not None else default_url(checkpoint.project_dir),
         base_dir=str(Path(checkpoint.path).absolute().parent),
+        project=project_key(checkpoint),
         releases={name: (label, position.get(label, len(position))) for name, label in releases.items()},
     )
 
@@ -114,7 +146,7 @@ class HistoryRecorder:
         recorder = cls(checkpoint.name, url, positions, out)
         if url is not None:
             try:
-                recorder.store = HistoryStore.open(url)
+                recorder.store = HistoryStore.open(url, project=project_key(checkpoint, create=True))
             except HistoryError as error:
                 recorder._fail(str(error))
         return recorder

@@ -11,6 +11,7 @@ from great_expectations.expectations.registry import get_expectation_impl
 
 from er_expectations.config.suite import ExpectationConfig, SuiteConfig
 from er_expectations.core.errors import InputError
+from er_expectations.gx.outcome import CHECK_ID_META
 
 __all__ = ["expectation_from_config", "suite_from_config"]
 
@@ -40,6 +41,8 @@ def expectation_from_config(cfg: ExpectationConfig) -> Any:
     if cfg.note:
         # GX renders notes as Markdown with raw HTML allowed: escape what the user wrote
         extra["notes"] = [html.escape(cfg.note)]
+    if cfg.check_id:  # the check's own name: its label and its identity in the history
+        extra["meta"] = {CHECK_ID_META: cfg.check_id}
     return cls(**_gx_kwargs(dict(cfg.kwargs)), **extra)
 
 

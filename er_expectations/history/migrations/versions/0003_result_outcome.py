@@ -1,5 +1,6 @@
 """History store, schema version 3: each result's outcome (passed, failed, skipped or error; SPEC 13)
-and each release run's provenance (inputs with their hashes, versions, run id; issue 18).
+each release run's provenance (inputs with their hashes, versions, run id) and the project that
+wrote it (issue 18).
 
 A skipped check (not evaluated: no baseline, too few common records, too little history, no
 testable group, an undefined metric) was stored with ``success`` true, as GX reports it. The
@@ -25,6 +26,9 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("er_history_runs") as batch:
         batch.add_column(sa.Column("provenance_json", sa.Text, nullable=True))
+        # the project that wrote the run: a shared store keeps each project's series apart
+        # (rows written before have none and are read by every project, as before)
+        batch.add_column(sa.Column("project", sa.String(255), nullable=True))
     # batch mode: SQLite cannot alter tables in place (a no-op wrapper on other databases)
     with op.batch_alter_table("er_history_results") as batch:
         batch.add_column(sa.Column("outcome", sa.String(16), nullable=True))
@@ -43,3 +47,4 @@ def downgrade() -> None:
         batch.drop_column("outcome")
     with op.batch_alter_table("er_history_runs") as batch:
         batch.drop_column("provenance_json")
+        batch.drop_column("project")
