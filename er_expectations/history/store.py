@@ -702,7 +702,8 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
             frame[name] = pd.array(frame[name].tolist(), dtype="Int64")
     if "success" in frame.columns:
         frame["success"] = frame["success"].astype(bool)
-    for name in ("error", "observed_text", "details_json", "metric", "column", "gx_run_name"):
+    for name in ("error", "observed_text", "details_json", "metric", "column", "gx_run_name", "project",
+                 "provenance_json", "outcome"):
         if name in frame.columns:  # text columns: None when missing, never NaN
             frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
     return frame
