@@ -290,8 +290,10 @@ class ReleaseDiff:
         """One sentence: counts and records moved."""
         c = self.clusters
         return (f"On {self.common_records:,} common records, {self.after} has {sum(c.values()):,} clusters: "
-                f"{c['unchanged']:,} unchanged, {c['merged']:,} merged, {c['split']:,} split, {c['both']:,} both "
-                f"merged and split; {self.records_moved:,} records changed cluster mates.")
+                f"{c['unchanged']:,} unchanged, {c['merged']:,} merged, {c['split']:,} pieces of split clusters, "
+                f"{c['both']:,} both merged and split ({self.before_clusters_split:,} of the "
+                f"{self.before_clusters:,} clusters of {self.before} were split); "
+                f"{self.records_moved:,} records changed cluster mates.")
 
 
 #: Records and names shown per example.

@@ -352,7 +352,12 @@ def estimate_by_group(
                         min_draws=min_draws, adjust=adjust)
 
 
-def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest") -> dict[str, Any]:
+#: The verdicts a disparity check gives each group (SPEC 13), and their colours on its chart.
+GROUP_VERDICTS = {"within the limit": "#1a7f37", "gap too large": "#b42318", "not tested": "#9a9a9a"}
+
+
+def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest",
+                colour_by: str = "status") -> dict[str, Any]:
     """The Vega-Lite specification of group estimates with their intervals and each group's
     comparison, as a dict :mod:`er_expectations.core.charts` renders (``to_svg``,
     ``write_chart``, ``data_uri``).
@@ -360,28 +365,35 @@ def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: st
     ``rows`` are group aggregates (``group``, ``estimate``, ``ci_lower``, ``ci_upper``,
     ``comparison``, ``status``), e.g. ``frame.xs(metric, level="metric").reset_index()``
     records. Built as a plain dict, key for key what altair's ``to_dict`` wrote for this chart,
-    without building altair's objects.
+    without building altair's objects. ``colour_by="verdict"`` colours each group by the verdict
+    of a disparity check (the rows' ``verdict``: :data:`GROUP_VERDICTS`), so that the chart and
+    the check's table say the same thing.
     """
     from er_expectations.core.charts import vega_lite
 
+    field = "verdict" if colour_by == "verdict" else "status"
     data = [{"group": str(r["group"]),
              "estimate": _finite(r.get("estimate")), "ci_lower": _finite(r.get("ci_lower")),
              "ci_upper": _finite(r.get("ci_upper")), "comparison": _finite(r.get("comparison")),
-             "status": str(r.get("status") or "")} for r in rows]
+             field: str(r.get(field) or "")} for r in rows]
 
     def y() -> dict[str, Any]:
         return {"field": "group", "sort": None, "title": None, "type": "nominal"}
 
-    status = {"field": "status", "scale": {"domain": ["ok", "too small", "undefined"],
-                                           "range": ["#1f5fa8", "#9a9a9a", "#c0392b"]},
-              "title": "status", "type": "nominal"}
+    if field == "verdict":
+        status = {"field": "verdict", "scale": {"domain": list(GROUP_VERDICTS), "range": list(GROUP_VERDICTS.values())},
+                  "title": "verdict", "type": "nominal"}
+    else:
+        status = {"field": "status", "scale": {"domain": ["ok", "too small", "undefined"],
+                                               "range": ["#1f5fa8", "#9a9a9a", "#c0392b"]},
+                  "title": "status", "type": "nominal"}
     layers = [
         {"mark": {"type": "rule", "strokeWidth": 2},
          "encoding": {"color": status, "x": {"field": "ci_lower", "scale": {"zero": False},
                                              "title": "estimate and interval", "type": "quantitative"},
                       "x2": {"field": "ci_upper"}, "y": y()}},
         {"mark": {"type": "point", "filled": True, "size": 60},
-         "encoding": {"color": {"field": "status", "type": "nominal"},
+         "encoding": {"color": {"field": field, "type": "nominal"},
                       "x": {"field": "estimate", "type": "quantitative"}, "y": y()}},
         {"mark": {"type": "tick", "color": "#333333", "size": 14, "thickness": 2},
          "encoding": {"tooltip": {"value": None}, "x": {"field": "comparison", "type": "quantitative"},

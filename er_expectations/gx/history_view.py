@@ -11,7 +11,7 @@ with :func:`~er_expectations.history.chart.series_spec` as a static SVG image
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["chart_block", "identity", "own_series", "series_rows"]
@@ -90,7 +90,8 @@ def series_rows(frame: Any, current: Mapping[str, Any], *, limit: int = CHART_RE
     return rows
 
 
-def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) -> Any:
+def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
+                thresholds: Sequence[float] = ()) -> Any:
     """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
     or no chart library): the page then shows the numbers only."""
     if not rows or sum(r.get("value") is not None for r in rows) < 2:
@@ -104,7 +105,7 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
     frame = pd.DataFrame(rows)
     frame["label"], frame["metric"] = title, y_title
     try:
-        src = data_uri(series_spec(frame, title=title, y_title=y_title))
+        src = data_uri(series_spec(frame, title=title, y_title=y_title, thresholds=thresholds))
     except Exception:  # noqa: BLE001 - a chart is an extra: the page keeps its numbers without it
         return None
     alt = f"{title}: {y_title} over the releases {rows[0]['release']} to {rows[-1]['release']}"
@@ -112,9 +113,12 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) 
 
 
 def history_chart_blocks(details: Mapping[str, Any], *, title: str, y_title: str) -> list[Any]:
-    """The chart a history-based check adds under its result (none without a history).
+    """The chart a history-based check adds under its result (none without a history), with the
+    check's limits (``details["chart_thresholds"]``) drawn as lines.
 
     Why a check was skipped is said by every check's own renderer (SPEC 13), not here.
     """
-    chart = chart_block(details.get("history"), title=title, y_title=y_title)
+    limits = details.get("chart_thresholds") or ()
+    chart = chart_block(details.get("history"), title=title, y_title=y_title,
+                        thresholds=[t for t in limits if isinstance(t, int | float)])
     return [] if chart is None else [chart]

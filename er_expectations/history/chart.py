@@ -12,6 +12,7 @@ Release labels are data, never markup: Vega's SVG renderer escapes them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["series_chart", "series_data_uri", "series_rows", "series_spec"]
@@ -63,14 +64,15 @@ def series_rows(frame: Any) -> list[dict[str, Any]]:
 
 
 def series_spec(frame: Any, *, title: str | None = None, y_title: str | None = None,
-                width: int = 560, height: int = 260) -> dict[str, Any]:
+                width: int = 560, height: int = 260, thresholds: Sequence[float] = ()) -> dict[str, Any]:
     """The Vega-Lite specification of one expectation's series over releases (the module
     docstring says what it draws), as a dict :mod:`er_expectations.core.charts` renders.
 
     ``frame`` is what :meth:`~.store.HistoryStore.series` returns; ``title`` defaults to the
     expectation's label, ``y_title`` to its metric. Built as a plain dict, key for key what
     altair's ``to_dict`` wrote for this chart, without building altair's objects (that took a
-    third of the time of a chart in Data Docs).
+    third of the time of a chart in Data Docs). ``thresholds`` are drawn as dashed red lines
+    (the check's limits: a change of at most ±limit, an agreement of at least its minimum).
     """
     rows = series_rows(frame)
     label = str(frame["label"].iloc[0]) if len(frame) else "history"
@@ -113,6 +115,13 @@ def series_spec(frame: Any, *, title: str | None = None, y_title: str | None = N
          "transform": [{"joinaggregate": [{"op": "min", "field": "value", "as": "floor"}]},
                        {"filter": "datum.state == 'error' && isValid(datum.floor)"}]},
     ]
+    limits = [float(t) for t in thresholds if t is not None and math.isfinite(float(t))]
+    if limits:
+        layers.append({"mark": {"type": "rule", "color": "#b42318", "strokeDash": [5, 4], "strokeWidth": 1.5},
+                       "encoding": {"y": {"field": "limit", "type": "quantitative"},
+                                    "tooltip": [{"field": "limit", "format": ".4g", "title": "limit",
+                                                 "type": "quantitative"}]},
+                       "data": {"values": [{"limit": t} for t in limits]}})
     from er_expectations.core.charts import vega_lite
 
     return vega_lite({"layer": layers, "data": {"values": rows}, "height": height, "title": title or label,

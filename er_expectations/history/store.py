@@ -73,6 +73,8 @@ NON_IDENTIFYING_KWARGS: frozenset[str] = frozenset({
     # thresholds and decision rules (issue 18): tightening one keeps the check's series
     "max_change", "max_relative_change", "max_disparity", "require_significance", "adjust", "min_draws",
     "decision", "on_skip", "min_overlap", "record_id_column", "min_similarity", "scorer",
+    # data mapping, not what is measured: a diff's names (and the names a name statistic counts)
+    "name_column",
 })
 #: The one threshold that also says what a check records: a statistic's change is stored as an
 #: absolute or a relative change (``max_change`` or ``max_relative_change``), so the kind is kept

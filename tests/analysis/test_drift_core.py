@@ -309,7 +309,8 @@ def test_cli_diff_from_a_table_and_from_a_checkpoint(tmp_path, capsys):
                  "--after", "2020-09-29", "--examples", "1"])
     text = capsys.readouterr().out
     assert code == 0 and "Clusters of 2020-09-29 against 2020-06-30" in text
-    assert "11,596 unchanged, 124 merged, 5,884 split, 394 both merged and split" in text
+    assert ("11,596 unchanged, 124 merged, 5,884 pieces of split clusters, 394 both merged and split (2,110 of "
+            "the 14,363 clusters of 2020-06-30 were split)") in text
     assert main(["diff", "--checkpoint", str(repo / "checkpoints" / "patentsview.yml"), "--before", "2020-06-31",
                  "--after", "2020-09-29"]) == 2
     assert "--before '2020-06-31' (did you mean" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
@@ -96,6 +97,13 @@ class SubgroupEstimatesMetric(DependentMetric):
                 "design": sample.design, "info": info}
 
 
+def group_verdict(status: str, flagged: bool) -> str:
+    """The verdict on one group, in the words of :data:`~er_expectations.analysis.subgroups.GROUP_VERDICTS` (table, chart and note agree)."""
+    if status != "ok":
+        return "not tested"
+    return "gap too large" if flagged else "within the limit"
+
+
 def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
     e, d = r.estimate, r.disparity
     return {
@@ -106,6 +114,7 @@ def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
         "disparity_ci_upper": json_number(d.ci_upper), "p_value": json_number(r.p_value),
         "p_adjusted": json_number(r.p_adjusted), "draws": float(r.draws), "clusters": int(r.clusters),
         "status": r.status, "note": r.note, "flagged": bool(flagged),
+        "verdict": group_verdict(r.status, flagged),
     }
 
 
@@ -326,16 +335,24 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                   f"{fmt_number(g['ci_lower'])}–{fmt_number(g['ci_upper'])}",
                   fmt_number(g["comparison"]), _pm(g["disparity"], g["disparity_se"]),
                   fmt_number(g["p_adjusted"]), fmt_number(g["draws"], 1) if g["draws"] % 1 else f"{int(g['draws']):,}",
-                  g["status"] + (" — gap too large" if g.get("flagged") else "")] for g in groups]
+                  _verdict_text(g)] for g in groups]
         blocks.append(table_block(
             f"{details.get('label', 'estimate')} by group (aggregates only; {details.get('abstained', 0)} of "
             f"{details.get('sampled_clusters', 0)} sampled clusters in no group)",
             ["Group", "Estimate ± SE", f"{level} CI", f"Estimate of {other}", "Gap ± SE",
-             f"p ({details.get('adjust', 'holm')})", "Draws", "Status"], table))
+             f"p ({details.get('adjust', 'holm')})", "Draws", "Verdict"], table))
         chart = _chart_block(groups, details, other)
         if chart is not None:
             blocks.append(chart)
         return blocks
+
+
+def _verdict_text(group: Mapping[str, Any]) -> str:
+    """The verdict cell: the verdict, and why a group was not tested or passed despite its gap."""
+    verdict = group.get("verdict") or group_verdict(str(group.get("status")), bool(group.get("flagged")))
+    if verdict == "not tested":
+        return f"not tested ({group.get('status')})"
+    return str(verdict)
 
 
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
@@ -345,8 +362,10 @@ def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
     from er_expectations.gx.data_docs import image_block
 
     try:
-        uri = data_uri(groups_spec(groups, title=f"{details.get('label', 'estimate')} by group",
-                                    comparison="the rest" if other == "rest" else "all entities"))
+        uri = data_uri(groups_spec(
+            [{**g, "verdict": g.get("verdict") or group_verdict(str(g.get("status")), bool(g.get("flagged")))}
+             for g in groups], title=f"{details.get('label', 'estimate')} by group",
+            comparison="the rest" if other == "rest" else "all entities", colour_by="verdict"))
     except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not break the page
         return None
     return image_block(uri, alt=f"{details.get('label', 'estimate')} by group with intervals")

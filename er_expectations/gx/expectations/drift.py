@@ -108,6 +108,9 @@ class _DriftExpectation(SkippableExpectation):
         5, ge=0, le=100, description="How many changed clusters of each kind (merged, split, both) a failed "
         "check lists, drawn with seed.")
     seed: int = pydantic.Field(0, ge=0, description="Seed of the sampled examples of a failed check.")
+    name_column: str | None = pydantic.Field(
+        None, description="Column with the record's name: shown for the example clusters of a failed check's "
+        "release diff (and, for homonymy_rate and name_variation_rate, the names they count).", column="batch")
     min_overlap: float = pydantic.Field(
         DEFAULT_MIN_OVERLAP, gt=0.0, description="Fewest records present in both releases for the check to be "
         "evaluated (SPEC 13): below 1, a share of the larger release's records (default 0.5: half of them); "
@@ -212,22 +215,37 @@ class _DriftExpectation(SkippableExpectation):
         return blocks or None
 
 
+#: What each change class of a release diff means, said of a cluster of the new release (SPEC 10).
+DIFF_CLASSES = {
+    "unchanged": "unchanged: the same records as one cluster of {before}",
+    "merged": "merged: whole clusters of {before} put together",
+    "split": "a piece of a cluster of {before} that was split",
+    "both": "both: pieces of split clusters of {before} put together",
+}
+
+
 def diff_blocks(diff: dict[str, Any]) -> list[Any]:
-    """Data Docs blocks of a release diff: the counts and the sampled examples (all escaped)."""
+    """Data Docs blocks of a release diff: the counts and the sampled examples (all escaped).
+
+    Two counts of splits exist and both are named: how many clusters of the baseline were split
+    (the sentence), and how many clusters of the new release are pieces of them (the table).
+    """
     counts = diff.get("clusters") or {}
     records = diff.get("records") or {}
+    before, after = str(diff.get("before")), str(diff.get("after"))
     blocks = [
         string_block(
-            "Release diff on the $common records in both releases: $moved records changed cluster mates; "
-            "$split of the $before_clusters clusters of $before were split.",
+            "Release diff on the $common records in both releases: $moved records changed cluster mates. "
+            "$split of the $before_clusters clusters of $before were split apart; the table counts the "
+            "clusters of $after by what each is made of.",
             {"common": f"{int(diff.get('common_records', 0)):,}", "moved": f"{int(diff.get('records_moved', 0)):,}",
              "split": f"{int(diff.get('before_clusters_split', 0)):,}",
-             "before_clusters": f"{int(diff.get('before_clusters', 0)):,}", "before": str(diff.get("before"))},
+             "before_clusters": f"{int(diff.get('before_clusters', 0)):,}", "before": before, "after": after},
             tag="div"),
-        table_block(f"Clusters of {diff.get('after')} against {diff.get('before')}",
-                    ["Change", "Clusters", "Records"],
-                    [[kind, f"{int(counts.get(kind, 0)):,}", f"{int(records.get(kind, 0)):,}"]
-                     for kind in ("unchanged", "merged", "split", "both")]),
+        table_block(f"Clusters of {after}, by how they relate to {before}",
+                    [f"A cluster of {after} is", f"Clusters of {after}", "Records"],
+                    [[DIFF_CLASSES[kind].format(before=before), f"{int(counts.get(kind, 0)):,}",
+                      f"{int(records.get(kind, 0)):,}"] for kind in ("unchanged", "merged", "split", "both")]),
     ]
     examples = diff.get("examples") or []
     if examples:
@@ -320,6 +338,7 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
         self._attach_diff(details, metrics, ok, runtime_configuration)
         details["chart_title"] = f"{change.label} against the baseline"
         details["chart_axis"] = "relative change" if relative else "change"
+        details["chart_thresholds"] = [float(limit), -float(limit)]
         self._attach_history(details, observed, ok)
         return {"success": bool(ok), "result": {"observed_value": json_number(observed), "details": details}}
 
@@ -420,6 +439,7 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         self._attach_diff(details, metrics, ok, runtime_configuration)
         details["chart_title"] = f"change of the estimated {METRICS[res.metric].label}"
         details["chart_axis"] = "change"
+        details["chart_thresholds"] = [limit, -limit]
         self._attach_history(details, diff.estimate, ok, ci=(diff.ci_lower, diff.ci_upper),
                              ci_level=float(self.ci_level))
         return {"success": bool(ok), "result": {"observed_value": json_number(diff.estimate), "details": details}}
@@ -478,6 +498,7 @@ class ExpectReleaseAgreementToBeBetween(_DriftExpectation, BoundedExpectation):
         self._attach_diff(details, metrics, ok, runtime_configuration)
         details["chart_title"] = f"{METRICS[self.metric].label} against the baseline"
         details["chart_axis"] = self.metric
+        details["chart_thresholds"] = [b for b in (self.min_value, self.max_value) if isinstance(b, int | float)]
         if not math.isnan(value):
             self._attach_history(details, value, ok)
         return {"success": bool(ok), "result": {"observed_value": json_number(value), "details": details}}
