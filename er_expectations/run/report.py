@@ -159,15 +159,15 @@ class RunReport:
         }
 
     def summary_table(self) -> str:
-        """One line per release: passed/checks, skipped, status, failed critical and other checks."""
-        head = (self.unit, "passed", "skipped", "status", "failed critical", "errors", "failed warning/info")
+        """One line per release: passed/checks, status, skipped, failed critical and other checks."""
+        head = (self.unit, "passed", "status", "skipped", "failed critical", "errors", "failed warning/info")
         shown = {"passed": "ok", "warnings": "ok (warnings)", "failed": "FAILED", "error": "ERROR"}
         rows = [
             (
                 r.label,
                 f"{r.passed}/{r.evaluated}",
-                str(len(r.skipped)) if r.skipped else "-",
                 shown[r.status],
+                str(len(r.skipped)) if r.skipped else "-",
                 ", ".join(e.label for e in r.critical_failures) or "-",
                 ", ".join(e.label for e in r.errors) or "-",
                 ", ".join(e.label for e in r.warnings) or "-",

@@ -155,8 +155,8 @@ def test_report_counts_skipped_apart_and_lists_the_reasons():
                        run_time=datetime(2026, 11, 27, tzinfo=UTC), suites=("s",), releases=[release])
     table = report.summary_table()
     head, row = table.splitlines()
-    assert head.split()[:3] == ["release", "passed", "skipped"]
-    assert row.split()[:3] == ["2017-08-08", "1/4", "2"]
+    assert head.split()[:4] == ["release", "passed", "status", "skipped"]
+    assert row.split()[:5] == ["2017-08-08", "1/4", "ok", "(warnings)", "2"]
     data = report.to_dict()["releases"][0]
     assert data["passed"] == 1 and data["successful"] == 3
     assert data["skipped"] == [{"label": "b", "severity": "critical", "reason": "no baseline release"},

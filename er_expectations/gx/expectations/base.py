@@ -43,6 +43,7 @@ from great_expectations.render.renderer_configuration import (
 )
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from er_expectations.core.severity import severity_of
 from er_expectations.core.text import fmt_threshold, range_phrase
 from er_expectations.engines.registry import ENGINES
 from er_expectations.gx.expectations.params import (  # ParameterError, Threshold and threshold are re-exported for the subclasses
@@ -246,7 +247,12 @@ class ERExpectation(BatchExpectation):
             return []
         template, params = cls._sentence_for(dict(cfg.kwargs))
         styling = (runtime_configuration or {}).get("styling") or {}
-        return [string_block(template, params, styling=styling)]
+        blocks = [string_block(template, params, styling=styling)]
+        if result is None:  # a suite page: say how a failure counts (a result's page has it in its status cell)
+            severity = severity_of(getattr(cfg, "severity", None))
+            blocks.append(string_block(" Severity: $severity", {"severity": severity}, styling={
+                "params": {"severity": {"classes": ["er-sev", f"er-sev-{severity}"]}}}))
+        return blocks
 
     @classmethod
     @renderer(renderer_type=LegacyDiagnosticRendererType.OBSERVED_VALUE)
