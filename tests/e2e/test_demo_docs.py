@@ -99,7 +99,24 @@ def test_drift_check_states_both_values_the_change_and_the_diff(demo):
             f"{100 * (after / before - 1):+.1f} %) on {int(both.sum()):,} records in both releases") in text
     assert f"Release diff on the {int(both.sum()):,} records in both releases" in text
     first = visible_text(demo["pages"]["2017-08-08"].read_text(encoding="utf-8"))
-    assert "Skipped: no baseline release for this batch" in first
+    assert "Not evaluated (skipped): no baseline release for this batch" in first
+
+
+def test_the_first_release_shows_its_history_checks_as_skipped_never_passed(demo):
+    """2017-08-08 has no previous release and no history: every drift and control check of the
+    suite file (counted here from the YAML) is skipped, says so, and is not counted as passed."""
+    import yaml
+
+    suite = yaml.safe_load((REPO / "suites" / "patentsview.yml").read_text(encoding="utf-8"))
+    history_based = {"expect_statistic_change_to_be_below", "expect_estimate_change_to_be_below",
+                     "expect_release_agreement_to_be_between", "expect_statistic_within_control_limits"}
+    n = sum(e["expectation"] in history_based for e in suite["expectations"])
+    assert n >= 2
+    release = next(r for r in demo["report"].releases if r.label == "2017-08-08")
+    assert len(release.skipped) == n and release.passed == release.evaluated - n - len(release.failures)
+    text = visible_text(demo["pages"]["2017-08-08"].read_text(encoding="utf-8"))
+    assert text.count("skipped: not evaluated") == n
+    assert f"{n} expectations skipped (not evaluated)" in text
 
 
 @pytest.mark.browser
