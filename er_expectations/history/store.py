@@ -27,19 +27,26 @@ Guarantees:
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from er_expectations.core.errors import InputError
+from er_expectations.history.records import (
+    CHANGE_KIND,
+    CHECK_ID_KWARG,
+    NON_IDENTIFYING_KWARGS,
+    ReleaseRun,
+    ResultRecord,
+    identifying_kwargs,
+    json_safe,
+    kwargs_key,
+)
 from er_expectations.history.schema import RESULTS, RUNS, VERSION_TABLE
 
 __all__ = [
@@ -62,26 +69,6 @@ __all__ = [
 
 #: File name of the embedded store inside the GX project folder (``project_dir``).
 HISTORY_FILE = "er_history.sqlite"
-#: Expectation parameters that say what is *acceptable*, not what is *measured*: they do not
-#: identify a series (changing a threshold keeps the history of the statistic).
-NON_IDENTIFYING_KWARGS: frozenset[str] = frozenset({
-    "min_value", "max_value", "strict_min", "strict_max", "bound", "severity", "mostly",
-    "result_format", "catch_exceptions", "include_config", "meta", "notes", "description", "id",
-    "batch_id", "rendered_content", "ci_level", "ci_method", "n_boot", "seed", "windows",
-    # drift checks (SPEC 10): how the limits are drawn and what a failure lists, not what is measured
-    "window", "min_history", "k", "baseline_release", "exclude_failed", "diff_examples",
-    # thresholds and decision rules (issue 18): tightening one keeps the check's series
-    "max_change", "max_relative_change", "max_disparity", "require_significance", "adjust", "min_draws",
-    "decision", "on_skip", "min_overlap", "record_id_column", "min_similarity", "scorer",
-    # data mapping, not what is measured: a diff's names (and the names a name statistic counts)
-    "name_column",
-})
-#: The one threshold that also says what a check records: a statistic's change is stored as an
-#: absolute or a relative change (``max_change`` or ``max_relative_change``), so the kind is kept
-#: in the identity under this key while the threshold's value is not.
-CHANGE_KIND = "change_kind"
-#: The key of a check's own name (a suite's ``id:``) in its identity.
-CHECK_ID_KWARG = "check_id"
 _MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _SQLITE_BUSY_TIMEOUT = 60.0  # seconds a SQLite writer waits for another one
 _WRITE_ATTEMPTS = 8  # a server database: retries when two writers picked the same version
@@ -173,150 +160,6 @@ def resolve_url(text: str, *, base: str | os.PathLike | None = None,
         if not path.is_absolute() and base is not None:
             return parsed.set(database=str((Path(base) / path).resolve())).render_as_string(hide_password=False)
     return url
-
-
-# -- what is recorded ---------------------------------------------------------------------
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        try:
-            return _json_safe(value.item())
-        except (TypeError, ValueError):
-            return str(value)
-    return value if value is None or isinstance(value, str | int | float | bool) else str(value)
-
-
-def identifying_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters that say *what* an expectation measures (thresholds, levels, decision rules
-    and the like left out: :data:`NON_IDENTIFYING_KWARGS`), so that tightening a threshold keeps
-    the check's series. A change's kind (absolute or relative) is kept as :data:`CHANGE_KIND`.
-
-    Idempotent: applied to what it returned (the stored ``kwargs_json``), it returns the same,
-    so rows recorded when more parameters identified a check are read under today's identity.
-    """
-    found = {k: _json_safe(v) for k, v in kwargs.items() if k not in NON_IDENTIFYING_KWARGS and v is not None}
-    if kwargs.get("max_relative_change") is not None:
-        found[CHANGE_KIND] = "relative"
-    elif kwargs.get("max_change") is not None:
-        found[CHANGE_KIND] = "absolute"
-    return dict(sorted(found.items()))
-
-
-def kwargs_key(kwargs: Mapping[str, Any]) -> str:
-    """A short stable key of :func:`identifying_kwargs` (the first 32 hex digits of SHA-256)."""
-    text = json.dumps(identifying_kwargs(kwargs), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
-#: Keys of an expectation's result details kept out of ``details_json`` (stored elsewhere
-#: or too large for a history row).
-_DETAILS_LEFT_OUT = frozenset({"observed_text", "top_clusters"})
-
-
-def _details_json(details: Mapping[str, Any] | None) -> str | None:
-    """The scalar entries of a result's details as JSON (lists and tables left out)."""
-    if not details:
-        return None
-    kept = {str(k): _json_safe(v) for k, v in details.items()
-            if k not in _DETAILS_LEFT_OUT and (v is None or isinstance(v, str | int | float | bool))}
-    return json.dumps(kept, sort_keys=True, ensure_ascii=False) if kept else None
-
-
-@dataclass(frozen=True, slots=True)
-class ResultRecord:
-    """One expectation's result on one release (a row of ``er_history_results``).
-
-    ``value`` is the observed value (a statistic, or the point estimate of an estimated
-    metric); ``estimate``, ``std_error``, ``ci_lower``, ``ci_upper``, ``ci_level`` describe
-    an estimate when the expectation computed one (SPEC 5-7), else ``None``.
-    """
-
-    suite: str
-    expectation_type: str
-    kwargs: Mapping[str, Any]
-    label: str
-    severity: str
-    success: bool
-    metric: str | None = None
-    column: str | None = None
-    value: float | None = None
-    estimate: float | None = None
-    std_error: float | None = None
-    ci_lower: float | None = None
-    ci_upper: float | None = None
-    ci_level: float | None = None
-    error: str | None = None
-    observed_text: str | None = None
-    details: Mapping[str, Any] | None = None
-    #: ``passed``, ``failed``, ``skipped`` (not evaluated, SPEC 13) or ``error``; from
-    #: ``success`` and ``error`` when not given.
-    outcome: str | None = None
-
-    def resolved_outcome(self) -> str:
-        """The stored outcome: the given one, else error / passed / failed."""
-        if self.outcome is not None:
-            return self.outcome
-        return "error" if self.error else "passed" if self.success else "failed"
-
-    def row(self) -> dict[str, Any]:
-        ident = identifying_kwargs(self.kwargs)
-        return {
-            "suite": self.suite,
-            "expectation_type": self.expectation_type,
-            "metric": self.metric,
-            "column_name": self.column,
-            "kwargs_key": kwargs_key(self.kwargs),
-            "kwargs_json": json.dumps(ident, sort_keys=True, ensure_ascii=False),
-            "label": self.label,
-            "severity": self.severity,
-            "success": bool(self.success),
-            "outcome": self.resolved_outcome(),
-            "error": self.error,
-            "value": _number(self.value),
-            "estimate": _number(self.estimate),
-            "std_error": _number(self.std_error),
-            "ci_lower": _number(self.ci_lower),
-            "ci_upper": _number(self.ci_upper),
-            "ci_level": _number(self.ci_level),
-            "observed_text": self.observed_text,
-            "details_json": _details_json(self.details),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ReleaseRun:
-    """One release validated by one run: what :meth:`HistoryStore.record` writes at once."""
-
-    checkpoint: str
-    release: str
-    status: str
-    results: Sequence[ResultRecord] = field(default_factory=tuple)
-    position: int | None = None
-    gx_run_name: str | None = None
-    gx_run_time: datetime | None = None
-    #: What the run read, by what and when (``meta["er_provenance"]`` of its GX results).
-    provenance: Mapping[str, Any] | None = None
-
-    @property
-    def success(self) -> bool:
-        return self.status in ("passed", "warnings")
 
 
 # -- the store ----------------------------------------------------------------------------
@@ -530,7 +373,7 @@ class HistoryStore:
                         gx_run_name=run.gx_run_name, gx_run_time=_utc(run.gx_run_time),
                         recorded_at=datetime.now(UTC), tool_version=__version__,
                         project=self.project,
-                        provenance_json=(json.dumps(_json_safe(dict(run.provenance)), sort_keys=True,
+                        provenance_json=(json.dumps(json_safe(dict(run.provenance)), sort_keys=True,
                                                     ensure_ascii=False) if run.provenance else None),
                     )).inserted_primary_key[0]
                     if rows:
