@@ -615,7 +615,7 @@ def demo(tmp_path_factory) -> DemoRun:
     assert done.returncode == 1, f"the demo should exit 1 (critical failures):\n{done.stdout}\n{done.stderr}"
     out = done.stdout
     header = next(line for line in out.split("\n") if line.startswith("release "))
-    starts = [header.index(h) for h in ("release", "passed", "status", "failed critical", "errors",
+    starts = [header.index(h) for h in ("release", "passed", "status", "skipped", "failed critical", "errors",
                                         "failed warning/info")]
     rows: dict[str, dict[str, object]] = {}
     for line in out.split("\n"):
@@ -623,8 +623,9 @@ def demo(tmp_path_factory) -> DemoRun:
             cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None], strict=True)]
             passed, total = map(int, cells[1].split("/"))
             rows[cells[0]] = {"passed": passed, "total": total, "status": cells[2],
-                              "critical": _labels(cells[3]), "errors": _labels(cells[4]),
-                              "warning": _labels(cells[5])}
+                              "skipped": 0 if cells[3] == "-" else int(cells[3]),
+                              "critical": _labels(cells[4]), "errors": _labels(cells[5]),
+                              "warning": _labels(cells[6])}
     summary = re.search(r"(\d+) of (\d+) release\(s\) passed; (\d+) failed a critical expectation: ([^\n]*)\.", out)
     failed = [x.strip() for x in summary.group(4).split(",")]
     assert int(summary.group(2)) == len(rows) and int(summary.group(3)) == len(failed)
