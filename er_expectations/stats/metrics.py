@@ -284,15 +284,26 @@ def estimate_metrics(
     fresh seed is drawn and recorded in each result when it is None). A sample without a
     single error keeps its zero-event interval whatever the method (SPEC 6).
 
+    The other methods of :data:`~er_expectations.stats.intervals.INTERVAL_METHODS`:
+    ``"logit"`` (:func:`~er_expectations.stats.intervals.logit_interval`, for metrics in
+    (0, 1); others keep the linearised interval, with a note), ``"bca"`` and
+    ``"studentized"`` (:func:`~er_expectations.stats.intervals.bca_interval`,
+    :func:`~er_expectations.stats.intervals.studentized_interval`, on the same resamples
+    as ``"bootstrap"``: a seed gives the same replicates θ̂* to every bootstrap method).
+    ``n_boot`` is at most :data:`~er_expectations.stats.intervals.MAX_N_BOOT`.
+
     ``domain`` (one value π(c) in [0, 1] per sampled cluster) gives the domain estimator of
     a subgroup of entities (SPEC 8): f and g become f·π and g·π over *all* the draws, draws
     outside the group contributing zeros, so the estimates share their rows with any other
     domain of the same sample (see :mod:`.subgroups`).
     """
+    # imported here, not at the top: keeps this change apart from the module move of issue 21
+    from er_expectations.stats.estimator import BOOTSTRAP_METHODS
+
     beta = check_beta(beta)
     level = check_ci_level(ci_level)
-    method = check_ci_method(ci_method)
-    if method == "bootstrap":
+    method = check_ci_method(ci_method, every_method=True)
+    if method in BOOTSTRAP_METHODS:
         n_boot = check_n_boot(n_boot)
         seed = resolve_seed(seed)
     ids = resolve_metrics(metrics, names=sample.has_name is not None)
@@ -328,6 +339,12 @@ def estimate_metrics(
                                            n_boot=n_boot, seed=seed, order=_label_order(sample.labels))
         out = {mid: _with_bootstrap(METRICS[mid], res, replicates[mid], level=level, n_boot=n_boot, seed=seed)
                for mid, res in out.items()}
+    elif method != "linearization":
+        from er_expectations.stats.methods import with_interval_method
+
+        out = with_interval_method(out, values, draws, method=method, ci_level=level, beta=beta,
+                                   bias_adjust=bias_adjust, n_boot=n_boot, seed=seed,
+                                   order=_label_order(sample.labels))
     return out
 
 
