@@ -249,30 +249,31 @@ def mover_interval(difference: np.ndarray | float, lower_a: np.ndarray | float, 
     return d - np.sqrt(np.maximum(down, 0.0)), d + np.sqrt(np.maximum(up, 0.0))
 
 
-def mover_p_value(limits: Callable[[float], tuple[float, float]], *, tol: float = 1e-10) -> float:
+def mover_p_value(limits: Callable[[float], tuple[float, float]], *, iterations: int = 60) -> float:
     """Two-sided p-value of H0: θ_a = θ_b by inverting a family of nested intervals.
 
     ``limits(level)`` returns the interval of the difference at ``level``; the p-value is
     1 − the largest level at which the interval still excludes 0 (so that p < 1 − level
     exactly when the interval at ``level`` excludes 0: the test and the interval never
-    disagree). Bisection on the level; 1 when even the narrowest interval holds 0.
+    disagree). Bisection on log(1 − level), so small p-values keep their relative
+    precision; 1 when even the narrowest interval holds 0, and 10⁻¹⁵ at the smallest.
     """
-    def excludes(level: float) -> bool:
-        lo, hi = limits(level)
+    def excludes(alpha: float) -> bool:
+        lo, hi = limits(1.0 - alpha)
         return bool(lo > 0.0 or hi < 0.0)
 
-    small, large = 1e-12, 1.0 - 1e-15
-    if not excludes(small):
+    small, large = math.log(1e-15), math.log1p(-1e-12)  # log α: widest and narrowest interval
+    if not excludes(math.exp(large)):
         return 1.0
-    if excludes(large):
-        return 0.0
-    while large - small > tol:
+    if excludes(math.exp(small)):
+        return 1e-15
+    for _ in range(iterations):
         mid = 0.5 * (small + large)
-        if excludes(mid):
-            small = mid
-        else:
+        if excludes(math.exp(mid)):
             large = mid
-    return float(1.0 - 0.5 * (small + large))
+        else:
+            small = mid
+    return float(math.exp(0.5 * (small + large)))
 
 
 @dataclass(frozen=True, slots=True)

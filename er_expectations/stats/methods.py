@@ -10,7 +10,7 @@ studentised bootstrap, their standard errors) on one set of resamples. Both are 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -38,8 +38,8 @@ from er_expectations.stats.metrics import (
 )
 from er_expectations.stats.sample import BenchmarkSample, cluster_errors
 
-__all__ = ["estimate_methods", "f_beta_replicates", "interval_from_replicates", "metric_replicates",
-           "with_interval_method", "with_logit"]
+__all__ = ["base_series", "combination_se", "estimate_methods", "f_beta_replicates", "interval_from_replicates",
+           "metric_replicates", "moment_pairs", "replicate_metric", "with_interval_method", "with_logit"]
 
 _METHOD_LABEL = {"bootstrap": "percentile bootstrap", "bca": "BCa bootstrap", "studentized": "studentised bootstrap",
                  "logit": "logit"}
@@ -73,18 +73,57 @@ def f_beta_replicates(p: np.ndarray, r: np.ndarray, *, beta: float) -> np.ndarra
     return np.where((p > 0) & (r > 0), f, np.where(np.isnan(p) | np.isnan(r), np.nan, 0.0))
 
 
-def _f_beta_se(boot: JointBootstrap, pk: Hashable, rk: Hashable, p: np.ndarray, r: np.ndarray, *,
-               beta: float) -> np.ndarray:
-    """SE* of F_β on every resample: ∂F/∂P and ∂F/∂R at the replicate's P*, R* (as
-    :func:`~.estimator.f_beta_estimate` does for the sample) and the resample's covariances."""
+def base_series(mid: str) -> tuple[str, ...]:
+    """The ratio metrics a metric is computed from: itself, or b-cubed precision and recall
+    for b-cubed F (SPEC 5)."""
+    return ("b_cubed_precision", "b_cubed_recall") if METRICS[mid].fg is None else (mid,)
+
+
+Terms = list[tuple[Hashable, "np.ndarray | float"]]
+
+
+def replicate_metric(boot: JointBootstrap, mid: str, key: Callable[[str], Hashable], *,
+                     beta: float) -> tuple[np.ndarray, Terms]:
+    """θ̂* of metric ``mid`` on every resample of ``boot``, on the metric's scale, and its
+    linearisation: the series and coefficients c whose Σ c·u is its influence.
+
+    ``key(m)`` names the series of ratio metric m in ``boot`` (a metric of one domain or
+    one release). Homogeneity is 1 − ratio (coefficient −1); b-cubed F is F_β of the
+    b-cubed replicates with coefficients ∂F/∂P and ∂F/∂R at the replicate's P*, R* (as
+    :func:`~.estimator.f_beta_estimate` does for the sample).
+    """
+    if METRICS[mid].fg is not None:
+        theta = boot.theta[key(mid)]
+        if METRICS[mid].complement:
+            return 1.0 - theta, [(key(mid), -1.0)]
+        return theta, [(key(mid), 1.0)]
+    pk, rk = key("b_cubed_precision"), key("b_cubed_recall")
+    p, r = boot.theta[pk], boot.theta[rk]
     b2 = beta * beta
     with np.errstate(divide="ignore", invalid="ignore"):
         denom = b2 * p + r
         d_p = (1 + b2) * r**2 / denom**2
         d_r = (1 + b2) * b2 * p**2 / denom**2
-        var = (d_p**2 * boot.covariance(pk, pk) + 2 * d_p * d_r * boot.covariance(pk, rk)
-               + d_r**2 * boot.covariance(rk, rk))
+    return f_beta_replicates(p, r, beta=beta), [(pk, d_p), (rk, d_r)]
+
+
+def combination_se(boot: JointBootstrap, terms: Terms) -> np.ndarray:
+    """√(Σ_i Σ_j c_i c_j C*(i, j)) on every resample: the linearised standard error of
+    Σ c·θ̂ (the covariances of every pair of series must have been asked for)."""
+    var = np.zeros(boot.n_boot)
+    with np.errstate(invalid="ignore"):
+        for i, (a, ca) in enumerate(terms):
+            for j, (b, cb) in enumerate(terms):
+                if j < i:
+                    continue
+                var = var + (1.0 if i == j else 2.0) * ca * cb * boot.covariance(a, b)
     return np.sqrt(np.maximum(var, 0.0))
+
+
+def moment_pairs(keys: list[Hashable]) -> list[tuple[Hashable, Hashable]]:
+    """Every pair (a, b), a before b or equal, of ``keys``: the moments a combination needs."""
+    keys = list(dict.fromkeys(keys))
+    return [(a, b) for i, a in enumerate(keys) for b in keys[i:]]
 
 
 def metric_replicates(values: Mapping[str, tuple[np.ndarray, np.ndarray]], draws: np.ndarray, ids: tuple[str, ...], *,
@@ -97,26 +136,19 @@ def metric_replicates(values: Mapping[str, tuple[np.ndarray, np.ndarray]], draws
     for b-cubed F). The resamples are those of the percentile bootstrap of
     :func:`~.metrics.estimate_metrics` for the same seed, draws and order.
     """
-    keys = list(values)
-    moments: list[tuple[str, str]] = []
+    moments: list[tuple[Hashable, Hashable]] = []
     if with_se:
-        moments = [(m, m) for m in keys]
-        if "b_cubed_f" in ids:
-            moments.append(("b_cubed_precision", "b_cubed_recall"))
+        for mid in ids:
+            moments += moment_pairs(list(base_series(mid)))
     boot = JointBootstrap(values, draws, n_boot=n_boot, seed=seed, bias_adjust=bias_adjust, order=order,
                           moments=moments)
     reps: dict[str, np.ndarray] = {}
     ses: dict[str, np.ndarray] | None = {} if with_se else None
-    for m in keys:
-        theta = boot.theta[m]
-        reps[m] = 1.0 - theta if METRICS[m].complement else theta
+    for mid in ids:
+        theta, terms = replicate_metric(boot, mid, lambda m: m, beta=beta)
+        reps[mid] = theta
         if ses is not None:
-            ses[m] = boot.std_error(m)
-    if "b_cubed_f" in ids:
-        p, r = reps["b_cubed_precision"], reps["b_cubed_recall"]
-        reps["b_cubed_f"] = f_beta_replicates(p, r, beta=beta)
-        if ses is not None:
-            ses["b_cubed_f"] = _f_beta_se(boot, "b_cubed_precision", "b_cubed_recall", p, r, beta=beta)
+            ses[mid] = combination_se(boot, terms)
     return reps, ses
 
 
