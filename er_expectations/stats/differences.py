@@ -51,16 +51,15 @@ from er_expectations.stats.combine import Difference
 from er_expectations.stats.estimator import (
     RatioEstimate,
     check_ci_level,
-    percentile_interval,
     z_value,
 )
 from er_expectations.stats.intervals import (
     NoChangeBound,
-    bca_interval,
-    logit_interval,
-    mover_interval,
+    bca_family,
+    logit_family,
     mover_p_value,
-    studentized_interval,
+    percentile_family,
+    studentized_family,
     zero_event_bound,
     zero_event_effective_draws,
 )
@@ -101,7 +100,7 @@ def side_limits(res: RatioEstimate, *, method: str,
         at_one, k_eff = ze
 
         def zero_event(level: float) -> tuple[float, float]:
-            q = float(zero_event_bound(k_eff, ci_level=1.0 - (1.0 - level) / 2.0))
+            q = -math.expm1(math.log((1.0 - level) / 2.0) / k_eff)  # one-sided at 1 − α/2
             return (1.0 - q, 1.0) if at_one else (0.0, q)
 
         return zero_event, "zero_event"
@@ -109,12 +108,8 @@ def side_limits(res: RatioEstimate, *, method: str,
     if not (se > 0.0):
         return (lambda level: (est, est)), "point"
     if method == "logit":
-        lo, _ = logit_interval(est, se, ci_level=0.5)
-        if not math.isnan(float(lo)):
-            def logit(level: float) -> tuple[float, float]:
-                a, b = logit_interval(est, se, ci_level=level)
-                return float(a), float(b)
-
+        logit = logit_family(est, se)
+        if logit is not None:
             return logit, "logit"
     elif bootstrap is not None:
         return bootstrap, method
@@ -146,11 +141,16 @@ def paired_correlation(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray) ->
 def _mover(a: RatioEstimate, b: RatioEstimate, la: Limits, lb: Limits, r: float) -> Limits:
     est = a.estimate - b.estimate
 
+    ea, eb = a.estimate, b.estimate
+
     def limits(level: float) -> tuple[float, float]:
+        # :func:`~.intervals.mover_interval`, in scalar arithmetic (a p-value inverts it often)
         lo_a, hi_a = la(level)
         lo_b, hi_b = lb(level)
-        lo, hi = mover_interval(est, lo_a, hi_a, a.estimate, lo_b, hi_b, b.estimate, r)
-        return float(lo), float(hi)
+        below_a, above_a, below_b, above_b = ea - lo_a, hi_a - ea, eb - lo_b, hi_b - eb
+        down = below_a * below_a + above_b * above_b - 2.0 * r * below_a * above_b
+        up = above_a * above_a + below_b * below_b - 2.0 * r * above_a * below_b
+        return est - math.sqrt(max(down, 0.0)), est + math.sqrt(max(up, 0.0))
 
     return limits
 
@@ -266,11 +266,9 @@ def bootstrap_difference(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray, 
     ra = np.asarray(replicates_a, dtype=np.float64)
     rb = np.asarray(replicates_b, dtype=np.float64)
     if unchanged is not None or (comparison == "domains" and "zero_event" in (a.interval, b.interval)):
-        def side_boot(res: RatioEstimate, reps: np.ndarray, rse: np.ndarray | None) -> Callable:
-            def limits(lvl: float) -> tuple[float, float]:
-                lo, hi, _ = _interval(method, reps, rse, res.estimate, res.std_error, res.influence, d, lvl)
-                return lo, hi
-            return limits
+        def side_boot(res: RatioEstimate, reps: np.ndarray, rse: np.ndarray | None) -> Limits:
+            # a side of a share metric (the other side has a zero-event bound): limits in [0, 1]
+            return _family(method, reps, rse, res.estimate, res.std_error, res.influence, d, (0.0, 1.0))[0]
 
         if unchanged is not None and not math.isnan(unchanged.half_width):
             return honest_difference(a, b, d, est=est, std_error=se, ci_level=level, unchanged=unchanged, seed=seed,
@@ -293,24 +291,23 @@ def bootstrap_difference(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray, 
         return _finish(est, se, k, level, lambda lvl: (est, est), (method, method), notes, method, seed, labels,
                    max(abs(a.estimate), abs(b.estimate)))
 
-    def limits(lvl: float) -> tuple[float, float]:
-        lo, hi, _ = _interval(method, diff, rse, est, se, w, d, lvl)
-        return lo, hi
-
+    limits = _family(method, diff, rse, est, se, w, d, None)[0]
     return _finish(est, se, k, level, limits, (method, method), notes, method, seed, labels,
                    max(abs(a.estimate), abs(b.estimate)))
 
 
-def _interval(method: str, reps: np.ndarray, rep_se: np.ndarray | None, est: float, se: float,
-              influence: np.ndarray | None, draws: np.ndarray, level: float) -> tuple[float, float, int]:
+def _family(method: str, reps: np.ndarray, rep_se: np.ndarray | None, est: float, se: float,
+            influence: np.ndarray | None, draws: np.ndarray,
+            bounds: tuple[float, float] | None) -> tuple[Limits, int]:
+    """The intervals of a bootstrap ``method`` at every level (replicates sorted once)."""
     if method == "bootstrap":
-        return percentile_interval(reps, est, ci_level=level, bounds=None)
+        return percentile_family(reps, est, bounds=bounds)
     if method == "bca":
         if influence is None:
-            return math.nan, math.nan, 0
-        return bca_interval(reps, est, influence, draws, ci_level=level, bounds=None)
+            return (lambda level: (math.nan, math.nan)), 0
+        return bca_family(reps, est, influence, draws, bounds=bounds)
     if method == "studentized":
         if rep_se is None:
             raise ValueError("studentized: replicate standard errors are needed")
-        return studentized_interval(reps, rep_se, est, se, ci_level=level, bounds=None)
+        return studentized_family(reps, rep_se, est, se, bounds=bounds)
     raise ValueError(f"not a bootstrap method: {method!r}")

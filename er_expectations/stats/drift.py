@@ -31,7 +31,7 @@ __all__ = [
     "PairedChange",
     "classify_clusters",
     "paired_change",
-    "paired_change_methods",
+    "paired_changes",
 ]
 
 if TYPE_CHECKING:  # a type only; imported here, not above, to keep apart from the module move of issue 21
@@ -242,18 +242,22 @@ def paired_change(current: BenchmarkSample, baseline: BenchmarkSample, metric: s
     replicate change being the difference of the two releases on the same resample. When
     no drawn cluster changed, the change gets ±the no-change bound of
     :func:`~.intervals.no_change_bound` whatever the method (SPEC 10); it is never a point.
-    :func:`paired_change_methods` gives several methods at once.
+    :func:`paired_changes` gives several metrics and methods at once.
     """
-    return paired_change_methods(current, baseline, metric, methods=(ci_method,), beta=beta, ci_level=ci_level,
-                                 n_boot=n_boot, seed=seed)[ci_method]
+    return paired_changes(current, baseline, (metric,), methods=(ci_method,), beta=beta, ci_level=ci_level,
+                          n_boot=n_boot, seed=seed)[metric][ci_method]
 
 
-def paired_change_methods(current: BenchmarkSample, baseline: BenchmarkSample, metric: str, *,
-                          methods: tuple[str, ...] | list[str] = ("linearization",), beta: float = 1.0,
-                          ci_level: float = 0.95, n_boot: int = 2000,
-                          seed: int | None = None) -> dict[str, PairedChange]:
-    """:func:`paired_change` for every interval method in ``methods`` (SPEC 10), the
-    bootstraps on one set of resamples: ``{method: PairedChange}``."""
+def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics: tuple[str, ...] | list[str], *,
+                   methods: tuple[str, ...] | list[str] = ("linearization",), beta: float = 1.0,
+                   ci_level: float = 0.95, n_boot: int = 2000,
+                   seed: int | None = None) -> dict[str, dict[str, PairedChange]]:
+    """:func:`paired_change` of every metric and interval method (SPEC 10), the bootstraps
+    of every metric on one set of resamples: ``{metric: {method: PairedChange}}``.
+
+    Each ``result[metric][method]`` equals ``paired_change(current, baseline, metric,
+    ci_method=method, n_boot=n_boot, seed=seed, ...)``.
+    """
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
         check_ci_level,
@@ -261,9 +265,16 @@ def paired_change_methods(current: BenchmarkSample, baseline: BenchmarkSample, m
         check_n_boot,
         resolve_seed,
     )
+    from er_expectations.stats.methods import base_series
 
-    if metric not in PERFORMANCE_METRICS and metric not in METRICS:
-        raise InputError(f"metric={metric!r} is not an estimable metric")
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    ids = tuple(dict.fromkeys(metrics))
+    for metric in ids:
+        if metric not in PERFORMANCE_METRICS and metric not in METRICS:
+            raise InputError(f"metric={metric!r} is not an estimable metric")
+    if not ids:
+        raise InputError("metrics=() selects no metric; give at least one, such as 'pairwise_f'")
     beta = check_beta(beta)
     ci_level = check_ci_level(ci_level)
     wanted = tuple(dict.fromkeys(check_ci_method(m, parameter="ci_method", every_method=True) for m in methods))
@@ -285,35 +296,39 @@ def paired_change_methods(current: BenchmarkSample, baseline: BenchmarkSample, m
         raise InputError(f"benchmark cluster {baseline.labels[shared][i]!r} has a different number of draws in the "
                          "two releases; both must be evaluated on the same benchmark (SPEC 10)")
     draws[where_b[~shared]] = baseline.draws[~shared]
-    values_t = _aligned(current, rows, n, metric, beta)
-    values_b = _aligned(baseline, rows, n, metric, beta)
-    est_t = _estimate(values_t, metric, draws, beta=beta, ci_level=ci_level)
-    est_b = _estimate(values_b, metric, draws, beta=beta, ci_level=ci_level)
-    unchanged = _unchanged(values_t, values_b, metric, draws, est_t, est_b, beta=beta, ci_level=ci_level)
-    naive = math.sqrt(est_t.std_error ** 2 + est_b.std_error ** 2)
-    common = {"metric": metric, "naive_std_error": naive, "draws": int(draws.sum()), "clusters": n,
-              "only_current": len(current.labels) - int(shared.sum()), "only_baseline": int((~shared).sum())}
-    out: dict[str, PairedChange] = {}
+    all_t = {m: v for metric in ids for m, v in _aligned(current, rows, n, metric, beta).items()}
+    all_b = {m: v for metric in ids for m, v in _aligned(baseline, rows, n, metric, beta).items()}
     boot = None
     if any(m in BOOTSTRAP_METHODS for m in wanted):
-        boot = _ChangeBootstrap(values_t, values_b, draws, metric, labels=list(rows), beta=beta, n_boot=n_boot,
-                                seed=seed, studentized="studentized" in wanted)
-    for method in wanted:
-        if boot is not None and method in BOOTSTRAP_METHODS:
-            change = boot.difference(method, est_t, est_b, unchanged=unchanged, ci_level=ci_level)
-            shown_t, shown_b = boot.side(method, "t", est_t, ci_level=ci_level), boot.side(method, "b", est_b,
-                                                                                           ci_level=ci_level)
-        else:
-            change = difference(est_t, est_b, draws, ci_level=ci_level, method=method, comparison="releases",
-                                unchanged=unchanged)
-            shown_t, shown_b = _side_logit(method, metric, est_t, ci_level), _side_logit(method, metric, est_b,
-                                                                                         ci_level)
-        if change.note:
-            from dataclasses import replace
+        boot = _ChangeBootstrap(all_t, all_b, draws, ids, labels=list(rows), beta=beta, n_boot=n_boot, seed=seed,
+                                studentized="studentized" in wanted)
+    out: dict[str, dict[str, PairedChange]] = {}
+    for metric in ids:
+        values_t = {m: all_t[m] for m in base_series(metric)}
+        values_b = {m: all_b[m] for m in base_series(metric)}
+        est_t = _estimate(values_t, metric, draws, beta=beta, ci_level=ci_level)
+        est_b = _estimate(values_b, metric, draws, beta=beta, ci_level=ci_level)
+        unchanged = _unchanged(values_t, values_b, metric, draws, est_t, est_b, beta=beta, ci_level=ci_level)
+        naive = math.sqrt(est_t.std_error ** 2 + est_b.std_error ** 2)
+        common = {"metric": metric, "naive_std_error": naive, "draws": int(draws.sum()), "clusters": n,
+                  "only_current": len(current.labels) - int(shared.sum()), "only_baseline": int((~shared).sum())}
+        out[metric] = {}
+        for method in wanted:
+            if boot is not None and method in BOOTSTRAP_METHODS:
+                change = boot.difference(method, metric, est_t, est_b, unchanged=unchanged, ci_level=ci_level)
+                shown_t = boot.side(method, "t", metric, est_t, ci_level=ci_level)
+                shown_b = boot.side(method, "b", metric, est_b, ci_level=ci_level)
+            else:
+                change = difference(est_t, est_b, draws, ci_level=ci_level, method=method, comparison="releases",
+                                    unchanged=unchanged)
+                shown_t = _side_logit(method, metric, est_t, ci_level)
+                shown_b = _side_logit(method, metric, est_b, ci_level)
+            if change.note:
+                from dataclasses import replace
 
-            change = replace(change, note=change.note.replace("first side", "current release")
-                             .replace("second side", "baseline release"))
-        out[method] = PairedChange(current=shown_t, baseline=shown_b, change=change, **common)
+                change = replace(change, note=change.note.replace("first side", "current release")
+                                 .replace("second side", "baseline release"))
+            out[metric][method] = PairedChange(current=shown_t, baseline=shown_b, change=change, **common)
     return out
 
 
@@ -326,43 +341,45 @@ def _side_logit(method: str, metric: str, res: RatioEstimate, ci_level: float) -
 
 
 class _ChangeBootstrap:
-    """A metric of two releases on the same resamples of the shared draws (SPEC 10)."""
+    """Metrics of two releases on the same resamples of the shared draws (SPEC 10)."""
 
     def __init__(self, values_t: dict[str, tuple[np.ndarray, np.ndarray]],
-                 values_b: dict[str, tuple[np.ndarray, np.ndarray]], draws: np.ndarray, metric: str, *,
+                 values_b: dict[str, tuple[np.ndarray, np.ndarray]], draws: np.ndarray, metrics: tuple[str, ...], *,
                  labels: list, beta: float, n_boot: int, seed: int, studentized: bool) -> None:
         from er_expectations.stats.joint import JointBootstrap
         from er_expectations.stats.methods import base_series, moment_pairs
         from er_expectations.stats.metrics import _label_order
 
         values = {("t", m): v for m, v in values_t.items()} | {("b", m): v for m, v in values_b.items()}
-        moments = moment_pairs([(side, b) for side in ("t", "b") for b in base_series(metric)]) if studentized else []
-        self.metric, self.beta, self.draws = metric, beta, draws
+        moments: list = []
+        if studentized:
+            for metric in metrics:
+                moments += moment_pairs([(side, b) for side in ("t", "b") for b in base_series(metric)])
+        self.beta, self.draws = beta, draws
         self.n_boot, self.seed = n_boot, seed
         self.boot = JointBootstrap(values, draws, n_boot=n_boot, seed=seed, bias_adjust=True,
                                    order=_label_order(np.asarray(labels, dtype=object)), moments=moments)
-        self.studentized = studentized
 
-    def replicates(self, side: str) -> tuple[np.ndarray, list]:
+    def replicates(self, side: str, metric: str) -> tuple[np.ndarray, list]:
         from er_expectations.stats.methods import replicate_metric
 
-        return replicate_metric(self.boot, self.metric, lambda m: (side, m), beta=self.beta)
+        return replicate_metric(self.boot, metric, lambda m: (side, m), beta=self.beta)
 
-    def side(self, method: str, side: str, res: RatioEstimate, *, ci_level: float) -> RatioEstimate:
+    def side(self, method: str, side: str, metric: str, res: RatioEstimate, *, ci_level: float) -> RatioEstimate:
         from er_expectations.stats.methods import _apply, combination_se
 
-        theta, terms = self.replicates(side)
+        theta, terms = self.replicates(side, metric)
         se = combination_se(self.boot, terms) if method == "studentized" else None
-        return _apply(METRICS[self.metric], res, method, theta, se, self.draws, ci_level=ci_level,
+        return _apply(METRICS[metric], res, method, theta, se, self.draws, ci_level=ci_level,
                       n_boot=self.n_boot, seed=self.seed)
 
-    def difference(self, method: str, est_t: RatioEstimate, est_b: RatioEstimate, *,
+    def difference(self, method: str, metric: str, est_t: RatioEstimate, est_b: RatioEstimate, *,
                    unchanged: NoChangeBound | None, ci_level: float) -> Difference:
         from er_expectations.stats.differences import bootstrap_difference
         from er_expectations.stats.methods import combination_se
 
-        ta, terms_a = self.replicates("t")
-        tb, terms_b = self.replicates("b")
+        ta, terms_a = self.replicates("t", metric)
+        tb, terms_b = self.replicates("b", metric)
         rse = side_se = None
         if method == "studentized":
             rse = combination_se(self.boot, terms_a + [(k, -c) for k, c in terms_b])

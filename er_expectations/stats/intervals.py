@@ -49,17 +49,25 @@ __all__ = [
     "INTERVAL_METHODS",
     "MAX_N_BOOT",
     "NoChangeBound",
+    "bca_family",
     "bca_interval",
     "check_interval_method",
     "f_beta_lipschitz",
+    "logit_family",
     "logit_interval",
     "mover_interval",
     "mover_p_value",
     "no_change_bound",
+    "percentile_family",
+    "studentized_family",
     "studentized_interval",
     "zero_event_bound",
     "zero_event_effective_draws",
 ]
+
+#: An interval as a function of its level: level ↦ (lower, upper).
+Family = Callable[[float], tuple[float, float]]
+
 
 def check_interval_method(ci_method: str, *, parameter: str = "ci_method") -> str:
     """Validate an interval method: one of :data:`INTERVAL_METHODS` (SPEC 6)."""
@@ -92,6 +100,25 @@ def logit_interval(estimate: np.ndarray | float, std_error: np.ndarray | float, 
     return np.where(inside, lo, np.nan), np.where(inside, hi, np.nan)
 
 
+def logit_family(estimate: float, std_error: float) -> Family | None:
+    """The logit intervals of :func:`logit_interval` at every level, as a function of the
+    level (scalar arithmetic, for inverting into a p-value); None where θ̂ ∉ (0, 1) or the
+    standard error is not finite."""
+    if not (0.0 < estimate < 1.0) or not math.isfinite(std_error):
+        return None
+    centre = math.log(estimate) - math.log1p(-estimate)
+    scale = std_error / (estimate * (1.0 - estimate))
+
+    def expit(x: float) -> float:
+        return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+    def family(level: float) -> tuple[float, float]:
+        half = z_value(level) * scale
+        return expit(centre - half), expit(centre + half)
+
+    return family
+
+
 def _expit(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         return np.where(x >= 0, 1.0 / (1.0 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1.0 + np.exp(-np.abs(x))))
@@ -104,6 +131,109 @@ def _clip(lo: float, hi: float, estimate: float, bounds: tuple[float, float] | N
     if bounds is not None and bounds[0] <= estimate <= bounds[1]:
         return max(lo, bounds[0]), min(hi, bounds[1])
     return lo, hi
+
+
+def _sorted_quantile(x: np.ndarray, q: float) -> float:
+    """numpy's default (linear) quantile of a sorted array: x at the virtual index q·(n − 1)."""
+    n = x.shape[0]
+    pos = min(max(q, 0.0), 1.0) * (n - 1)
+    lo = int(math.floor(pos))
+    if lo >= n - 1:
+        return float(x[-1])
+    frac = pos - lo
+    a, b = float(x[lo]), float(x[lo + 1])
+    return a if frac == 0.0 or a == b else a + (b - a) * frac
+
+
+def _sorted_order_statistic(x: np.ndarray, q: float) -> float:
+    """The inverted-CDF quantile of a sorted array: x at index ⌈n·q⌉ − 1 (no interpolation, so
+    infinite values are returned as they are)."""
+    n = x.shape[0]
+    return float(x[min(max(int(math.ceil(n * q - 1e-12)) - 1, 0), n - 1)])
+
+
+def percentile_family(replicates: np.ndarray, estimate: float, *,
+                      bounds: tuple[float, float] | None = None) -> tuple[Family, int]:
+    """The percentile intervals of ``replicates`` at every level, and the replicates left out.
+
+    ``family(level)`` = the α/2 and 1 − α/2 linear quantiles of the defined replicates (as
+    :func:`~.estimator.percentile_interval`), clipped to ``bounds`` when the estimate lies
+    in them. The replicates are sorted once, so a p-value can invert the family cheaply.
+    """
+    reps = np.asarray(replicates, dtype=np.float64)
+    ok = np.sort(reps[~np.isnan(reps)])
+    dropped = int(reps.size - ok.size)
+    if ok.size == 0 or math.isnan(estimate):
+        return (lambda level: (math.nan, math.nan)), dropped
+
+    def family(level: float) -> tuple[float, float]:
+        alpha = 1.0 - level
+        lo, hi = _sorted_quantile(ok, alpha / 2.0), _sorted_quantile(ok, 1.0 - alpha / 2.0)
+        return _clip(lo, hi, estimate, bounds)
+
+    return family, dropped
+
+
+def bca_family(replicates: np.ndarray, estimate: float, influence: np.ndarray, draws: np.ndarray | None, *,
+               bounds: tuple[float, float] | None = None) -> tuple[Family, int]:
+    """The BCa intervals at every level (:func:`bca_interval`), and the replicates left out."""
+    reps = np.asarray(replicates, dtype=np.float64)
+    ok = np.sort(reps[~np.isnan(reps)])
+    dropped = int(reps.size - ok.size)
+    if ok.size == 0 or math.isnan(estimate):
+        return (lambda level: (math.nan, math.nan)), dropped
+    u = np.asarray(influence, dtype=np.float64)
+    d = np.ones_like(u) if draws is None else np.asarray(draws, dtype=np.float64)
+    s2 = float((d * u * u).sum())
+    a = float((d * u**3).sum()) / (6.0 * s2**1.5) if s2 > 0 else 0.0
+    b = ok.size
+    below = int(np.searchsorted(ok, estimate, side="left"))
+    ties = int(np.searchsorted(ok, estimate, side="right")) - below
+    share = (below + 0.5 * ties) / b
+    share = min(max(share, 0.5 / b), 1.0 - 0.5 / b)
+    nd = NormalDist()
+    z0 = nd.inv_cdf(share)
+
+    def adjusted(q: float) -> float:
+        zq = nd.inv_cdf(q)
+        denom = 1.0 - a * (z0 + zq)
+        if denom <= 0:
+            return 1.0 if zq > 0 else 0.0
+        return nd.cdf(z0 + (z0 + zq) / denom)
+
+    def family(level: float) -> tuple[float, float]:
+        alpha = 1.0 - level
+        lo = _sorted_quantile(ok, adjusted(alpha / 2.0))
+        hi = _sorted_quantile(ok, adjusted(1.0 - alpha / 2.0))
+        return _clip(lo, hi, estimate, bounds)
+
+    return family, dropped
+
+
+def studentized_family(replicates: np.ndarray, replicate_se: np.ndarray, estimate: float, std_error: float, *,
+                       bounds: tuple[float, float] | None = None) -> tuple[Family, int]:
+    """The bootstrap-t intervals at every level (:func:`studentized_interval`), and the
+    replicates left out."""
+    reps = np.asarray(replicates, dtype=np.float64)
+    ses = np.asarray(replicate_se, dtype=np.float64)
+    ok = ~np.isnan(reps)
+    dropped = int(reps.size - int(ok.sum()))
+    if not ok.any() or math.isnan(estimate) or not std_error > 0:
+        # no spread to studentise (an error-free sample keeps its own interval)
+        return (lambda level: (math.nan, math.nan)), dropped
+    dev = reps[ok] - estimate
+    se_ok = ses[ok]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se_ok > 0, dev / se_ok, np.sign(dev) * np.inf)
+    t = np.sort(np.where(np.isnan(t), 0.0, t))  # SE* NaN with θ̂* = θ̂ (f̄* = 0 and θ̂ = 0)
+
+    def family(level: float) -> tuple[float, float]:
+        alpha = 1.0 - level
+        t_lo = _sorted_order_statistic(t, alpha / 2.0)
+        t_hi = _sorted_order_statistic(t, 1.0 - alpha / 2.0)
+        return _clip(estimate - t_hi * std_error, estimate - t_lo * std_error, estimate, bounds)
+
+    return family, dropped
 
 
 def bca_interval(replicates: np.ndarray, estimate: float, influence: np.ndarray, draws: np.ndarray | None,
@@ -124,37 +254,13 @@ def bca_interval(replicates: np.ndarray, estimate: float, influence: np.ndarray,
     Undefined replicates (NaN) are left out and counted. z₀ is held inside the range that
     the number of replicates can resolve (share in [1/(2B), 1 − 1/(2B)]); an adjusted
     quantile whose denominator 1 − a(z₀ + z) is not positive is taken as 0 or 1 (the
-    extreme replicate). Returns (lower, upper, replicates left out); the limits are
-    clipped to ``bounds`` when the estimate lies in them, as for the other intervals.
+    extreme replicate). Quantiles are numpy's default (linear). Returns (lower, upper,
+    replicates left out); the limits are clipped to ``bounds`` when the estimate lies in
+    them, as for the other intervals.
     """
     level = check_ci_level(ci_level)
-    reps = np.asarray(replicates, dtype=np.float64)
-    ok = reps[~np.isnan(reps)]
-    dropped = int(reps.size - ok.size)
-    if ok.size == 0 or math.isnan(estimate):
-        return math.nan, math.nan, dropped
-    u = np.asarray(influence, dtype=np.float64)
-    d = np.ones_like(u) if draws is None else np.asarray(draws, dtype=np.float64)
-    s2 = float((d * u * u).sum())
-    a = float((d * u**3).sum()) / (6.0 * s2**1.5) if s2 > 0 else 0.0
-    b = ok.size
-    share = (float((ok < estimate).sum()) + 0.5 * float((ok == estimate).sum())) / b
-    share = min(max(share, 0.5 / b), 1.0 - 0.5 / b)
-    nd = NormalDist()
-    z0 = nd.inv_cdf(share)
-    alpha = 1.0 - level
-
-    def adjusted(q: float) -> float:
-        zq = nd.inv_cdf(q)
-        denom = 1.0 - a * (z0 + zq)
-        if denom <= 0:
-            return 1.0 if zq > 0 else 0.0
-        return nd.cdf(z0 + (z0 + zq) / denom)
-
-    q_lo, q_hi = adjusted(alpha / 2.0), adjusted(1.0 - alpha / 2.0)
-    lo, hi = (float(x) for x in np.quantile(ok, [q_lo, q_hi]))
-    lo, hi = _clip(lo, hi, estimate, bounds)
-    return lo, hi, dropped
+    family, dropped = bca_family(replicates, estimate, influence, draws, bounds=bounds)
+    return (*family(level), dropped)
 
 
 def studentized_interval(replicates: np.ndarray, replicate_se: np.ndarray, estimate: float, std_error: float,
@@ -167,28 +273,13 @@ def studentized_interval(replicates: np.ndarray, replicate_se: np.ndarray, estim
     smaller SE*, its t* is large, and the lower limit moves down). A replicate with
     SE* = 0 (no error resampled) has t* = ±∞ (0 when θ̂* = θ̂): it lies beyond every
     finite t*, and when more than α/2 of the replicates are such the limit is the end of
-    the metric's range. Undefined replicates (NaN) are left out and counted. Returns
-    (lower, upper, replicates left out); limits clipped to ``bounds`` as for the others.
+    the metric's range. The t quantiles are order statistics (inverted CDF, index
+    ⌈B·q⌉ − 1), which keep infinite values. Undefined replicates (NaN) are left out and
+    counted. Returns (lower, upper, replicates left out); limits clipped to ``bounds``.
     """
     level = check_ci_level(ci_level)
-    reps = np.asarray(replicates, dtype=np.float64)
-    ses = np.asarray(replicate_se, dtype=np.float64)
-    ok = ~np.isnan(reps)
-    dropped = int(reps.size - int(ok.sum()))
-    if not ok.any() or math.isnan(estimate) or math.isnan(std_error):
-        return math.nan, math.nan, dropped
-    dev = reps[ok] - estimate
-    se_ok = ses[ok]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se_ok > 0, dev / se_ok, np.sign(dev) * np.inf)
-    t = np.where(np.isnan(t), 0.0, t)  # SE* NaN with θ̂* = θ̂ (f̄* = 0 and θ̂ = 0)
-    alpha = 1.0 - level
-    t_lo, t_hi = (float(x) for x in np.quantile(t, [alpha / 2.0, 1.0 - alpha / 2.0], method="inverted_cdf"))
-    if not std_error > 0:  # no spread to studentise (an error-free sample keeps its own interval)
-        return math.nan, math.nan, dropped
-    lo, hi = estimate - t_hi * std_error, estimate - t_lo * std_error
-    lo, hi = _clip(lo, hi, estimate, bounds)
-    return lo, hi, dropped
+    family, dropped = studentized_family(replicates, replicate_se, estimate, std_error, bounds=bounds)
+    return (*family(level), dropped)
 
 
 # -- zero-event bounds at another level ----------------------------------------------------------
@@ -249,7 +340,7 @@ def mover_interval(difference: np.ndarray | float, lower_a: np.ndarray | float, 
     return d - np.sqrt(np.maximum(down, 0.0)), d + np.sqrt(np.maximum(up, 0.0))
 
 
-def mover_p_value(limits: Callable[[float], tuple[float, float]], *, iterations: int = 60) -> float:
+def mover_p_value(limits: Callable[[float], tuple[float, float]], *, iterations: int = 48) -> float:
     """Two-sided p-value of H0: θ_a = θ_b by inverting a family of nested intervals.
 
     ``limits(level)`` returns the interval of the difference at ``level``; the p-value is
