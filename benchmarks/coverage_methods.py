@@ -74,7 +74,11 @@ from er_expectations.stats import BenchmarkSample  # noqa: E402
 from er_expectations.stats.drift import paired_changes  # noqa: E402
 from er_expectations.stats.estimator import INTERVAL_METHODS  # noqa: E402
 from er_expectations.stats.methods import estimate_methods  # noqa: E402
-from er_expectations.stats.subgroups import DEFAULT_SUBGROUP_METRICS, Membership, estimate_groups_methods  # noqa: E402
+from er_expectations.stats.subgroups import (  # noqa: E402
+    DEFAULT_SUBGROUP_METRICS,
+    Membership,
+    estimate_groups_methods,
+)
 
 DATA = HERE.parent.parent / "shared" / "data"
 SINGLE_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_precision", "cluster_recall",
@@ -324,10 +328,6 @@ class Rate:
         return {"tested": self.n, "rate": round(p, 4), "mc_se": round(math.sqrt(p * (1 - p) / self.n), 4)}
 
 
-def _nested():
-    return {}
-
-
 def _tally(store: dict, *keys: str) -> Tally:
     node = store
     for key in keys[:-1]:
@@ -364,7 +364,7 @@ def run_cell(name: str, df: pd.DataFrame, design: str, size: int, *, reps: int, 
     tallies: dict = {}
     fpr: dict = {}
     seconds = dict.fromkeys(parts, 0.0)
-    for r in range(reps):
+    for _ in range(reps):
         counts = draw_counts(rng, pop, design, size)
         sample = pop.sample(counts, design)
         boot_seed = int(rng.integers(0, 2**31))
