@@ -12,8 +12,9 @@ Not a timed test: a simulation study. Populations with the whole true clustering
 Each replication draws ``n`` clusters with replacement by the design (``cluster_size``:
 records uniformly, each bringing its true cluster, SPEC 1; ``uniform``: clusters
 uniformly) and evaluates, with every interval method of the statistics layer
-(``linearization``, ``logit``, ``bootstrap`` = percentile, ``bca``, ``studentized``;
-the bootstraps on one set of ``--n-boot`` resamples):
+(``linearization``, ``logit``, ``bootstrap`` = percentile, ``bca``, ``studentized``, and
+``recommended``, each metric with its ``RECOMMENDED_CI_METHOD``; the bootstraps on one set
+of ``--n-boot`` resamples):
 
 * ``singles``: every metric (``er_expectations.stats.methods.estimate_methods``);
 * ``groups``: subgroup estimates, their comparison (the rest) and the gap
@@ -72,7 +73,7 @@ sys.path.insert(0, str(HERE))
 import er_expectations as erx  # noqa: E402
 from er_expectations.stats import BenchmarkSample  # noqa: E402
 from er_expectations.stats.drift import paired_changes  # noqa: E402
-from er_expectations.stats.estimator import INTERVAL_METHODS  # noqa: E402
+from er_expectations.stats.estimator import INTERVAL_METHODS, RECOMMENDED  # noqa: E402
 from er_expectations.stats.methods import estimate_methods  # noqa: E402
 from er_expectations.stats.subgroups import (  # noqa: E402
     DEFAULT_SUBGROUP_METRICS,
@@ -442,7 +443,7 @@ def report(paths: list[str]) -> str:
         data = json.loads(Path(p).read_text())
         cells += data["cells"]
     lines = []
-    methods = list(INTERVAL_METHODS)
+    methods = [*INTERVAL_METHODS, RECOMMENDED]
     head = "| population | design | n | metric | " + " | ".join(methods) + " |"
     sep = "|" + " --- |" * 4 + " ---: |" * len(methods)
     singles = [c for c in cells if "singles" in c["results"]]
@@ -506,7 +507,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--populations", nargs="+", default=["rldata", "heavy"], choices=["rldata", "heavy"])
     ap.add_argument("--parts", nargs="+", default=["singles", "groups", "changes"],
                     choices=["singles", "groups", "changes"])
-    ap.add_argument("--methods", nargs="+", default=list(INTERVAL_METHODS), choices=list(INTERVAL_METHODS))
+    ap.add_argument("--methods", nargs="+", default=[*INTERVAL_METHODS, RECOMMENDED],
+                    choices=[*INTERVAL_METHODS, RECOMMENDED])
     ap.add_argument("--level", type=float, default=0.95)
     ap.add_argument("--seed", type=int, default=20261127)
     ap.add_argument("--tag", default="", help="suffix of the result file name")

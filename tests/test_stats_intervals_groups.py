@@ -232,3 +232,26 @@ def test_an_error_free_baseline_does_not_widen_a_change():
     z = 1.959963984540054
     assert (ch.change.ci_lower, ch.change.ci_upper) == pytest.approx(
         (ch.change.estimate - z * ch.change.std_error, ch.change.estimate + z * ch.change.std_error), rel=1e-12)
+
+
+def test_recommended_rows_and_changes_come_from_each_metric_s_method():
+    from er_expectations.stats.estimator import RECOMMENDED_CI_METHOD
+
+    sample = _sample(13, n=60)
+    membership = _membership(sample, 4)
+    res = estimate_groups_methods(sample, membership, GROUP_IDS, methods=(*METHODS, "recommended"), min_draws=5,
+                                  adjust="holm", n_boot=300, seed=6)
+    for i, row in enumerate(res["recommended"]):
+        src = res[RECOMMENDED_CI_METHOD[row.metric]][i]
+        assert (row.disparity, row.estimate, row.p_value) == (src.disparity, src.estimate, src.p_value)
+    # the adjustment runs over the recommended rows' own p-values
+    from er_expectations.stats.subgroups import adjust_p_values
+
+    want = adjust_p_values([r.p_value for r in res["recommended"]], "holm")
+    np.testing.assert_allclose([r.p_adjusted for r in res["recommended"]], want, equal_nan=True)
+    base = _sample(14, n=60)
+    ch = paired_changes(_changed(base, 5, 0.2), base, CHANGE_IDS, methods=("recommended", "bca", "logit"),
+                        n_boot=300, seed=3)
+    for m in CHANGE_IDS:
+        assert ch[m]["recommended"].change.interval in ("zero_event", "none", RECOMMENDED_CI_METHOD[m])
+        assert ch[m]["recommended"] == ch[m][RECOMMENDED_CI_METHOD[m]]  # bca or logit, both computed

@@ -278,3 +278,19 @@ def test_zero_event_bound_restated_at_another_level():
     assert q == pytest.approx(1 - 0.05 ** (1 / 25), rel=1e-14)
     assert float(zero_event_effective_draws(q, ci_level=0.95)) == pytest.approx(25.0, rel=1e-12)
     assert float(zero_event_bound(25.0, ci_level=0.975)) == pytest.approx(1 - 0.025 ** (1 / 25), rel=1e-14)
+
+
+def test_recommended_takes_each_metric_from_its_method():
+    from er_expectations.stats.estimator import RECOMMENDED_CI_METHOD
+
+    sample = _sample(5)
+    ids = ("pairwise_precision", "pairwise_recall", "cluster_precision", "b_cubed_f", "average_cluster_size")
+    res = estimate_methods(sample, ids, methods=(*METHODS, "recommended"), n_boot=300, seed=2)
+    for mid in ids:
+        assert res["recommended"][mid] == res[RECOMMENDED_CI_METHOD[mid]][mid], mid
+    alone = estimate_metrics(sample, ids, ci_method="recommended", n_boot=300, seed=2)
+    assert _same(alone, res["recommended"])
+    assert {alone[m].interval for m in ids} >= {"bca", "logit", "linearization"}
+    # without a metric that needs resampling, "recommended" needs no seed and records none
+    plain = estimate_metrics(sample, ("pairwise_recall", "cluster_precision"), ci_method="recommended")
+    assert plain["pairwise_recall"].interval == "logit" and plain["pairwise_recall"].seed is None

@@ -256,13 +256,17 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
     of every metric on one set of resamples: ``{metric: {method: PairedChange}}``.
 
     Each ``result[metric][method]`` equals ``paired_change(current, baseline, metric,
-    ci_method=method, n_boot=n_boot, seed=seed, ...)``.
+    ci_method=method, n_boot=n_boot, seed=seed, ...)``; ``"recommended"`` is the metric's
+    :data:`~.estimator.RECOMMENDED_CI_METHOD`.
     """
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
+        RECOMMENDED,
+        RECOMMENDED_CI_METHOD,
         check_ci_level,
         check_ci_method,
         check_n_boot,
+        concrete_methods,
         resolve_seed,
     )
     from er_expectations.stats.methods import base_series
@@ -280,7 +284,8 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
     wanted = tuple(dict.fromkeys(check_ci_method(m, parameter="ci_method", every_method=True) for m in methods))
     if not wanted:
         raise InputError("methods=() selects no interval method; give at least one, such as 'linearization'")
-    if any(m in BOOTSTRAP_METHODS for m in wanted):
+    needed = concrete_methods(wanted, ids)
+    if any(m in BOOTSTRAP_METHODS for m in needed):
         n_boot = check_n_boot(n_boot)
         seed = resolve_seed(seed)
     rows: dict[object, int] = {label: i for i, label in enumerate(current.labels)}
@@ -299,9 +304,9 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
     all_t = {m: v for metric in ids for m, v in _aligned(current, rows, n, metric, beta).items()}
     all_b = {m: v for metric in ids for m, v in _aligned(baseline, rows, n, metric, beta).items()}
     boot = None
-    if any(m in BOOTSTRAP_METHODS for m in wanted):
+    if any(m in BOOTSTRAP_METHODS for m in needed):
         boot = _ChangeBootstrap(all_t, all_b, draws, ids, labels=list(rows), beta=beta, n_boot=n_boot, seed=seed,
-                                studentized="studentized" in wanted)
+                                studentized="studentized" in needed)
     out: dict[str, dict[str, PairedChange]] = {}
     for metric in ids:
         values_t = {m: all_t[m] for m in base_series(metric)}
@@ -313,7 +318,8 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
         common = {"metric": metric, "naive_std_error": naive, "draws": int(draws.sum()), "clusters": n,
                   "only_current": len(current.labels) - int(shared.sum()), "only_baseline": int((~shared).sum())}
         out[metric] = {}
-        for method in wanted:
+        mine = RECOMMENDED_CI_METHOD.get(metric, "linearization")
+        for method in dict.fromkeys(mine if m == RECOMMENDED else m for m in wanted):
             if boot is not None and method in BOOTSTRAP_METHODS:
                 change = boot.difference(method, metric, est_t, est_b, unchanged=unchanged, ci_level=ci_level)
                 shown_t = boot.side(method, "t", metric, est_t, ci_level=ci_level)
@@ -329,6 +335,7 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
                 change = replace(change, note=change.note.replace("first side", "current release")
                                  .replace("second side", "baseline release"))
             out[metric][method] = PairedChange(current=shown_t, baseline=shown_b, change=change, **common)
+        out[metric] = {m: out[metric][mine if m == RECOMMENDED else m] for m in wanted}
     return out
 
 

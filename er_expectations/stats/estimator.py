@@ -24,8 +24,11 @@ __all__ = [
     "DEFAULT_N_BOOT",
     "INTERVAL_METHODS",
     "MAX_N_BOOT",
+    "RECOMMENDED",
+    "RECOMMENDED_CI_METHOD",
     "RatioEstimate",
     "bootstrap_counts",
+    "concrete_methods",
     "bootstrap_sums",
     "check_ci_level",
     "check_ci_method",
@@ -50,6 +53,33 @@ CI_METHODS: tuple[str, ...] = ("linearization", "bootstrap")
 INTERVAL_METHODS: tuple[str, ...] = ("linearization", "logit", "bootstrap", "bca", "studentized")
 #: The interval methods that resample the draws (they take ``n_boot`` and ``seed``).
 BOOTSTRAP_METHODS: tuple[str, ...] = ("bootstrap", "bca", "studentized")
+#: The method each metric gets with ``ci_method="recommended"``, chosen from the coverage
+#: study of issue 21 (benchmarks/coverage_methods.py, benchmarks/README.md): the logit
+#: interval for the shares whose errors are rare (it reaches towards the errors, which
+#: θ̂ ± z·SE cannot; no resampling), BCa for pairwise precision and F (their errors sit in
+#: the largest clusters: BCa gained 1–6 points over every other method on a heavy-tailed
+#: population and matched the logit interval on RLdata), and the linearised interval for
+#: the metrics that are not shares of clusters (the logit interval undercovers cluster
+#: precision and F) or whose estimates are not skewed. A metric not listed gets
+#: ``"linearization"``.
+RECOMMENDED_CI_METHOD: dict[str, str] = {
+    "pairwise_precision": "bca",
+    "pairwise_recall": "logit",
+    "pairwise_f": "bca",
+    "cluster_precision": "linearization",
+    "cluster_recall": "logit",
+    "cluster_f": "linearization",
+    "b_cubed_precision": "logit",
+    "b_cubed_recall": "logit",
+    "b_cubed_f": "logit",
+    "homogeneity": "logit",
+    "average_cluster_size": "linearization",
+    "matching_rate": "logit",
+    "homonymy_rate": "logit",
+    "name_variation_rate": "logit",
+}
+#: ``ci_method="recommended"``: each metric with its :data:`RECOMMENDED_CI_METHOD`.
+RECOMMENDED = "recommended"
 #: Default number of bootstrap replicates.
 DEFAULT_N_BOOT = 2000
 #: Smallest number of bootstrap replicates accepted (the tails of fewer are too noisy).
@@ -73,14 +103,27 @@ def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
 
 def check_ci_method(ci_method: str, *, parameter: str = "ci_method", every_method: bool = False) -> str:
     """Validate an interval method: one of :data:`CI_METHODS` (SPEC 6), or of
-    :data:`INTERVAL_METHODS` with ``every_method``."""
-    methods = INTERVAL_METHODS if every_method else CI_METHODS
+    :data:`INTERVAL_METHODS` and ``"recommended"`` with ``every_method``."""
+    methods = (*INTERVAL_METHODS, RECOMMENDED) if every_method else CI_METHODS
     if not isinstance(ci_method, str) or ci_method not in methods:
         close = did_you_mean(str(ci_method), methods)
         hint = f"; {close}" if close else ""
         raise InputError(f"{parameter}={ci_method!r} is not an interval method{hint} "
                          f"Use one of: {', '.join(methods)}")
     return ci_method
+
+
+def concrete_methods(methods: tuple[str, ...], metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """The interval methods to compute for ``methods`` (validated) on ``metrics``: each one
+    itself, and ``"recommended"`` replaced by the :data:`RECOMMENDED_CI_METHOD` of every
+    metric (always with ``"linearization"``, which the others start from)."""
+    out = ["linearization"]
+    for m in methods:
+        if m == RECOMMENDED:
+            out += [RECOMMENDED_CI_METHOD.get(mid, "linearization") for mid in metrics]
+        else:
+            out.append(m)
+    return tuple(dict.fromkeys(out))
 
 
 def check_n_boot(n_boot: int, *, parameter: str = "n_boot") -> int:

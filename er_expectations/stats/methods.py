@@ -15,14 +15,18 @@ from dataclasses import replace
 
 import numpy as np
 
+from er_expectations.errors import InputError
 from er_expectations.stats.estimator import (
     BOOTSTRAP_METHODS,
     DEFAULT_N_BOOT,
     INTERVAL_METHODS,
+    RECOMMENDED,
+    RECOMMENDED_CI_METHOD,
     RatioEstimate,
     check_ci_level,
     check_ci_method,
     check_n_boot,
+    concrete_methods,
     percentile_interval,
     resolve_seed,
 )
@@ -221,20 +225,24 @@ def estimate_methods(sample: BenchmarkSample, metrics: tuple[str, ...] | list[st
     n_boot=n_boot, seed=seed, ...)`` (the same seed gives the same resamples to every
     bootstrap method), computed with one resampling instead of one per method: for a
     simulation of coverage, or to show the methods side by side. ``seed`` None draws a
-    fresh one, recorded in every bootstrap result.
+    fresh one, recorded in every bootstrap result. ``"recommended"`` gives each metric the
+    result of its :data:`~.estimator.RECOMMENDED_CI_METHOD` (its ``interval`` names it).
     """
     beta = check_beta(beta)
     level = check_ci_level(ci_level)
+    if isinstance(methods, str):
+        methods = (methods,)
     wanted = tuple(dict.fromkeys(check_ci_method(m, parameter="methods", every_method=True) for m in methods))
-    boot_methods = [m for m in wanted if m in BOOTSTRAP_METHODS]
+    if not wanted:
+        raise InputError("methods=() selects no interval method; give at least one, such as 'linearization'")
+    lin = estimate_metrics(sample, metrics, beta=beta, ci_level=level, bias_adjust=bias_adjust, domain=domain)
+    needed = concrete_methods(wanted, tuple(lin))
+    boot_methods = [m for m in needed if m in BOOTSTRAP_METHODS]
     if boot_methods:
         n_boot = check_n_boot(n_boot)
         seed = resolve_seed(seed)
-    lin = estimate_metrics(sample, metrics, beta=beta, ci_level=level, bias_adjust=bias_adjust, domain=domain)
-    out: dict[str, dict[str, RatioEstimate]] = {}
-    if "linearization" in wanted:
-        out["linearization"] = lin
-    if "logit" in wanted:
+    out: dict[str, dict[str, RatioEstimate]] = {"linearization": lin}
+    if "logit" in needed:
         out["logit"] = {mid: with_logit(METRICS[mid], res, ci_level=level) for mid, res in lin.items()}
     if boot_methods:
         assert seed is not None
@@ -254,4 +262,6 @@ def estimate_methods(sample: BenchmarkSample, metrics: tuple[str, ...] | list[st
             out[method] = {mid: _apply(METRICS[mid], res, method, reps[mid], None if ses is None else ses[mid],
                                        draws, ci_level=level, n_boot=n_boot, seed=seed)
                            for mid, res in lin.items()}
+    if RECOMMENDED in wanted:
+        out[RECOMMENDED] = {mid: out[RECOMMENDED_CI_METHOD.get(mid, "linearization")][mid] for mid in lin}
     return {m: out[m] for m in wanted}

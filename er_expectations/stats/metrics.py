@@ -291,6 +291,9 @@ def estimate_metrics(
     :func:`~er_expectations.stats.intervals.studentized_interval`, on the same resamples
     as ``"bootstrap"``: a seed gives the same replicates θ̂* to every bootstrap method).
     ``n_boot`` is at most :data:`~er_expectations.stats.intervals.MAX_N_BOOT`.
+    ``"recommended"`` gives each metric its
+    :data:`~er_expectations.stats.estimator.RECOMMENDED_CI_METHOD` (the result's
+    ``interval`` names the method used).
 
     ``domain`` (one value π(c) in [0, 1] per sampled cluster) gives the domain estimator of
     a subgroup of entities (SPEC 8): f and g become f·π and g·π over *all* the draws, draws
@@ -303,6 +306,11 @@ def estimate_metrics(
     beta = check_beta(beta)
     level = check_ci_level(ci_level)
     method = check_ci_method(ci_method, every_method=True)
+    if method == "recommended":  # each metric with its own method (RECOMMENDED_CI_METHOD)
+        from er_expectations.stats.methods import estimate_methods
+
+        return estimate_methods(sample, metrics, methods=(method,), beta=beta, ci_level=level,
+                                bias_adjust=bias_adjust, n_boot=n_boot, seed=seed, domain=domain)[method]
     if method in BOOTSTRAP_METHODS:
         n_boot = check_n_boot(n_boot)
         seed = resolve_seed(seed)

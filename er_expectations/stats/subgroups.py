@@ -283,12 +283,17 @@ def estimate_groups_methods(
     Each ``result[method]`` equals ``estimate_groups(..., ci_method=method, n_boot=n_boot,
     seed=seed)``; the estimates, standard errors and statuses are the same for every
     method, the intervals, p-values and adjusted p-values are the method's.
+    ``"recommended"`` takes each row from its metric's
+    :data:`~.estimator.RECOMMENDED_CI_METHOD` (the p-values adjusted together as usual).
     """
     # imported here, not at the top: keeps this change apart from the module move of issue 21
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
+        RECOMMENDED,
+        RECOMMENDED_CI_METHOD,
         check_ci_method,
         check_n_boot,
+        concrete_methods,
         resolve_seed,
     )
 
@@ -300,7 +305,8 @@ def estimate_groups_methods(
     wanted = tuple(dict.fromkeys(check_ci_method(m, parameter="ci_method", every_method=True) for m in methods))
     if not wanted:
         raise InputError("methods=() selects no interval method; give at least one, such as 'linearization'")
-    if any(m in BOOTSTRAP_METHODS for m in wanted):
+    needed = concrete_methods(wanted, ids)
+    if any(m in BOOTSTRAP_METHODS for m in needed):
         n_boot = check_n_boot(n_boot)
         seed = resolve_seed(seed)
     if membership.pi.shape[0] != sample.labels.shape[0]:
@@ -326,11 +332,11 @@ def estimate_groups_methods(
     sizes = {key: (_domain_draws(d, pi) if pi is not None else (float(d.sum()), int((d > 0).sum())))
              for key, pi in domains.items()}
     boot = None
-    if any(m in BOOTSTRAP_METHODS for m in wanted):
+    if any(m in BOOTSTRAP_METHODS for m in needed):
         boot = _GroupBootstrap(sample, domains, pairs, ids, beta=beta, bias_adjust=bias_adjust, n_boot=n_boot,
-                               seed=seed, studentized="studentized" in wanted)
-    out: dict[str, list[GroupResult]] = {}
-    for method in wanted:
+                               seed=seed, studentized="studentized" in needed)
+    raw: dict[str, list[GroupResult]] = {}
+    for method in needed:
         rows: list[GroupResult] = []
         for _, name, gkey, ckey in pairs:
             draws, clusters = sizes[gkey]
@@ -368,8 +374,14 @@ def estimate_groups_methods(
                 p = diff.p_value if status == "ok" else math.nan
                 rows.append(GroupResult(name, mid, show_est, show_cmp, diff, draws, clusters, other_draws, status,
                                         p, note="; ".join(notes)))
-        adjusted = adjust_p_values([r.p_value for r in rows], adjust)
-        out[method] = [_with_p(r, float(a)) for r, a in zip(rows, adjusted, strict=True)]
+        raw[method] = rows
+    if RECOMMENDED in wanted:  # each row from its metric's method, in the same order
+        raw[RECOMMENDED] = [raw[RECOMMENDED_CI_METHOD.get(r.metric, "linearization")][i]
+                            for i, r in enumerate(raw["linearization"])]
+    out: dict[str, list[GroupResult]] = {}
+    for method in wanted:
+        adjusted = adjust_p_values([r.p_value for r in raw[method]], adjust)
+        out[method] = [_with_p(r, float(a)) for r, a in zip(raw[method], adjusted, strict=True)]
     return out
 
 
