@@ -71,15 +71,17 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import er_expectations as erx  # noqa: E402
-from er_expectations.stats import BenchmarkSample  # noqa: E402
-from er_expectations.stats.drift import paired_changes  # noqa: E402
-from er_expectations.stats.estimator import INTERVAL_METHODS, RECOMMENDED  # noqa: E402
-from er_expectations.stats.methods import estimate_methods  # noqa: E402
-from er_expectations.stats.subgroups import (  # noqa: E402
-    DEFAULT_SUBGROUP_METRICS,
+from er_expectations.stats import (  # noqa: E402
+    INTERVAL_METHODS,
+    RECOMMENDED,
+    RECOMMENDED_CI_METHOD,
+    BenchmarkSample,
     Membership,
     estimate_groups_methods,
+    estimate_methods,
+    paired_changes,
 )
+from er_expectations.stats.subgroups import DEFAULT_SUBGROUP_METRICS  # noqa: E402
 
 DATA = HERE.parent.parent / "shared" / "data"
 SINGLE_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_precision", "cluster_recall",
@@ -429,6 +431,15 @@ def run_cell(name: str, df: pd.DataFrame, design: str, size: int, *, reps: int, 
 # -- report ------------------------------------------------------------------------------------------
 
 
+def _pick(by: dict, method: str, metric: str) -> dict:
+    """``by[method]``; for "recommended" in a file computed without it, the metric's own method."""
+    if method in by:
+        return by[method]
+    if method == RECOMMENDED:
+        return by.get(RECOMMENDED_CI_METHOD.get(metric, "linearization"), {})
+    return {}
+
+
 def _cell(s: dict) -> str:
     if not s.get("defined"):
         return "—"
@@ -452,7 +463,7 @@ def report(paths: list[str]) -> str:
         for c in singles:
             for m, by in c["results"]["singles"].items():
                 lines.append(f"| {c['population']} | {c['design']} | {c['draws']} | {m} | "
-                             + " | ".join(_cell(by.get(k, {})) for k in methods) + " |")
+                             + " | ".join(_cell(_pick(by, k, m)) for k in methods) + " |")
         lines.append("")
     groups = [c for c in cells if "groups" in c["results"]]
     if groups:
@@ -464,14 +475,14 @@ def report(paths: list[str]) -> str:
                 for m, by_q in by_metric.items():
                     for q, by in by_q.items():
                         lines.append(f"| {c['population']} | {c['design']} | {c['draws']} | {g} | {m} | {q} | "
-                                     + " | ".join(_cell(by.get(k, {})) for k in methods) + " |")
+                                     + " | ".join(_cell(_pick(by, k, m)) for k in methods) + " |")
         lines += ["", "False-positive rate of the disparity test under the null grouping (level 5 %):", "",
                   "| population | design | n | metric | " + " | ".join(methods) + " |", sep]
         for c in groups:
             for m, by in c.get("false_positive_rate", {}).items():
                 vals = []
                 for k in methods:
-                    s = by.get(k, {})
+                    s = _pick(by, k, m)
                     vals.append(f"{100 * s['rate']:.1f} ±{100 * s['mc_se']:.1f} ({s['tested']})" if s.get("tested")
                                 else "—")
                 lines.append(f"| {c['population']} | {c['design']} | {c['draws']} | {m} | " + " | ".join(vals) + " |")
@@ -485,7 +496,7 @@ def report(paths: list[str]) -> str:
             for v, by_metric in c["results"]["changes"].items():
                 for m, by in by_metric.items():
                     lines.append(f"| {c['population']} | {c['design']} | {c['draws']} | {v} | {m} | "
-                                 + " | ".join(_cell(by.get(k, {})) for k in methods) + " |")
+                                 + " | ".join(_cell(_pick(by, k, m)) for k in methods) + " |")
         lines.append("")
     return "\n".join(lines)
 

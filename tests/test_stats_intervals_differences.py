@@ -114,7 +114,7 @@ def test_equal_constant_ratios_give_no_interval_rather_than_a_point():
        level=st.floats(0.5, 0.999))
 def test_mover_with_symmetric_limits_is_the_paired_normal_interval(ta, tb, sa, sb, r, level):
     z = NormalDist().inv_cdf(0.5 + level / 2)
-    lo, hi = mover_interval(ta - tb, ta - z * sa, ta + z * sa, ta, tb - z * sb, tb + z * sb, tb, r)
+    lo, hi = mover_interval(ta - tb, ta - z * sa, ta + z * sa, ta, tb - z * sb, tb + z * sb, tb, correlation=r)
     half = z * math.sqrt(max(sa * sa + sb * sb - 2 * r * sa * sb, 0.0))
     assert float(lo) == pytest.approx(ta - tb - half, abs=1e-9)
     assert float(hi) == pytest.approx(ta - tb + half, abs=1e-9)

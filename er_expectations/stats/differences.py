@@ -140,7 +140,6 @@ def paired_correlation(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray) ->
 
 def _mover(a: RatioEstimate, b: RatioEstimate, la: Limits, lb: Limits, r: float) -> Limits:
     est = a.estimate - b.estimate
-
     ea, eb = a.estimate, b.estimate
 
     def limits(level: float) -> tuple[float, float]:

@@ -313,7 +313,7 @@ def zero_event_effective_draws(bound: np.ndarray | float, *, ci_level: float) ->
 
 def mover_interval(difference: np.ndarray | float, lower_a: np.ndarray | float, upper_a: np.ndarray | float,
                    estimate_a: np.ndarray | float, lower_b: np.ndarray | float, upper_b: np.ndarray | float,
-                   estimate_b: np.ndarray | float, correlation: np.ndarray | float = 0.0,
+                   estimate_b: np.ndarray | float, *, correlation: np.ndarray | float = 0.0,
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Interval of θ_a − θ_b from each side's limits (MOVER; SPEC 8 and 10).
 
