@@ -234,24 +234,41 @@ def test_an_error_free_baseline_does_not_widen_a_change():
         (ch.change.estimate - z * ch.change.std_error, ch.change.estimate + z * ch.change.std_error), rel=1e-12)
 
 
-def test_recommended_rows_and_changes_come_from_each_metric_s_method():
-    from er_expectations.stats.estimator import RECOMMENDED_CI_METHOD
+def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
+    from er_expectations.stats.estimator import RECOMMENDED_CI_METHOD, RECOMMENDED_DIFFERENCE_METHOD
+    from er_expectations.stats.subgroups import adjust_p_values
 
     sample = _sample(13, n=60)
     membership = _membership(sample, 4)
     res = estimate_groups_methods(sample, membership, GROUP_IDS, methods=(*METHODS, "recommended"), min_draws=5,
                                   adjust="holm", n_boot=300, seed=6)
     for i, row in enumerate(res["recommended"]):
-        src = res[RECOMMENDED_CI_METHOD[row.metric]][i]
-        assert (row.disparity, row.estimate, row.p_value) == (src.disparity, src.estimate, src.p_value)
+        sides = res[RECOMMENDED_CI_METHOD[row.metric]][i]
+        gap = res[RECOMMENDED_DIFFERENCE_METHOD[row.metric]][i]
+        assert (row.estimate, row.comparison) == (sides.estimate, sides.comparison)
+        assert (row.disparity, row.p_value) == (gap.disparity, gap.p_value)
+    # pairwise precision: BCa estimates, a logit gap (MOVER)
+    pp = next(r for r in res["recommended"] if r.metric == "pairwise_precision" and r.status == "ok")
+    assert pp.estimate.interval == "bca" and pp.disparity.interval in ("logit", "zero_event")
     # the adjustment runs over the recommended rows' own p-values
-    from er_expectations.stats.subgroups import adjust_p_values
-
     want = adjust_p_values([r.p_value for r in res["recommended"]], "holm")
     np.testing.assert_allclose([r.p_adjusted for r in res["recommended"]], want, equal_nan=True)
     base = _sample(14, n=60)
     ch = paired_changes(_changed(base, 5, 0.2), base, CHANGE_IDS, methods=("recommended", "bca", "logit"),
                         n_boot=300, seed=3)
     for m in CHANGE_IDS:
-        assert ch[m]["recommended"].change.interval in ("zero_event", "none", RECOMMENDED_CI_METHOD[m])
-        assert ch[m]["recommended"] == ch[m][RECOMMENDED_CI_METHOD[m]]  # bca or logit, both computed
+        rec = ch[m]["recommended"]
+        assert rec.change == ch[m][RECOMMENDED_DIFFERENCE_METHOD[m]].change
+        assert rec.current == ch[m][RECOMMENDED_CI_METHOD[m]].current
+        assert rec.baseline == ch[m][RECOMMENDED_CI_METHOD[m]].baseline
+
+
+def test_a_change_without_variation_has_no_interval_under_any_method():
+    """Homogeneity is not a share, so no bound from the number of draws exists for it: with no
+    drawn cluster changed, every method gives no interval (and says why), never a width that
+    comes from the asymmetry of the two sides' intervals."""
+    base = _sample(15, n=50)
+    res = paired_changes(base, base, ("homogeneity",), methods=METHODS, n_boot=200, seed=1)
+    for method in METHODS:
+        ch = res["homogeneity"][method].change
+        assert not ch.has_interval and ch.interval == "none" and ch.note, method

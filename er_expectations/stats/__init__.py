@@ -95,6 +95,7 @@ _LAZY = {
     "MAX_N_BOOT": "estimator",
     "RECOMMENDED": "estimator",
     "RECOMMENDED_CI_METHOD": "estimator",
+    "RECOMMENDED_DIFFERENCE_METHOD": "estimator",
     "Difference": "combine",
     "difference": "combine",
     "JointBootstrap": "joint",

@@ -208,6 +208,13 @@ def honest_difference(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray, *, 
         return Difference(est, std_error, est - hw, est + hw, 1.0 if est == 0.0 else math.nan, k, level,
                           unchanged.note, "zero_event", seed)
     own = comparison == "domains"
+    if not own and std_error == 0.0:
+        # two releases whose draws give the change no variation and no bound (a metric that is
+        # not a share, or rows that differ only by a common factor): nothing to build an
+        # interval from, whatever the method (the asymmetry of two logit intervals would
+        # give a width that says nothing about the change)
+        return _finish(est, std_error, k, level, lambda lvl: (est, est), (method, method), [], method, seed,
+                       labels, max(abs(a.estimate), abs(b.estimate)))
     if not own and method == "linearization":
         # two releases, something drawn changed: the paired normal interval (an error-free
         # release adds nothing of its own: its errors elsewhere the other release shares)

@@ -256,13 +256,15 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
     of every metric on one set of resamples: ``{metric: {method: PairedChange}}``.
 
     Each ``result[metric][method]`` equals ``paired_change(current, baseline, metric,
-    ci_method=method, n_boot=n_boot, seed=seed, ...)``; ``"recommended"`` is the metric's
-    :data:`~.estimator.RECOMMENDED_CI_METHOD`.
+    ci_method=method, n_boot=n_boot, seed=seed, ...)``; ``"recommended"`` gives the two
+    estimates of the metric's :data:`~.estimator.RECOMMENDED_CI_METHOD` and the change of its
+    :data:`~.estimator.RECOMMENDED_DIFFERENCE_METHOD`.
     """
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
         RECOMMENDED,
         RECOMMENDED_CI_METHOD,
+        RECOMMENDED_DIFFERENCE_METHOD,
         check_ci_level,
         check_ci_method,
         check_n_boot,
@@ -319,7 +321,9 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
                   "only_current": len(current.labels) - int(shared.sum()), "only_baseline": int((~shared).sum())}
         out[metric] = {}
         mine = RECOMMENDED_CI_METHOD.get(metric, "linearization")
-        for method in dict.fromkeys(mine if m == RECOMMENDED else m for m in wanted):
+        mine_change = RECOMMENDED_DIFFERENCE_METHOD.get(metric, "linearization")
+        run = [m for m in wanted if m != RECOMMENDED] + ([mine, mine_change] if RECOMMENDED in wanted else [])
+        for method in dict.fromkeys(run):
             if boot is not None and method in BOOTSTRAP_METHODS:
                 change = boot.difference(method, metric, est_t, est_b, unchanged=unchanged, ci_level=ci_level)
                 shown_t = boot.side(method, "t", metric, est_t, ci_level=ci_level)
@@ -335,7 +339,12 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
                 change = replace(change, note=change.note.replace("first side", "current release")
                                  .replace("second side", "baseline release"))
             out[metric][method] = PairedChange(current=shown_t, baseline=shown_b, change=change, **common)
-        out[metric] = {m: out[metric][mine if m == RECOMMENDED else m] for m in wanted}
+        if RECOMMENDED in wanted:  # the estimates of one method, the change of the other
+            from dataclasses import replace
+
+            out[metric][RECOMMENDED] = replace(out[metric][mine_change], current=out[metric][mine].current,
+                                               baseline=out[metric][mine].baseline)
+        out[metric] = {m: out[metric][m] for m in wanted}
     return out
 
 

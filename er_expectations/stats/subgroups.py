@@ -283,14 +283,16 @@ def estimate_groups_methods(
     Each ``result[method]`` equals ``estimate_groups(..., ci_method=method, n_boot=n_boot,
     seed=seed)``; the estimates, standard errors and statuses are the same for every
     method, the intervals, p-values and adjusted p-values are the method's.
-    ``"recommended"`` takes each row from its metric's
-    :data:`~.estimator.RECOMMENDED_CI_METHOD` (the p-values adjusted together as usual).
+    ``"recommended"`` gives each row the estimates of its metric's
+    :data:`~.estimator.RECOMMENDED_CI_METHOD` and the gap (interval and p-value) of its
+    :data:`~.estimator.RECOMMENDED_DIFFERENCE_METHOD` (the p-values adjusted together).
     """
     # imported here, not at the top: keeps this change apart from the module move of issue 21
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
         RECOMMENDED,
         RECOMMENDED_CI_METHOD,
+        RECOMMENDED_DIFFERENCE_METHOD,
         check_ci_method,
         check_n_boot,
         concrete_methods,
@@ -375,9 +377,15 @@ def estimate_groups_methods(
                 rows.append(GroupResult(name, mid, show_est, show_cmp, diff, draws, clusters, other_draws, status,
                                         p, note="; ".join(notes)))
         raw[method] = rows
-    if RECOMMENDED in wanted:  # each row from its metric's method, in the same order
-        raw[RECOMMENDED] = [raw[RECOMMENDED_CI_METHOD.get(r.metric, "linearization")][i]
-                            for i, r in enumerate(raw["linearization"])]
+    if RECOMMENDED in wanted:  # each row: estimates and gap from its metric's methods
+        from dataclasses import replace
+
+        rec = []
+        for i, r in enumerate(raw["linearization"]):
+            sides = raw[RECOMMENDED_CI_METHOD.get(r.metric, "linearization")][i]
+            gap = raw[RECOMMENDED_DIFFERENCE_METHOD.get(r.metric, "linearization")][i]
+            rec.append(replace(gap, estimate=sides.estimate, comparison=sides.comparison))
+        raw[RECOMMENDED] = rec
     out: dict[str, list[GroupResult]] = {}
     for method in wanted:
         adjusted = adjust_p_values([r.p_value for r in raw[method]], adjust)
