@@ -18,12 +18,14 @@ bootstraps on one set of ``--n-boot`` resamples; ``recommended`` is a copy of th
 
 * ``singles``: every metric (``er_expectations.stats.methods.estimate_methods``);
 * ``groups``: subgroup estimates, their comparison (the rest) and the gap
-  (``er_expectations.stats.subgroups.estimate_groups_methods``) for two groupings of
-  the entities: ``null`` (unrelated to errors: within each stratum of entities with the
-  same error pattern — same size and same pieces (|c ∩ ĉ|, |ĉ|) — alternately in the
-  group and in the rest, the odd one out of unknown membership, so that every true gap
-  is exactly 0) and ``correlated`` (an entity whose cluster has an error is in the group
-  with probability 0.5, others with 0.15);
+  (``er_expectations.stats.subgroups.estimate_groups_methods``) for three groupings of
+  the entities: ``null`` (within each stratum of entities with the same error pattern —
+  same size and same pieces (|c ∩ ĉ|, |ĉ|) — alternately in the group and in the rest,
+  the odd one out of unknown membership, so that every true gap is exactly 0: for the
+  false-positive rate; on the heavy population the odd ones out are the largest clusters,
+  whose patterns are unique), ``random`` (unrelated to errors: each entity in the group
+  with probability 0.5, all known) and ``correlated`` (an entity whose cluster has an
+  error is in the group with probability 0.5, others with 0.15);
 * ``changes``: the paired change to a second prediction
   (``er_expectations.stats.drift.paired_changes``): ``common`` (10 % of the predicted
   clusters of 2+ records lose one record to a cluster of its own, 0.5 % of the records
@@ -236,7 +238,7 @@ def group_truth(v: pd.DataFrame, member: np.ndarray) -> dict[str, float]:
 
 
 def groupings(pop: Population, values: pd.DataFrame, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """(member, known) per true cluster for the ``null`` and ``correlated`` groupings."""
+    """(member, known) per true cluster for the ``null``, ``random`` and ``correlated`` groupings."""
     rng = np.random.default_rng(seed)
     k = pop.labels.size
     order = np.argsort(pop.piece_cluster, kind="stable")
@@ -252,7 +254,9 @@ def groupings(pop: Population, values: pd.DataFrame, seed: int) -> dict[str, tup
     null_member = (pos % 2 == 0) & ~odd_out
     error = values["exact"].to_numpy() == 0
     correlated = rng.random(k) < np.where(error, 0.5, 0.15)
-    return {"null": (null_member, ~odd_out), "correlated": (correlated, np.ones(k, dtype=bool))}
+    random = rng.random(k) < 0.5
+    everyone = np.ones(k, dtype=bool)
+    return {"null": (null_member, ~odd_out), "random": (random, everyone), "correlated": (correlated, everyone)}
 
 
 def draw_counts(rng: np.random.Generator, pop: Population, design: str, n: int) -> np.ndarray:
@@ -349,7 +353,8 @@ def _summarise(node):
 
 
 def run_cell(name: str, df: pd.DataFrame, design: str, size: int, *, reps: int, n_boot: int, level: float,
-             seed: int, parts: tuple[str, ...], methods: tuple[str, ...]) -> dict:
+             seed: int, parts: tuple[str, ...], methods: tuple[str, ...],
+             grouping_names: tuple[str, ...] = ("null", "random", "correlated")) -> dict:
     pop = Population(df["truth"].to_numpy(), df["pred"].to_numpy())
     values = cluster_values(pop)
     truth = truth_of(df)
@@ -357,7 +362,7 @@ def run_cell(name: str, df: pd.DataFrame, design: str, size: int, *, reps: int, 
     pops2 = {v: Population(df["truth"].to_numpy(), p2, labels=pop.labels) for v, p2 in second.items()}
     truth2 = {v: truth_of(df, p2) for v, p2 in second.items()}
     change_truth = {v: {m: truth2[v][m] - truth[m] for m in CHANGE_METRICS} for v in second}
-    grouping = groupings(pop, values, seed=seed + 2)
+    grouping = {g: v for g, v in groupings(pop, values, seed=seed + 2).items() if g in grouping_names}
     g_truth = {}
     for gname, (member, known) in grouping.items():
         g_truth[gname] = {"group": group_truth(values, member & known),
@@ -538,6 +543,8 @@ def main(argv: list[str] | None = None) -> int:
                     choices=["singles", "groups", "changes"])
     ap.add_argument("--methods", nargs="+", default=list(INTERVAL_METHODS), choices=list(INTERVAL_METHODS),
                     help="interval methods (the recommended one is derived from them)")
+    ap.add_argument("--groupings", nargs="+", default=["null", "random", "correlated"],
+                    choices=["null", "random", "correlated"])
     ap.add_argument("--level", type=float, default=0.95)
     ap.add_argument("--seed", type=int, default=20261127)
     ap.add_argument("--tag", default="", help="suffix of the result file name")
@@ -557,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 cell = run_cell(name, frames[name], design, size, reps=args.reps, n_boot=args.n_boot,
                                 level=args.level, seed=args.seed, parts=tuple(args.parts),
-                                methods=tuple(args.methods))
+                                methods=tuple(args.methods), grouping_names=tuple(args.groupings))
                 cells.append(derive_recommended(cell))
                 print(f"{name} {design} n={size}: {args.reps} replications in {time.perf_counter() - t0:.0f} s "
                       f"({cell['seconds']})", flush=True)
