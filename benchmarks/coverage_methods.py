@@ -38,7 +38,7 @@ cell (population × design × n × part × quantity × method): two-sided covera
 of intervals entirely below the truth (``below``: upper limit < truth) and entirely above
 it (``above``: lower limit > truth), each with its Monte Carlo standard error
 √(p(1 − p)/R), the mean width, the share of replications with an interval and with a
-zero-event interval; for the null grouping the false-positive rate of the disparity test
+zero-event interval, the number of zero-width intervals; for the null grouping the false-positive rate of the disparity test
 (the rows tested, p < 1 − level, which is the interval excluding 0).
 
 Uses only the public API (``import er_expectations as erx`` and ``er_expectations.stats``)
@@ -286,10 +286,10 @@ def truth_of(df: pd.DataFrame, prediction: np.ndarray | None = None) -> dict[str
 class Tally:
     """Coverage counts of one quantity under one method."""
 
-    __slots__ = ("n", "defined", "cover", "below", "above", "width", "zero_event")
+    __slots__ = ("n", "defined", "cover", "below", "above", "width", "zero_event", "zero_width")
 
     def __init__(self) -> None:
-        self.n = self.defined = self.cover = self.below = self.above = self.zero_event = 0
+        self.n = self.defined = self.cover = self.below = self.above = self.zero_event = self.zero_width = 0
         self.width = 0.0
 
     def add(self, lo: float, hi: float, truth: float, zero_event: bool) -> None:
@@ -302,6 +302,7 @@ class Tally:
         self.above += lo > truth
         self.width += hi - lo
         self.zero_event += bool(zero_event)
+        self.zero_width += hi <= lo
 
     def summary(self) -> dict:
         d = self.defined
@@ -314,7 +315,7 @@ class Tally:
 
         return {"reps": self.n, "defined": d, "coverage": rate(self.cover), "below": rate(self.below),
                 "above": rate(self.above), "mean_width": round(self.width / d, 5),
-                "zero_event": round(self.zero_event / d, 4)}
+                "zero_event": round(self.zero_event / d, 4), "zero_width": self.zero_width}
 
 
 class Rate:
