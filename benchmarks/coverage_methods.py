@@ -76,8 +76,9 @@ import er_expectations as erx  # noqa: E402
 from er_expectations.stats import (  # noqa: E402
     INTERVAL_METHODS,
     RECOMMENDED,
+    RECOMMENDED_CHANGE_METHOD,
     RECOMMENDED_CI_METHOD,
-    RECOMMENDED_DIFFERENCE_METHOD,
+    RECOMMENDED_GAP_METHOD,
     BenchmarkSample,
     Membership,
     estimate_groups_methods,
@@ -441,13 +442,17 @@ def run_cell(name: str, df: pd.DataFrame, design: str, size: int, *, reps: int, 
 def derive_recommended(cell: dict) -> dict:
     """Add (or replace) the ``recommended`` entries of a cell: a copy of the entry of the
     method that ``ci_method="recommended"`` uses for that metric and quantity
-    (``RECOMMENDED_CI_METHOD`` for estimates, ``RECOMMENDED_DIFFERENCE_METHOD`` for gaps,
-    changes and the false-positive rate), so they are never computed twice."""
+    (``RECOMMENDED_CI_METHOD`` for estimates, ``RECOMMENDED_GAP_METHOD`` for gaps and the
+    false-positive rate, ``RECOMMENDED_CHANGE_METHOD`` for changes), so they are never
+    computed twice."""
     def estimate_method(metric: str) -> str:
         return RECOMMENDED_CI_METHOD.get(metric, "linearization")
 
-    def difference_method(metric: str) -> str:
-        return RECOMMENDED_DIFFERENCE_METHOD.get(metric, "linearization")
+    def gap_method(metric: str) -> str:
+        return RECOMMENDED_GAP_METHOD.get(metric, "linearization")
+
+    def change_method(metric: str) -> str:
+        return RECOMMENDED_CHANGE_METHOD.get(metric, "linearization")
 
     res = cell["results"]
     for m, by in res.get("singles", {}).items():
@@ -455,12 +460,12 @@ def derive_recommended(cell: dict) -> dict:
     for by_metric in res.get("groups", {}).values():
         for m, by_q in by_metric.items():
             for q, by in by_q.items():
-                by[RECOMMENDED] = by.get(difference_method(m) if q == "gap" else estimate_method(m), {})
+                by[RECOMMENDED] = by.get(gap_method(m) if q == "gap" else estimate_method(m), {})
     for by_metric in res.get("changes", {}).values():
         for m, by in by_metric.items():
-            by[RECOMMENDED] = by.get(difference_method(m), {})
+            by[RECOMMENDED] = by.get(change_method(m), {})
     for m, by in cell.get("false_positive_rate", {}).items():
-        by[RECOMMENDED] = by.get(difference_method(m), {})
+        by[RECOMMENDED] = by.get(gap_method(m), {})
     return cell
 
 

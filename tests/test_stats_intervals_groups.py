@@ -235,7 +235,11 @@ def test_an_error_free_baseline_does_not_widen_a_change():
 
 
 def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
-    from er_expectations.stats.estimator import RECOMMENDED_CI_METHOD, RECOMMENDED_DIFFERENCE_METHOD
+    from er_expectations.stats.estimator import (
+        RECOMMENDED_CHANGE_METHOD,
+        RECOMMENDED_CI_METHOD,
+        RECOMMENDED_GAP_METHOD,
+    )
     from er_expectations.stats.subgroups import adjust_p_values
 
     sample = _sample(13, n=60)
@@ -244,12 +248,14 @@ def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
                                   adjust="holm", n_boot=300, seed=6)
     for i, row in enumerate(res["recommended"]):
         sides = res[RECOMMENDED_CI_METHOD[row.metric]][i]
-        gap = res[RECOMMENDED_DIFFERENCE_METHOD[row.metric]][i]
+        gap = res[RECOMMENDED_GAP_METHOD[row.metric]][i]
         assert (row.estimate, row.comparison) == (sides.estimate, sides.comparison)
         assert (row.disparity, row.p_value) == (gap.disparity, gap.p_value)
-    # pairwise precision: BCa estimates, a logit gap (MOVER)
+    # pairwise precision: BCa estimates, a percentile-bootstrap gap; pairwise recall: logit, MOVER
     pp = next(r for r in res["recommended"] if r.metric == "pairwise_precision" and r.status == "ok")
-    assert pp.estimate.interval == "bca" and pp.disparity.interval in ("logit", "zero_event")
+    assert pp.estimate.interval == "bca" and pp.disparity.interval in ("bootstrap", "zero_event")
+    pr = next(r for r in res["recommended"] if r.metric == "pairwise_recall" and r.status == "ok")
+    assert pr.disparity.interval in ("logit", "zero_event")
     # the adjustment runs over the recommended rows' own p-values
     want = adjust_p_values([r.p_value for r in res["recommended"]], "holm")
     np.testing.assert_allclose([r.p_adjusted for r in res["recommended"]], want, equal_nan=True)
@@ -258,7 +264,7 @@ def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
                         n_boot=300, seed=3)
     for m in CHANGE_IDS:
         rec = ch[m]["recommended"]
-        assert rec.change == ch[m][RECOMMENDED_DIFFERENCE_METHOD[m]].change
+        assert rec.change == ch[m][RECOMMENDED_CHANGE_METHOD[m]].change
         assert rec.current == ch[m][RECOMMENDED_CI_METHOD[m]].current
         assert rec.baseline == ch[m][RECOMMENDED_CI_METHOD[m]].baseline
 

@@ -258,13 +258,13 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
     Each ``result[metric][method]`` equals ``paired_change(current, baseline, metric,
     ci_method=method, n_boot=n_boot, seed=seed, ...)``; ``"recommended"`` gives the two
     estimates of the metric's :data:`~.estimator.RECOMMENDED_CI_METHOD` and the change of its
-    :data:`~.estimator.RECOMMENDED_DIFFERENCE_METHOD`.
+    :data:`~.estimator.RECOMMENDED_CHANGE_METHOD`.
     """
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
         RECOMMENDED,
+        RECOMMENDED_CHANGE_METHOD,
         RECOMMENDED_CI_METHOD,
-        RECOMMENDED_DIFFERENCE_METHOD,
         check_ci_level,
         check_ci_method,
         check_n_boot,
@@ -321,7 +321,7 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
                   "only_current": len(current.labels) - int(shared.sum()), "only_baseline": int((~shared).sum())}
         out[metric] = {}
         mine = RECOMMENDED_CI_METHOD.get(metric, "linearization")
-        mine_change = RECOMMENDED_DIFFERENCE_METHOD.get(metric, "linearization")
+        mine_change = RECOMMENDED_CHANGE_METHOD.get(metric, "linearization")
         run = [m for m in wanted if m != RECOMMENDED] + ([mine, mine_change] if RECOMMENDED in wanted else [])
         for method in dict.fromkeys(run):
             if boot is not None and method in BOOTSTRAP_METHODS:

@@ -285,14 +285,14 @@ def estimate_groups_methods(
     method, the intervals, p-values and adjusted p-values are the method's.
     ``"recommended"`` gives each row the estimates of its metric's
     :data:`~.estimator.RECOMMENDED_CI_METHOD` and the gap (interval and p-value) of its
-    :data:`~.estimator.RECOMMENDED_DIFFERENCE_METHOD` (the p-values adjusted together).
+    :data:`~.estimator.RECOMMENDED_GAP_METHOD` (the p-values adjusted together).
     """
     # imported here, not at the top: keeps this change apart from the module move of issue 21
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
         RECOMMENDED,
         RECOMMENDED_CI_METHOD,
-        RECOMMENDED_DIFFERENCE_METHOD,
+        RECOMMENDED_GAP_METHOD,
         check_ci_method,
         check_n_boot,
         concrete_methods,
@@ -383,7 +383,7 @@ def estimate_groups_methods(
         rec = []
         for i, r in enumerate(raw["linearization"]):
             sides = raw[RECOMMENDED_CI_METHOD.get(r.metric, "linearization")][i]
-            gap = raw[RECOMMENDED_DIFFERENCE_METHOD.get(r.metric, "linearization")][i]
+            gap = raw[RECOMMENDED_GAP_METHOD.get(r.metric, "linearization")][i]
             rec.append(replace(gap, estimate=sides.estimate, comparison=sides.comparison))
         raw[RECOMMENDED] = rec
     out: dict[str, list[GroupResult]] = {}
