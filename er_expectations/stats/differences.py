@@ -22,12 +22,22 @@ else comes here:
    the other end (every f = 0, θ̂ = 0) the bound is [0, q] and the roles swap. The bound
    at level 1 − α/2 is restated from the side's own interval by its effective number of
    draws k* = log(1 − level)/log(1 − q) (:func:`~.intervals.zero_event_effective_draws`).
+   This is for two *domains* of the draws (``comparison="domains"``, SPEC 8: a subgroup
+   and the rest, or all). Two *releases* on the same clusters (``"releases"``, SPEC 10)
+   share the errors of every cluster that did not change, which cancel in the change: an
+   error-free release adds no uncertainty of its own there, and what can collapse is a
+   change whose draws show no change at all (case 2).
 2. **A change without a changed draw** (SPEC 10): the caller passes the
    :func:`~.intervals.no_change_bound` (|θ_t − θ_b| is at most the share of changed
    clusters, bounded by the rule of three): the interval is ±that bound.
 3. **No variation that any bound can use** (every draw has the same ratio f/g on both
    sides, a metric that is not a share, or sides proportional row by row): no interval
    (NaN) with a note, rather than a zero-width one.
+
+With ``method="logit"`` every side with a linearised interval enters MOVER by its logit
+interval instead (:func:`~.intervals.logit_family`), with the correlation of the two
+estimates from their influence values; with symmetric limits MOVER is exactly the paired
+normal interval, so this only moves the interval where a side's estimate is skewed.
 
 The bootstrap of a difference (:func:`bootstrap_difference`) resamples the shared draws
 once for both sides (:class:`~.joint.JointBootstrap`), so that a replicate of the
