@@ -582,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     path = Path(args.out) if args.out else HERE / "results" / f"coverage-methods-{_dt.date.today().isoformat()}{tag}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(out, indent=1) + "\n")
+    tmp.write_text(json.dumps(out, separators=(",", ":")) + "\n")  # compact: a few hundred kB per run
     tmp.replace(path)
     print(report([str(path)]))
     print(f"written {path}")
