@@ -43,7 +43,7 @@ from er_expectations.stats import (
     summary_statistics,
     z_value,
 )
-from er_expectations.stats.estimator import _REL_TOL
+from er_expectations.stats.estimator import REL_TOL
 from er_expectations.stats.resample import (
     BLOCK_CELLS,
     Replicates,
@@ -195,7 +195,7 @@ def _replicate_block(pop: _Population, sample: BenchmarkSample, idx: np.ndarray,
             f, g = values[mid]
             mismatch = None
             if d.zero_event:  # draws showing an error (g > 0, f ≠ g), found once per cluster
-                mismatch = ((g > 0) & (np.abs(f - g) > _REL_TOL * g))[idx]
+                mismatch = ((g > 0) & (np.abs(f - g) > REL_TOL * g))[idx]
             res = replicate_ratio(f[idx], g[idx], bias_adjust=bias_adjust, ci_level=ci_level, bounds=d.bounds,
                                   zero_event=d.zero_event, complement=d.complement, mismatch=mismatch,
                                   influence=with_influence)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_expectations.stats.estimator import _REL_TOL, ratio_replicates, z_value
+from er_expectations.stats.estimator import REL_TOL, ratio_replicates, z_value
 
 __all__ = [
     "BLOCK_CELLS",
@@ -137,7 +137,7 @@ def replicate_ratio(F: np.ndarray, G: np.ndarray, *, bias_adjust: bool, ci_level
     zero = np.zeros(reps, dtype=bool)
     if zero_event and k >= 2:
         if mismatch is None:
-            mismatch = (G > 0) & (np.abs(F - G) > _REL_TOL * G)
+            mismatch = (G > 0) & (np.abs(F - G) > REL_TOL * G)
         all_right = ~mismatch.any(axis=1) & ~undefined & ~fzero
         rows = np.flatnonzero(all_right | fzero)
         if rows.size:
