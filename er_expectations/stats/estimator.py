@@ -19,10 +19,18 @@ from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 
 __all__ = [
+    "BOOTSTRAP_METHODS",
     "CI_METHODS",
     "DEFAULT_N_BOOT",
+    "INTERVAL_METHODS",
+    "MAX_N_BOOT",
+    "RECOMMENDED",
+    "RECOMMENDED_CI_METHOD",
+    "RECOMMENDED_CHANGE_METHOD",
+    "RECOMMENDED_GAP_METHOD",
     "RatioEstimate",
     "bootstrap_counts",
+    "concrete_methods",
     "bootstrap_sums",
     "check_ci_level",
     "check_ci_method",
@@ -38,12 +46,81 @@ __all__ = [
 ]
 
 #: Interval methods (SPEC 6): the normal interval of the linearised variance, or the
-#: percentile bootstrap over the draws.
+#: percentile bootstrap over the draws. These are the methods the API, YAML, GX and CLI
+#: layers offer; the statistics layer has more (:data:`INTERVAL_METHODS`).
 CI_METHODS: tuple[str, ...] = ("linearization", "bootstrap")
+#: Every interval method of the statistics layer (SPEC 6; :mod:`.intervals`): the
+#: linearised normal interval, the same on the logit scale, and three bootstraps over the
+#: draws (percentile, BCa, studentised).
+INTERVAL_METHODS: tuple[str, ...] = ("linearization", "logit", "bootstrap", "bca", "studentized")
+#: The interval methods that resample the draws (they take ``n_boot`` and ``seed``).
+BOOTSTRAP_METHODS: tuple[str, ...] = ("bootstrap", "bca", "studentized")
+#: The method each metric gets with ``ci_method="recommended"``, chosen from the coverage
+#: study of issue 21 (benchmarks/coverage_methods.py, benchmarks/README.md): the logit
+#: interval for the shares whose errors are rare (it reaches towards the errors, which
+#: θ̂ ± z·SE cannot; no resampling), BCa for pairwise precision and F (their errors sit in
+#: the largest clusters: BCa gained 1–6 points over every other method on a heavy-tailed
+#: population and matched the logit interval on RLdata), and the linearised interval for
+#: the metrics that are not shares of clusters (the logit interval undercovers cluster
+#: precision and F) or whose estimates are not skewed. A metric not listed gets
+#: ``"linearization"``.
+RECOMMENDED_CI_METHOD: dict[str, str] = {
+    "pairwise_precision": "bca",
+    "pairwise_recall": "logit",
+    "pairwise_f": "bca",
+    "cluster_precision": "linearization",
+    "cluster_recall": "logit",
+    "cluster_f": "linearization",
+    "b_cubed_precision": "logit",
+    "b_cubed_recall": "logit",
+    "b_cubed_f": "logit",
+    "homogeneity": "logit",
+    "average_cluster_size": "linearization",
+    "matching_rate": "logit",
+    "homonymy_rate": "logit",
+    "name_variation_rate": "logit",
+}
+#: The method of the subgroup gaps (SPEC 8) of each metric with ``ci_method="recommended"``,
+#: from the same study: the logit interval of each side combined by MOVER for the shares
+#: (their gaps covered 94–97 % on RLdata, where the joint BCa and studentised bootstraps
+#: covered 90–93 %: they read the skewness of the observed errors of both sides, which
+#: under no true gap is noise), except pairwise precision and F, whose gaps take the
+#: percentile bootstrap of the shared draws (a subgroup of a heavy-tailed population can
+#: have its estimate made by one draw of a cluster with a huge weight, and the logit
+#: interval of such an estimate does not reach back to the truth: 67 % under a null
+#: grouping), and homogeneity, whose gaps keep the paired normal interval (a group without
+#: an impure predicted cluster has no standard error and, homogeneity not being a share of
+#: clusters, no zero-event bound either: MOVER then rests on the other side's asymmetric
+#: logit limits alone, which put 32 % false alarms at 200 draws); the paired normal
+#: interval for the other metrics.
+RECOMMENDED_GAP_METHOD: dict[str, str] = {
+    metric: ("linearization" if method == "linearization" or metric == "homogeneity"
+             else "bootstrap" if metric in ("pairwise_precision", "pairwise_f") else "logit")
+    for metric, method in RECOMMENDED_CI_METHOD.items()
+}
+#: The method of the paired changes (SPEC 10) of each metric with
+#: ``ci_method="recommended"``: MOVER of the two releases' logit intervals (with their
+#: correlation) for the shares, which covered best on both populations (RLdata 96–97 %,
+#: the heavy-tailed population 86–100 % where every other method did worse); the paired
+#: normal interval for the other metrics. A change without a changed draw takes the
+#: no-change bound whatever the method.
+RECOMMENDED_CHANGE_METHOD: dict[str, str] = {
+    metric: ("linearization" if method == "linearization" else "logit")
+    for metric, method in RECOMMENDED_CI_METHOD.items()
+}
+#: ``ci_method="recommended"``: each metric with its :data:`RECOMMENDED_CI_METHOD`, its
+#: subgroup gaps with :data:`RECOMMENDED_GAP_METHOD` and its changes with
+#: :data:`RECOMMENDED_CHANGE_METHOD`.
+RECOMMENDED = "recommended"
 #: Default number of bootstrap replicates.
 DEFAULT_N_BOOT = 2000
 #: Smallest number of bootstrap replicates accepted (the tails of fewer are too noisy).
 MIN_N_BOOT = 100
+#: Largest number of bootstrap replicates accepted: time and memory grow with n_boot (a
+#: gap or change keeps every series' replicates), and with 20,000 replicates the Monte
+#: Carlo error of a 95 % limit is already about 1 % of the standard error, far below the
+#: sampling error of any benchmark.
+MAX_N_BOOT = 20_000
 
 
 def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
@@ -56,24 +133,48 @@ def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
     return level
 
 
-def check_ci_method(ci_method: str, *, parameter: str = "ci_method") -> str:
-    """Validate an interval method: one of :data:`CI_METHODS` (SPEC 6)."""
-    if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
-        close = did_you_mean(str(ci_method), CI_METHODS)
+def check_ci_method(ci_method: str, *, parameter: str = "ci_method", every_method: bool = False) -> str:
+    """Validate an interval method: one of :data:`CI_METHODS` (SPEC 6), or of
+    :data:`INTERVAL_METHODS` and ``"recommended"`` with ``every_method``."""
+    methods = (*INTERVAL_METHODS, RECOMMENDED) if every_method else CI_METHODS
+    if not isinstance(ci_method, str) or ci_method not in methods:
+        close = did_you_mean(str(ci_method), methods)
         hint = f"; {close}" if close else ""
         raise InputError(f"{parameter}={ci_method!r} is not an interval method{hint} "
-                         f"Use one of: {', '.join(CI_METHODS)}")
+                         f"Use one of: {', '.join(methods)}")
     return ci_method
 
 
+def concrete_methods(methods: tuple[str, ...], metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """The interval methods to compute for ``methods`` (validated) on ``metrics``: each one
+    itself, and ``"recommended"`` replaced by the :data:`RECOMMENDED_CI_METHOD`,
+    :data:`RECOMMENDED_GAP_METHOD` and :data:`RECOMMENDED_CHANGE_METHOD` of every metric (always with ``"linearization"``,
+    which the others start from)."""
+    out = ["linearization"]
+    for m in methods:
+        if m == RECOMMENDED:
+            out += [RECOMMENDED_CI_METHOD.get(mid, "linearization") for mid in metrics]
+            out += [RECOMMENDED_GAP_METHOD.get(mid, "linearization") for mid in metrics]
+            out += [RECOMMENDED_CHANGE_METHOD.get(mid, "linearization") for mid in metrics]
+        else:
+            out.append(m)
+    return tuple(dict.fromkeys(out))
+
+
 def check_n_boot(n_boot: int, *, parameter: str = "n_boot") -> int:
-    """Validate the number of bootstrap replicates: an integer ≥ 100 (booleans refused)."""
+    """Validate the number of bootstrap replicates: an integer in [:data:`MIN_N_BOOT`,
+    :data:`MAX_N_BOOT`] (booleans refused)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
         raise InputError(f"{parameter}={n_boot!r} is not an integer; give a number of bootstrap replicates "
                          f"such as {DEFAULT_N_BOOT}")
     if int(n_boot) < MIN_N_BOOT:
         raise InputError(f"{parameter}={n_boot!r} is too small; give at least {MIN_N_BOOT} bootstrap replicates "
                          f"(default {DEFAULT_N_BOOT}): the tails of the percentile interval need them")
+    if int(n_boot) > MAX_N_BOOT:
+        raise InputError(f"{parameter}={n_boot!r} is too large; give at most {MAX_N_BOOT:,} bootstrap replicates "
+                         f"(default {DEFAULT_N_BOOT}): time and memory grow with n_boot, and beyond "
+                         f"{MAX_N_BOOT:,} the Monte Carlo error of the interval is far below the sampling error "
+                         "of the benchmark")
     return int(n_boot)
 
 
