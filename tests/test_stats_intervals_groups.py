@@ -277,3 +277,28 @@ def test_a_change_without_variation_has_no_interval_under_any_method():
     for method in METHODS:
         ch = res["homogeneity"][method].change
         assert not ch.has_interval and ch.interval == "none" and ch.note, method
+
+
+def test_bca_mover_gap_is_mover_of_the_two_sides_bca_intervals():
+    from er_expectations.stats.differences import paired_correlation
+    from er_expectations.stats.intervals import mover_interval
+
+    sample = _sample(16, n=80)
+    membership = _membership(sample, 5)
+    res = estimate_groups_methods(sample, membership, ("pairwise_recall", "b_cubed_f"), methods=("bca_mover", "bca"),
+                                  min_draws=5, n_boot=400, seed=8)
+    checked = 0
+    for row, bca_row in zip(res["bca_mover"], res["bca"], strict=True):
+        assert (row.estimate, row.comparison) == (bca_row.estimate, bca_row.comparison)
+        a, b = row.estimate, row.comparison
+        if row.disparity.interval != "bca" or a.interval != "bca" or b.interval != "bca":
+            continue
+        r = paired_correlation(a, b, sample.draws)
+        lo, hi = mover_interval(a.estimate - b.estimate, a.ci_lower, a.ci_upper, a.estimate, b.ci_lower, b.ci_upper,
+                                b.estimate, correlation=r)
+        # the sides' shown intervals are clipped to [0, 1]; inside the range they are the limits MOVER used
+        if a.ci_lower > 0 and a.ci_upper < 1 and b.ci_lower > 0 and b.ci_upper < 1:
+            assert (row.disparity.ci_lower, row.disparity.ci_upper) == pytest.approx((float(lo), float(hi)),
+                                                                                      rel=1e-12)
+            checked += 1
+    assert checked >= 2

@@ -22,6 +22,7 @@ __all__ = [
     "BOOTSTRAP_METHODS",
     "CI_METHODS",
     "DEFAULT_N_BOOT",
+    "GAP_METHODS",
     "INTERVAL_METHODS",
     "MAX_N_BOOT",
     "RECOMMENDED",
@@ -92,6 +93,10 @@ RECOMMENDED_CHANGE_METHOD: dict[str, str] = {
     metric: ("linearization" if metric in ("cluster_precision", "cluster_f", "average_cluster_size") else "logit")
     for metric in RECOMMENDED_CI_METHOD
 }
+#: Interval methods for subgroup gaps only (SPEC 8): ``"bca_mover"`` combines the BCa
+#: intervals of the group and of its comparison by MOVER (each side's skewness shapes its
+#: own tail of the gap) instead of taking the BCa interval of the replicate gaps.
+GAP_METHODS: tuple[str, ...] = ("bca_mover",)
 #: ``ci_method="recommended"``: each metric with its :data:`RECOMMENDED_CI_METHOD`, its
 #: subgroup gaps with :data:`RECOMMENDED_GAP_METHOD` and its changes with
 #: :data:`RECOMMENDED_CHANGE_METHOD`.
