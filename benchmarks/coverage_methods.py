@@ -74,6 +74,7 @@ sys.path.insert(0, str(HERE))
 
 import er_expectations as erx  # noqa: E402
 from er_expectations.stats import (  # noqa: E402
+    GAP_METHODS,
     INTERVAL_METHODS,
     RECOMMENDED,
     RECOMMENDED_CHANGE_METHOD,
@@ -381,7 +382,8 @@ def run_cell(name: str, df: pd.DataFrame, design: str, size: int, *, reps: int, 
         boot_seed = int(rng.integers(0, 2**31))
         if "singles" in parts:
             t0 = time.perf_counter()
-            res = estimate_methods(sample, SINGLE_METRICS, methods=methods, ci_level=level, n_boot=n_boot,
+            res = estimate_methods(sample, SINGLE_METRICS, methods=[m for m in methods if m in INTERVAL_METHODS],
+                                   ci_level=level, n_boot=n_boot,
                                    seed=boot_seed)
             for method, by_metric in res.items():
                 for m, e in by_metric.items():
@@ -416,7 +418,8 @@ def run_cell(name: str, df: pd.DataFrame, design: str, size: int, *, reps: int, 
         if "changes" in parts:
             t0 = time.perf_counter()
             for variant, pop2 in pops2.items():
-                res = paired_changes(pop2.sample(counts, design), sample, CHANGE_METRICS, methods=methods,
+                res = paired_changes(pop2.sample(counts, design), sample, CHANGE_METRICS,
+                                     methods=[m for m in methods if m in INTERVAL_METHODS],
                                      ci_level=level, n_boot=n_boot, seed=boot_seed)
                 for m, by_method in res.items():
                     for method, ch in by_method.items():
@@ -483,7 +486,7 @@ def report(paths: list[str]) -> str:
         data = json.loads(Path(p).read_text())
         cells += [derive_recommended(c) for c in data["cells"]]
     lines = []
-    methods = [*INTERVAL_METHODS, RECOMMENDED]
+    methods = [*INTERVAL_METHODS, *GAP_METHODS, RECOMMENDED]
     head = "| population | design | n | metric | " + " | ".join(methods) + " |"
     sep = "|" + " --- |" * 4 + " ---: |" * len(methods)
     singles = [c for c in cells if "singles" in c["results"]]
@@ -547,8 +550,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--populations", nargs="+", default=["rldata", "heavy"], choices=["rldata", "heavy"])
     ap.add_argument("--parts", nargs="+", default=["singles", "groups", "changes"],
                     choices=["singles", "groups", "changes"])
-    ap.add_argument("--methods", nargs="+", default=list(INTERVAL_METHODS), choices=list(INTERVAL_METHODS),
-                    help="interval methods (the recommended one is derived from them)")
+    ap.add_argument("--methods", nargs="+", default=[*INTERVAL_METHODS, *GAP_METHODS],
+                    choices=[*INTERVAL_METHODS, *GAP_METHODS],
+                    help="interval methods (the recommended one is derived from them; bca_mover: gaps only)")
     ap.add_argument("--groupings", nargs="+", default=["null", "random", "correlated"],
                     choices=["null", "random", "correlated"])
     ap.add_argument("--level", type=float, default=0.95)

@@ -326,7 +326,7 @@ def test_coverage_of_a_gap_whose_group_rarely_shows_an_error():
     """A group of 7 % of the entities with 3 % errors, the rest with 2 %: with 450 draws the
     group has ≈ 31 of them and is error-free in ≈ 40 % of the samples. Its estimate is then 1
     with SE 0, and the paired normal interval, which counts the rest's uncertainty only,
-    misses the true gap (−0.01) each time; the zero-event bound of the group covers."""
+    misses the true gap (≈ −0.007) each time; the zero-event bound of the group covers."""
     n_pop, k, reps = 20000, 450, 1000
     rng = np.random.default_rng(21)
     member = rng.random(n_pop) < 0.07

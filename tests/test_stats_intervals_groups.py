@@ -251,17 +251,16 @@ def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
         gap = res[RECOMMENDED_GAP_METHOD[row.metric]][i]
         assert (row.estimate, row.comparison) == (sides.estimate, sides.comparison)
         assert (row.disparity, row.p_value) == (gap.disparity, gap.p_value)
-    # pairwise precision: BCa estimates, a percentile-bootstrap gap; pairwise recall: logit, MOVER
+    # BCa estimates, the paired normal gap (or its zero-event fallback)
     pp = next(r for r in res["recommended"] if r.metric == "pairwise_precision" and r.status == "ok")
-    assert pp.estimate.interval == "bca" and pp.disparity.interval in ("bootstrap", "zero_event")
-    pr = next(r for r in res["recommended"] if r.metric == "pairwise_recall" and r.status == "ok")
-    assert pr.disparity.interval in ("logit", "zero_event")
+    assert pp.estimate.interval == "bca" and pp.disparity.interval in ("linearization", "zero_event")
     # the adjustment runs over the recommended rows' own p-values
     want = adjust_p_values([r.p_value for r in res["recommended"]], "holm")
     np.testing.assert_allclose([r.p_adjusted for r in res["recommended"]], want, equal_nan=True)
     base = _sample(14, n=60)
     ch = paired_changes(_changed(base, 5, 0.2), base, CHANGE_IDS, methods=("recommended", "bca", "logit"),
                         n_boot=300, seed=3)
+    assert ch["pairwise_recall"]["recommended"].change.interval in ("logit", "zero_event")
     for m in CHANGE_IDS:
         rec = ch[m]["recommended"]
         assert rec.change == ch[m][RECOMMENDED_CHANGE_METHOD[m]].change
@@ -278,3 +277,28 @@ def test_a_change_without_variation_has_no_interval_under_any_method():
     for method in METHODS:
         ch = res["homogeneity"][method].change
         assert not ch.has_interval and ch.interval == "none" and ch.note, method
+
+
+def test_bca_mover_gap_is_mover_of_the_two_sides_bca_intervals():
+    from er_expectations.stats.differences import paired_correlation
+    from er_expectations.stats.intervals import mover_interval
+
+    sample = _sample(16, n=80)
+    membership = _membership(sample, 5)
+    res = estimate_groups_methods(sample, membership, ("pairwise_recall", "b_cubed_f"), methods=("bca_mover", "bca"),
+                                  min_draws=5, n_boot=400, seed=8)
+    checked = 0
+    for row, bca_row in zip(res["bca_mover"], res["bca"], strict=True):
+        assert (row.estimate, row.comparison) == (bca_row.estimate, bca_row.comparison)
+        a, b = row.estimate, row.comparison
+        if row.disparity.interval != "bca" or a.interval != "bca" or b.interval != "bca":
+            continue
+        r = paired_correlation(a, b, sample.draws)
+        lo, hi = mover_interval(a.estimate - b.estimate, a.ci_lower, a.ci_upper, a.estimate, b.ci_lower, b.ci_upper,
+                                b.estimate, correlation=r)
+        # the sides' shown intervals are clipped to [0, 1]; inside the range they are the limits MOVER used
+        if a.ci_lower > 0 and a.ci_upper < 1 and b.ci_lower > 0 and b.ci_upper < 1:
+            assert (row.disparity.ci_lower, row.disparity.ci_upper) == pytest.approx((float(lo), float(hi)),
+                                                                                      rel=1e-12)
+            checked += 1
+    assert checked >= 2

@@ -91,6 +91,7 @@ __all__ = [
 
 _LAZY = {
     "BOOTSTRAP_METHODS": "estimator",
+    "GAP_METHODS": "estimator",
     "INTERVAL_METHODS": "estimator",
     "MAX_N_BOOT": "estimator",
     "RECOMMENDED": "estimator",

@@ -283,13 +283,15 @@ def estimate_groups_methods(
     Each ``result[method]`` equals ``estimate_groups(..., ci_method=method, n_boot=n_boot,
     seed=seed)``; the estimates, standard errors and statuses are the same for every
     method, the intervals, p-values and adjusted p-values are the method's.
-    ``"recommended"`` gives each row the estimates of its metric's
+    ``"bca_mover"`` (:data:`~.estimator.GAP_METHODS`) shows BCa estimates and combines them
+    by MOVER into the gap. ``"recommended"`` gives each row the estimates of its metric's
     :data:`~.estimator.RECOMMENDED_CI_METHOD` and the gap (interval and p-value) of its
     :data:`~.estimator.RECOMMENDED_GAP_METHOD` (the p-values adjusted together).
     """
     # imported here, not at the top: keeps this change apart from the module move of issue 21
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
+        GAP_METHODS,
         RECOMMENDED,
         RECOMMENDED_CI_METHOD,
         RECOMMENDED_GAP_METHOD,
@@ -304,11 +306,14 @@ def estimate_groups_methods(
     compare_to = _check_choice(compare_to, COMPARISONS, "compare_to")
     min_draws = check_min_draws(min_draws)
     adjust = _check_choice(adjust, ADJUSTMENTS, "adjust")
-    wanted = tuple(dict.fromkeys(check_ci_method(m, parameter="ci_method", every_method=True) for m in methods))
+    wanted = tuple(dict.fromkeys(m if m in GAP_METHODS else check_ci_method(m, parameter="ci_method",
+                                                                          every_method=True)
+                                 for m in methods))
     if not wanted:
         raise InputError("methods=() selects no interval method; give at least one, such as 'linearization'")
     needed = concrete_methods(wanted, ids)
-    if any(m in BOOTSTRAP_METHODS for m in needed):
+    resampled = (*BOOTSTRAP_METHODS, *GAP_METHODS)
+    if any(m in resampled for m in needed):
         n_boot = check_n_boot(n_boot)
         seed = resolve_seed(seed)
     if membership.pi.shape[0] != sample.labels.shape[0]:
@@ -334,7 +339,7 @@ def estimate_groups_methods(
     sizes = {key: (_domain_draws(d, pi) if pi is not None else (float(d.sum()), int((d > 0).sum())))
              for key, pi in domains.items()}
     boot = None
-    if any(m in BOOTSTRAP_METHODS for m in needed):
+    if any(m in resampled for m in needed):
         boot = _GroupBootstrap(sample, domains, pairs, ids, beta=beta, bias_adjust=bias_adjust, n_boot=n_boot,
                                seed=seed, studentized="studentized" in needed)
     raw: dict[str, list[GroupResult]] = {}
@@ -346,10 +351,11 @@ def estimate_groups_methods(
             for mid in ids:
                 est, cmp_ = linear[gkey][mid], linear[ckey][mid]
                 labels = ("group", "comparison")
-                if boot is not None and method in BOOTSTRAP_METHODS:
-                    diff = boot.difference(method, gkey, ckey, mid, est, cmp_, ci_level=level)
-                    show_est = boot.side(method, gkey, mid, est, ci_level=level)
-                    show_cmp = boot.side(method, ckey, mid, cmp_, ci_level=level)
+                if boot is not None and method in resampled:
+                    base, combine = ("bca", "mover") if method == "bca_mover" else (method, "joint")
+                    diff = boot.difference(base, gkey, ckey, mid, est, cmp_, ci_level=level, combine=combine)
+                    show_est = boot.side(base, gkey, mid, est, ci_level=level)
+                    show_cmp = boot.side(base, ckey, mid, cmp_, ci_level=level)
                 else:
                     diff = difference(est, cmp_, d, ci_level=level, method=method)
                     show_est, show_cmp = _side_logit(method, mid, est, level), _side_logit(method, mid, cmp_, level)
@@ -458,7 +464,7 @@ class _GroupBootstrap:
                       seed=self.seed)
 
     def difference(self, method: str, gkey: Hashable, ckey: Hashable, mid: str, est: RatioEstimate,
-                   cmp_: RatioEstimate, *, ci_level: float) -> Difference:
+                   cmp_: RatioEstimate, *, ci_level: float, combine: str = "joint") -> Difference:
         from er_expectations.stats.differences import bootstrap_difference
         from er_expectations.stats.metrics import combination_se
 
@@ -470,7 +476,7 @@ class _GroupBootstrap:
             rse = combination_se(self.boot, both)
             side_se = (combination_se(self.boot, terms_a), combination_se(self.boot, terms_b))
         return bootstrap_difference(est, cmp_, self.draws, ta, tb, method=method, ci_level=ci_level, seed=self.seed,
-                                    replicate_se=rse, side_se=side_se)
+                                    replicate_se=rse, side_se=side_se, combine=combine)
 
 
 def _with_p(row: GroupResult, p_adjusted: float) -> GroupResult:
