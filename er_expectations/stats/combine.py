@@ -34,12 +34,15 @@ from er_expectations.core.errors import InputError
 from er_expectations.stats.differences import Difference, honest_difference
 from er_expectations.stats.estimator import RatioEstimate, check_ci_level, z_value
 
-__all__ = ["Difference", "difference"]
+__all__ = ["SE_ROUNDING", "Difference", "difference"]
 
 if TYPE_CHECKING:  # a type only; imported here, not above, to keep apart from the module move of issue 21
     from er_expectations.stats.intervals import NoChangeBound
 
 
+#: A paired standard error below this share of the larger estimate is rounding (SPEC 8, 10):
+#: the difference then has no variation of its own and gets an honest interval instead.
+SE_ROUNDING = 1e-8
 
 
 def difference(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray | None = None, *,
@@ -96,8 +99,10 @@ def difference(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray | None = No
     w = u - v
     w = w - float((d * w).sum()) / k  # both influences sum to 0; centring guards rounding
     se = math.sqrt(max(float((d * w * w).sum()) / (k * (k - 1)), 0.0))
-    if se <= 1e-12 * max(abs(a.estimate), abs(b.estimate)):
-        se = 0.0  # rounding of two equal influences, not a standard error
+    if se <= SE_ROUNDING * max(abs(a.estimate), abs(b.estimate)):
+        # rounding of two equal influences, not a standard error: the square root of a
+        # variance left by cancellation (about 1e-18) is about 1e-9 of the estimates
+        se = 0.0
     plain = (method == "linearization" and unchanged is None and se > 0.0
              and (comparison == "releases" or "zero_event" not in (a.interval, b.interval)))
     if not plain:

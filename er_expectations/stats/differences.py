@@ -229,14 +229,15 @@ def _finish(est: float, se: float, k: int, level: float, limits: Limits, kinds: 
 
     lo, hi = limits(level)
     interval = "zero_event" if "zero_event" in kinds else method
-    tol = 1e-12 * scale  # scale: the larger of |θ̂_a|, |θ̂_b|
+    tol = 1e-8 * scale  # scale: the larger of |θ̂_a|, |θ̂_b| (a width below it is rounding, combine.SE_ROUNDING)
     if not (hi - lo > tol):
         why = (f"no interval: the draws show no variation of the difference ({labels[0]} and {labels[1]} have the "
                "same influence on every draw) and no bound from the number of draws applies (the metric is not a "
                "share of error-free clusters, or the change of each drawn cluster is not known to be nil); a "
                "linearised interval would have zero width and claim a certainty the draws cannot give")
         p = 1.0 if abs(est) <= tol else math.nan
-        return Difference(est, se, math.nan, math.nan, p, k, level, "; ".join([*notes, why]), "none", seed)
+        return Difference(est, se, math.nan, math.nan, p, k, level, "; ".join(n for n in [*notes, why] if n), "none",
+                          seed)
     p = mover_p_value(limits)
     return Difference(est, se, lo, hi, p, k, level, "; ".join(n for n in notes if n), interval, seed)
 

@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_N_BOOT",
     "GAP_METHODS",
     "INTERVAL_METHODS",
+    "DEFAULT_CI_METHOD",
     "MAX_N_BOOT",
     "RECOMMENDED",
     "RECOMMENDED_CI_METHOD",
@@ -35,6 +36,7 @@ __all__ = [
     "bootstrap_sums",
     "check_ci_level",
     "check_ci_method",
+    "check_interval_options",
     "check_n_boot",
     "check_seed",
     "f_beta_estimate",
@@ -42,6 +44,7 @@ __all__ = [
     "ratio_estimate",
     "ratio_replicates",
     "resolve_seed",
+    "uses_bootstrap",
     "z_value",
     "zero_event_interval",
 ]
@@ -170,6 +173,38 @@ def check_n_boot(n_boot: int, *, parameter: str = "n_boot") -> int:
                          f"{MAX_N_BOOT:,} the Monte Carlo error of the interval is far below the sampling error "
                          "of the benchmark")
     return int(n_boot)
+
+
+#: The interval method every user-facing layer uses when none is given (SPEC 6; the API,
+#: the YAML suites, the GX expectations and the CLI share it): the linearised interval,
+#: deterministic and the one every earlier result used. ``"recommended"`` (BCa estimates,
+#: the paired normal gap, the logit MOVER change; :data:`RECOMMENDED_CI_METHOD`) is the
+#: choice of the coverage study where errors are rare; docs/SPEC.md section 6 says when.
+DEFAULT_CI_METHOD = "linearization"
+
+
+def uses_bootstrap(ci_method: str) -> bool:
+    """True when ``ci_method`` resamples the draws (it takes ``n_boot`` and ``seed``):
+    the bootstraps, ``"bca_mover"`` and ``"recommended"`` (whose estimates are BCa)."""
+    return ci_method in (*BOOTSTRAP_METHODS, *GAP_METHODS) or (
+        ci_method == RECOMMENDED and any(m in BOOTSTRAP_METHODS for m in RECOMMENDED_CI_METHOD.values()))
+
+
+def check_interval_options(ci_method: str, n_boot: int, seed: int | None, *, gaps: bool = False,
+                           prefix: str = "") -> tuple[str, int, int | None]:
+    """Validate the three interval options together, before any data is read (SPEC 6):
+    ``ci_method`` one of :data:`INTERVAL_METHODS` or ``"recommended"`` (and, with
+    ``gaps``, :data:`GAP_METHODS`), ``n_boot`` in [:data:`MIN_N_BOOT`, :data:`MAX_N_BOOT`]
+    and ``seed`` None or ≥ 0. ``prefix`` goes before each parameter's name in the errors
+    (``"--"`` for the command line). Returns them checked."""
+    methods = (*INTERVAL_METHODS, *(GAP_METHODS if gaps else ()), RECOMMENDED)
+    if not isinstance(ci_method, str) or ci_method not in methods:
+        close = did_you_mean(str(ci_method), methods)
+        hint = f"; {close}" if close else ""
+        raise InputError(f"{prefix}ci_method={ci_method!r} is not an interval method{hint}. "
+                         f"Use one of: {', '.join(methods)}")
+    return (ci_method, check_n_boot(n_boot, parameter=f"{prefix}n_boot"),
+            check_seed(seed, parameter=f"{prefix}seed"))
 
 
 def check_seed(seed: int | None, *, parameter: str = "seed") -> int | None:

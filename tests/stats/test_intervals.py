@@ -236,7 +236,12 @@ def test_bootstrap_keeps_the_zero_event_interval():
     [
         ({"ci_method": "bootstrp"}, ["ci_method", "did you mean 'bootstrap'"]),
         ({"ci_method": "linearisation"}, ["ci_method", "did you mean 'linearization'"]),
-        ({"ci_method": None}, ["ci_method", "linearization, bootstrap"]),
+        ({"ci_method": None}, ["ci_method", "linearization, logit, bootstrap, bca, studentized, recommended"]),
+        ({"ci_method": "wilson"}, ["ci_method='wilson'", "linearization, logit, bootstrap, bca, studentized, recommended"]),
+        ({"ci_method": "bca", "n_boot": 10**9}, ["n_boot=1000000000", "at most 20,000"]),
+        ({"ci_method": "bca", "n_boot": 1e9}, ["n_boot", "not an integer"]),
+        ({"ci_method": "recommended", "n_boot": 0}, ["n_boot=0", "at least 100"]),
+        ({"ci_method": "linearization", "n_boot": 10**9}, ["n_boot", "at most 20,000"]),
         ({"ci_method": "bootstrap", "n_boot": True}, ["n_boot", "not an integer"]),
         ({"ci_method": "bootstrap", "n_boot": 2000.0}, ["n_boot", "not an integer"]),
         ({"ci_method": "bootstrap", "n_boot": 99}, ["n_boot", "at least 100"]),

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.intervals import random_sample
 
 from er_expectations.core.errors import InputError
 from er_expectations.stats import BenchmarkSample, estimate_metrics, ratio_estimate
@@ -171,31 +172,6 @@ def test_joint_bootstrap_replicates_and_their_standard_errors_equal_the_estimato
     np.testing.assert_allclose(boot.covariance("a", "b")[ok], np.array(cov)[ok], rtol=1e-9, atol=1e-13)
 
 
-def _sample(seed: int, n: int = 40) -> BenchmarkSample:
-    """A random benchmark of ``n`` true clusters with a few prediction errors."""
-    rng = np.random.default_rng(seed)
-    size = rng.integers(1, 5, n)
-    cluster, count, label = [], [], []
-    next_label = 0
-    for c, s in enumerate(size):
-        if s >= 2 and rng.random() < 0.3:  # split in two pieces
-            cluster += [c, c]
-            count += [1, s - 1]
-            label += [next_label, next_label + 1]
-            next_label += 2
-        else:
-            cluster.append(c)
-            count.append(s)
-            label.append(next_label)
-            next_label += 1
-    piece_n = np.array(count)
-    piece_m = piece_n + (rng.random(piece_n.size) < 0.15)  # some predicted clusters hold one stranger
-    return BenchmarkSample(labels=np.array([f"c{i:03d}" for i in range(n)], dtype=object), size=size,
-                           weight=1.0 / size, draws=rng.integers(1, 3, n), piece_cluster=np.array(cluster),
-                           piece_n=piece_n, piece_m=piece_m, piece_label=np.array(label), n_records=2000,
-                           n_clusters=1500, design="cluster_size")
-
-
 METHODS = ("linearization", "logit", "bootstrap", "bca", "studentized")
 IDS = ("pairwise_precision", "pairwise_recall", "b_cubed_precision", "b_cubed_recall", "b_cubed_f",
        "cluster_recall", "homogeneity", "average_cluster_size")
@@ -217,7 +193,7 @@ def _same(a: dict, b: dict) -> bool:
 
 
 def test_every_method_from_one_call_equals_one_call_per_method_and_the_seed_reproduces_it():
-    sample = _sample(1)
+    sample = random_sample(1)
     together = estimate_methods(sample, IDS, methods=METHODS, n_boot=300, seed=9)
     for method in METHODS:
         alone = estimate_metrics(sample, IDS, ci_method=method, n_boot=300, seed=9)
@@ -234,7 +210,7 @@ def test_every_method_from_one_call_equals_one_call_per_method_and_the_seed_repr
 
 
 def test_methods_label_their_intervals_and_fall_back_with_a_note():
-    sample = _sample(2)
+    sample = random_sample(2)
     res = estimate_methods(sample, IDS, methods=METHODS, n_boot=200, seed=1)
     for method in METHODS:
         for mid in IDS:
@@ -249,7 +225,7 @@ def test_methods_label_their_intervals_and_fall_back_with_a_note():
 
 def test_an_error_free_sample_keeps_its_zero_event_interval_under_every_method():
     f = g = np.array([1.0, 2.0, 1.0, 3.0])
-    sample = _sample(3)
+    sample = random_sample(3)
     # make every cluster exact: one piece per cluster, predicted cluster = true cluster
     exact = BenchmarkSample(labels=sample.labels, size=sample.size, weight=sample.weight, draws=sample.draws,
                             piece_cluster=np.arange(sample.size.size), piece_n=sample.size, piece_m=sample.size,
@@ -263,7 +239,7 @@ def test_an_error_free_sample_keeps_its_zero_event_interval_under_every_method()
 
 
 def test_n_boot_is_bounded_with_a_clear_error():
-    sample = _sample(4)
+    sample = random_sample(4)
     with pytest.raises(InputError, match="too large; give at most 20,000"):
         estimate_metrics(sample, ("pairwise_recall",), ci_method="bca", n_boot=MAX_N_BOOT + 1, seed=1)
     with pytest.raises(InputError, match="too small"):
@@ -283,7 +259,7 @@ def test_zero_event_bound_restated_at_another_level():
 def test_recommended_takes_each_metric_from_its_method():
     from er_expectations.stats.estimator import RECOMMENDED_CI_METHOD
 
-    sample = _sample(5)
+    sample = random_sample(5)
     ids = ("pairwise_precision", "pairwise_recall", "cluster_precision", "b_cubed_f", "average_cluster_size")
     res = estimate_methods(sample, ids, methods=(*METHODS, "recommended"), n_boot=300, seed=2)
     for mid in ids:

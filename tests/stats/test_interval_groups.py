@@ -4,21 +4,17 @@ the joint bootstrap against a brute-force resampling, seeds, bounds, and what th
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
+from support.intervals import random_sample
 
 from er_expectations.core.errors import InputError
 from er_expectations.stats import BenchmarkSample, estimate_metrics
 from er_expectations.stats.drift import paired_change, paired_changes
 from er_expectations.stats.estimator import bootstrap_counts
 from er_expectations.stats.subgroups import Membership, estimate_groups, estimate_groups_methods
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_stats_intervals_methods import _sample  # noqa: E402
 
 METHODS = ("linearization", "logit", "bootstrap", "bca", "studentized")
 GROUP_IDS = ("pairwise_precision", "pairwise_recall", "cluster_recall", "b_cubed_f", "homogeneity")
@@ -50,7 +46,7 @@ def _resamples(sample: BenchmarkSample, seed: int, n_boot: int) -> np.ndarray:
 
 
 def test_all_methods_at_once_equal_one_call_per_method():
-    sample = _sample(6, n=60)
+    sample = random_sample(6, n=60)
     membership = _membership(sample, 1)
     together = estimate_groups_methods(sample, membership, GROUP_IDS, methods=METHODS, min_draws=5, n_boot=300,
                                        seed=4)
@@ -71,7 +67,7 @@ def test_all_methods_at_once_equal_one_call_per_method():
 def test_bootstrap_gap_is_the_quantile_of_paired_replicates_recomputed_by_brute_force(compare_to):
     """Every resample rebuilt as a benchmark with those draw counts and estimated afresh: the
     gap replicate is the group's estimate minus the comparison's on the *same* resample."""
-    sample = _sample(7, n=50)
+    sample = random_sample(7, n=50)
     membership = _membership(sample, 2)
     n_boot = 200
     rows = estimate_groups(sample, membership, ("pairwise_recall", "b_cubed_f"), ci_method="bootstrap",
@@ -104,7 +100,7 @@ def test_p_values_are_wald_for_plain_gaps_and_follow_the_interval_otherwise():
     exactly when its interval excludes 0."""
     seen = set()
     for seed in range(12):
-        sample = _sample(seed, n=25)
+        sample = random_sample(seed, n=25)
         membership = _membership(sample, seed)
         res = estimate_groups_methods(sample, membership, GROUP_IDS, methods=("linearization", "logit", "bca"),
                                       min_draws=2, adjust="none", n_boot=200, seed=seed)
@@ -128,7 +124,7 @@ def test_p_values_are_wald_for_plain_gaps_and_follow_the_interval_otherwise():
 
 
 def test_group_rows_bad_input():
-    sample = _sample(8)
+    sample = random_sample(8)
     membership = _membership(sample, 3)
     with pytest.raises(InputError, match="too large"):
         estimate_groups(sample, membership, ci_method="bootstrap", n_boot=50_000)
@@ -172,7 +168,7 @@ CHANGE_IDS = ("pairwise_recall", "pairwise_precision", "b_cubed_f", "cluster_rec
 
 
 def test_paired_changes_of_several_metrics_equal_one_call_each():
-    base = _sample(9, n=60)
+    base = random_sample(9, n=60)
     cur = _changed(base, 1, 0.2)
     together = paired_changes(cur, base, CHANGE_IDS, methods=METHODS, n_boot=300, seed=2)
     for m in CHANGE_IDS:
@@ -188,7 +184,7 @@ def test_paired_changes_of_several_metrics_equal_one_call_each():
 
 
 def test_bootstrap_change_is_the_quantile_of_paired_replicates_recomputed_by_brute_force():
-    base = _sample(10, n=40)
+    base = random_sample(10, n=40)
     cur = _changed(base, 2, 0.3)
     n_boot = 200
     got = paired_change(cur, base, "pairwise_recall", ci_method="bootstrap", n_boot=n_boot, seed=21)
@@ -205,7 +201,7 @@ def test_bootstrap_change_is_the_quantile_of_paired_replicates_recomputed_by_bru
 
 
 def test_a_change_without_a_changed_draw_gets_the_no_change_bound_under_every_method():
-    base = _sample(11, n=50)
+    base = random_sample(11, n=50)
     res = paired_changes(base, base, CHANGE_IDS, methods=METHODS, n_boot=200, seed=1)
     for m in ("pairwise_recall", "pairwise_precision", "cluster_recall"):
         for method in METHODS:
@@ -223,7 +219,7 @@ def test_a_change_without_a_changed_draw_gets_the_no_change_bound_under_every_me
 def test_an_error_free_baseline_does_not_widen_a_change():
     """Two releases share their clusters: the errors an error-free baseline may have elsewhere
     are the current release's too, so the change keeps the paired interval (SPEC 10)."""
-    base = _sample(12, n=60)
+    base = random_sample(12, n=60)
     exact = replace(base, piece_cluster=np.arange(base.size.size), piece_n=base.size, piece_m=base.size,
                     piece_label=np.arange(base.size.size))
     cur = _changed(exact, 3, 0.3)
@@ -242,7 +238,7 @@ def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
     )
     from er_expectations.stats.subgroups import adjust_p_values
 
-    sample = _sample(13, n=60)
+    sample = random_sample(13, n=60)
     membership = _membership(sample, 4)
     res = estimate_groups_methods(sample, membership, GROUP_IDS, methods=(*METHODS, "recommended"), min_draws=5,
                                   adjust="holm", n_boot=300, seed=6)
@@ -257,7 +253,7 @@ def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
     # the adjustment runs over the recommended rows' own p-values
     want = adjust_p_values([r.p_value for r in res["recommended"]], "holm")
     np.testing.assert_allclose([r.p_adjusted for r in res["recommended"]], want, equal_nan=True)
-    base = _sample(14, n=60)
+    base = random_sample(14, n=60)
     ch = paired_changes(_changed(base, 5, 0.2), base, CHANGE_IDS, methods=("recommended", "bca", "logit"),
                         n_boot=300, seed=3)
     assert ch["pairwise_recall"]["recommended"].change.interval in ("logit", "zero_event")
@@ -272,7 +268,7 @@ def test_a_change_without_variation_has_no_interval_under_any_method():
     """Homogeneity is not a share, so no bound from the number of draws exists for it: with no
     drawn cluster changed, every method gives no interval (and says why), never a width that
     comes from the asymmetry of the two sides' intervals."""
-    base = _sample(15, n=50)
+    base = random_sample(15, n=50)
     res = paired_changes(base, base, ("homogeneity",), methods=METHODS, n_boot=200, seed=1)
     for method in METHODS:
         ch = res["homogeneity"][method].change
@@ -283,7 +279,7 @@ def test_bca_mover_gap_is_mover_of_the_two_sides_bca_intervals():
     from er_expectations.stats.differences import paired_correlation
     from er_expectations.stats.intervals import mover_interval
 
-    sample = _sample(16, n=80)
+    sample = random_sample(16, n=80)
     membership = _membership(sample, 5)
     res = estimate_groups_methods(sample, membership, ("pairwise_recall", "b_cubed_f"), methods=("bca_mover", "bca"),
                                   min_draws=5, n_boot=400, seed=8)
