@@ -37,7 +37,7 @@ ALL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, RECOMMENDED)
 
 def check_ci_methods(ci_methods: object, *, parameter: str = "ci_methods") -> tuple[str, ...]:
     """``"all"``, one method or a list of methods of :data:`ALL_METHODS` (checked, each once)."""
-    if ci_methods == "all":
+    if ci_methods == "all" or (isinstance(ci_methods, (list, tuple)) and list(ci_methods) == ["all"]):
         return ALL_METHODS
     if isinstance(ci_methods, str):
         ci_methods = (ci_methods,)
