@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import er_expectations as erx
-from er_expectations.core.errors import InputError
 from er_expectations.analysis.examples import rldata_frame
 from er_expectations.analysis.planning import Population, replicate_estimates
+from er_expectations.core.errors import InputError
 from er_expectations.stats import ratio_estimate
 from er_expectations.stats.resample import replicate_ratio
 
