@@ -317,10 +317,10 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         else:
             observed = worst["disparity"]
             p = worst["p_adjusted"]
-            text = (f"{fmt_number(observed)}, {fmt_level(float(self.ci_level))} CI {_gap_ci(worst)} by "
-                    f"{worst['disparity_ci_text']} "
+            text = (f"{fmt_number(observed)} ± {fmt_number(worst['disparity_se'])} "
                     f"(largest gap: {worst['group']} against {other}, adjusted p {fmt_number(p)}; "
                     f"{len(tested)} of {len(rows)} groups tested, {k:,} clusters, {abstained:,} in no group)")
+            text += f"; {fmt_level(float(self.ci_level))} CI of the gap {_gap_ci(worst)} by {worst['disparity_ci_text']}"
         details = {
             "metric": self.metric, "label": METRICS[self.metric].label, "compare_to": self.compare_to,
             "membership": self.membership, "max_disparity": float(self.max_disparity),
