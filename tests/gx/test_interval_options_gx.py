@@ -136,7 +136,7 @@ def test_the_page_names_the_method_and_the_zero_event_bound_of_a_gap(context):
         assert (g["disparity_ci_lower"], g["disparity_ci_upper"]) == pytest.approx((-q30, q30), rel=1e-9)
     assert "zero-event bound" in d["observed_text"] or "number of draws" in d["observed_text"]
     assert "no error" in d["zero_event_note"]
-    assert d["requested_ci_method"] == "recommended" and d["n_boot"] == 200
+    assert d["requested_ci_method"] == "recommended" and d["n_boot"] == 200 and d["seed"] == 2
     html = _rendered(r)
     assert "Gap 95 % CI" in html and "zero-event bound" in html and "Gap intervals:" in html
     assert "0.000 to 0.000" not in html

@@ -120,7 +120,7 @@ def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
         "status": r.status, "note": r.note, "flagged": bool(flagged),
         "ci_method": e.interval, "disparity_ci_method": d.interval,
         "disparity_ci_text": method_phrase(d.interval, difference=True), "zero_event": bool(d.zero_event),
-        "seed": d.seed,
+        "seed": d.seed if d.seed is not None else e.seed,  # the bootstrap's, of the gap or of the estimates
     }
 
 
