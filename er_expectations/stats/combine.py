@@ -36,7 +36,7 @@ from er_expectations.stats.estimator import RatioEstimate, check_ci_level, z_val
 
 __all__ = ["SE_ROUNDING", "Difference", "difference"]
 
-if TYPE_CHECKING:  # a type only; imported here, not above, to keep apart from the module move of issue 21
+if TYPE_CHECKING:  # a type only
     from er_expectations.stats.intervals import NoChangeBound
 
 

@@ -40,7 +40,7 @@ __all__ = [
     "paired_changes",
 ]
 
-if TYPE_CHECKING:  # a type only; imported here, not above, to keep apart from the module move of issue 21
+if TYPE_CHECKING:  # a type only
     from er_expectations.stats.intervals import NoChangeBound
 
 #: Classes of an *after* cluster against the *before* clustering, by code (SPEC 10).

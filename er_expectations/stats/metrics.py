@@ -317,9 +317,6 @@ def estimate_metrics(
     outside the group contributing zeros, so the estimates share their rows with any other
     domain of the same sample (see :mod:`.subgroups`).
     """
-    # imported here, not at the top: keeps this change apart from the module move of issue 21
-    from er_expectations.stats.estimator import BOOTSTRAP_METHODS
-
     beta = check_beta(beta)
     level = check_ci_level(ci_level)
     method = check_ci_method(ci_method, every_method=True)

@@ -288,7 +288,7 @@ def estimate_groups_methods(
     :data:`~.estimator.RECOMMENDED_CI_METHOD` and the gap (interval and p-value) of its
     :data:`~.estimator.RECOMMENDED_GAP_METHOD` (the p-values adjusted together).
     """
-    # imported here, not at the top: keeps this change apart from the module move of issue 21
+    # imported here: the estimator's names of the interval methods (issue 21)
     from er_expectations.stats.estimator import (
         BOOTSTRAP_METHODS,
         GAP_METHODS,
