@@ -139,7 +139,11 @@ def test_the_page_names_the_method_and_the_zero_event_bound_of_a_gap(context):
     assert d["requested_ci_method"] == "recommended" and d["n_boot"] == 200 and d["seed"] == 2
     html = _rendered(r)
     assert "Gap 95 % CI" in html and "zero-event bound" in html and "Gap intervals:" in html
+    # the gap is never shown as a point: no "0.000 to 0.000" interval, no "0.000 ± 0.000"
     assert "0.000 to 0.000" not in html
+    assert "0.000 ± 0.000" not in html
+    assert "± 0.000" not in d["observed_text"]
+    assert "SE 0: no error drawn on a side" in html
 
 
 def test_the_page_names_the_no_change_bound_of_an_unchanged_release(context):

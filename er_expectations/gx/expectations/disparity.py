@@ -124,6 +124,15 @@ def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
     }
 
 
+def _gap_pm(g: dict[str, Any]) -> str:
+    """'gap ± SE', or the gap with the reason its SE is 0 (never '± 0', which reads as certainty)."""
+    se = g.get("disparity_se")
+    if g.get("disparity") is not None and se == 0:
+        why = "no error drawn on a side" if g.get("zero_event") else "no variation on the draws"
+        return f"{fmt_number(g['disparity'])} (SE 0: {why}; see the interval)"
+    return _pm(g.get("disparity"), se)
+
+
 def _gap_ci(g: dict[str, Any]) -> str:
     """The gap's interval with the method that built it; never a point (SPEC 8)."""
     lo, hi = g.get("disparity_ci_lower"), g.get("disparity_ci_upper")
@@ -317,7 +326,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         else:
             observed = worst["disparity"]
             p = worst["p_adjusted"]
-            text = (f"{fmt_number(observed)} ± {fmt_number(worst['disparity_se'])} "
+            text = (f"{_gap_pm(worst)} "
                     f"(largest gap: {worst['group']} against {other}, adjusted p {fmt_number(p)}; "
                     f"{len(tested)} of {len(rows)} groups tested, {k:,} clusters, {abstained:,} in no group)")
             text += f"; {fmt_level(float(self.ci_level))} CI of the gap {_gap_ci(worst)} by {worst['disparity_ci_text']}"
@@ -357,7 +366,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         other = "all" if details.get("compare_to") == "all" else "rest"
         table = [[g["group"], _pm(g["estimate"], g["std_error"]),
                   f"{fmt_number(g['ci_lower'])}–{fmt_number(g['ci_upper'])}",
-                  fmt_number(g["comparison"]), _pm(g["disparity"], g["disparity_se"]), _gap_ci(g),
+                  fmt_number(g["comparison"]), _gap_pm(g), _gap_ci(g),
                   fmt_number(g["p_adjusted"]), fmt_number(g["draws"], 1) if g["draws"] % 1 else f"{int(g['draws']):,}",
                   g["status"] + (" — gap too large" if g.get("flagged") else "")] for g in groups]
         blocks.append(table_block(
