@@ -43,6 +43,7 @@ __all__ = [
     "diff_releases",
     "estimate",
     "estimate_by_group",
+    "estimate_change",
     "exact_metrics",
     "impute_ethnicity",
     "plan_sample_size",
@@ -64,6 +65,7 @@ _LAZY = {
     "estimate_by_group": "analysis.subgroups",  # SPEC 8; imports neither ethnicolr nor torch
     "labelling_batch": "analysis.labelling_batch",
     "diff_releases": "analysis.drift",  # SPEC 10
+    "estimate_change": "analysis.drift",  # SPEC 10: the paired change of an estimate between two releases
 }
 
 

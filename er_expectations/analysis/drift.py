@@ -33,9 +33,12 @@ from er_expectations.engines.pairs import AggregatedPair
 from er_expectations.engines.pandas.pairs import ReleasePair
 from er_expectations.engines.pandas.release import PandasRelease, check_column, check_frame
 from er_expectations.stats import (
+    DEFAULT_CI_METHOD,
+    DEFAULT_N_BOOT,
     PERFORMANCE_METRICS,
     check_beta,
     check_ci_level,
+    check_interval_options,
     parse_hill_orders,
     summary_statistics,
 )
@@ -214,20 +217,32 @@ def release_agreement(df: pd.DataFrame, prediction: Hashable, baseline: Hashable
 def estimate_change(df: pd.DataFrame, prediction: Hashable, baseline: Hashable, metric: str,
                     reference: Hashable = "benchmark_id", *, weights: str | dict | WeightsSpec = "cluster_size",
                     draws: Hashable | None = None, beta: float = 1.0, ci_level: float = 0.95,
-                    record_id: Hashable | None = None) -> PairedChange:
+                    record_id: Hashable | None = None, ci_method: str = DEFAULT_CI_METHOD,
+                    n_boot: int = DEFAULT_N_BOOT, seed: int | None = None) -> PairedChange:
     """The change of an estimated metric from release ``baseline`` to ``prediction`` (SPEC 10).
 
     Both estimates use the same benchmark draws, each restricted to its own release
     (SPEC 2.1); the standard error of the change is the paired one
     (:func:`~er_expectations.stats.combine.difference`).
+
+    ``ci_method`` (SPEC 6, 10) builds the intervals of both estimates and of the change:
+    "linearization" (the default; the paired normal interval), "logit" (MOVER of the two
+    releases' logit intervals), "bootstrap", "bca", "studentized" (``n_boot`` resamples of
+    the shared draws, seeded by ``seed``; each replicate change is the difference of the two
+    releases on the same resample, so the pairing is kept) or "recommended" (BCa estimates,
+    the logit MOVER change for shares). When no drawn cluster changed, the change gets
+    ±the no-change bound whatever the method (``change.zero_event`` is True, with a note);
+    it is never a point. ``change.interval`` names the method used.
     """
     _check_choice(metric, PERFORMANCE_METRICS, "metric")
     check_ci_level(ci_level)
+    ci_method, n_boot, seed = check_interval_options(ci_method, n_boot, seed)
     cur = PandasRelease(df, prediction=prediction, record_id=record_id)
     base = PandasRelease(df, prediction=baseline)
     s_cur = cur.benchmark_sample(reference=reference, weights=weights, draws=draws)
     s_base = base.benchmark_sample(reference=reference, weights=weights, draws=draws)
-    return paired_change(s_cur, s_base, metric, beta=beta, ci_level=ci_level)
+    return paired_change(s_cur, s_base, metric, beta=beta, ci_level=ci_level, ci_method=ci_method, n_boot=n_boot,
+                         seed=seed)
 
 
 # -- the diff -------------------------------------------------------------------------------

@@ -19,6 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from er_expectations.analysis.coverage import (
+    CoverageCell,
+    cell_row,
+    check_ci_methods,
+    group_truth,
+    method_cells,
+)
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import DESIGNS, WeightsSpec
@@ -29,11 +36,13 @@ from er_expectations.engines.pandas.release import (
     contingency,
 )
 from er_expectations.stats import (
+    DEFAULT_N_BOOT,
     METRICS,
     PERFORMANCE_METRICS,
     BenchmarkSample,
     check_beta,
     check_ci_level,
+    check_interval_options,
     cluster_errors,
     estimate_metrics,
     exact_metrics_from_contingency,
@@ -41,6 +50,7 @@ from er_expectations.stats import (
     resolve_metrics,
     resolve_seed,
     summary_statistics,
+    uses_bootstrap,
     z_value,
 )
 from er_expectations.stats.estimator import REL_TOL
@@ -71,7 +81,7 @@ MIN_REPS = 100
 MAX_DRAWS = 10**6
 #: Columns of the frame returned by :func:`simulate`.
 SIMULATION_COLUMNS = ("metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "reps",
-                      "sd", "mean_se", "undefined")
+                      "sd", "mean_se", "undefined", "target", "ci_method")
 #: Columns of the frame returned by :func:`plan_sample_size`.
 PLAN_COLUMNS = ("metric", "pilot_draws", "pilot_estimate", "pilot_std_error", "target_std_error",
                 "draws_needed", "std_error_at_draws", "draws_extrapolated", "note")
@@ -256,6 +266,10 @@ def simulate(
     bias_adjust: bool = True,
     name: Hashable | None = None,
     record_id: Hashable | None = None,
+    ci_methods: str | Iterable[str] = ("linearization",),
+    n_boot: int = DEFAULT_N_BOOT,
+    group_column: Hashable | None = None,
+    baseline: Hashable | None = None,
 ) -> pd.DataFrame:
     """Replay a benchmark's sampling design many times on data whose truth is known.
 
@@ -277,6 +291,18 @@ def simulate(
     (the estimator's real standard error); ``mean_se``, the mean estimated standard
     error; ``undefined``, replications without an estimate (left out of mean, bias, rmse).
     ``attrs`` records the seed (a fresh one when ``seed`` is None), level and options.
+    ``target`` is "estimate" and ``ci_method`` "linearization" on these rows.
+
+    Every interval method (SPEC 6; issue 21): ``ci_methods`` ("all", or a list of
+    "linearization", "logit", "bootstrap", "bca", "studentized", "recommended") adds one row
+    per (metric, design, size, method) for the other methods, computed on the *same*
+    replicates as :func:`er_expectations.estimate` would (``n_boot`` resamples each, at
+    most 20,000; the bootstrap seeds derive from ``seed``). ``group_column`` (an
+    entity-level attribute) adds the coverage of each group's estimate (``target`` "group
+    <name>") and of its gap to the rest ("gap <name>", SPEC 8); ``baseline`` (a second
+    prediction column, the baseline release) adds the coverage of the paired change
+    ("change", SPEC 10), each for every method asked. The bootstraps cost ``reps`` ×
+    ``n_boot`` resamples per cell: use a few hundred of each to compare methods.
     """
     sizes_ = check_sizes(sizes)
     designs_ = check_designs(designs)
@@ -286,7 +312,13 @@ def simulate(
     beta = check_beta(beta)
     bias_adjust = _check_flag(bias_adjust, parameter="bias_adjust")
     ids = resolve_metrics(metrics, names=name is not None)
+    methods = check_ci_methods(ci_methods)
+    _, n_boot, _ = check_interval_options("linearization", n_boot, None)
     pop = Population(df, prediction=prediction, truth=truth, name=name, record_id=record_id, beta=beta)
+    extra = _Extra(df, pop, prediction=prediction, truth=truth, record_id=record_id, name=name, beta=beta,
+                   ids=ids, group_column=group_column, baseline=baseline)
+    per_replicate = any(m != "linearization" for m in methods) or extra.membership is not None or (
+        extra.baseline is not None)
     rows = []
     for design in designs_:
         sample = pop.design_sample(design)
@@ -294,6 +326,7 @@ def simulate(
         for size in sizes_:
             rng = design_rng(seed_, design, size)
             acc: dict[str, list[Replicates]] = {m: [] for m in ids}
+            cells: list[CoverageCell] = []
             block = max(1, BLOCK_CELLS // size)
             done = 0
             while done < reps:
@@ -302,15 +335,25 @@ def simulate(
                 res = _replicate_block(pop, sample, idx, ids, values=values, ci_level=level, bias_adjust=bias_adjust)
                 for m in ids:
                     acc[m].append(res[m])
+                if per_replicate:
+                    cells += method_cells(
+                        pop.sample, sample, idx, ids=ids, truth=pop.truth, methods=methods, ci_level=level,
+                        bias_adjust=bias_adjust, n_boot=n_boot, seed=int(rng.integers(0, 2**31)),
+                        membership=extra.membership, group_truths=extra.group_truths,
+                        baseline=None if extra.baseline is None else extra.baseline.design_sample(design),
+                        change_truth=extra.change_truth)
                 done += b
-            for m in ids:
-                rows.append(_summary_row(m, design, size, pop.truth[m], acc[m], reps))
+            if "linearization" in methods:
+                rows += [_summary_row(m, design, size, pop.truth[m], acc[m], reps) for m in ids]
+            rows += _merged_rows(cells, design=design, size=size, reps=reps)
     frame = pd.DataFrame(rows, columns=list(SIMULATION_COLUMNS))
     frame = frame.astype({"size": "int64", "reps": "int64", "undefined": "int64"})
     frame.attrs.update({"seed": seed_, "ci_level": level, "beta": beta, "bias_adjust": bias_adjust,
-                        "ci_method": "linearization", "n_records": pop.sample.n_records,
+                        "ci_method": "linearization", "ci_methods": list(methods), "n_records": pop.sample.n_records,
                         "true_clusters": int(pop.sample.labels.shape[0]),
-                        "predicted_clusters": pop.sample.n_clusters, "notes": pop.notes})
+                        "predicted_clusters": pop.sample.n_clusters, "notes": pop.notes,
+                        **({"n_boot": n_boot} if any(uses_bootstrap(m) for m in methods) else {}),
+                        **extra.attrs})
     return frame
 
 
@@ -338,7 +381,56 @@ def _summary_row(metric: str, design: str, size: int, truth: float, blocks: list
         "sd": float(e.std(ddof=1)) if e.size >= 2 else nan,
         "mean_se": float(np.nanmean(se)) if np.any(~np.isnan(se)) else nan,
         "undefined": int((~ok).sum()),
+        "target": "estimate",
+        "ci_method": "linearization",
     }
+
+
+def _merged_rows(cells: list[CoverageCell], *, design: str, size: int, reps: int) -> list[dict]:
+    """The rows of the per-replicate cells, the cells of one key joined over the blocks."""
+    joined: dict[tuple[str, str, str], CoverageCell] = {}
+    for c in cells:
+        key = (c.target, c.metric, c.method)
+        if key in joined:
+            j = joined[key]
+            j.estimate += c.estimate
+            j.std_error += c.std_error
+            j.lower += c.lower
+            j.upper += c.upper
+        else:
+            joined[key] = CoverageCell(c.target, c.metric, c.method, c.truth, list(c.estimate), list(c.std_error),
+                                       list(c.lower), list(c.upper))
+    return [cell_row(c, design=design, size=size, reps=reps) for c in joined.values()]
+
+
+class _Extra:
+    """What :func:`simulate` needs for group and change coverage: the memberships of the
+    population's true clusters and each group's (and rest's) true value; the baseline
+    release's population and the true change."""
+
+    def __init__(self, df: pd.DataFrame, pop: Population, *, prediction: Hashable, truth: Hashable,
+                 record_id: Hashable | None, name: Hashable | None, beta: float, ids: tuple[str, ...],
+                 group_column: Hashable | None, baseline: Hashable | None) -> None:
+        self.membership = self.group_truths = self.baseline = self.change_truth = None
+        self.attrs: dict[str, Any] = {}
+        if group_column is not None:
+            from er_expectations.analysis.subgroups import sample_membership
+
+            rel = PandasRelease(df, prediction=prediction, record_id=record_id)
+            self.membership, _ = sample_membership(rel, pop.sample, reference=truth, group_column=group_column)
+            gids = [m for m in ids if m in PERFORMANCE_METRICS and m not in ("cluster_precision", "cluster_f")]
+            self.group_truths = {}
+            for j, g in enumerate(self.membership.groups):
+                pi = self.membership.pi[:, j]
+                self.group_truths[g] = group_truth(pop.sample, pi, gids)
+                rest = (1.0 - pi) * self.membership.known
+                self.group_truths[f"rest of {g}"] = group_truth(pop.sample, rest, gids)
+            self.attrs.update({"group_column": str(group_column), "groups": list(self.membership.groups)})
+        if baseline is not None:
+            check_column(df, baseline, "baseline")
+            self.baseline = Population(df, prediction=baseline, truth=truth, name=name, record_id=None, beta=beta)
+            self.change_truth = {m: pop.truth[m] - self.baseline.truth[m] for m in ids if m in PERFORMANCE_METRICS}
+            self.attrs["baseline"] = str(baseline)
 
 
 # -- plan -----------------------------------------------------------------------------------------

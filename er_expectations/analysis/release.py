@@ -16,14 +16,13 @@ from er_expectations.core.errors import InputError
 from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.release import PandasRelease, contingency
 from er_expectations.stats import (
+    DEFAULT_CI_METHOD,
     DEFAULT_N_BOOT,
     METRICS,
     BenchmarkSample,
     check_beta,
     check_ci_level,
-    check_ci_method,
-    check_n_boot,
-    check_seed,
+    check_interval_options,
     error_contributions,
     estimate_metrics,
     exact_metrics_from_contingency,
@@ -31,6 +30,7 @@ from er_expectations.stats import (
     resolve_metrics,
     resolve_seed,
     summary_statistics,
+    uses_bootstrap,
 )
 from er_expectations.stats import (
     cluster_errors as _cluster_errors,
@@ -68,7 +68,7 @@ def summarize(
 
 
 def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_level: float,
-                    bias_adjust: bool, ci_method: str = "linearization", n_boot: int | None = None,
+                    bias_adjust: bool, ci_method: str = DEFAULT_CI_METHOD, n_boot: int | None = None,
                     seed: int | None = None) -> pd.DataFrame:
     """Turn ``estimate_metrics`` output into the documented DataFrame (with ``attrs``).
 
@@ -104,7 +104,7 @@ def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_l
         "clusters_set_aside": sample.clusters_set_aside,
         "ci_method": ci_method,
     })
-    if ci_method == "bootstrap":
+    if uses_bootstrap(ci_method):
         frame.attrs.update({"n_boot": n_boot, "seed": seed})
     return frame
 
@@ -122,7 +122,7 @@ def estimate(
     *,
     bias_adjust: bool = True,
     record_id: Hashable | None = None,
-    ci_method: str = "linearization",
+    ci_method: str = DEFAULT_CI_METHOD,
     n_boot: int = DEFAULT_N_BOOT,
     seed: int | None = None,
 ) -> pd.DataFrame:
@@ -137,27 +137,24 @@ def estimate(
     records the design and how many benchmark records/clusters were set aside because the
     release does not contain them.
 
-    ``ci_method`` is "linearization" (θ̂ ± z·SE, the default) or "bootstrap" (percentile
-    interval of ``n_boot`` resamples of the draws, seeded by ``seed``; with ``seed=None`` a
-    fresh seed is drawn and recorded in ``attrs['seed']``). A sample without a single error
-    gets the binomial interval of SPEC 6 under either method, with a note.
+    ``ci_method`` (SPEC 6) is "linearization" (θ̂ ± z·SE, the default), "logit" (the same on
+    the logit scale), "bootstrap" (percentile interval of ``n_boot`` resamples of the
+    draws), "bca" (bias-corrected and accelerated), "studentized", or "recommended" (each
+    metric with the method the coverage study chose for it: BCa). The bootstraps are seeded
+    by ``seed``; with ``seed=None`` a fresh seed is drawn and recorded in ``attrs['seed']``.
+    ``n_boot`` is at most ``MAX_N_BOOT`` (20,000); every option is checked before the data
+    is read. A sample without a single error gets the binomial interval of SPEC 6 under
+    every method, with a note; column ``ci_method`` names the method of each row.
     """
     check_beta(beta)
     check_ci_level(ci_level)
     check_flag(bias_adjust, parameter="bias_adjust")
-    _check_interval_options(ci_method, n_boot, seed)
+    check_interval_options(ci_method, n_boot, seed)
     resolve_metrics(metrics, names=name is not None)
     rel = Release(df, prediction=prediction, name=name, record_id=record_id)
     return rel.estimate(reference=reference, weights=weights, draws=draws, metrics=metrics, beta=beta,
                         ci_level=ci_level, bias_adjust=bias_adjust, ci_method=ci_method, n_boot=n_boot,
                         seed=seed)
-
-
-def _check_interval_options(ci_method: str, n_boot: int, seed: int | None) -> None:
-    """Validate ci_method, n_boot and seed before any data is read (SPEC 6)."""
-    check_ci_method(ci_method)
-    check_n_boot(n_boot)
-    check_seed(seed)
 
 
 def exact_metrics(
@@ -265,14 +262,14 @@ class Release:
 
     def estimate(self, reference: Hashable = "benchmark_id", weights: str | dict | WeightsSpec = "cluster_size",
                  draws: Hashable | None = None, metrics: str | Iterable[str] | None = None, beta: float = 1.0,
-                 ci_level: float = 0.95, *, bias_adjust: bool = True, ci_method: str = "linearization",
+                 ci_level: float = 0.95, *, bias_adjust: bool = True, ci_method: str = DEFAULT_CI_METHOD,
                  n_boot: int = DEFAULT_N_BOOT, seed: int | None = None) -> pd.DataFrame:
         """Same as :func:`estimate` on this release (with the release's name column)."""
         beta = check_beta(beta)
         ci_level = check_ci_level(ci_level)
         bias_adjust = check_flag(bias_adjust, parameter="bias_adjust")
-        _check_interval_options(ci_method, n_boot, seed)
-        if ci_method == "bootstrap":
+        ci_method, n_boot, seed = check_interval_options(ci_method, n_boot, seed)
+        if uses_bootstrap(ci_method):
             seed = resolve_seed(seed)
         ids = resolve_metrics(metrics, names=self.name is not None)
         sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name)

@@ -28,7 +28,16 @@ from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.groups import cluster_attribute
 from er_expectations.engines.pandas.release import PandasRelease, check_column
-from er_expectations.stats import BenchmarkSample, check_beta, check_ci_level
+from er_expectations.stats import (
+    DEFAULT_CI_METHOD,
+    DEFAULT_N_BOOT,
+    BenchmarkSample,
+    check_beta,
+    check_ci_level,
+    check_interval_options,
+    resolve_seed,
+    uses_bootstrap,
+)
 from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
     COMPARISONS,
@@ -56,7 +65,7 @@ __all__ = [
 #: Columns of the frame returned by :func:`estimate_by_group`.
 GROUP_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "comparison",
                  "disparity", "disparity_se", "disparity_ci_lower", "disparity_ci_upper", "p_value",
-                 "p_adjusted", "status", "note")
+                 "p_adjusted", "status", "note", "ci_method", "disparity_ci_method", "zero_event")
 
 
 def _choice(value: object, choices: Sequence[str], parameter: str) -> str:
@@ -257,7 +266,8 @@ def sample_membership(rel: Any, sample: BenchmarkSample, *, reference: Hashable,
 
 def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, membership: Membership, *,
                  info: Mapping[str, Any], beta: float, ci_level: float, compare_to: str, min_draws: int,
-                 adjust: str) -> pd.DataFrame:
+                 adjust: str, ci_method: str = DEFAULT_CI_METHOD, n_boot: int | None = None,
+                 seed: int | None = None) -> pd.DataFrame:
     """The documented frame of :func:`estimate_by_group` (group aggregates only)."""
     rows = [{
         "group": r.group, "metric": r.metric,
@@ -267,10 +277,13 @@ def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, member
         "disparity": r.disparity.estimate, "disparity_se": r.disparity.std_error,
         "disparity_ci_lower": r.disparity.ci_lower, "disparity_ci_upper": r.disparity.ci_upper,
         "p_value": r.p_value, "p_adjusted": r.p_adjusted, "status": r.status, "note": r.note,
+        "ci_method": r.estimate.interval, "disparity_ci_method": r.disparity.interval,
+        "zero_event": r.disparity.zero_event,
     } for r in results]
     frame = pd.DataFrame(rows, columns=["group", "metric", *GROUP_COLUMNS]).set_index(["group", "metric"])
-    frame = frame.astype({c: "float64" for c in GROUP_COLUMNS if c not in ("clusters", "status", "note")})
-    frame = frame.astype({"clusters": "int64", "status": "object", "note": "object"})
+    text = ("status", "note", "ci_method", "disparity_ci_method")
+    frame = frame.astype({c: "float64" for c in GROUP_COLUMNS if c not in (*text, "clusters", "zero_event")})
+    frame = frame.astype({"clusters": "int64", "zero_event": "bool", **dict.fromkeys(text, "object")})
     k = int(sample.labels.shape[0])
     frame.attrs.update({
         "groups": list(membership.groups),
@@ -285,8 +298,11 @@ def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, member
         "draws_total": int(sample.k),
         "abstained": membership.abstained,
         "abstention_rate": membership.abstained / k if k else math.nan,
+        "ci_method": ci_method,
         **info,
     })
+    if uses_bootstrap(ci_method):
+        frame.attrs.update({"n_boot": n_boot, "seed": seed})
     return frame
 
 
@@ -312,6 +328,9 @@ def estimate_by_group(
     year: int = 2010,
     how: str = "mode",
     record_id: Hashable | None = None,
+    ci_method: str = DEFAULT_CI_METHOD,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = None,
 ) -> pd.DataFrame:
     """Estimates by subgroup of entities and each group's gap to the rest (or to all), SPEC 8.
 
@@ -332,7 +351,20 @@ def estimate_by_group(
     over every tested row), ``status`` ("ok", "too small": fewer than ``min_draws`` draws
     in the group or its rest, reported but not tested; "undefined") and ``note``.
     Cluster precision and cluster F have no subgroup form and are refused.
+
+    ``ci_method`` (SPEC 6, 8) builds the intervals of the group estimates and of the gaps:
+    "linearization" (the default; the paired normal interval of the gap), "logit" (logit
+    intervals, the gap by MOVER), "bootstrap", "bca", "studentized" (``n_boot`` resamples
+    of the shared draws, seeded by ``seed``, every group and its comparison on the same
+    resamples so that the gap keeps the pairing), "bca_mover" (the gap by MOVER of the two
+    sides' BCa intervals) or "recommended" (BCa estimates, the paired normal gap). Columns
+    ``ci_method`` and ``disparity_ci_method`` name the method of each row's intervals;
+    ``zero_event`` is True when a side without an error entered the gap by its zero-event
+    bound (the gap's interval then reflects the number of draws, never zero width).
     """
+    ci_method, n_boot, seed = check_interval_options(ci_method, n_boot, seed, gaps=True)
+    if uses_bootstrap(ci_method):
+        seed = resolve_seed(seed)
     beta = check_beta(beta)
     ci_level = check_ci_level(ci_level)
     ids = check_subgroup_metrics(metrics)
@@ -347,9 +379,9 @@ def estimate_by_group(
                                 group_column=group_column, groups=groups, membership=membership, table=table,
                                 year=year, how=how)
     results = estimate_groups(sample, m, ids, beta=beta, ci_level=ci_level, compare_to=compare_to,
-                              min_draws=min_draws, adjust=adjust)
+                              min_draws=min_draws, adjust=adjust, ci_method=ci_method, n_boot=n_boot, seed=seed)
     return groups_frame(results, sample, m, info=info, beta=beta, ci_level=ci_level, compare_to=compare_to,
-                        min_draws=min_draws, adjust=adjust)
+                        min_draws=min_draws, adjust=adjust, ci_method=ci_method, n_boot=n_boot, seed=seed)
 
 
 #: The verdicts a disparity check gives each group (SPEC 13), and their colours on its chart.

@@ -31,6 +31,7 @@ from er_expectations.cli.common import (
     needed_name_cols,
 )
 from er_expectations.core.errors import InputError
+from er_expectations.stats import DEFAULT_N_BOOT, MAX_N_BOOT
 
 __all__ = ["add_planning_commands", "cmd_plan", "cmd_simulate", "parse_targets"]
 
@@ -67,15 +68,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     check_output(args.output)
     _check_chart_path(args.chart)
     needed = [args.prediction, args.truth, *needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
+    needed += [c for c in (args.group_column, args.baseline) if c]
     df = load_frame(args, needed)
     frame = simulate(df, args.prediction, args.truth, sizes=args.sizes, designs=args.designs, reps=args.reps,
                      seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
-                     bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id)
+                     bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id,
+                     ci_methods=args.ci_methods, n_boot=args.n_boot, group_column=args.group_column,
+                     baseline=args.baseline)
     if args.chart:
         from er_expectations.analysis.planning import simulation_chart
         from er_expectations.core.charts import write_chart
 
-        write_chart(simulation_chart(frame), args.chart)
+        plain = frame[(frame["target"] == "estimate") & (frame["ci_method"] == "linearization")]
+        write_chart(simulation_chart(plain if len(plain) else frame), args.chart)
     if args.format == "json":
         payload = {"attrs": {k: clean(v) for k, v in frame.attrs.items()},
                    "rows": [{k: clean(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]}
@@ -85,8 +90,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         a = frame.attrs
         head = ["metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "sd", "mean se"]
-        rows = [[r.metric, r.design, str(r.size), _num(r.truth, ".4f"), _num(r.mean, ".4f"), _num(r.bias, "+.4f"),
-                 _num(r.rmse, ".4f"), _num(r.coverage, ".3f"), _num(r.sd, ".4f"), _num(r.mean_se, ".4f")]
+        several = len(a.get("ci_methods", ())) > 1 or bool(frame["target"].ne("estimate").any())
+        if several:
+            head[1:1] = ["target", "interval"]
+        rows = [[r.metric, *((r.target, r.ci_method) if several else ()), r.design, str(r.size),
+                 _num(r.truth, ".4f"), _num(r.mean, ".4f"), _num(r.bias, "+.4f"), _num(r.rmse, ".4f"),
+                 _num(r.coverage, ".3f"), _num(r.sd, ".4f"), _num(r.mean_se, ".4f")]
                 for r in frame.itertuples()]
         lines = [f"Simulation of {args.prediction!r} against truth {args.truth!r} in {args.file}: "
                  f"{a['n_records']:,} records, {a['true_clusters']:,} true clusters; "
@@ -204,6 +213,16 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ci-level", type=float, default=0.95, help="level of the intervals whose coverage is measured")
     p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
     p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
+    p.add_argument("--ci-methods", nargs="+", default=["linearization"], metavar="METHOD",
+                   help="interval methods whose coverage is reported (SPEC 6): 'all', or some of linearization "
+                        "(default), logit, bootstrap, bca, studentized, recommended")
+    p.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT,
+                   help=f"bootstrap resamples per replication for the bootstrap methods (default {DEFAULT_N_BOOT}, "
+                        f"at most {MAX_N_BOOT}; a few hundred suffice to compare methods)")
+    p.add_argument("--group-column", default=None, metavar="COLUMN",
+                   help="entity-level attribute: also the coverage of each group's estimate and gap (SPEC 8)")
+    p.add_argument("--baseline", default=None, metavar="COLUMN",
+                   help="a second prediction column: also the coverage of the paired change (SPEC 10)")
     p.add_argument("--chart", default=None, metavar="FILE", help="also draw bias, RMSE and coverage (.svg or .png)")
     p.set_defaults(func=cmd_simulate)
 

@@ -19,6 +19,7 @@ from er_expectations.cli.common import (
     name_arg,
     needed_name_cols,
 )
+from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, MAX_N_BOOT, MIN_N_BOOT
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
@@ -68,9 +69,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         emit(est.to_csv(), args.output)
     else:
         lvl = f"{est.attrs['ci_level'] * 100:g}% CI"
-        if est.attrs.get("ci_method") == "bootstrap":
-            lvl = f"{est.attrs['ci_level'] * 100:g}% bootstrap CI"
-        head = ["metric", "estimate", "std error", lvl, "draws", "clusters"]
+        head = ["metric", "estimate", "std error", lvl, "interval", "draws", "clusters"]
         rows = []
         notes = []
         for mid, r in est.iterrows():
@@ -79,16 +78,17 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             if r.note:
                 notes.append(r.note)
                 mark = f" [{len(notes)}]"
-            rows.append([str(mid) + mark, fmt(r.estimate), fmt(r.std_error, 3), ci, str(r.draws), str(r.clusters)])
+            rows.append([str(mid) + mark, fmt(r.estimate), fmt(r.std_error, 3), ci, str(r.ci_method), str(r.draws),
+                         str(r.clusters)])
         widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
         out = [f"Estimates for {args.prediction!r} from benchmark {args.reference!r} "
                f"(design {est.attrs['design']}, {est.attrs['records_set_aside']} benchmark records not in the release set aside)"]
         out.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
         out.append("  ".join("-" * w for w in widths))
         out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-        if est.attrs.get("ci_method") == "bootstrap":
-            out.append(f"Intervals: percentile bootstrap, {est.attrs['n_boot']} resamples of the draws, "
-                       f"seed {est.attrs['seed']}.")
+        if "n_boot" in est.attrs:
+            out.append(f"Intervals: {est.attrs['ci_method']}, {est.attrs['n_boot']} bootstrap resamples of the "
+                       f"draws, seed {est.attrs['seed']}.")
         out += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
         emit("\n".join(out) + "\n", args.output)
     return EXIT_OK
@@ -114,10 +114,12 @@ def add_table_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
     p.add_argument("--ci-level", type=float, default=0.95, help="confidence level in (0, 1) (default 0.95)")
     p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
-    p.add_argument("--ci-method", default="linearization", metavar="METHOD",
-                   help="interval: 'linearization' (estimate ± z·SE, default) or 'bootstrap' "
-                        "(percentile bootstrap over the draws, SPEC 6)")
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000, at least 100)")
+    p.add_argument("--ci-method", default=DEFAULT_CI_METHOD, metavar="METHOD",
+                   help="interval (SPEC 6): 'linearization' (estimate ± z·SE, default), 'logit', 'bootstrap' "
+                        "(percentile), 'bca', 'studentized' (bootstraps over the draws) or 'recommended' "
+                        "(per metric, from the coverage study)")
+    p.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT,
+                   help=f"bootstrap resamples (default {DEFAULT_N_BOOT}, from {MIN_N_BOOT} to {MAX_N_BOOT})")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the bootstrap (default: a fresh one, printed with the result)")
     p.set_defaults(func=cmd_estimate)

@@ -87,6 +87,11 @@ def design_kind(weights: object) -> str:
     return "uniformly sampled" if weights == "uniform" else "size-proportional"
 
 
+#: How an interval of each method (SPEC 6) is named next to its limits.
+CI_KINDS = {"linearization": "CI", "logit": "logit CI", "bootstrap": "bootstrap CI", "bca": "BCa bootstrap CI",
+            "studentized": "studentised bootstrap CI", "bca_mover": "BCa MOVER CI"}
+
+
 def observed_estimate(estimate: float, std_error: float, ci_lower: float, ci_upper: float, *,
                       ci_level: float, clusters: int, draws: int | None = None, digits: int = 3,
                       interval: str = "linearization") -> str:
@@ -105,6 +110,6 @@ def observed_estimate(estimate: float, std_error: float, ci_lower: float, ci_upp
                 f"from the number of draws, {count})")
     if std_error is None or math.isnan(std_error):
         return f"{fmt_number(estimate, digits)} (no standard error, {count})"
-    kind = "bootstrap CI" if interval == "bootstrap" else "CI"
+    kind = CI_KINDS.get(interval, "CI")
     return (f"{fmt_number(estimate, digits)} ± {fmt_number(std_error, digits)} "
             f"({fmt_level(ci_level)} {kind} {ci}, {count})")

@@ -84,3 +84,50 @@ __all__ = [
     "z_value",
     "zero_event_interval",
 ]
+
+# -- interval methods and honest differences (issue 21) -----------------------------------------------
+# Loaded on first use (PEP 562): importing er_expectations.stats stays as light as before.
+
+_LAZY = {
+    "BOOTSTRAP_METHODS": "estimator",
+    "GAP_METHODS": "estimator",
+    "INTERVAL_METHODS": "estimator",
+    "MAX_N_BOOT": "estimator",
+    "MIN_N_BOOT": "estimator",
+    "DEFAULT_CI_METHOD": "estimator",
+    "check_interval_options": "estimator",
+    "uses_bootstrap": "estimator",
+    "RECOMMENDED": "estimator",
+    "RECOMMENDED_CI_METHOD": "estimator",
+    "RECOMMENDED_CHANGE_METHOD": "estimator",
+    "RECOMMENDED_GAP_METHOD": "estimator",
+    "Difference": "differences",
+    "difference": "combine",
+    "JointBootstrap": "joint",
+    "NoChangeBound": "intervals",
+    "bca_interval": "intervals",
+    "logit_interval": "intervals",
+    "mover_interval": "intervals",
+    "no_change_bound": "intervals",
+    "studentized_interval": "intervals",
+    "bootstrap_difference": "differences",
+    "honest_difference": "differences",
+    "estimate_methods": "metrics",
+    "Membership": "subgroups",
+    "estimate_groups": "subgroups",
+    "estimate_groups_methods": "subgroups",
+    "paired_change": "drift",
+    "paired_changes": "drift",
+}
+
+__all__ += list(_LAZY)
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

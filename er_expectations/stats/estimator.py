@@ -19,13 +19,24 @@ from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 
 __all__ = [
+    "BOOTSTRAP_METHODS",
     "CI_METHODS",
     "DEFAULT_N_BOOT",
+    "GAP_METHODS",
+    "INTERVAL_METHODS",
+    "DEFAULT_CI_METHOD",
+    "MAX_N_BOOT",
+    "RECOMMENDED",
+    "RECOMMENDED_CI_METHOD",
+    "RECOMMENDED_CHANGE_METHOD",
+    "RECOMMENDED_GAP_METHOD",
     "RatioEstimate",
     "bootstrap_counts",
+    "concrete_methods",
     "bootstrap_sums",
     "check_ci_level",
     "check_ci_method",
+    "check_interval_options",
     "check_n_boot",
     "check_seed",
     "f_beta_estimate",
@@ -33,17 +44,80 @@ __all__ = [
     "ratio_estimate",
     "ratio_replicates",
     "resolve_seed",
+    "uses_bootstrap",
     "z_value",
     "zero_event_interval",
 ]
 
 #: Interval methods (SPEC 6): the normal interval of the linearised variance, or the
-#: percentile bootstrap over the draws.
+#: percentile bootstrap over the draws. These are the methods the API, YAML, GX and CLI
+#: layers offer; the statistics layer has more (:data:`INTERVAL_METHODS`).
 CI_METHODS: tuple[str, ...] = ("linearization", "bootstrap")
+#: Every interval method of the statistics layer (SPEC 6; :mod:`.intervals`): the
+#: linearised normal interval, the same on the logit scale, and three bootstraps over the
+#: draws (percentile, BCa, studentised).
+INTERVAL_METHODS: tuple[str, ...] = ("linearization", "logit", "bootstrap", "bca", "studentized")
+#: The interval methods that resample the draws (they take ``n_boot`` and ``seed``).
+BOOTSTRAP_METHODS: tuple[str, ...] = ("bootstrap", "bca", "studentized")
+#: The method each estimate gets with ``ci_method="recommended"`` (SPEC 6, 8), chosen from the
+#: coverage study of issue 21 (benchmarks/coverage_methods.py, benchmarks/README.md): BCa,
+#: for every metric. Over RLdata10000 and a heavy-tailed population, 200/400/800 draws, it
+#: had the best or a tied lowest coverage of all methods but the studentised bootstrap for
+#: every metric (RLdata, 800 size-proportional draws: 93.3–96.4 % where the linearised
+#: interval gave 86.9–95.5 %), gained most where errors sit in the largest clusters
+#: (pairwise precision and F) and under the uniform design, and keeps widths 1.0–1.4 times
+#: the linearised ones; the studentised bootstrap covered a little more but its intervals
+#: reach the end of the range whenever the resamples without an error pass α/2 (mean
+#: widths up to 250 times the linearised one at 200 draws). A metric not listed gets
+#: ``"linearization"``.
+RECOMMENDED_CI_METHOD: dict[str, str] = {
+    metric: "bca" for metric in (
+        "pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_precision", "cluster_recall", "cluster_f",
+        "b_cubed_precision", "b_cubed_recall", "b_cubed_f", "homogeneity", "average_cluster_size",
+        "matching_rate", "homonymy_rate", "name_variation_rate")
+}
+#: The method of the subgroup gaps (SPEC 8) with ``ci_method="recommended"``: the paired
+#: normal interval, whose fallbacks keep it from collapsing (a side without errors enters by
+#: its zero-event bound). Over both populations, three groupings and 200/400/800 draws it had
+#: the best mean coverage of the gaps and the false-positive rate closest to nominal; every
+#: method that reads each side's skewness gains under a grouping correlated with errors on
+#: RLdata at 800 draws (paired normal 89.4–91.6 % for six metrics; ``"bca_mover"`` 94.0–95.6 %,
+#: the logit MOVER 94–96 %) but loses elsewhere: the logit MOVER fell to 67 % on the
+#: heavy-tailed population (a subgroup whose estimate one heavy draw makes), ``"bca_mover"``
+#: gave 7–16 % false alarms there at 200–400 draws, and the joint BCa and studentised
+#: bootstraps 8–9.5 % on RLdata (they read the skewness of both sides' observed errors, which
+#: under no true gap is noise). A disparity check must not cry wolf (SPEC 13), so the
+#: default is the one that does not; ``"bca_mover"`` is the choice for 800+ draws of a
+#: population without heavy tails.
+RECOMMENDED_GAP_METHOD: dict[str, str] = dict.fromkeys(RECOMMENDED_CI_METHOD, "linearization")
+#: The method of the paired changes (SPEC 10) with ``ci_method="recommended"``: MOVER of the
+#: two releases' logit intervals (with their correlation) for the shares, which had the best
+#: lowest and mean coverage of every method for every metric measured (RLdata 95.9–97.2 %
+#: at 800 draws; the heavy-tailed population 86.4–99.7 % where the paired normal interval
+#: fell to 77.8 %); the paired normal interval for cluster precision and F and the average
+#: cluster size (not shares of clusters; their changes were not in the study). A change
+#: without a changed draw takes the no-change bound whatever the method.
+RECOMMENDED_CHANGE_METHOD: dict[str, str] = {
+    metric: ("linearization" if metric in ("cluster_precision", "cluster_f", "average_cluster_size") else "logit")
+    for metric in RECOMMENDED_CI_METHOD
+}
+#: Interval methods for subgroup gaps only (SPEC 8): ``"bca_mover"`` combines the BCa
+#: intervals of the group and of its comparison by MOVER (each side's skewness shapes its
+#: own tail of the gap) instead of taking the BCa interval of the replicate gaps.
+GAP_METHODS: tuple[str, ...] = ("bca_mover",)
+#: ``ci_method="recommended"``: each metric with its :data:`RECOMMENDED_CI_METHOD`, its
+#: subgroup gaps with :data:`RECOMMENDED_GAP_METHOD` and its changes with
+#: :data:`RECOMMENDED_CHANGE_METHOD`.
+RECOMMENDED = "recommended"
 #: Default number of bootstrap replicates.
 DEFAULT_N_BOOT = 2000
 #: Smallest number of bootstrap replicates accepted (the tails of fewer are too noisy).
 MIN_N_BOOT = 100
+#: Largest number of bootstrap replicates accepted: time and memory grow with n_boot (a
+#: gap or change keeps every series' replicates), and with 20,000 replicates the Monte
+#: Carlo error of a 95 % limit is already about 1 % of the standard error, far below the
+#: sampling error of any benchmark.
+MAX_N_BOOT = 20_000
 
 
 def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
@@ -56,25 +130,81 @@ def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
     return level
 
 
-def check_ci_method(ci_method: str, *, parameter: str = "ci_method") -> str:
-    """Validate an interval method: one of :data:`CI_METHODS` (SPEC 6)."""
-    if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
-        close = did_you_mean(str(ci_method), CI_METHODS)
+def check_ci_method(ci_method: str, *, parameter: str = "ci_method", every_method: bool = False) -> str:
+    """Validate an interval method: one of :data:`CI_METHODS` (SPEC 6), or of
+    :data:`INTERVAL_METHODS` and ``"recommended"`` with ``every_method``."""
+    methods = (*INTERVAL_METHODS, RECOMMENDED) if every_method else CI_METHODS
+    if not isinstance(ci_method, str) or ci_method not in methods:
+        close = did_you_mean(str(ci_method), methods)
         hint = f"; {close}" if close else ""
         raise InputError(f"{parameter}={ci_method!r} is not an interval method{hint} "
-                         f"Use one of: {', '.join(CI_METHODS)}")
+                         f"Use one of: {', '.join(methods)}")
     return ci_method
 
 
+def concrete_methods(methods: tuple[str, ...], metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """The interval methods to compute for ``methods`` (validated) on ``metrics``: each one
+    itself, and ``"recommended"`` replaced by the :data:`RECOMMENDED_CI_METHOD`,
+    :data:`RECOMMENDED_GAP_METHOD` and :data:`RECOMMENDED_CHANGE_METHOD` of every metric (always with ``"linearization"``,
+    which the others start from)."""
+    out = ["linearization"]
+    for m in methods:
+        if m == RECOMMENDED:
+            out += [RECOMMENDED_CI_METHOD.get(mid, "linearization") for mid in metrics]
+            out += [RECOMMENDED_GAP_METHOD.get(mid, "linearization") for mid in metrics]
+            out += [RECOMMENDED_CHANGE_METHOD.get(mid, "linearization") for mid in metrics]
+        else:
+            out.append(m)
+    return tuple(dict.fromkeys(out))
+
+
 def check_n_boot(n_boot: int, *, parameter: str = "n_boot") -> int:
-    """Validate the number of bootstrap replicates: an integer ≥ 100 (booleans refused)."""
+    """Validate the number of bootstrap replicates: an integer in [:data:`MIN_N_BOOT`,
+    :data:`MAX_N_BOOT`] (booleans refused)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
         raise InputError(f"{parameter}={n_boot!r} is not an integer; give a number of bootstrap replicates "
                          f"such as {DEFAULT_N_BOOT}")
     if int(n_boot) < MIN_N_BOOT:
         raise InputError(f"{parameter}={n_boot!r} is too small; give at least {MIN_N_BOOT} bootstrap replicates "
                          f"(default {DEFAULT_N_BOOT}): the tails of the percentile interval need them")
+    if int(n_boot) > MAX_N_BOOT:
+        raise InputError(f"{parameter}={n_boot!r} is too large; give at most {MAX_N_BOOT:,} bootstrap replicates "
+                         f"(default {DEFAULT_N_BOOT}): time and memory grow with n_boot, and beyond "
+                         f"{MAX_N_BOOT:,} the Monte Carlo error of the interval is far below the sampling error "
+                         "of the benchmark")
     return int(n_boot)
+
+
+#: The interval method every user-facing layer uses when none is given (SPEC 6; the API,
+#: the YAML suites, the GX expectations and the CLI share it): the linearised interval,
+#: deterministic and the one every earlier result used. ``"recommended"`` (BCa estimates,
+#: the paired normal gap, the logit MOVER change; :data:`RECOMMENDED_CI_METHOD`) is the
+#: choice of the coverage study where errors are rare; docs/SPEC.md section 6 says when.
+DEFAULT_CI_METHOD = "linearization"
+
+
+def uses_bootstrap(ci_method: str) -> bool:
+    """True when ``ci_method`` resamples the draws (it takes ``n_boot`` and ``seed``):
+    the bootstraps, ``"bca_mover"`` and ``"recommended"`` (whose estimates are BCa)."""
+    return ci_method in (*BOOTSTRAP_METHODS, *GAP_METHODS) or (
+        ci_method == RECOMMENDED and any(m in BOOTSTRAP_METHODS for m in RECOMMENDED_CI_METHOD.values()))
+
+
+def check_interval_options(ci_method: str, n_boot: int, seed: int | None, *, gaps: bool = False,
+                           prefix: str = "") -> tuple[str, int, int | None]:
+    """Validate the three interval options together, before any data is read (SPEC 6):
+    ``ci_method`` one of :data:`INTERVAL_METHODS` or ``"recommended"`` (and, with
+    ``gaps``, :data:`GAP_METHODS`), ``n_boot`` in [:data:`MIN_N_BOOT`, :data:`MAX_N_BOOT`]
+    and ``seed`` None or ≥ 0. ``prefix`` goes before each parameter's name in the errors
+    (``"--"`` for the command line). Returns them checked."""
+    methods = (*INTERVAL_METHODS, *(GAP_METHODS if gaps else ()), RECOMMENDED)
+    if not isinstance(ci_method, str) or ci_method not in methods:
+        close = did_you_mean(str(ci_method), methods)
+        hint = f"; {close}" if close else ""
+        raise InputError(f"{prefix}ci_method={ci_method!r} is not an interval method{hint}. "
+                         f"Use one of: {', '.join(methods)}")
+    return (ci_method, check_n_boot(n_boot, parameter=f"{prefix}n_boot"),
+            check_seed(seed, parameter=f"{prefix}seed"))
 
 
 def check_seed(seed: int | None, *, parameter: str = "seed") -> int | None:

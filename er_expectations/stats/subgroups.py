@@ -32,7 +32,7 @@ group of true entities are not defined.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +58,7 @@ __all__ = [
     "check_min_draws",
     "check_subgroup_metrics",
     "estimate_groups",
+    "estimate_groups_methods",
     "holm",
 ]
 
@@ -237,17 +238,84 @@ def estimate_groups(
     min_draws: int = DEFAULT_MIN_DRAWS,
     adjust: str = "holm",
     bias_adjust: bool = True,
+    ci_method: str = "linearization",
+    n_boot: int = 2000,
+    seed: int | None = None,
 ) -> list[GroupResult]:
     """Every (group, metric) estimate with its gap to the comparison (SPEC 8).
 
     Rows come group by group in the order of ``membership.groups``, metrics in the order
     asked. The p-values of the rows with status "ok" are adjusted together by ``adjust``.
+
+    ``ci_method`` (SPEC 6; :data:`~.estimator.INTERVAL_METHODS`) sets the intervals of the
+    group's estimate, of its comparison and of the gap: ``"linearization"`` (the paired
+    normal interval of the gap), ``"logit"`` (the logit interval of each side, the gap by
+    MOVER from them), or a bootstrap (``"bootstrap"``, ``"bca"``, ``"studentized"``) of
+    ``n_boot`` resamples of the shared draws, seeded by ``seed`` (a fresh one, recorded in
+    the results, when None): every group, comparison and gap is computed on the same
+    resamples, so the gap's replicates keep the pairing. Whatever the method, a gap never
+    has a zero-width interval (:func:`~.combine.difference`); its p-value is that of its
+    own interval. :func:`estimate_groups_methods` gives several methods at once.
     """
+    return estimate_groups_methods(sample, membership, metrics, methods=(ci_method,), beta=beta, ci_level=ci_level,
+                                   compare_to=compare_to, min_draws=min_draws, adjust=adjust,
+                                   bias_adjust=bias_adjust, n_boot=n_boot, seed=seed)[ci_method]
+
+
+def estimate_groups_methods(
+    sample: BenchmarkSample,
+    membership: Membership,
+    metrics: str | Iterable[str] | None = None,
+    *,
+    methods: Sequence[str] = ("linearization",),
+    beta: float = 1.0,
+    ci_level: float = 0.95,
+    compare_to: str = "rest",
+    min_draws: int = DEFAULT_MIN_DRAWS,
+    adjust: str = "holm",
+    bias_adjust: bool = True,
+    n_boot: int = 2000,
+    seed: int | None = None,
+) -> dict[str, list[GroupResult]]:
+    """:func:`estimate_groups` for every interval method in ``methods`` at once (SPEC 8):
+    ``{method: rows}``, the bootstraps on one set of resamples of the draws.
+
+    Each ``result[method]`` equals ``estimate_groups(..., ci_method=method, n_boot=n_boot,
+    seed=seed)``; the estimates, standard errors and statuses are the same for every
+    method, the intervals, p-values and adjusted p-values are the method's.
+    ``"bca_mover"`` (:data:`~.estimator.GAP_METHODS`) shows BCa estimates and combines them
+    by MOVER into the gap. ``"recommended"`` gives each row the estimates of its metric's
+    :data:`~.estimator.RECOMMENDED_CI_METHOD` and the gap (interval and p-value) of its
+    :data:`~.estimator.RECOMMENDED_GAP_METHOD` (the p-values adjusted together).
+    """
+    # imported here: the estimator's names of the interval methods (issue 21)
+    from er_expectations.stats.estimator import (
+        BOOTSTRAP_METHODS,
+        GAP_METHODS,
+        RECOMMENDED,
+        RECOMMENDED_CI_METHOD,
+        RECOMMENDED_GAP_METHOD,
+        check_ci_method,
+        check_n_boot,
+        concrete_methods,
+        resolve_seed,
+    )
+
     ids = check_subgroup_metrics(metrics)
     level = check_ci_level(ci_level)
     compare_to = _check_choice(compare_to, COMPARISONS, "compare_to")
     min_draws = check_min_draws(min_draws)
     adjust = _check_choice(adjust, ADJUSTMENTS, "adjust")
+    wanted = tuple(dict.fromkeys(m if m in GAP_METHODS else check_ci_method(m, parameter="ci_method",
+                                                                          every_method=True)
+                                 for m in methods))
+    if not wanted:
+        raise InputError("methods=() selects no interval method; give at least one, such as 'linearization'")
+    needed = concrete_methods(wanted, ids)
+    resampled = (*BOOTSTRAP_METHODS, *GAP_METHODS)
+    if any(m in resampled for m in needed):
+        n_boot = check_n_boot(n_boot)
+        seed = resolve_seed(seed)
     if membership.pi.shape[0] != sample.labels.shape[0]:
         raise InputError(f"membership has {membership.pi.shape[0]} clusters but the sample has "
                          f"{sample.labels.shape[0]}; align it with the sample's clusters")
@@ -256,41 +324,159 @@ def estimate_groups(
     def run(domain: np.ndarray | None) -> dict[str, RatioEstimate]:
         return estimate_metrics(sample, ids, beta=beta, ci_level=level, bias_adjust=bias_adjust, domain=domain)
 
-    whole = run(None) if compare_to == "all" else None
-    rows: list[GroupResult] = []
+    # the domains: each group, and its comparison (the rest of group j, or all entities)
+    domains: dict[Hashable, np.ndarray | None] = {}
+    pairs: list[tuple[int, str, Hashable, Hashable]] = []
     for j, name in enumerate(membership.groups):
-        pi = membership.pi[:, j]
-        draws, clusters = _domain_draws(d, pi)
-        mine = run(pi)
+        domains[("group", j)] = membership.pi[:, j]
         if compare_to == "all":
-            other, other_draws = whole, float(d.sum())
+            domains.setdefault(("all",), None)
+            pairs.append((j, name, ("group", j), ("all",)))
         else:
-            rest = (1.0 - pi) * membership.known
-            other, other_draws = run(rest), _domain_draws(d, rest)[0]
-        for mid in ids:
-            est, cmp_ = mine[mid], other[mid]
-            diff = difference(est, cmp_, d, ci_level=level)
-            notes = []
-            if draws < min_draws:
-                status = "too small"
-                notes.append(f"{draws:g} draws in the group, fewer than min_draws={min_draws}: reported, not tested")
-            elif compare_to == "rest" and other_draws < min_draws:
-                status = "too small"
-                notes.append(f"{other_draws:g} draws in the rest, fewer than min_draws={min_draws}: reported, "
-                             "not tested")
-            elif not diff.has_std_error:
-                status = "undefined"
-                notes.append(diff.note or "the gap has no standard error")
-            else:
-                status = "ok"
-            for label, e in (("group", est), ("comparison", cmp_)):
-                if e.note and not e.defined:
-                    notes.append(f"{label}: {e.note}")
-            p = diff.p_value if status == "ok" else math.nan
-            rows.append(GroupResult(name, mid, est, cmp_, diff, draws, clusters, other_draws, status, p,
-                                    note="; ".join(notes)))
-    adjusted = adjust_p_values([r.p_value for r in rows], adjust)
-    return [_with_p(r, float(a)) for r, a in zip(rows, adjusted, strict=True)]
+            domains[("rest", j)] = (1.0 - membership.pi[:, j]) * membership.known
+            pairs.append((j, name, ("group", j), ("rest", j)))
+    linear = {key: run(pi) for key, pi in domains.items()}
+    sizes = {key: (_domain_draws(d, pi) if pi is not None else (float(d.sum()), int((d > 0).sum())))
+             for key, pi in domains.items()}
+    boot = None
+    if any(m in resampled for m in needed):
+        boot = _GroupBootstrap(sample, domains, pairs, ids, beta=beta, bias_adjust=bias_adjust, n_boot=n_boot,
+                               seed=seed, studentized="studentized" in needed)
+    raw: dict[str, list[GroupResult]] = {}
+    for method in needed:
+        rows: list[GroupResult] = []
+        for _, name, gkey, ckey in pairs:
+            draws, clusters = sizes[gkey]
+            other_draws = sizes[ckey][0]
+            for mid in ids:
+                est, cmp_ = linear[gkey][mid], linear[ckey][mid]
+                labels = ("group", "comparison")
+                if boot is not None and method in resampled:
+                    base, combine = ("bca", "mover") if method == "bca_mover" else (method, "joint")
+                    diff = boot.difference(base, gkey, ckey, mid, est, cmp_, ci_level=level, combine=combine)
+                    show_est = boot.side(base, gkey, mid, est, ci_level=level)
+                    show_cmp = boot.side(base, ckey, mid, cmp_, ci_level=level)
+                else:
+                    diff = difference(est, cmp_, d, ci_level=level, method=method)
+                    show_est, show_cmp = _side_logit(method, mid, est, level), _side_logit(method, mid, cmp_, level)
+                diff = _labelled(diff, labels)
+                notes = []
+                if draws < min_draws:
+                    status = "too small"
+                    notes.append(f"{draws:g} draws in the group, fewer than min_draws={min_draws}: reported, "
+                                 "not tested")
+                elif compare_to == "rest" and other_draws < min_draws:
+                    status = "too small"
+                    notes.append(f"{other_draws:g} draws in the rest, fewer than min_draws={min_draws}: reported, "
+                                 "not tested")
+                elif not diff.has_std_error:
+                    status = "undefined"
+                    notes.append(diff.note or "the gap has no standard error")
+                else:
+                    status = "ok"
+                    if diff.interval in ("zero_event", "none") and diff.note:
+                        notes.append(f"gap: {diff.note}")
+                for label, e in (("group", est), ("comparison", cmp_)):
+                    if e.note and not e.defined:
+                        notes.append(f"{label}: {e.note}")
+                p = diff.p_value if status == "ok" else math.nan
+                rows.append(GroupResult(name, mid, show_est, show_cmp, diff, draws, clusters, other_draws, status,
+                                        p, note="; ".join(notes)))
+        raw[method] = rows
+    if RECOMMENDED in wanted:  # each row: estimates and gap from its metric's methods
+        from dataclasses import replace
+
+        rec = []
+        for i, r in enumerate(raw["linearization"]):
+            sides = raw[RECOMMENDED_CI_METHOD.get(r.metric, "linearization")][i]
+            gap = raw[RECOMMENDED_GAP_METHOD.get(r.metric, "linearization")][i]
+            rec.append(replace(gap, estimate=sides.estimate, comparison=sides.comparison))
+        raw[RECOMMENDED] = rec
+    out: dict[str, list[GroupResult]] = {}
+    for method in wanted:
+        adjusted = adjust_p_values([r.p_value for r in raw[method]], adjust)
+        out[method] = [_with_p(r, float(a)) for r, a in zip(raw[method], adjusted, strict=True)]
+    return out
+
+
+def _labelled(diff: Difference, labels: tuple[str, str]) -> Difference:
+    """The notes of a gap name its sides as the group and its comparison."""
+    if not diff.note:
+        return diff
+    from dataclasses import replace
+
+    note = diff.note.replace("first side", labels[0]).replace("second side", labels[1])
+    return replace(diff, note=note)
+
+
+def _side_logit(method: str, mid: str, res: RatioEstimate, level: float) -> RatioEstimate:
+    if method != "logit":
+        return res
+    from er_expectations.stats.metrics import with_logit
+
+    return with_logit(METRICS[mid], res, ci_level=level)
+
+
+class _GroupBootstrap:
+    """Every (domain, metric) of :func:`estimate_groups_methods` on the same resamples."""
+
+    def __init__(self, sample: BenchmarkSample, domains: dict[Hashable, np.ndarray | None],
+                 pairs: list[tuple[int, str, Hashable, Hashable]], ids: tuple[str, ...], *, beta: float,
+                 bias_adjust: bool, n_boot: int, seed: int, studentized: bool) -> None:
+        from er_expectations.stats.joint import JointBootstrap
+        from er_expectations.stats.metrics import base_series, fg_values, label_order, moment_pairs
+        from er_expectations.stats.sample import cluster_errors
+
+        errors = cluster_errors(sample)
+        bases = list(dict.fromkeys(b for mid in ids for b in base_series(mid)))
+        fg = {m: fg_values(sample, m, beta=beta, errors=errors) for m in bases}
+        values = {}
+        for key, pi in domains.items():
+            for m in bases:
+                f, g = fg[m]
+                values[(key, m)] = (f, g) if pi is None else (f * pi, g * pi)
+        moments: list[tuple[Hashable, Hashable]] = []
+        if studentized:
+            for _, _, gkey, ckey in pairs:
+                for mid in ids:
+                    moments += moment_pairs([(k, b) for k in (gkey, ckey) for b in base_series(mid)])
+        self.draws = sample.draws.astype(np.float64)
+        self.beta = beta
+        self.n_boot, self.seed = n_boot, seed
+        self.boot = JointBootstrap(values, self.draws, n_boot=n_boot, seed=seed, bias_adjust=bias_adjust,
+                                   order=label_order(sample.labels), moments=moments)
+        self.studentized = studentized
+        self._cache: dict[tuple[Hashable, str], tuple[np.ndarray, list]] = {}
+
+    def replicates(self, key: Hashable, mid: str) -> tuple[np.ndarray, list]:
+        from er_expectations.stats.metrics import replicate_metric
+
+        if (key, mid) not in self._cache:
+            self._cache[(key, mid)] = replicate_metric(self.boot, mid, lambda m: (key, m), beta=self.beta)
+        return self._cache[(key, mid)]
+
+    def side(self, method: str, key: Hashable, mid: str, res: RatioEstimate, *, ci_level: float) -> RatioEstimate:
+        from er_expectations.stats.metrics import apply_method, combination_se
+
+        theta, terms = self.replicates(key, mid)
+        se = combination_se(self.boot, terms) if method == "studentized" else None
+        return apply_method(METRICS[mid], res, method, theta, se, self.draws, ci_level=ci_level, n_boot=self.n_boot,
+                      seed=self.seed)
+
+    def difference(self, method: str, gkey: Hashable, ckey: Hashable, mid: str, est: RatioEstimate,
+                   cmp_: RatioEstimate, *, ci_level: float, combine: str = "joint") -> Difference:
+        from er_expectations.stats.differences import bootstrap_difference
+        from er_expectations.stats.metrics import combination_se
+
+        ta, terms_a = self.replicates(gkey, mid)
+        tb, terms_b = self.replicates(ckey, mid)
+        rse = side_se = None
+        if method == "studentized":
+            both = terms_a + [(k, -c) for k, c in terms_b]
+            rse = combination_se(self.boot, both)
+            side_se = (combination_se(self.boot, terms_a), combination_se(self.boot, terms_b))
+        return bootstrap_difference(est, cmp_, self.draws, ta, tb, method=method, ci_level=ci_level, seed=self.seed,
+                                    replicate_se=rse, side_se=side_se, combine=combine)
 
 
 def _with_p(row: GroupResult, p_adjusted: float) -> GroupResult:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import er_expectations as erx
 from er_expectations.analysis.examples import rldata_frame
 from er_expectations.analysis.planning import Population, replicate_estimates
+from er_expectations.core.errors import InputError
 from er_expectations.stats import ratio_estimate
 from er_expectations.stats.resample import replicate_ratio
 
@@ -265,7 +266,66 @@ def test_seed_is_reproducible_and_recorded():
     again = erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, seed=fresh.attrs["seed"])
     pd.testing.assert_frame_equal(fresh, again)
     assert list(a.columns) == ["metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "reps",
-                               "sd", "mean_se", "undefined"]
+                               "sd", "mean_se", "undefined", "target", "ci_method"]
+    assert set(a["target"]) == {"estimate"} and set(a["ci_method"]) == {"linearization"}
+
+
+# -- every interval method, groups and changes (issue 21 item 4) ----------------------------------
+
+
+def _with_group_and_baseline(seed: int = 5) -> pd.DataFrame:
+    df = _population(seed, n_true=60)
+    truth = df["truth"].to_numpy()
+    df["grp"] = np.where(pd.factorize(truth)[0] % 2 == 0, "a", "b")  # constant per entity
+    rng = np.random.default_rng(seed)
+    base = df["pred"].to_numpy().copy()
+    moved = rng.random(base.size) < 0.1
+    base[moved] = base[rng.permutation(np.flatnonzero(moved))]
+    df["base"] = base
+    return df
+
+
+def test_every_method_and_group_and_change_rows_with_independent_truths():
+    df = _with_group_and_baseline()
+    metrics = ["pairwise_precision", "pairwise_recall", "b_cubed_f"]
+    out = erx.simulate(df, "pred", "truth", sizes=(30,), designs="uniform", reps=100, seed=2, metrics=metrics,
+                       ci_methods="all", n_boot=100, group_column="grp", baseline="base")
+    methods = ("linearization", "logit", "bootstrap", "bca", "studentized", "recommended")
+    assert out.attrs["ci_methods"] == list(methods) and out.attrs["n_boot"] == 100
+    targets = {"estimate", "group a", "gap a", "group b", "gap b", "change"}
+    assert set(out["target"]) == targets
+    for target in targets:
+        for m in metrics:
+            rows = out[(out["target"] == target) & (out["metric"] == m)]
+            assert sorted(rows["ci_method"]) == sorted(methods), (target, m)
+            assert rows["coverage"].between(0, 1).all()
+            # the estimates do not depend on the interval method
+            assert rows["mean"].nunique() == 1 and rows["truth"].nunique() == 1
+    # true values computed independently: the exact metrics of the group's records and of the releases
+    exact = {g: erx.exact_metrics(df[df["grp"] == g], "pred", "truth") for g in ("a", "b")}
+    for g, other in (("a", "b"), ("b", "a")):
+        for m in ("pairwise_precision", "pairwise_recall"):
+            group_truth = out[(out["target"] == f"group {g}") & (out["metric"] == m)]["truth"].iloc[0]
+            gap_truth = out[(out["target"] == f"gap {g}") & (out["metric"] == m)]["truth"].iloc[0]
+            if m == "pairwise_recall":  # true pairs lie within one entity, so within one group
+                assert group_truth == pytest.approx(exact[g][m], rel=1e-9)
+                assert gap_truth == pytest.approx(exact[g][m] - exact[other][m], rel=1e-9)
+    whole, base = erx.exact_metrics(df, "pred", "truth"), erx.exact_metrics(df, "base", "truth")
+    for m in metrics:
+        change_truth = out[(out["target"] == "change") & (out["metric"] == m)]["truth"].iloc[0]
+        assert change_truth == pytest.approx(whole[m] - base[m], rel=1e-9, abs=1e-12)
+    # the linearised rows of the estimates are the plain simulation's
+    plain = erx.simulate(df, "pred", "truth", sizes=(30,), designs="uniform", reps=100, seed=2, metrics=metrics)
+    lin = out[(out["target"] == "estimate") & (out["ci_method"] == "linearization")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(lin, plain, check_like=False)
+
+
+def test_simulate_interval_options_are_checked_first():
+    df = _population()
+    with pytest.raises(InputError, match="ci_methods: 'wilson' is not an interval method"):
+        erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods=["wilson"])
+    with pytest.raises(InputError, match="n_boot=1000000000 is too large"):
+        erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods="all", n_boot=10**9)
 
 
 # -- the vectorised estimator against ratio_estimate, on arbitrary values -----------------------

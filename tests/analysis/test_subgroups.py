@@ -85,9 +85,19 @@ def test_estimates_and_gaps_match_a_plain_recomputation(seed, compare_to):
                 k = len(u)
                 se = math.sqrt(sum((a - b) ** 2 for a, b in zip(u, v, strict=True)) / (k * (k - 1)))
                 assert ref.close(row["disparity_se"], se, tol=1e-7)
-                if se > 0:
+                if row["disparity_ci_method"] == "linearization":
+                    # the Wald p-value of the paired normal interval; a gap with an error-free side
+                    # takes the p-value of its zero-event interval instead (SPEC 8), tested in
+                    # tests/stats/test_interval_differences.py
+                    assert se > 0
                     z = abs(row["disparity"]) / se
                     assert ref.close(row["p_value"], math.erfc(z / math.sqrt(2)), tol=1e-7)
+                elif row["disparity_ci_method"] == "zero_event":
+                    assert row["zero_event"] and row["disparity_ci_upper"] > row["disparity_ci_lower"]
+                else:  # no variation of the gap on any draw and no bound applies: no interval, never a point
+                    assert row["disparity_ci_method"] == "none" and se < 1e-12
+                    assert math.isnan(row["disparity_ci_lower"]) and math.isnan(row["disparity_ci_upper"])
+                    assert row["note"].startswith("gap: no interval")
     k_clusters = len(rows)
     assert got.attrs["abstained"] == sum(1 for r in rows if grp[r["label"]] is None)
     assert got.attrs["abstention_rate"] == pytest.approx(got.attrs["abstained"] / k_clusters)

@@ -236,7 +236,12 @@ def test_bootstrap_keeps_the_zero_event_interval():
     [
         ({"ci_method": "bootstrp"}, ["ci_method", "did you mean 'bootstrap'"]),
         ({"ci_method": "linearisation"}, ["ci_method", "did you mean 'linearization'"]),
-        ({"ci_method": None}, ["ci_method", "linearization, bootstrap"]),
+        ({"ci_method": None}, ["ci_method", "linearization, logit, bootstrap, bca, studentized, recommended"]),
+        ({"ci_method": "wilson"}, ["ci_method='wilson'", "linearization, logit, bootstrap, bca, studentized, recommended"]),
+        ({"ci_method": "bca", "n_boot": 10**9}, ["n_boot=1000000000", "at most 20,000"]),
+        ({"ci_method": "bca", "n_boot": 1e9}, ["n_boot", "not an integer"]),
+        ({"ci_method": "recommended", "n_boot": 0}, ["n_boot=0", "at least 100"]),
+        ({"ci_method": "linearization", "n_boot": 10**9}, ["n_boot", "at most 20,000"]),
         ({"ci_method": "bootstrap", "n_boot": True}, ["n_boot", "not an integer"]),
         ({"ci_method": "bootstrap", "n_boot": 2000.0}, ["n_boot", "not an integer"]),
         ({"ci_method": "bootstrap", "n_boot": 99}, ["n_boot", "at least 100"]),
@@ -265,7 +270,14 @@ def test_cli_estimate_options(tmp_path, capsys):
     assert capsys.readouterr().out == out1
     assert '"ci_method": "bootstrap"' in out1 and '"seed": 4' in out1
     assert cli_main([*args, "--ci-method", "bootstrap", "--seed", "4"]) == 0
-    assert "bootstrap CI" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "Intervals: bootstrap, 2000 bootstrap resamples of the draws, seed 4." in text
+    assert cli_main([*args, "--ci-method", "recommended", "--seed", "4"]) == 0
+    text = capsys.readouterr().out
+    assert " bca " in text and "seed 4" in text  # the row's interval column names the method used
+    assert cli_main([*args, "--ci-method", "bca", "--n-boot", "1000000000"]) == 2
+    err = capsys.readouterr().err
+    assert "n_boot=1000000000 is too large" in err and "at most 20,000" in err and "Traceback" not in err
     assert cli_main([*args, "--ci-method", "boot"]) == 2
     assert "did you mean 'bootstrap'" in capsys.readouterr().err
     assert cli_main([*args, "--ci-method", "bootstrap", "--n-boot", "10"]) == 2
@@ -274,9 +286,15 @@ def test_cli_estimate_options(tmp_path, capsys):
 
 def test_interval_parameters_are_declared_from_the_estimator_constants():
     spec = default_registry()["expect_estimated_pairwise_recall_to_be_between"]
-    assert spec.param("ci_method").choices == est_mod.CI_METHODS
+    assert spec.param("ci_method").choices == (*est_mod.INTERVAL_METHODS, "recommended")
     assert spec.param("n_boot").default == est_mod.DEFAULT_N_BOOT
     assert spec.model.__fields__["n_boot"].field_info.ge == est_mod.MIN_N_BOOT
+    assert spec.model.__fields__["n_boot"].field_info.le == est_mod.MAX_N_BOOT == 20_000
+    for name in ("expect_subgroup_disparity_to_be_below", "expect_estimate_change_to_be_below"):
+        other = default_registry()[name]
+        assert other.param("n_boot").default == est_mod.DEFAULT_N_BOOT
+        assert other.model.__fields__["n_boot"].field_info.le == est_mod.MAX_N_BOOT
+    assert "bca_mover" in default_registry()["expect_subgroup_disparity_to_be_below"].param("ci_method").choices
 
 
 SUITE = """
@@ -412,7 +430,8 @@ def test_gx_sentence_names_the_bootstrap():
 
     template, params = E._sentence({"prediction_column": "pred", "reference_column": "ref", "min_value": 0.9,
                                     "bound": "interval", "ci_method": "bootstrap", "n_boot": 500})
-    assert "percentile bootstrap of $n_boot resamples" in template and params["n_boot"] == 500
+    assert "Intervals: $ci_method, $n_boot resamples" in template and params["n_boot"] == 500
+    assert params["ci_method"] == "percentile bootstrap"
     template, _ = E._sentence({"prediction_column": "pred", "reference_column": "ref", "min_value": 0.9})
     assert "bootstrap" not in template
 

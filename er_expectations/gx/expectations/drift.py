@@ -46,6 +46,14 @@ from er_expectations.gx.expectations.base import (
     threshold,
 )
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
+from er_expectations.gx.expectations.intervals import (
+    ESTIMATE_CI_METHODS,
+    ci_method_field,
+    interval_details,
+    interval_sentence,
+    method_phrase,
+    n_boot_field,
+)
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.history_view import (
     CHART_RELEASES,
@@ -356,17 +364,22 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         ..., gt=0.0, le=1.0, description="Largest acceptable change |this − baseline| of the estimate; the check "
         "fails only when the whole confidence interval of the change lies beyond it.")
     beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
+    ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
+    n_boot: int = n_boot_field()
+    seed: int = pydantic.Field(0, ge=0, description="Seed of the bootstrap resamples of the change and of the "
+                               "sampled examples of a failed check.")
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "metric", "max_change")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
-        "baseline", "baseline_column", "metric", "max_change", "beta", "diff_examples", "seed",
-        "min_overlap", *SkippableExpectation.SKIP_KEYS)
+        "baseline", "baseline_column", "metric", "max_change", "beta", "diff_examples", "seed", "ci_method",
+        "n_boot", "min_overlap", *SkippableExpectation.SKIP_KEYS)
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         sample = self._sample_value()
         value = {**{k: sample[k] for k in SAMPLE_KEYS}, "baseline_column": self.resolved_baseline_column(),
-                 "metric": self.metric, "beta": float(self.beta), "ci_level": float(self.ci_level)}
+                 "metric": self.metric, "beta": float(self.beta), "ci_level": float(self.ci_level),
+                 "ci_method": self.ci_method, "n_boot": int(self.n_boot), "seed": int(self.seed)}
         return {ESTIMATE_CHANGE: MetricConfiguration(ESTIMATE_CHANGE, domain, value), **self._pair_configs(domain)}
 
     @classmethod
@@ -382,7 +395,8 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         template = (f"The estimated $label of $prediction_column changes by at most $limit against {base}, "
                     f"both estimated on the same draws of {design}: the check fails only when the whole "
                     "$level confidence interval of the change (paired standard error) lies beyond ±$limit.")
-        return template, params
+        extra, extra_params = interval_sentence(kwargs)
+        return template + extra, {**params, **extra_params}
 
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
         details, skipped = self._common(metrics)
@@ -399,7 +413,7 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         if math.isnan(diff.estimate):
             return self.skipped(details, f"the change of the estimated {METRICS[res.metric].label} is undefined "
                                 f"on the sample: {diff.note or 'an estimate is undefined'}")
-        if not diff.has_std_error:
+        if not diff.has_std_error or not diff.has_interval:
             ok = abs(diff.estimate) <= limit
             verdict = (f"{diff.note or 'no standard error'}: decided on the point change "
                        f"({fmt_number(diff.estimate)}) alone")
@@ -428,10 +442,20 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
             "clusters_only_current": res.only_current, "clusters_only_baseline": res.only_baseline,
             "threshold": limit, "test": test, "verdict": verdict,
             "note": "; ".join(x for x in (verdict if not ok else "", diff.note) if x),
+            "ci_method": diff.interval, "ci_method_text": method_phrase(diff.interval, difference=True),
+            "zero_event": bool(diff.zero_event),
+            **interval_details(self.ci_method, self.n_boot, diff.seed),
         })
-        se = "no standard error" if not diff.has_std_error else (
-            f"paired SE {fmt_number(diff.std_error, 4)}, {level} CI {fmt_number(diff.ci_lower)} to "
-            f"{fmt_number(diff.ci_upper)}; unpaired √(se₁²+se₂²) would be {fmt_number(res.naive_std_error, 4)}")
+        how = method_phrase(diff.interval, difference=True)
+        if not diff.has_std_error:
+            se = "no standard error"
+        elif not diff.has_interval:
+            se = f"paired SE {fmt_number(diff.std_error, 4)}, {how}"
+        else:
+            se = (f"paired SE {fmt_number(diff.std_error, 4)}, {level} CI {fmt_number(diff.ci_lower)} to "
+                  f"{fmt_number(diff.ci_upper)} by {how}"
+                  + ("" if diff.zero_event else
+                     f"; unpaired √(se₁²+se₂²) would be {fmt_number(res.naive_std_error, 4)}"))
         details["observed_text"] = (
             f"{fmt_number(res.baseline.estimate)} in {against} → {fmt_number(res.current.estimate)}: change "
             f"{fmt_number(diff.estimate)} ({se}; {res.clusters:,} benchmark clusters, {res.draws:,} draws). "

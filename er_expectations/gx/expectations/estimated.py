@@ -27,6 +27,15 @@ from er_expectations.gx.expectations.base import (
     SkippableExpectation,
     json_number,
 )
+from er_expectations.gx.expectations.intervals import (
+    ESTIMATE_CI_METHODS,
+    ci_method_field,
+    interval_details,
+    interval_sentence,
+    method_phrase,
+    n_boot_field,
+    seed_field,
+)
 from er_expectations.gx.expectations.params import ParameterError, Threshold, threshold
 from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
@@ -34,8 +43,7 @@ from er_expectations.gx.metrics.release import (
     SAMPLE_KEYS,
     encode_weights,
 )
-from er_expectations.stats import CI_METHODS, DEFAULT_N_BOOT, METRICS, PERFORMANCE_METRICS
-from er_expectations.stats.estimator import MIN_N_BOOT
+from er_expectations.stats import METRICS, PERFORMANCE_METRICS
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
@@ -52,6 +60,8 @@ def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[
         "clusters": int(est.clusters),
         "note": est.note,
         "ci_method": est.interval,
+        "ci_method_text": method_phrase(est.interval),
+        "zero_event": est.interval == "zero_event",
         "design": sample.design,
         "records_set_aside": int(sample.records_set_aside),
         "clusters_set_aside": int(sample.clusters_set_aside),
@@ -134,14 +144,9 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
     bound: Literal["estimate", "interval"] = pydantic.Field(
         "estimate", description="Compare the point estimate with the thresholds (estimate) or require the "
         "whole confidence interval inside them (interval).")
-    ci_method: Literal[CI_METHODS] = pydantic.Field(  # type: ignore[valid-type]
-        "linearization", description="How the confidence interval is computed: linearization (estimate ± z·SE, "
-        "the default) or bootstrap (percentile bootstrap over the sampled draws).")
-    n_boot: int = pydantic.Field(
-        DEFAULT_N_BOOT, ge=MIN_N_BOOT, description=f"Number of bootstrap resamples for ci_method: bootstrap "
-        f"(default {DEFAULT_N_BOOT}, at least {MIN_N_BOOT}).")
-    seed: int | None = pydantic.Field(
-        None, ge=0, description="Seed of the bootstrap resamples (default: a fresh one, recorded in the result).")
+    ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
+    n_boot: int = n_boot_field()
+    seed: int | None = seed_field()
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
@@ -189,10 +194,8 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         else:
             template = ("Estimated $label of $prediction_column $range (point estimate; $level confidence "
                         f"interval reported), from {design}.")
-        if kwargs.get("ci_method") == "bootstrap":
-            params["n_boot"] = int(kwargs.get("n_boot") or DEFAULT_N_BOOT)
-            template += " Interval: percentile bootstrap of $n_boot resamples of the draws."
-        return template, params
+        extra, extra_params = interval_sentence(kwargs)
+        return template + extra, {**params, **extra_params}
 
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
         est = metrics[ESTIMATE]
@@ -201,9 +204,7 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         label = METRICS[mid].label
         details = estimate_details(est, sample, metric=mid, label=label)
         details["bound"] = self.bound
-        details["requested_ci_method"] = self.ci_method
-        if self.ci_method == "bootstrap":
-            details.update({"n_boot": int(self.n_boot), "seed": est.seed})
+        details.update(interval_details(self.ci_method, self.n_boot, est.seed))
         if not est.defined:
             return self.skipped(details, f"the {label} is undefined on this sample"
                                 + (f": {est.note}" if est.note else ""))

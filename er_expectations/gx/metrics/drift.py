@@ -36,6 +36,7 @@ from er_expectations.gx.metrics.release import (
     DependentMetric,
     decode_weights,
 )
+from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT
 from er_expectations.stats.drift import paired_change
 
 __all__ = [
@@ -153,7 +154,7 @@ class EstimateChangeMetric(DependentMetric):
     """
 
     metric_name = ESTIMATE_CHANGE
-    value_keys = (*SAMPLE_KEYS, "baseline_column", "metric", "beta", "ci_level")
+    value_keys = (*SAMPLE_KEYS, "baseline_column", "metric", "beta", "ci_level", "ci_method", "n_boot", "seed")
 
     @classmethod
     def _deps(cls, metric):
@@ -170,6 +171,9 @@ class EstimateChangeMetric(DependentMetric):
         if metrics["baseline"] is None:
             return None
         return paired_change(metrics["current"], metrics["baseline"], kw["metric"],
-                             beta=float(kw.get("beta") or 1.0), ci_level=float(kw.get("ci_level") or 0.95))
+                             beta=float(kw.get("beta") or 1.0), ci_level=float(kw.get("ci_level") or 0.95),
+                             ci_method=kw.get("ci_method") or DEFAULT_CI_METHOD,
+                             n_boot=DEFAULT_N_BOOT if kw.get("n_boot") is None else int(kw["n_boot"]),
+                             seed=kw.get("seed"))
 
 
