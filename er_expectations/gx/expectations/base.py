@@ -283,6 +283,13 @@ class ERExpectation(BatchExpectation):
             blocks.append(string_block("Not evaluated (skipped): $why",
                                        {"why": details.get("skip_reason") or note or "no reason recorded"},
                                        tag="div", styling={"classes": ["er-skipped"]}))
+        elif details.get("decision") and details.get("verdict"):  # SPEC 13: one rule, said the same way
+            passed = result is not None and result.success
+            blocks.append(string_block("Decision ($rule): $verdict", {
+                "rule": details.get("decision_words") or details["decision"], "verdict": details["verdict"]},
+                tag="div", styling={"classes": ["er-decision", "er-pass" if passed else "er-fail"]}))
+            if note and note != details["verdict"] and note not in str(details["verdict"]):
+                blocks.append(string_block("Note: $note", {"note": note}))
         elif note and result is not None and not result.success:
             blocks.append(string_block("Why: $note", {"note": note}))
         top = details.get("top_clusters") or []
@@ -350,13 +357,17 @@ class BoundedExpectation(ERExpectation):
     def _check_bounds(cls, values):
         return check_min_max(cls.expectation_type, values)
 
-    def in_range(self, lo: float, hi: float | None = None) -> bool:
-        """True when [lo, hi] (or the value lo) lies within the bounds once parameters are filled in
-        (``None``: unbounded; a strict bound is excluded; NaN never does)."""
+    def check_bounds_filled(self) -> None:
+        """Raise when a bound is still a suite parameter without a value (an error, never a pass)."""
         for key in self.BOUND_KEYS:
             if is_suite_parameter(getattr(self, key)):
                 raise ValueError(f"{key}: suite parameter {get_suite_parameter_key(getattr(self, key))!r} "
                                  "has no value; pass it in expectation_parameters")
+
+    def in_range(self, lo: float, hi: float | None = None) -> bool:
+        """True when [lo, hi] (or the value lo) lies within the bounds once parameters are filled in
+        (``None``: unbounded; a strict bound is excluded; NaN never does)."""
+        self.check_bounds_filled()
         hi = lo if hi is None else hi
         if math.isnan(lo) or math.isnan(hi):
             return False

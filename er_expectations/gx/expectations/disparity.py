@@ -29,6 +29,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from er_expectations.core.errors import InputError
 from er_expectations.core.text import fmt_level, fmt_number
 from er_expectations.gx.expectations.base import ERExpectation, json_number
+from er_expectations.gx.expectations.decisions import DECISION_RULES, decision_field, rule_phrase
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.intervals import (
     GAP_CI_METHODS,
@@ -49,6 +50,7 @@ from er_expectations.gx.metrics.release import (
 )
 from er_expectations.gx.render import result_details, string_block, table_block
 from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, METRICS
+from er_expectations.stats.decision import decide
 from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
     COMPARISONS,
@@ -188,9 +190,10 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         "the imputed probabilities (surname_column only).")
     min_draws: int = pydantic.Field(
         DEFAULT_MIN_DRAWS, ge=2, description="Groups with fewer draws are reported as too small, not tested.")
+    decision: Literal[DECISION_RULES] = decision_field("estimate")  # type: ignore[valid-type]
     require_significance: bool = pydantic.Field(
         False, description="true: a gap fails only if it is also significant (adjusted p-value below "
-        "1 − ci_level).")
+        "1 − ci_level), in addition to the decision rule.")
     adjust: Literal[ADJUSTMENTS] = pydantic.Field(  # type: ignore[valid-type]
         "holm", description="Adjustment of the p-values over the groups tested: holm, bonferroni or none.")
     ethnicity_table: Literal[ETHNICITY_TABLES] = pydantic.Field(  # type: ignore[valid-type]
@@ -207,7 +210,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "max_disparity")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
-        *(k for k in _GROUP_KEYS if k != "ci_level"), "max_disparity", "require_significance",
+        *(k for k in _GROUP_KEYS if k != "ci_level"), "max_disparity", "require_significance", "decision",
         *SampledExpectation.SKIP_KEYS,
     )
 
@@ -308,8 +311,13 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         other = "all entities" if kwargs.get("compare_to") == "all" else "the rest"
         template = (f"Estimated $label of $prediction_column differs by at most $max_disparity between each of "
                     f"the {groups} and {other}")
+        rule = kwargs.get("decision") or "estimate"
+        if rule == "interval":
+            template += " with $level confidence (the whole interval of each gap within the limit)"
+        elif rule == "significant":
+            template += " unless the whole $level interval of a gap is beyond the limit (confidently beyond)"
         if kwargs.get("require_significance"):
-            template += " (a gap fails only when significant at $level confidence after adjustment)"
+            template += " (a gap fails only when also significantly different from zero at $level confidence after adjustment)"
         template += f", from {design}. Groups with fewer than $min_draws draws are reported, not tested."
         extra, extra_params = interval_sentence(kwargs)
         return template + extra, {**params, **extra_params}
@@ -318,11 +326,24 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         res = metrics[SUBGROUP_ESTIMATES]
         alpha = 1.0 - float(self.ci_level)
         rows, failed = [], []
+        limit = float(self.max_disparity)
         for r in res["rows"]:
-            gap = r.disparity.estimate
-            flagged = (r.status == "ok" and not math.isnan(gap) and abs(gap) > float(self.max_disparity)
+            d = r.disparity
+            found = None
+            if r.status == "ok" and not math.isnan(d.estimate):
+                usable = d.has_interval
+                found = decide(self.decision, estimate=d.estimate, lower=d.ci_lower if usable else None,
+                               upper=d.ci_upper if usable else None, low=-limit, high=limit, symmetric=True,
+                               level=float(self.ci_level), what=f"the gap of {r.group}")
+            flagged = (found is not None and not found.passed
                        and (not self.require_significance or r.p_adjusted < alpha))
-            rows.append(_row_details(r, flagged))
+            row = _row_details(r, flagged)
+            if found is not None:
+                row["verdict_text"] = found.sentence + (
+                    "" if not self.require_significance or found.passed else
+                    (f"; significant after adjustment (p {fmt_number(r.p_adjusted)})" if flagged
+                     else f"; not significant after adjustment (p {fmt_number(r.p_adjusted)}), so it passes"))
+            rows.append(row)
             if flagged:
                 failed.append(r.group)
         tested = [r for r in rows if r["status"] == "ok"]
@@ -344,6 +365,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             "metric": self.metric, "label": METRICS[self.metric].label, "compare_to": self.compare_to,
             "membership": self.membership, "max_disparity": float(self.max_disparity),
             "require_significance": bool(self.require_significance), "adjust": self.adjust,
+            "decision": self.decision, "decision_words": rule_phrase(self.decision),
             "ci_level": float(self.ci_level), "min_draws": int(self.min_draws), "groups": rows,
             "failed_groups": failed, "sampled_clusters": k, "draws": res["draws"], "abstained": abstained,
             "abstention_rate": abstained / k if k else None, "design": res["design"],
@@ -361,8 +383,11 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                                 f"{int(self.min_draws)} draws or an undefined estimate; {k:,} sampled clusters, "
                                 f"{abstained:,} of them in no group", observed_text=text)
         if failed:
-            details["note"] = (f"gap above {fmt_number(self.max_disparity)} for {', '.join(failed)}"
-                               + (" (significant after adjustment)" if self.require_significance else ""))
+            details["note"] = (f"gap too large for {', '.join(failed)} (decision rule {self.decision}: "
+                               f"{rule_phrase(self.decision)}, ±{fmt_number(self.max_disparity)})"
+                               + ("; significant after adjustment" if self.require_significance else ""))
+        details["verdict"] = (details.get("note") or f"every tested gap within ±{fmt_number(self.max_disparity)} "
+                              f"by the decision rule {self.decision} ({rule_phrase(self.decision)})")
         return {"success": not failed, "result": {"observed_value": json_number(observed), "details": details}}
 
     @classmethod
@@ -404,7 +429,7 @@ def _verdict_text(group: Mapping[str, Any]) -> str:
     verdict = group.get("verdict") or group_verdict(str(group.get("status")), bool(group.get("flagged")))
     if verdict == "not tested":
         return f"not tested ({group.get('status')})"
-    return str(verdict)
+    return f"{verdict}: {group['verdict_text']}" if group.get("verdict_text") else str(verdict)
 
 
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:

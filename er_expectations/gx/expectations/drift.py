@@ -45,6 +45,12 @@ from er_expectations.gx.expectations.base import (
     result_level,
     threshold,
 )
+from er_expectations.gx.expectations.decisions import (
+    DECISION_RULES,
+    decision_details,
+    decision_field,
+    rule_phrase,
+)
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.intervals import (
     ESTIMATE_CI_METHODS,
@@ -71,6 +77,7 @@ from er_expectations.gx.metrics.drift import (
 from er_expectations.gx.metrics.release import SAMPLE_KEYS
 from er_expectations.gx.render import result_details, string_block, table_block
 from er_expectations.stats import METRICS
+from er_expectations.stats.decision import decide
 
 __all__ = [
     "DRIFT_EXPECTATIONS",
@@ -361,8 +368,10 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
     metric: Literal[AGREEMENT_METRICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which estimated performance metric (SPEC 5) to compare.")
     max_change: float = pydantic.Field(
-        ..., gt=0.0, le=1.0, description="Largest acceptable change |this − baseline| of the estimate; the check "
-        "fails only when the whole confidence interval of the change lies beyond it.")
+        ..., gt=0.0, le=1.0, description="Largest acceptable change |this − baseline| of the estimate; with the "
+        "default decision (significant) the check fails only when the whole confidence interval of the change "
+        "lies beyond it.")
+    decision: Literal[DECISION_RULES] = decision_field("significant")  # type: ignore[valid-type]
     beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
     ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
     n_boot: int = n_boot_field()
@@ -373,7 +382,7 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
         "baseline", "baseline_column", "metric", "max_change", "beta", "diff_examples", "seed", "ci_method",
-        "n_boot", "min_overlap", *SkippableExpectation.SKIP_KEYS)
+        "n_boot", "min_overlap", "decision", *SkippableExpectation.SKIP_KEYS)
 
     def _metric_configs(self, domain: dict[str, Any]) -> dict[str, MetricConfiguration]:
         sample = self._sample_value()
@@ -392,9 +401,15 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         params.update({"label": label, "prediction_column": kwargs.get("prediction_column"),
                        "limit": format_number(float(kwargs["max_change"])) if kwargs.get("max_change") is not None
                        else "?", "level": fmt_level(level), **design_params})
+        rule = kwargs.get("decision") or "significant"
+        how = {"significant": "the check fails only when the whole $level confidence interval of the change "
+                              "(paired standard error) lies beyond ±$limit",
+               "interval": "the check passes only when the whole $level confidence interval of the change "
+                           "(paired standard error) lies within ±$limit",
+               "estimate": "decided on the point change; its $level confidence interval (paired standard "
+                           "error) is reported"}[rule]
         template = (f"The estimated $label of $prediction_column changes by at most $limit against {base}, "
-                    f"both estimated on the same draws of {design}: the check fails only when the whole "
-                    "$level confidence interval of the change (paired standard error) lies beyond ±$limit.")
+                    f"both estimated on the same draws of {design}: {how}.")
         extra, extra_params = interval_sentence(kwargs)
         return template + extra, {**params, **extra_params}
 
@@ -406,30 +421,17 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         diff = res.change
         limit = float(self.max_change)
         level = fmt_level(float(self.ci_level))
-        test = (f"fails when the {level} interval of the change lies entirely beyond ±{format_number(limit)} "
-                f"(one-sided z-test of |change| ≤ {format_number(limit)} at level "
-                f"{format_number(round((1 - float(self.ci_level)) / 2, 6))})")
+        test = f"decision rule {self.decision}: {rule_phrase(self.decision)} (±{format_number(limit)})"
         against = details["baseline"] or self.resolved_baseline_column()
         if math.isnan(diff.estimate):
             return self.skipped(details, f"the change of the estimated {METRICS[res.metric].label} is undefined "
                                 f"on the sample: {diff.note or 'an estimate is undefined'}")
-        if not diff.has_std_error or not diff.has_interval:
-            ok = abs(diff.estimate) <= limit
-            verdict = (f"{diff.note or 'no standard error'}: decided on the point change "
-                       f"({fmt_number(diff.estimate)}) alone")
-        else:
-            beyond = diff.ci_lower > limit or diff.ci_upper < -limit
-            ok = not beyond
-            if beyond:
-                verdict = (f"the whole interval {fmt_number(diff.ci_lower)} to {fmt_number(diff.ci_upper)} lies beyond "
-                           f"±{format_number(limit)}: a change larger than the threshold that sampling error "
-                           "does not explain")
-            elif abs(diff.estimate) > limit:
-                verdict = (f"the change {fmt_number(diff.estimate)} exceeds ±{format_number(limit)}, but its interval "
-                           f"{fmt_number(diff.ci_lower)} to {fmt_number(diff.ci_upper)} reaches back inside: sampling "
-                           "error can explain it, so the check passes")
-            else:
-                verdict = f"the change {fmt_number(diff.estimate)} is within ±{format_number(limit)}"
+        usable = diff.has_std_error and diff.has_interval
+        found = decide(self.decision, estimate=diff.estimate, lower=diff.ci_lower if usable else None,
+                       upper=diff.ci_upper if usable else None, low=-limit, high=limit, symmetric=True,
+                       level=float(self.ci_level), what="the change")
+        ok = found.passed
+        verdict = found.sentence if usable or not diff.note else f"{diff.note}: {found.sentence}"
         details.update({
             "metric": res.metric, "label": METRICS[res.metric].label,
             "current": json_number(res.current.estimate), "current_std_error": json_number(res.current.std_error),
@@ -440,7 +442,7 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
             "ci_level": float(self.ci_level), "p_value": json_number(diff.p_value),
             "naive_std_error": json_number(res.naive_std_error), "draws": res.draws, "clusters": res.clusters,
             "clusters_only_current": res.only_current, "clusters_only_baseline": res.only_baseline,
-            "threshold": limit, "test": test, "verdict": verdict,
+            "threshold": limit, "test": test, **decision_details(found), "verdict": verdict,
             "note": "; ".join(x for x in (verdict if not ok else "", diff.note) if x),
             "ci_method": diff.interval, "ci_method_text": method_phrase(diff.interval, difference=True),
             "zero_event": bool(diff.zero_event),
@@ -458,8 +460,7 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
                      f"; unpaired √(se₁²+se₂²) would be {fmt_number(res.naive_std_error, 4)}"))
         details["observed_text"] = (
             f"{fmt_number(res.baseline.estimate)} in {against} → {fmt_number(res.current.estimate)}: change "
-            f"{fmt_number(diff.estimate)} ({se}; {res.clusters:,} benchmark clusters, {res.draws:,} draws). "
-            f"Test: {test}. Verdict: {verdict}.")
+            f"{fmt_number(diff.estimate)} ({se}; {res.clusters:,} benchmark clusters, {res.draws:,} draws)")
         self._attach_diff(details, metrics, ok, runtime_configuration)
         details["chart_title"] = f"change of the estimated {METRICS[res.metric].label}"
         details["chart_axis"] = "change"

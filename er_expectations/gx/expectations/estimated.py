@@ -5,8 +5,10 @@ One class per metric of ``stats.PERFORMANCE_METRICS``, made from the metric tabl
 ``…ClusterPrecision…``, ``…ClusterRecall…``, ``…ClusterF…``, ``…BCubedPrecision…``,
 ``…BCubedRecall…``, ``…BCubedF…`` and ``ExpectEstimatedHomogeneityToBeBetween``.
 
-The check is on the point estimate (``bound="estimate"``) or on the whole confidence
-interval (``bound="interval"``: "with 95 % confidence precision ≥ 0.90").
+The decision rule (SPEC 13, ``decision``) is the point estimate against the thresholds
+(``estimate``, the default), the whole confidence interval inside them (``interval``: "with
+95 % confidence precision ≥ 0.90") or a failure only when the whole interval is outside them
+(``significant``). ``bound`` is the older name of ``decision`` (``estimate`` or ``interval``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ from er_expectations.gx.expectations.base import (
     SkippableExpectation,
     json_number,
 )
+from er_expectations.gx.expectations.decisions import (
+    DECISION_RULES,
+    decision_details,
+    decision_field,
+)
 from er_expectations.gx.expectations.intervals import (
     ESTIMATE_CI_METHODS,
     ci_method_field,
@@ -44,6 +51,7 @@ from er_expectations.gx.metrics.release import (
     encode_weights,
 )
 from er_expectations.stats import METRICS, PERFORMANCE_METRICS
+from er_expectations.stats.decision import decide
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
@@ -142,8 +150,9 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
     min_value: Threshold = threshold("min", ge=0.0, le=1.0)
     max_value: Threshold = threshold("max", ge=0.0, le=1.0)
     bound: Literal["estimate", "interval"] = pydantic.Field(
-        "estimate", description="Compare the point estimate with the thresholds (estimate) or require the "
-        "whole confidence interval inside them (interval).")
+        "estimate", description="The older name of decision: compare the point estimate with the thresholds "
+        "(estimate) or require the whole confidence interval inside them (interval).")
+    decision: Literal[DECISION_RULES] | None = decision_field(None)  # type: ignore[valid-type]
     ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
     n_boot: int = n_boot_field()
     seed: int | None = seed_field()
@@ -151,8 +160,21 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
         "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
-        "ci_level", "bound", "strict_min", "strict_max", "ci_method", "n_boot", "seed", *SkippableExpectation.SKIP_KEYS,
+        "ci_level", "bound", "decision", "strict_min", "strict_max", "ci_method", "n_boot", "seed",
+        *SkippableExpectation.SKIP_KEYS,
     )
+
+    @pydantic.root_validator(skip_on_failure=True)
+    def _one_rule(cls, values):
+        decision, bound = values.get("decision"), values.get("bound")
+        if decision is not None and bound != "estimate" and decision != bound:
+            raise ParameterError(f"bound: {bound!r} and decision: {decision!r} disagree", at="decision",
+                                 hint="give only decision (bound is its older name)")
+        return values
+
+    def rule(self) -> str:
+        """The decision rule: ``decision``, else ``bound``."""
+        return str(self.decision or self.bound)
 
     @classmethod
     @abstractmethod
@@ -188,9 +210,13 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
             "level": fmt_level(level),
             **design_params,
         }
-        if kwargs.get("bound") == "interval":
+        rule = kwargs.get("decision") or kwargs.get("bound") or "estimate"
+        if rule == "interval":
             template = ("Estimated $label of $prediction_column $range at $level confidence "
                         f"(the whole confidence interval), from {design}.")
+        elif rule == "significant":
+            template = ("Estimated $label of $prediction_column $range unless the whole $level confidence "
+                        f"interval is outside (fails only when confidently beyond), from {design}.")
         else:
             template = ("Estimated $label of $prediction_column $range (point estimate; $level confidence "
                         f"interval reported), from {design}.")
@@ -208,14 +234,14 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         if not est.defined:
             return self.skipped(details, f"the {label} is undefined on this sample"
                                 + (f": {est.note}" if est.note else ""))
-        if self.bound == "interval":
-            if not est.has_interval:
-                ok = False
-                details["note"] = "; ".join(x for x in (est.note, "no confidence interval, so the interval bound cannot be checked") if x)
-            else:
-                ok = self.in_range(est.ci_lower, est.ci_upper)
-        else:
-            ok = self.in_range(est.estimate)
+        self.check_bounds_filled()
+        found = decide(self.rule(), estimate=est.estimate,
+                       lower=est.ci_lower if est.has_interval else None,
+                       upper=est.ci_upper if est.has_interval else None,
+                       low=self.min_value, high=self.max_value, strict_low=bool(self.strict_min),
+                       strict_high=bool(self.strict_max), level=float(est.ci_level), what=f"the estimated {label}")
+        ok = found.passed
+        details.update(decision_details(found))
         if not ok and METRICS[mid].kind == "performance" and self.wants_error_table(runtime_configuration):
             frame = sample_error_frame(sample, metric=mid, beta=self._beta())
             frame = frame[frame["error_share"] > 0].head(TOP_CLUSTERS)
