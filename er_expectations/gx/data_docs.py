@@ -60,6 +60,7 @@ from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
 from er_expectations.gx.outcome import field_of, status_and_severity
 from er_expectations.gx.provenance_view import provenance_lines
+from er_expectations.gx.render import without_severity_badge
 
 __all__ = [
     "CSP",
@@ -295,6 +296,7 @@ class SeverityTableRenderer(ValidationResultsTableContentBlockRenderer):
             outcome, severity = status_and_severity(result)
             for row in rows:
                 row[0] = _Block("er_status", status=outcome, severity=severity)
+                row[1:2] = [without_severity_badge(row[1])]  # the status cell states the severity
                 if len(row) >= 3:
                     row[2:3] = [_observed_block(row[2] if isinstance(row[2], list) else [row[2]])]
             return rows

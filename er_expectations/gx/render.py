@@ -8,7 +8,12 @@ from typing import Any
 
 from great_expectations.render import RenderedStringTemplateContent, RenderedTableContent
 
-__all__ = ["string_block", "cell", "table_block", "config_of", "result_details"]
+__all__ = ["string_block", "cell", "table_block", "config_of", "result_details", "with_severity",
+           "without_severity_badge"]
+
+#: The severity a suite page shows after each expectation's sentence (a template parameter).
+_SEVERITY_PARAM = "er_severity"
+_SEVERITY_SUFFIX = " Severity: $er_severity."
 
 
 def string_block(template: str, params: Mapping[str, Any] | None = None, *,
@@ -53,3 +58,24 @@ def result_details(result: Any) -> dict[str, Any]:
         return {}
     details = result.result.get("details")
     return details if isinstance(details, dict) else {}
+
+
+def with_severity(block: RenderedStringTemplateContent, severity: str) -> RenderedStringTemplateContent:
+    """An expectation's sentence followed by ' Severity: critical' (a suite page). A validation
+    page states the severity in each status cell instead: :func:`without_severity_badge`."""
+    st = block.string_template
+    st["template"] = str(st.get("template", "")) + _SEVERITY_SUFFIX
+    st.setdefault("params", {})[_SEVERITY_PARAM] = severity
+    styling = st.setdefault("styling", {})
+    styling.setdefault("params", {})[_SEVERITY_PARAM] = {"classes": ["er-sev", f"er-sev-{severity}"]}
+    return block
+
+
+def without_severity_badge(cell: Any) -> Any:
+    """An expectation cell without the severity :func:`with_severity` added (changed in place)."""
+    for block in cell if isinstance(cell, list) else [cell]:
+        st = getattr(block, "string_template", None)
+        if isinstance(st, dict) and _SEVERITY_PARAM in (st.get("params") or {}):
+            st["template"] = str(st.get("template", "")).removesuffix(_SEVERITY_SUFFIX)
+            del st["params"][_SEVERITY_PARAM]
+    return cell

@@ -99,6 +99,15 @@ def decide(rule: str, *, estimate: float, lower: float | None = None, upper: flo
     interval = (f"the {level * 100:g} % interval {fmt_number(lower)} to {fmt_number(upper)}"
                 if has_interval else "")
     point = f"{what} {fmt_number(estimate)}"
+
+    def side(lo: float, hi: float) -> str:
+        """Where [lo, hi] leaves the region: 'below 0.750', 'above 0.100' or 'beyond ±0.050'."""
+        if symmetric and high is not None:
+            return f"beyond ±{fmt_number(high)}"
+        if low is not None and (lo < low or (strict_low and lo == low)):
+            return f"below {fmt_number(low)}"
+        return f"above {fmt_number(high)}"
+
     if rule == "estimate":
         ok = inside(float(estimate))
         return Decision(rule, ok, f"{point} is {'' if ok else 'not '}{region}")
@@ -107,17 +116,17 @@ def decide(rule: str, *, estimate: float, lower: float | None = None, upper: flo
             return Decision(rule, False, f"{point} has no interval, so it cannot be confidently {region}")
         ok = inside(float(lower)) and inside(float(upper))  # type: ignore[arg-type]
         if ok:
-            return Decision(rule, True, f"confidently {region}: {interval} lies {region}")
-        return Decision(rule, False, f"not confidently {region}: {interval} reaches outside it"
-                        + (f" ({point} itself is {region})" if inside(float(estimate)) else ""))
+            return Decision(rule, True, f"the whole {interval.removeprefix('the ')} is {region} (confidently within)")
+        return Decision(rule, False, f"{interval} reaches {side(float(lower), float(upper))} "  # type: ignore[arg-type]
+                        f"(not confidently within{f', though {point} is {region}' if inside(float(estimate)) else ''})")
     if not has_interval:
         ok = inside(float(estimate))
         return Decision(rule, ok, f"no interval, so decided on the point estimate: {point} is "
                         f"{'' if ok else 'not '}{region}")
-    out = beyond(float(lower), float(upper))  # type: ignore[arg-type]
-    if out:
-        return Decision(rule, False, f"confidently beyond {region}: {interval} lies entirely outside it")
+    if beyond(float(lower), float(upper)):  # type: ignore[arg-type]
+        return Decision(rule, False, f"the whole {interval.removeprefix('the ')} is "
+                        f"{side(float(lower), float(upper))} (confidently beyond)")  # type: ignore[arg-type]
     if inside(float(estimate)):
         return Decision(rule, True, f"{point} is {region}")
-    return Decision(rule, True, f"not confidently beyond {region}: {point} is outside it, but {interval} reaches "
-                    "back inside, so sampling error can explain it")
+    return Decision(rule, True, f"{point} is {side(float(estimate), float(estimate))}, but {interval} reaches back "
+                    "inside: sampling error can explain it (not confidently beyond)")

@@ -53,7 +53,13 @@ from er_expectations.gx.expectations.params import (  # ParameterError, Threshol
     check_min_max,
     threshold,
 )
-from er_expectations.gx.render import config_of, result_details, string_block, table_block
+from er_expectations.gx.render import (
+    config_of,
+    result_details,
+    string_block,
+    table_block,
+    with_severity,
+)
 
 __all__ = [
     "ON_SKIP",
@@ -247,12 +253,9 @@ class ERExpectation(BatchExpectation):
             return []
         template, params = cls._sentence_for(dict(cfg.kwargs))
         styling = (runtime_configuration or {}).get("styling") or {}
-        blocks = [string_block(template, params, styling=styling)]
-        if result is None:  # a suite page: say how a failure counts (a result's page has it in its status cell)
-            severity = severity_of(getattr(cfg, "severity", None))
-            blocks.append(string_block(" Severity: $severity", {"severity": severity}, styling={
-                "params": {"severity": {"classes": ["er-sev", f"er-sev-{severity}"]}}}))
-        return blocks
+        block = string_block(template, params, styling=styling)
+        # a suite page says how a failure counts (a validation page removes it: its status cells say it)
+        return [with_severity(block, severity_of(getattr(cfg, "severity", None)))]
 
     @classmethod
     @renderer(renderer_type=LegacyDiagnosticRendererType.OBSERVED_VALUE)

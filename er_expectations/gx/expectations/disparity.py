@@ -383,11 +383,11 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                                 f"{int(self.min_draws)} draws or an undefined estimate; {k:,} sampled clusters, "
                                 f"{abstained:,} of them in no group", observed_text=text)
         if failed:
-            details["note"] = (f"gap too large for {', '.join(failed)} (decision rule {self.decision}: "
-                               f"{rule_phrase(self.decision)}, ±{fmt_number(self.max_disparity)})"
-                               + ("; significant after adjustment" if self.require_significance else ""))
-        details["verdict"] = (details.get("note") or f"every tested gap within ±{fmt_number(self.max_disparity)} "
-                              f"by the decision rule {self.decision} ({rule_phrase(self.decision)})")
+            details["note"] = (f"gap too large for {', '.join(failed)} (beyond ±{fmt_number(self.max_disparity)}"
+                               + (", and significant after adjustment)" if self.require_significance else ")"))
+        details["verdict"] = details.get("note") or (
+            f"every tested gap is within ±{fmt_number(self.max_disparity)}" if tested
+            else "no group could be tested")
         return {"success": not failed, "result": {"observed_value": json_number(observed), "details": details}}
 
     @classmethod
