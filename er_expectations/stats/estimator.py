@@ -49,9 +49,10 @@ __all__ = [
     "zero_event_interval",
 ]
 
-#: Interval methods (SPEC 6): the normal interval of the linearised variance, or the
-#: percentile bootstrap over the draws. These are the methods the API, YAML, GX and CLI
-#: layers offer; the statistics layer has more (:data:`INTERVAL_METHODS`).
+#: The first two interval methods (SPEC 6): the normal interval of the linearised variance
+#: and the percentile bootstrap over the draws (``check_ci_method`` without
+#: ``every_method``). Every user-facing layer now offers :data:`INTERVAL_METHODS` and
+#: ``"recommended"`` (:func:`check_interval_options`).
 CI_METHODS: tuple[str, ...] = ("linearization", "bootstrap")
 #: Every interval method of the statistics layer (SPEC 6; :mod:`.intervals`): the
 #: linearised normal interval, the same on the logit scale, and three bootstraps over the
