@@ -105,7 +105,7 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
             raise InputError(f"{p}: no column {', '.join(hints)}; the file has: {', '.join(available[:20])}")
     try:
         if kind == "parquet":
-            return pd.read_parquet(p, columns=list(columns) if columns is not None else None)
+            return _exact_integers(p, pd.read_parquet(p, columns=list(columns) if columns is not None else None))
         sep = "\t" if p.suffix.lower() == ".tsv" else ","
         return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
                            dtype=str, keep_default_na=True, encoding="utf-8")
@@ -115,6 +115,31 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
         raise _read_problem(p, kind, exc) from exc
     except Exception as exc:  # pyarrow / parser errors: say which file
         raise _read_problem(p, kind, exc) from exc
+
+
+def _exact_integers(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """Integer columns of a Parquet file that hold nulls, read as pandas' nullable integers.
+
+    pandas turns them into float64, which rounds every id above 2**53 (hashed or snowflake
+    cluster ids): 2**62+1 and 2**62+2 would become one cluster. Columns without nulls are
+    int64 already and are left alone.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    lossy = [f.name for f in schema if f.name in frame.columns and pa.types.is_integer(f.type)
+             and not pd.api.types.is_integer_dtype(frame[f.name].dtype)]
+    if not lossy:
+        return frame
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
+    table = pq.read_table(path, columns=lossy)
+    for name in lossy:
+        values = table.column(name).to_pandas(types_mapper=nullable.get)
+        frame[name] = pd.Series(values.array, index=frame.index)
+    return frame
 
 
 def id_kind(ids: pd.Series) -> str:
