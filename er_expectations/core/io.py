@@ -8,12 +8,13 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from er_expectations.core.errors import InputError
 
 __all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "remove_stale_temporaries",
-           "id_kind", "same_id_kind", "table_columns"]
+           "id_kind", "nullable_integers", "same_id_kind", "table_columns"]
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
@@ -139,6 +140,20 @@ def _exact_integers(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
     for name in lossy:
         values = table.column(name).to_pandas(types_mapper=nullable.get)
         frame[name] = pd.Series(values.array, index=frame.index)
+    return frame
+
+
+def nullable_integers(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``columns`` of numpy integer type as pandas' nullable integers (Int64, UInt64, …), in place.
+
+    A join or a concatenation that leaves a row without a value turns an int64 column into
+    float64, which rounds ids above 2**53 (2**62+1 and 2**62+2 become one cluster): call this
+    first and the ids keep their type and value.
+    """
+    for c in columns:
+        dtype = frame[c].dtype
+        if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+            frame[c] = frame[c].astype(("UInt" if dtype.kind == "u" else "Int") + str(dtype.itemsize * 8))
     return frame
 
 

@@ -20,7 +20,13 @@ import pandas as pd
 
 from er_expectations.config.checkpoint import CheckpointConfig
 from er_expectations.core.errors import InputError
-from er_expectations.core.io import combine_name, read_table, same_id_kind, table_columns
+from er_expectations.core.io import (
+    combine_name,
+    nullable_integers,
+    read_table,
+    same_id_kind,
+    table_columns,
+)
 
 __all__ = ["BatchLayout", "ReleaseData", "ReleaseSource", "release_label"]
 
@@ -48,18 +54,6 @@ class ReleaseSource:
     path: Path | None = None
     format: str | None = None
     value: object = None
-
-
-def _nullable_integers(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """Integer cluster ids as pandas' nullable integers before an outer join adds nulls.
-
-    A join that leaves a record without a prediction would turn an int64 column into float64,
-    which rounds ids above 2**53 (2**62+1 and 2**62+2 become one cluster): ids keep their type.
-    """
-    for c in columns:
-        if pd.api.types.is_integer_dtype(df[c].dtype) and not isinstance(df[c].dtype, pd.api.extensions.ExtensionDtype):
-            df[c] = df[c].astype(f"{df[c].dtype.name.capitalize().replace('Ui', 'UI')}")
-    return df
 
 
 def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
@@ -211,7 +205,7 @@ class ReleaseData(BatchLayout):
             _unique_ids(wide, pred.id_column, pred.path)
             same_id_kind(self._records(), self.data.records.path, wide, pred.path, self.id_column, pred.id_column)
             self._wide_names = {key: f"__release_{i}" for i, key in enumerate(keys)}
-            wide = _nullable_integers(wide.rename(columns={pred.id_column: self.id_column, **self._wide_names}),
+            wide = nullable_integers(wide.rename(columns={pred.id_column: self.id_column, **self._wide_names}),
                                       list(self._wide_names.values()))
             # outer join: a record of the table absent from the release file is outside the
             # release (null prediction, SPEC 2.1), so its benchmark labels are set aside, not lost
@@ -233,7 +227,7 @@ class ReleaseData(BatchLayout):
         part = read_table(release.path, [pred.id_column, pred.prediction_column], format=release.format)
         _unique_ids(part, pred.id_column, release.path)
         same_id_kind(base, self.data.records.path, part, release.path, self.id_column, pred.id_column)
-        part = _nullable_integers(part.rename(columns={pred.id_column: self.id_column,
+        part = nullable_integers(part.rename(columns={pred.id_column: self.id_column,
                                                        pred.prediction_column: self.prediction_column}),
                                   [self.prediction_column])
         # outer join, as for the wide layout

@@ -92,3 +92,87 @@ def test_int64_cluster_ids_above_2_53_keep_their_value_on_files(tmp_path):
         store.close()
     assert dict(zip(series["release"], series["value"], strict=True)) == pytest.approx(
         {"alpha": 3.9, "beta": 7.8, "gamma": 3.8})
+
+
+LABELS_CHECKPOINT = """\
+checkpoint: toy_labels
+project_dir: ../project
+data:
+  records: {path: ../data/records.parquet, id_column: rid}
+  predictions: {path: ../data/predictions.parquet, id_column: rid, columns: "pred_*", batch_column: prediction}
+  name: {columns: [first, last]}
+  labels:
+    path: ../data/labels.parquet
+    release: alpha
+    id_column: record_id
+    draw_column: draw
+    removed_column: removed
+    added_column: added
+    predicted_cluster_column: predicted_cluster
+    true_cluster_column: true_cluster
+suites: [toy_labels]
+suite_paths: [../suites]
+"""
+
+LABELS_SUITE = """\
+suite: toy_labels
+defaults:
+  record_id_column: rid
+  prediction_column: prediction
+  draw_column: draw
+  removed_column: removed
+  added_column: added
+expectations:
+  - expectation: expect_labels_removed_within_predicted_cluster
+  - expectation: expect_labels_sampled_record_not_removed
+  - expectation: expect_labels_added_outside_predicted_cluster
+  - expectation: expect_labels_record_ids_to_exist
+  - expectation: expect_labels_consistent_across_draws
+  - expectation: expect_labels_true_cluster_to_match
+"""
+
+
+def labels_project(root: Path, predicted: list, *, csv: bool = False) -> Path:
+    """The toy with release ``alpha`` of BIG ids and clean labels of three draws (r00, r04, r08:
+    true clusters E0, E1, E2, nothing removed or added) whose ``predicted_cluster`` is ``predicted``."""
+    checkpoint = LABELS_CHECKPOINT.replace("labels.parquet", "labels.csv") if csv else LABELS_CHECKPOINT
+    path = make_toy(root, suite=LABELS_SUITE, checkpoint=checkpoint)
+    (root / "suites" / "toy.yml").unlink()
+    (root / "suites" / "toy_labels.yml").write_text(LABELS_SUITE, encoding="utf-8")
+    big_id_predictions(root / "data" / "predictions.parquet")
+    labels = pd.DataFrame({"draw": [1, 2, 3], "record_id": ["r00", "r04", "r08"], "removed": [[], [], []],
+                           "added": [[], [], []], "predicted_cluster": predicted,
+                           "true_cluster": ["E0", "E1", "E2"]})
+    if csv:
+        labels.assign(removed="", added="").to_csv(root / "data" / "labels.csv", index=False)
+    else:
+        labels.to_parquet(root / "data" / "labels.parquet", index=False)
+    return path
+
+
+@pytest.mark.parametrize("csv", [False, True], ids=["parquet", "csv"])
+def test_int64_cluster_ids_above_2_53_in_the_labelling_batch(tmp_path, csv):
+    path = labels_project(tmp_path, [BIG, BIG + 1, BIG + 2], csv=csv)
+    report = run_checkpoint(path, progress=False, out=io.StringIO())
+    (release,) = report.releases
+    assert release.success, [(e.label, e.observed) for e in release.expectations]
+    assert release.evaluated == 6 and release.successful == 6
+
+
+def test_a_wrong_big_predicted_cluster_is_still_another_release(tmp_path, capsys):
+    # BIG + 3 is r08's neighbour cluster: float64 would have called them equal
+    path = labels_project(tmp_path, [BIG, BIG + 1, BIG + 3])
+    code = main(["run", str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert f"draw 3, column 'predicted_cluster': {BIG + 3}, but record 'r08' is in cluster {BIG + 2}" in err
+
+
+def test_a_text_predicted_cluster_against_an_integer_release_is_an_input_error(tmp_path, capsys):
+    path = labels_project(tmp_path, [str(BIG), str(BIG + 1), str(BIG + 2)])
+    code = main(["run", str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert "labels.parquet: column 'predicted_cluster'" in err
+    assert "holds text cluster ids" in err and "integer cluster ids" in err
+    assert "another release" not in err
