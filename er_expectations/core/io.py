@@ -108,14 +108,45 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
         if kind == "parquet":
             return _exact_integers(p, pd.read_parquet(p, columns=list(columns) if columns is not None else None))
         sep = "\t" if p.suffix.lower() == ".tsv" else ","
+        # every cell is text, exactly as written ("NA" and " r1 " are ids); only an empty cell is
+        # null. pyarrow's parser refuses a row with too few or too many fields, even for the
+        # columns not read (pandas' own parser pads or drops them silently)
         return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
-                           dtype=str, keep_default_na=True, encoding="utf-8")
+                           dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8", engine="pyarrow")
     except OSError as exc:
         if exc.errno is not None:
             raise InputError(f"{p}: cannot read the file: {exc.strerror}") from exc
         raise _read_problem(p, kind, exc) from exc
-    except Exception as exc:  # pyarrow / parser errors: say which file
+    except Exception as exc:  # pyarrow / parser errors: say which file (and line)
+        if kind == "csv":
+            _find_csv_problem(p, sep)
         raise _read_problem(p, kind, exc) from exc
+
+
+def _find_csv_problem(path: Path, sep: str) -> None:
+    """After a CSV parse error, find its line with Python's csv module (the error path only):
+    raise an :class:`InputError` for bytes that are not UTF-8, or
+    ``<file>:<line>: …`` for a row whose number of fields differs from the header's."""
+    import csv
+
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh, delimiter=sep)
+            header = next(reader, None)
+            if header is None:
+                return
+            start = reader.line_num
+            for row in reader:
+                if row and len(row) != len(header):
+                    raise InputError(
+                        f"{path}:{start + 1}: the row has {len(row)} field{'s' if len(row) != 1 else ''} but the header "
+                        f"has {len(header)} fields; fix the row (a missing value is an empty cell, a value holding "
+                        f"{sep!r} is quoted)")
+                start = reader.line_num
+    except UnicodeDecodeError as exc:
+        raise _read_problem(path, "csv", exc) from exc
+    except csv.Error:
+        return
 
 
 def _exact_integers(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
