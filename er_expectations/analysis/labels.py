@@ -149,16 +149,14 @@ def _id_parser(kind: str):
                 return int(value)
             if isinstance(value, (float, np.floating)) and float(value).is_integer():
                 return int(value)
-            if isinstance(value, str):
-                text = value.strip()
-                if text.lstrip("+-").isdigit():
-                    return int(text)
+            if isinstance(value, str) and value.lstrip("+-").isdigit():  # a CSV cell: no spaces around
+                return int(value)
             raise ValueError("is not an integer record id (the records' ids are integers)")
         return parse
 
     def parse_text(value: object) -> object:
-        if isinstance(value, str):
-            return value.strip()
+        if isinstance(value, str):  # exactly as the records write it: ' r1' is not 'r1'
+            return value
         if isinstance(value, (bool, np.bool_)):
             raise ValueError("true/false is not a record id")
         if isinstance(value, (int, np.integer)):
@@ -188,7 +186,9 @@ def _list_cell(value: object, *, draw: object, column: str, separator: str, pars
                 f"draw {draw}, column {column!r}: cannot read {value!r} as a list of record ids; write the ids "
                 f"separated by {separator!r} (e.g. 'a{separator}b') or use a list column"
             )
-        items: Sequence[object] = [t for t in (s.strip() for s in text.split(separator)) if t]
+        # ids exactly as written between the separators (spaces included, as in the records);
+        # an empty or blank item (a doubled or trailing separator) is no id
+        items: Sequence[object] = [t for t in value.split(separator) if t.strip()]
     elif isinstance(value, (list, tuple, np.ndarray)):
         items = list(value)
     else:
@@ -258,9 +258,10 @@ def _parse_draws(values: pd.Series, column: str) -> np.ndarray:
 
 
 def _optional(frame: pd.DataFrame, column: str) -> list | None:
+    """An optional column's cells; an empty or blank text cell is not filled in (None), not an id."""
     if column not in frame.columns:
         return None
-    return [None if _is_null(v) else v for v in frame[column].tolist()]
+    return [None if _is_null(v) or (isinstance(v, str) and not v.strip()) else v for v in frame[column].tolist()]
 
 
 def parse_labels(labels: pd.DataFrame, *, id_kind: str = "text", columns: LabelColumns | Mapping[str, str] | None = None,
