@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -19,9 +20,10 @@ import pyarrow.parquet as pq
 import pytest
 from support.toyproject import make_toy
 
-import er_expectations  # noqa: F401  registers the expectations
+import er_expectations
 from er_expectations.cli.common import EXIT_USAGE
 from er_expectations.cli.main import main
+from er_expectations.core.errors import InputError
 from er_expectations.run.runner import DATA_FOLDER, run_checkpoint
 
 BIG = 2**62 + 1  # a hashed / snowflake id: float64 cannot tell BIG from BIG + 1
@@ -176,3 +178,81 @@ def test_a_text_predicted_cluster_against_an_integer_release_is_an_input_error(t
     assert "labels.parquet: column 'predicted_cluster'" in err
     assert "holds text cluster ids" in err and "integer cluster ids" in err
     assert "another release" not in err
+
+
+# -- a database: the same ids, the same answers ------------------------------------------------
+
+
+def sqlite_tables(path: Path, predictions_sql: str) -> str:
+    """The toy's records and benchmark in a SQLite file, the predictions made by ``predictions_sql``
+    (an untyped table: SQLite keeps each value's own type); returns the URL."""
+    from support.sourcetools import sqlite_warehouse
+
+    toy = tmp_toy = path.parent / "toy_src"
+    make_toy(tmp_toy)
+    url = sqlite_warehouse(path, {"records": pd.read_parquet(toy / "data" / "records.parquet"),
+                                  "benchmark": pd.read_parquet(toy / "data" / "benchmark.parquet")})
+    con = sqlite3.connect(path)
+    try:
+        con.executescript(predictions_sql)
+    finally:
+        con.close()
+    return url
+
+
+SQL_CHECKPOINT = """\
+checkpoint: toy
+project_dir: ../project
+data:
+  engine: sql
+  connection: {url: "${WAREHOUSE_URL}"}
+  records: {table: records, id_column: rid}
+  predictions: {table: predictions, id_column: rid, columns: "pred_*", batch_column: prediction}
+  benchmark: {table: benchmark, id_column: rid, reference_column: truth}
+  name: {columns: [first, last]}
+releases: all
+suites: [toy_checks]
+suite_paths: [../suites]
+"""
+
+
+def untyped_predictions(values: dict[str, list]) -> str:
+    columns = list(values)
+    rows = ",\n".join("(" + ", ".join(["'" + rid + "'", *(repr(values[c][i]) if values[c][i] is not None else "NULL"
+                                                            for c in columns)]) + ")"
+                      for i, rid in enumerate(IDS[:39]))
+    return (f"CREATE TABLE predictions (rid, {', '.join(columns)});\n"
+            f"INSERT INTO predictions VALUES\n{rows};\n")
+
+
+def test_int64_cluster_ids_above_2_53_on_sqlite_agree_with_files(tmp_path, monkeypatch):
+    root = tmp_path / "sql"
+    path = make_toy(root, suite=SIZE_SUITE, checkpoint=SQL_CHECKPOINT)
+    written = {"pred_alpha": [BIG + i // 4 for i in range(39)], "pred_beta": [BIG + i // 8 for i in range(39)],
+               "pred_gamma": [BIG + i // 4 if i else None for i in range(39)]}
+    monkeypatch.setenv("WAREHOUSE_URL", sqlite_tables(tmp_path / "w.db", untyped_predictions(written)))
+    report = run_checkpoint(path, progress=False, out=io.StringIO())
+    sizes = {label: result_of(report, label, "expect_average_cluster_size_to_be_between")["result"]["observed_value"]
+             for label in ("alpha", "beta", "gamma")}
+    assert sizes == pytest.approx({"alpha": 3.9, "beta": 7.8, "gamma": 3.8})
+    assert [r.success for r in report.releases] == [True, False, True]
+
+
+def test_an_untyped_sqlite_column_with_1_and_text_1_is_refused_as_files_refuse_it(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "sql"
+    path = make_toy(root, checkpoint=SQL_CHECKPOINT)
+    # alpha's first cluster written once as the integer 1, three times as the text '1'
+    alpha = [1 if i == 0 else "1" if i < 4 else f"a{i // 4}" for i in range(39)]
+    beta = [f"b{i // 8}" for i in range(39)]
+    monkeypatch.setenv("WAREHOUSE_URL", sqlite_tables(tmp_path / "w.db", untyped_predictions(
+        {"pred_alpha": alpha, "pred_beta": beta})))
+    code = main(["run", str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert "data.predictions (table 'predictions'): column 'pred_alpha' mixes value types" in err
+    assert "1 (integer)" in err and "'1' (text)" in err
+    assert not (root / "project").exists()
+    # the same values in a pandas frame (the files' engine) are refused too: the engines agree
+    frame = pd.DataFrame({"rid": IDS[:39], "pred_alpha": pd.Series(alpha, dtype=object)})
+    with pytest.raises(InputError, match="column 'pred_alpha' mixes value types"):
+        er_expectations.summarize(frame, cluster="pred_alpha")
