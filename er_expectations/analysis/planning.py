@@ -540,6 +540,9 @@ def _plan_row(mid: str, res: Any, curve: np.ndarray, grid: np.ndarray, t: float,
                     f"target {t:.3g}")
         if k < 30 and not note:
             note = f"a pilot of {k} draws gives a rough plan"
+    if res.defined and "warning:" in (res.note or ""):  # as estimate() says it (e.g. an estimate above 1)
+        warning = res.note[res.note.index("warning:"):]
+        note = f"{warning}; {note}" if note else warning
     return {
         "metric": mid,
         "pilot_draws": k,
