@@ -40,6 +40,7 @@ from er_expectations.analysis.labelqc import qc_labels
 from er_expectations.analysis.labels import (
     LabelColumns,
     Labels,
+    int64_text,
     parse_labels,
     records_id_kind,
 )
@@ -144,8 +145,8 @@ def _cluster_ids(parsed: Labels, clusters: pd.Series, prediction: Hashable) -> p
     for d, v in zip(parsed.draw.tolist(), values, strict=True):
         if v is None or isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
             out.append(None if v is None else int(v))
-        elif isinstance(v, str) and v.lstrip("+-").isdigit() and v == v.strip():
-            out.append(int(v))
+        elif isinstance(v, str) and int64_text(v) is not None:
+            out.append(int64_text(v))
         else:
             raise InputError(
                 f"labels column {column!r}, draw {d}: {v!r} ({type(v).__name__}) is not an integer cluster id, but "

@@ -55,3 +55,27 @@ def test_empty_true_cluster_cells_are_not_ids(empty):
     labels["true_cluster"] = ["T1", "T1", empty, empty]
     violations = check_labels(labels, records, "pred", record_id="id", rules=[7])
     assert set(violations["draw"]) == {1, 2}
+
+
+# -- draw numbers and integer ids that are not what they look like (issue 18, item 16) --------------
+
+
+@pytest.mark.parametrize("draw", ["--5", "²", "1e20", 10**20, 1e20, "9223372036854775808", "+-3", "٣"])
+def test_a_draw_number_that_is_no_int64_is_an_input_error(draw):
+    labels = pd.DataFrame({"draw": [1, draw], "record_id": ["a", "b"], "removed": ["", ""], "added": ["", ""]})
+    with pytest.raises(InputError, match=r"labels column 'draw', row 2: draw number .* is not a whole number"):
+        parse_labels(labels)
+
+
+def test_draw_numbers_at_the_int64_limits_are_kept():
+    big = 2**63 - 1
+    labels = pd.DataFrame({"draw": [str(big), "-3", "+4"], "record_id": ["a", "b", "c"], "removed": [""] * 3,
+                           "added": [""] * 3})
+    assert parse_labels(labels).draw.tolist() == [big, -3, 4]
+
+
+@pytest.mark.parametrize("value", ["--5", "²", "٣", "9223372036854775808", "1e3"])
+def test_an_integer_record_id_that_is_no_int64_is_an_input_error(value):
+    labels = pd.DataFrame({"draw": [1], "record_id": [value], "removed": [""], "added": [""]})
+    with pytest.raises(InputError, match="is not an integer record id"):
+        parse_labels(labels, id_kind="integer")
