@@ -43,3 +43,30 @@ def test_the_plan_command_prints_the_warning(pilot, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert WARNING in out
+
+
+@pytest.fixture()
+def noisy(tmp_path):
+    """A pilot with errors: 100 true clusters of 4, a fifth of the records predicted in the next cluster."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    pred = [f"p{i // 4}" if rng.random() > 0.2 else f"p{i // 4 + 1}" for i in range(400)]
+    frame = pd.DataFrame({"rid": [f"r{i}" for i in range(400)], "pred": pred, "ref": [f"t{i // 4}" for i in range(400)]})
+    path = tmp_path / "pilot.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("target", [["--target-se", "1e-300"], ["--target-se", "1e-30"],
+                                    ["--target-width", "5e-324"], ["--target-se", "5e-324"]])
+def test_a_tiny_target_gives_no_plan_instead_of_an_overflow(noisy, capsys, target):
+    code = main(["plan", str(noisy), "-p", "pred", "-r", "ref", *target, "--metrics", "pairwise_precision",
+                 "--seed", "0", "--reps", "100", "--max-draws", "1000", "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    import json
+
+    (row,) = json.loads(captured.out)["rows"]
+    assert row["draws_needed"] is None and row["draws_extrapolated"] is None
+    assert "above the target" in row["note"] and "1,000 draws" in row["note"]
