@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.toyproject import CHECKPOINT as SIZE_CHECKPOINT
 from support.toyproject import make_toy
 
 import er_expectations
@@ -256,3 +257,24 @@ def test_an_untyped_sqlite_column_with_1_and_text_1_is_refused_as_files_refuse_i
     frame = pd.DataFrame({"rid": IDS[:39], "pred_alpha": pd.Series(alpha, dtype=object)})
     with pytest.raises(InputError, match="column 'pred_alpha' mixes value types"):
         er_expectations.summarize(frame, cluster="pred_alpha")
+
+
+# -- names that Great Expectations would confuse -------------------------------------------------------
+
+
+def test_releases_and_suites_whose_gx_names_collide_are_refused_before_writing(tmp_path, capsys):
+    """'a' + 'x__s' and 'a__x' + 's' both make the validation definition 'toy__a__x__s'."""
+    suite_s = SIZE_SUITE.replace("suite: toy_checks", "suite: s")
+    suite_xs = SIZE_SUITE.replace("suite: toy_checks", "suite: x__s")
+    path = make_toy(tmp_path, suite=suite_s, checkpoint=SIZE_CHECKPOINT.replace(
+        "suites: [toy_checks]", "suites: [s, x__s]"))
+    (tmp_path / "suites" / "xs.yml").write_text(suite_xs, encoding="utf-8")
+    predictions = pd.read_parquet(tmp_path / "data" / "predictions.parquet")
+    predictions = predictions.rename(columns={"pred_alpha": "pred_a", "pred_beta": "pred_a__x"}).drop(
+        columns="pred_gamma")
+    predictions.to_parquet(tmp_path / "data" / "predictions.parquet", index=False)
+    code = main(["run", str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert "toy__a__x__s" in err and "release 'a' with suite 'x__s'" in err and "release 'a__x' with suite 's'" in err
+    assert not (tmp_path / "project").exists()
