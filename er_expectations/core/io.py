@@ -14,7 +14,7 @@ import pandas as pd
 from er_expectations.core.errors import InputError
 
 __all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "remove_stale_temporaries",
-           "id_kind", "nullable_integers", "same_id_kind", "table_columns"]
+           "id_kind", "nested_columns", "nullable_integers", "same_id_kind", "table_columns"]
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
@@ -172,6 +172,25 @@ def _exact_integers(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
         values = table.column(name).to_pandas(types_mapper=nullable.get)
         frame[name] = pd.Series(values.array, index=frame.index)
     return frame
+
+
+def nested_columns(path: str | os.PathLike, columns: Sequence[str], *, format: str | None = None,  # noqa: A002
+                   ) -> dict[str, str]:
+    """The ``columns`` of a Parquet file that hold lists, structs or maps, with their kind
+    (``{"pred": "list"}``), read from the schema; a CSV file holds none."""
+    p = Path(path)
+    if file_kind(p, format) != "parquet":
+        return {}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kinds = {}
+    for field in pq.read_schema(p):
+        if field.name in columns and pa.types.is_nested(field.type):
+            kinds[field.name] = ("list" if pa.types.is_list(field.type) or pa.types.is_large_list(field.type)
+                                 else "struct" if pa.types.is_struct(field.type)
+                                 else "map" if pa.types.is_map(field.type) else str(field.type))
+    return kinds
 
 
 def nullable_integers(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

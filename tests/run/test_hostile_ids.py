@@ -278,3 +278,19 @@ def test_releases_and_suites_whose_gx_names_collide_are_refused_before_writing(t
     assert code == EXIT_USAGE, err
     assert "toy__a__x__s" in err and "release 'a' with suite 'x__s'" in err and "release 'a__x' with suite 's'" in err
     assert not (tmp_path / "project").exists()
+
+
+@pytest.mark.parametrize(("kind", "values"), [
+    ("list", pa.array([[i // 4] for i in range(39)], pa.list_(pa.int64()))),
+    ("struct", pa.array([{"c": i // 4} for i in range(39)], pa.struct([("c", pa.int64())]))),
+], ids=["list", "struct"])
+def test_a_nested_prediction_column_is_one_input_error(tmp_path, capsys, kind, values):
+    path = make_toy(tmp_path)
+    table = pa.table({"rid": IDS[:39], "pred_alpha": pa.array([f"a{i // 4}" for i in range(39)]),
+                      "pred_beta": values})
+    pq.write_table(table, tmp_path / "data" / "predictions.parquet")
+    code = main(["run", str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert err.count("error") == 1 and "predictions.parquet: column 'pred_beta' holds " + kind in err
+    assert not (tmp_path / "project").exists()
