@@ -208,7 +208,12 @@ def nullable_integers(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFra
 
 
 def id_kind(ids: pd.Series) -> str:
-    """What kind of values a record id column holds: 'integer', 'number', 'text' or its dtype."""
+    """What kind of values a record id column holds: 'integer', 'number', 'text' or its dtype.
+
+    A categorical column holds the kind of its categories (the README allows categorical ids).
+    """
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        return id_kind(pd.Series(ids.cat.categories, name=ids.name))
     if pd.api.types.is_integer_dtype(ids.dtype):
         return "integer"
     if pd.api.types.is_float_dtype(ids.dtype):

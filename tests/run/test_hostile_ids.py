@@ -294,3 +294,24 @@ def test_a_nested_prediction_column_is_one_input_error(tmp_path, capsys, kind, v
     assert code == EXIT_USAGE, err
     assert err.count("error") == 1 and "predictions.parquet: column 'pred_beta' holds " + kind in err
     assert not (tmp_path / "project").exists()
+
+
+def test_categorical_ids_in_one_file_and_text_in_another_give_the_same_results(tmp_path):
+    """The README allows categorical ids: the predictions' rid and clusters as categoricals
+    (Parquet dictionaries) against text record ids give exactly the all-text results."""
+    text_root, cat_root = tmp_path / "text", tmp_path / "categorical"
+    reports = {}
+    for root in (text_root, cat_root):
+        path = make_toy(root, suite=SIZE_SUITE)
+        if root is cat_root:
+            predictions = pd.read_parquet(root / "data" / "predictions.parquet")
+            predictions = predictions.astype({c: "category" for c in predictions.columns})
+            predictions.to_parquet(root / "data" / "predictions.parquet", index=False)
+            assert isinstance(pd.read_parquet(root / "data" / "predictions.parquet")["rid"].dtype, pd.CategoricalDtype)
+        reports[root.name] = run_checkpoint(path, progress=False, out=io.StringIO())
+    values = {name: [(r.label, r.success, [(e.label, e.observed) for e in r.expectations]) for r in report.releases]
+              for name, report in reports.items()}
+    assert values["categorical"] == values["text"]
+    sizes = {label: result_of(reports["categorical"], label, "expect_average_cluster_size_to_be_between")
+             ["result"]["observed_value"] for label in ("alpha", "beta", "gamma")}
+    assert sizes == pytest.approx({"alpha": 4.0, "beta": 8.0, "gamma": 39 / 10})
