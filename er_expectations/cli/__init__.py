@@ -1,5 +1,33 @@
 """Command line of er-expectations (the ``er-expectations`` program)."""
 
-from er_expectations.cli.main import main
+from __future__ import annotations
+
+from collections.abc import Sequence
 
 __all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``er-expectations`` program (:func:`er_expectations.cli.main.main`).
+
+    Importing the command line takes a moment (pandas, Great Expectations): a Ctrl-C or a
+    SIGTERM then ends it with one line and exit code 130 or 143, as during a command, never
+    with a traceback.
+    """
+    import sys
+
+    from er_expectations.cli.signals import on_sigterm, restore_sigterm
+    from er_expectations.core.errors import Terminated
+
+    previous = on_sigterm()
+    try:
+        from er_expectations.cli.main import main as command_line
+    except KeyboardInterrupt:
+        print("er-expectations: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("er-expectations: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+    finally:
+        restore_sigterm(previous)
+    return command_line(argv)
