@@ -121,7 +121,12 @@ class SqlSource(Source):
         return scrub_url(text, self.url) if self.url else text
 
     def connect(self) -> None:
-        from er_expectations.history.store import HistoryError, mask_url, resolve_url
+        from er_expectations.history.store import (
+            HistoryError,
+            mask_url,
+            resolve_url,
+            sqlite_uri_mode,
+        )
 
         sa = self.sa
         written = str(self.data.connection.url)  # type: ignore[union-attr]
@@ -135,6 +140,8 @@ class SqlSource(Source):
         url = str(self.url)
         parsed = sa.engine.make_url(url)
         database = parsed.database or ""
+        if parsed.get_backend_name() == "sqlite" and sqlite_uri_mode(parsed) is not None:
+            database = database.removeprefix("file:")  # ?uri=true: resolve_url wrote the file: form
         if (parsed.get_backend_name() == "sqlite" and database not in ("", ":memory:")
                 and not database.startswith("file:") and not Path(database).is_file()):
             self.add("data.connection.url", f"data.connection.url: the SQLite file {database} does not exist",
