@@ -250,6 +250,15 @@ def keep_config_copy(project_dir: Path) -> None:
     atomic_write(project_dir / CONFIG_BACKUP, (project_dir / "gx" / "great_expectations.yml").read_bytes())
 
 
+
+def _file_partitioners(source: Any) -> dict[str, Any]:
+    """``{batch definition name: partitioner}`` of the releases asset of a file datasource."""
+    try:
+        asset = source.get_asset(ASSET_NAME)
+    except (KeyError, LookupError, ValueError):
+        return {}
+    return {d.name: d.partitioner for d in asset.batch_definitions if d.partitioner is not None}
+
 class Project:
     """The GX side of a run: context, datasource, suites, validation definitions, checkpoints."""
 
@@ -284,10 +293,13 @@ class Project:
             source = sources.get(self.name)
         except (KeyError, LookupError, ValueError):
             source = None
+        kept: dict[str, Any] = {}  # the batch definitions of a moved project (releases not run now)
         if source is not None and (
             getattr(source, "type", None) != "pandas_filesystem"
             or str(getattr(source, "base_directory", "")) != base
         ):
+            if getattr(source, "type", None) == "pandas_filesystem":
+                kept = _file_partitioners(source)
             sources.delete(self.name)
             source = None
         if source is None:
@@ -296,6 +308,9 @@ class Project:
             asset = source.get_asset(ASSET_NAME)
         except (KeyError, LookupError, ValueError):
             asset = source.add_parquet_asset(ASSET_NAME)
+        for batch_name, partitioner in kept.items():  # file names, relative to the new folder
+            if batch_name not in {f"release_{name}" for name in names.values()}:
+                asset.add_batch_definition(name=batch_name, partitioner=partitioner)
         result: dict[str, Any] = {}
         for label, name in names.items():
             regex = re.compile(rf"^(?P<release>{re.escape(name)})\.parquet$")
