@@ -470,6 +470,34 @@ class Project:
             return None
         return urls[0].get("site_url") if urls else None
 
+    def check_writable(self, site: str | None) -> None:
+        """Every folder of the GX project the run writes (results, suites, checkpoints, the Data
+        Docs site) can be written; raises :class:`InputError` naming the first that cannot, before
+        anything is validated (GX would log tracebacks and leave results without pages)."""
+        import os
+        import tempfile
+
+        roots = [self.prepared.checkpoint.project_dir / "gx"]
+        if site is not None:
+            from er_expectations.gx.data_docs import local_site_dir
+
+            with contextlib.suppress(LookupError):  # a site not on the local file system
+                roots.append(Path(local_site_dir(self.ctx, site)))
+        for root in roots:
+            folders = [root, *(p for p in root.rglob("*") if p.is_dir())] if root.is_dir() else []
+            for folder in folders:
+                problem = None if os.access(folder, os.W_OK) else "permission denied or a read-only file system"
+                if problem is None and folder == root:
+                    try:  # a write, not only the permission bits (root ignores them)
+                        fd, probe = tempfile.mkstemp(prefix=".er-write-check.", dir=folder)
+                        os.close(fd)
+                        os.unlink(probe)
+                    except OSError as error:
+                        problem = error.strerror or str(error)
+                if problem is not None:
+                    raise InputError(f"{folder}: the folder cannot be written ({problem}); the run writes its "
+                                     "results and Data Docs there: make it writable, nothing was validated")
+
     def build_docs(self, site: str, results: list[Any]) -> Path:
         """One Data Docs build for the run's ``results``; returns the index page."""
         from er_expectations.gx.data_docs import build_site, local_site_dir

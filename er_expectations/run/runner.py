@@ -241,6 +241,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         flush=True,
     )
     project = Project(prepared, checkpoint.project_dir, folder, out=out)
+    project.check_writable(prepared.site_name)
     run_time = datetime.now(UTC)
     report = RunReport(
         checkpoint=checkpoint.name,
