@@ -198,7 +198,15 @@ def run_checkpoint(
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
-        return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started)
+        try:
+            return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started)
+        except OSError as error:
+            if error.filename is not None:  # the message names the file already
+                raise
+            # GX's stores write their files without naming them in the error (a full disk)
+            raise InputError(f"{project_dir}: cannot write the Great Expectations project: "
+                             f"{error.strerror or error}; free space or fix the folder, then run again "
+                             "(the next run repairs what this one left)") from error
 
 
 def _check_gx_names(checkpoint: str, selected: Sequence[Any], names: Mapping[str, str],
