@@ -122,7 +122,7 @@ def labelling_batch(
     label_rows[label_names["removed"]] = [list(t) for t in parsed.removed]
     label_rows[label_names["added"]] = [list(t) for t in parsed.added]
     if "predicted_cluster" in label_names:
-        label_rows[label_names["predicted_cluster"]] = _cluster_ids(parsed, frame[prediction], prediction)
+        label_rows[label_names["predicted_cluster"]] = _cluster_ids(parsed, rows[prediction], prediction)
     if "true_cluster" in label_names:
         label_rows[label_names["true_cluster"]] = pd.Series(parsed.true_cluster, dtype=object)
     batch = pd.concat([label_rows, rows], ignore_index=True)
@@ -152,8 +152,7 @@ def _cluster_ids(parsed: Labels, clusters: pd.Series, prediction: Hashable) -> p
                 f"labels column {column!r}, draw {d}: {v!r} ({type(v).__name__}) is not an integer cluster id, but "
                 f"the release's clusters (column {prediction!r}) are integers; write {column!r} as the integer "
                 "cluster ids the worksheet showed")
-    return pd.Series(pd.array(out, dtype=clusters.dtype.name.replace("int", "Int").replace("uInt", "UInt")
-                              if isinstance(clusters.dtype, np.dtype) else clusters.dtype))
+    return pd.Series(pd.array(out, dtype=clusters.dtype))  # nullable (Int64, UInt64, …): see nullable_integers
 
 
 def split_labelling_batch(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -204,6 +205,10 @@ def nullable_integers(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFra
         dtype = frame[c].dtype
         if isinstance(dtype, np.dtype) and dtype.kind in "iu":
             frame[c] = frame[c].astype(("UInt" if dtype.kind == "u" else "Int") + str(dtype.itemsize * 8))
+        elif pd.api.types.is_object_dtype(dtype) and pd.api.types.infer_dtype(frame[c], skipna=True) == "integer":
+            # Python ints (rows a database returned): Int64 when they fit, as they are otherwise
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                frame[c] = frame[c].astype("Int64")
     return frame
 
 

@@ -315,3 +315,29 @@ def test_categorical_ids_in_one_file_and_text_in_another_give_the_same_results(t
     sizes = {label: result_of(reports["categorical"], label, "expect_average_cluster_size_to_be_between")
              ["result"]["observed_value"] for label in ("alpha", "beta", "gamma")}
     assert sizes == pytest.approx({"alpha": 4.0, "beta": 8.0, "gamma": 39 / 10})
+
+
+@pytest.mark.parametrize("predicted", ["integers", "text"])
+def test_the_labelling_batch_on_sqlite_agrees_with_files(tmp_path, capsys, monkeypatch, predicted):
+    from support.sourcetools import sqlite_warehouse
+
+    values = [BIG, BIG + 1, BIG + 2]
+    files = labels_project(tmp_path / "files", values if predicted == "integers" else [str(v) for v in values])
+    data = tmp_path / "files" / "data"
+    url = sqlite_warehouse(tmp_path / "w.db", {"records": pd.read_parquet(data / "records.parquet"),
+                                               "predictions": pd.read_parquet(data / "predictions.parquet")})
+    monkeypatch.setenv("WAREHOUSE_URL", url)
+    text = files.read_text().replace(
+        "  records: {path: ../data/records.parquet, id_column: rid}\n"
+        "  predictions: {path: ../data/predictions.parquet,",
+        "  engine: sql\n  connection: {url: \"${WAREHOUSE_URL}\"}\n"
+        "  records: {table: records, id_column: rid}\n  predictions: {table: predictions,")
+    sql = files.with_name("sql.yml")
+    sql.write_text(text.replace("project_dir: ../project", "project_dir: ../project_sql"), encoding="utf-8")
+    codes = {}
+    for name, path in (("files", files), ("sql", sql)):
+        codes[name] = main(["run", str(path), "--no-progress"])
+        err = capsys.readouterr().err
+        if predicted == "text":
+            assert "column 'predicted_cluster' (data.labels.predicted_cluster_column) holds text" in err, err
+    assert codes == ({"files": 0, "sql": 0} if predicted == "integers" else {"files": EXIT_USAGE, "sql": EXIT_USAGE})
