@@ -50,3 +50,14 @@ def test_a_signal_at_any_time_is_one_line_and_its_code(tmp_path, sig, code, word
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines[-1].startswith(f"er-expectations: {word}")
     assert sum("er-expectations:" in line for line in lines) == 1
+
+
+def test_the_entry_point_is_a_function_that_no_import_replaces():
+    import tomllib
+
+    import er_expectations.cli
+    import er_expectations.cli.main  # noqa: F401 - binds the submodule to the package's name 'main'
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["scripts"]["er-expectations"] == "er_expectations.cli:program"
+    assert callable(er_expectations.cli.program)
