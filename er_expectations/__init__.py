@@ -19,18 +19,8 @@ API needs only numpy and pandas. To use the expectations from GX, register them 
 
 from __future__ import annotations
 
-from er_expectations.analysis.ethnicity import impute_ethnicity
-from er_expectations.analysis.planning import plan_sample_size, simulate
-from er_expectations.analysis.release import (
-    Release,
-    cluster_errors,
-    estimate,
-    exact_metrics,
-    summarize,
-)
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.version import __version__
-from er_expectations.stats import METRICS, PERFORMANCE_METRICS, TRUE_STATISTICS
 
 __all__ = [
     "InputError",
@@ -57,8 +47,20 @@ __all__ = [
     "labelling_batch",
 ]
 
-#: Public names loaded on first use (module attribute lookup, PEP 562).
+#: Public names loaded on first use (module attribute lookup, PEP 562): importing the package
+#: (and the ``er-expectations`` program, which a Ctrl-C may stop while it starts) stays light.
 _LAZY = {
+    "impute_ethnicity": "analysis.ethnicity",
+    "plan_sample_size": "analysis.planning",
+    "simulate": "analysis.planning",
+    "Release": "analysis.release",
+    "cluster_errors": "analysis.release",
+    "estimate": "analysis.release",
+    "exact_metrics": "analysis.release",
+    "summarize": "analysis.release",
+    "METRICS": "stats",
+    "PERFORMANCE_METRICS": "stats",
+    "TRUE_STATISTICS": "stats",
     "benchmark_from_labels": "analysis.benchmark",
     "check_labels": "analysis.labelqc",
     "draw_sample": "analysis.sampling",

@@ -33,16 +33,19 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from er_expectations.analysis.labelqc import qc_labels
 from er_expectations.analysis.labels import (
     LabelColumns,
     Labels,
+    int64_text,
     parse_labels,
     records_id_kind,
 )
 from er_expectations.core.errors import InputError
+from er_expectations.core.io import nullable_integers
 
 __all__ = [
     "BATCH_LABEL_ROLES",
@@ -112,16 +115,44 @@ def labelling_batch(
     # one mask, so the records keep the order of the release (the rules list ids in that order)
     rows = frame.loc[is_named | in_drawn_cluster, record_columns].reset_index(drop=True)
 
+    # the label rows leave the record columns empty: integer ids stay exact (not float64)
+    rows = nullable_integers(rows, [c for c in record_columns if c != record_id])
     label_rows = pd.DataFrame({label_names["draw"]: pd.array(parsed.draw, dtype="Int64")})
     label_rows[record_id] = pd.Series(parsed.record, dtype=rows[record_id].dtype if len(rows) else object)
     label_rows[label_names["removed"]] = [list(t) for t in parsed.removed]
     label_rows[label_names["added"]] = [list(t) for t in parsed.added]
-    for role in ("predicted_cluster", "true_cluster"):
-        if role in label_names:
-            label_rows[label_names[role]] = pd.Series(getattr(parsed, role), dtype=object)
+    if "predicted_cluster" in label_names:
+        label_rows[label_names["predicted_cluster"]] = _cluster_ids(parsed, rows[prediction], prediction)
+    if "true_cluster" in label_names:
+        label_rows[label_names["true_cluster"]] = pd.Series(parsed.true_cluster, dtype=object)
     batch = pd.concat([label_rows, rows], ignore_index=True)
     batch[label_names["draw"]] = batch[label_names["draw"]].astype("Int64")
     return batch[[*label_names.values(), *record_columns]]
+
+
+def _cluster_ids(parsed: Labels, clusters: pd.Series, prediction: Hashable) -> pd.Series:
+    """The labels' ``predicted_cluster`` in the type of the release's cluster ids.
+
+    Integer clusters: integers, or text of digits (a CSV file, where every cell is text), as
+    nullable integers so that ids above 2**53 stay exact through the batch's Parquet file;
+    anything else is an input error naming the column and the draw. Other clusters as given.
+    """
+    values = parsed.predicted_cluster
+    if not pd.api.types.is_integer_dtype(clusters.dtype) or pd.api.types.is_bool_dtype(clusters.dtype):
+        return pd.Series(values, dtype=object)
+    column = parsed.columns.predicted_cluster
+    out: list[int | None] = []
+    for d, v in zip(parsed.draw.tolist(), values, strict=True):
+        if v is None or isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
+            out.append(None if v is None else int(v))
+        elif isinstance(v, str) and int64_text(v) is not None:
+            out.append(int64_text(v))
+        else:
+            raise InputError(
+                f"labels column {column!r}, draw {d}: {v!r} ({type(v).__name__}) is not an integer cluster id, but "
+                f"the release's clusters (column {prediction!r}) are integers; write {column!r} as the integer "
+                "cluster ids the worksheet showed")
+    return pd.Series(pd.array(out, dtype=clusters.dtype))  # nullable (Int64, UInt64, …): see nullable_integers
 
 
 def split_labelling_batch(

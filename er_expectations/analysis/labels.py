@@ -20,6 +20,7 @@ no Python loop runs over records, only over draws and the few records they name.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
@@ -139,26 +140,35 @@ def _is_null(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
+#: A whole number as text: ASCII digits with one optional sign ('²', '٣' and '--5' are not).
+_DIGITS = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def int64_text(text: str) -> int | None:
+    """``text`` as an int when it is a whole number (ASCII digits, one optional sign) that fits
+    in 64 bits, else None: what a draw number or an integer id written as text may be."""
+    if not _DIGITS.fullmatch(text):
+        return None
+    number = int(text)
+    return number if _INT64[0] <= number <= _INT64[1] else None
+
+
 def _id_parser(kind: str):
     """A function turning one id as read from the labels into the records' id type."""
     if kind == "integer":
         def parse(value: object) -> int:
             if isinstance(value, (bool, np.bool_)):
                 raise ValueError("true/false is not a record id")
-            if isinstance(value, (int, np.integer)):
-                return int(value)
-            if isinstance(value, (float, np.floating)) and float(value).is_integer():
-                return int(value)
-            if isinstance(value, str):
-                text = value.strip()
-                if text.lstrip("+-").isdigit():
-                    return int(text)
-            raise ValueError("is not an integer record id (the records' ids are integers)")
+            number = _whole_number(value, strip=False)  # a CSV cell: no spaces around
+            if number is not None:
+                return number
+            raise ValueError("is not an integer record id (the records' ids are 64-bit integers)")
         return parse
 
     def parse_text(value: object) -> object:
-        if isinstance(value, str):
-            return value.strip()
+        if isinstance(value, str):  # exactly as the records write it: ' r1' is not 'r1'
+            return value
         if isinstance(value, (bool, np.bool_)):
             raise ValueError("true/false is not a record id")
         if isinstance(value, (int, np.integer)):
@@ -188,7 +198,9 @@ def _list_cell(value: object, *, draw: object, column: str, separator: str, pars
                 f"draw {draw}, column {column!r}: cannot read {value!r} as a list of record ids; write the ids "
                 f"separated by {separator!r} (e.g. 'a{separator}b') or use a list column"
             )
-        items: Sequence[object] = [t for t in (s.strip() for s in text.split(separator)) if t]
+        # ids exactly as written between the separators (spaces included, as in the records);
+        # an empty or blank item (a doubled or trailing separator) is no id
+        items: Sequence[object] = [t for t in value.split(separator) if t.strip()]
     elif isinstance(value, (list, tuple, np.ndarray)):
         items = list(value)
     else:
@@ -227,17 +239,17 @@ def _check_labels_frame(labels: object, cols: LabelColumns) -> pd.DataFrame:
     return labels
 
 
-def _whole_number(value: object) -> int | None:
-    """``value`` as an int when it is a whole number (int, integral float or digits), else None."""
+def _whole_number(value: object, *, strip: bool = True) -> int | None:
+    """``value`` as an int when it is a whole number that fits in 64 bits (int, integral float
+    or ASCII digits), else None."""
     if isinstance(value, (bool, np.bool_)):
         return None
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        return int(value.strip())
-    return None
+    if isinstance(value, str):
+        return int64_text(value.strip() if strip else value)
+    whole = isinstance(value, (int, np.integer)) or (
+        isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer())
+    number = int(value) if whole else None  # type: ignore[call-overload]
+    return number if number is not None and _INT64[0] <= number <= _INT64[1] else None
 
 
 def _parse_draws(values: pd.Series, column: str) -> np.ndarray:
@@ -258,9 +270,10 @@ def _parse_draws(values: pd.Series, column: str) -> np.ndarray:
 
 
 def _optional(frame: pd.DataFrame, column: str) -> list | None:
+    """An optional column's cells; an empty or blank text cell is not filled in (None), not an id."""
     if column not in frame.columns:
         return None
-    return [None if _is_null(v) else v for v in frame[column].tolist()]
+    return [None if _is_null(v) or (isinstance(v, str) and not v.strip()) else v for v in frame[column].tolist()]
 
 
 def parse_labels(labels: pd.DataFrame, *, id_kind: str = "text", columns: LabelColumns | Mapping[str, str] | None = None,

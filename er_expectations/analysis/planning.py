@@ -502,11 +502,7 @@ def plan_sample_size(
     if k < 2:
         raise InputError(f"the pilot has {k} draw; a standard error needs at least 2 (30 or more for a usable plan)")
     pilot = estimate_metrics(sample, opts.ids, beta=opts.beta, ci_level=opts.level, bias_adjust=opts.bias_adjust)
-    extrapolated: dict[str, int | None] = {}
-    for mid in opts.ids:
-        se = pilot[mid].std_error
-        extrapolated[mid] = (math.ceil(k * (se / opts.target_of(mid)) ** 2) if math.isfinite(se) and se > 0
-                             else None)
+    extrapolated = {mid: _extrapolate(k, pilot[mid].std_error, opts.target_of(mid)) for mid in opts.ids}
     plannable = [m for m in opts.ids if pilot[m].defined and pilot[m].interval != "zero_event"]
     curves, grids = _resampled_curves(opts, sample, extrapolated, plannable)
     rows = [_plan_row(mid, pilot[mid], curves[mid], grids[mid], opts.target_of(mid), k=k,
@@ -609,6 +605,15 @@ def _resampled_curves(opts: _PlanOptions, sample: BenchmarkSample, extrapolated:
     return curves, grids
 
 
+def _extrapolate(k: int, se: float, target: float) -> int | None:
+    """k·(SE/target)², the textbook size; None without a standard error, or when the target is so
+    small (1e-300) that the size overflows 64 bits: no benchmark has that many draws."""
+    if not (math.isfinite(se) and se > 0 and target > 0):
+        return None
+    log_n = math.log(k) + 2.0 * (math.log(se) - math.log(target))
+    return math.ceil(k * (se / target) ** 2) if log_n < 62 * math.log(2) else None
+
+
 def _plan_row(mid: str, res: Any, curve: np.ndarray, grid: np.ndarray, t: float, *, k: int,
               extrapolated: int | None) -> dict[str, Any]:
     """One metric's plan: the smallest size from which the resampled SE stays at or below ``t``."""
@@ -632,6 +637,9 @@ def _plan_row(mid: str, res: Any, curve: np.ndarray, grid: np.ndarray, t: float,
                     f"target {t:.3g}")
         if k < 30 and not note:
             note = f"a pilot of {k} draws gives a rough plan"
+    if res.defined and "warning:" in (res.note or ""):  # as estimate() says it (e.g. an estimate above 1)
+        warning = res.note[res.note.index("warning:"):]
+        note = f"{warning}; {note}" if note else warning
     return {
         "metric": mid,
         "pilot_draws": k,

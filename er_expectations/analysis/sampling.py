@@ -109,8 +109,53 @@ def draw_sample(
         data[c] = pd.Series([None] * n, dtype="object")
     sheet = pd.DataFrame(data)
     sheet.attrs.update({"seed": int(seed), "design": "cluster_size", "prediction": prediction,
-                        "population": int(population.size)})
+                        "population": int(population.size),
+                        # shown to the labeller, never read back as ids: CSV neutralises their formulas
+                        "display_columns": [str(c) for c in columns] + [f"{MEMBERS}_{c}" for c in columns]
+                        + [cols.labeller, cols.labelled_at]})
     return sheet
+
+
+def _csv_text(frame: pd.DataFrame, path: Path, *, separator: str, id_lists: Sequence[str],
+              is_list: Sequence[str]) -> str:
+    """The CSV text of a worksheet, labels or benchmark frame that people open in a spreadsheet.
+
+    Display columns (``frame.attrs['display_columns']``: names, blocks and their member lists)
+    are neutralised where a spreadsheet would run them as formulas
+    (:func:`~er_expectations.core.text.spreadsheet_safe`); every other column holds ids, which
+    are never changed: an id that would run as a formula, or that holds the list ``separator``
+    in an id list, is refused with the way out.
+    """
+    from er_expectations.core.text import runs_as_formula, spreadsheet_safe
+
+    display = {str(c) for c in frame.attrs.get("display_columns", ())}
+    out = frame.copy()
+    for c in out.columns:
+        name = str(c)
+        listed = c in is_list
+        joiner = separator if name in id_lists else " | "
+        cells: list[object] = []
+        for v in out[c].tolist():
+            items = list(v) if listed and isinstance(v, (list, tuple, np.ndarray)) else None
+            if name not in display:
+                for item in items if items is not None else [v]:
+                    text = item if isinstance(item, str) else None
+                    if text is not None and runs_as_formula(text):
+                        raise InputError(
+                            f"{path}: column {name!r} holds the id {text!r}, which a spreadsheet would run as a "
+                            f"formula; a CSV file cannot hold it unchanged: write {path.with_suffix('.parquet')} "
+                            "instead (Parquet keeps every id as it is)")
+                    if items is not None and name in id_lists and separator in str(item):
+                        raise InputError(
+                            f"{path}: column {name!r} lists the id {str(item)!r}, which holds the list separator "
+                            f"{separator!r}, so its ids could not be told apart; give a separator no id holds "
+                            f"(--separator, e.g. '|') or write {path.with_suffix('.parquet')}")
+            if items is not None:
+                v = joiner.join("" if x is None else str(x) for x in items)
+            cells.append(spreadsheet_safe(v) if name in display and isinstance(v, str) else v)
+        out[c] = pd.Series(cells, index=out.index, dtype=object)
+    # CRLF ends a row (RFC 4180), so that a cell holding a lone CR is quoted, not split
+    return out.to_csv(index=False, sep="\t" if path.suffix.lower() == ".tsv" else ",", lineterminator="\r\n")
 
 
 def write_frame(frame: pd.DataFrame, path: str | os.PathLike, *, separator: str = ";",
@@ -158,12 +203,7 @@ def write_frame(frame: pd.DataFrame, path: str | os.PathLike, *, separator: str 
         pq.write_table(table, buffer)
         data: bytes | str = buffer.getvalue()
     else:
-        out = frame.copy()
-        for c in is_list:
-            joiner = separator if c in id_lists else " | "
-            out[c] = out[c].map(lambda v, j=joiner: j.join("" if x is None else str(x) for x in v)
-                                if isinstance(v, (list, tuple, np.ndarray)) else v)
-        data = out.to_csv(index=False, sep="\t" if p.suffix.lower() == ".tsv" else ",")
+        data = _csv_text(frame, p, separator=separator, id_lists=id_lists, is_list=is_list)
     try:
         atomic_write(p, data)
     except OSError as error:

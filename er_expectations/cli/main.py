@@ -15,7 +15,8 @@ Exit codes, one meaning each (:data:`EXIT_CODES`):
   validation results and Data Docs are kept, the message names the store;
 * 7 (``run``) the database or Spark of a checkpoint (``data.engine: sql | spark``) cannot be
   reached: nothing was validated or written; a scheduler may retry later;
-* 130 interrupted (Ctrl-C).
+* 130 interrupted (Ctrl-C), also while the program starts;
+* 143 terminated (SIGTERM, e.g. a scheduler stopping the run): one line, the lock released.
 
 Problems are printed as one line each on stderr, never as a traceback unless ``--debug``
 (or ``ER_EXPECTATIONS_DEBUG=1``) is given.
@@ -34,10 +35,12 @@ from er_expectations.cli.common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_SOURCE,
+    EXIT_TERMINATED,
     EXIT_USAGE,
 )
+from er_expectations.cli.signals import on_sigterm, restore_sigterm
 from er_expectations.cli.tables import add_table_commands
-from er_expectations.core.errors import InputError
+from er_expectations.core.errors import InputError, Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # pyspark (the spark extra), imported by GX, warns on every run about the pandas version
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                             category=FutureWarning)
+    previous = on_sigterm()
     try:
         parser = build_parser()
         try:
@@ -104,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("er-expectations: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated:
+        print(f"er-expectations: {EXIT_CODES[EXIT_TERMINATED]}", file=sys.stderr)
+        return EXIT_TERMINATED
     except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
         if debug:
             import traceback
@@ -112,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = classify_error(exc)
         print(f"er-expectations: {message}", file=sys.stderr)
         return code
+    finally:
+        restore_sigterm(previous)
 
 
 def classify_error(exc: BaseException) -> tuple[int, str]:

@@ -57,6 +57,13 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
+def _count(x: object) -> str:
+    """A number of draws, or "—" when there is none (None, NaN or pandas' NA)."""
+    import pandas as pd
+
+    return "—" if x is None or pd.isna(x) else f"{int(x):,}"  # type: ignore[call-overload]
+
+
 def _num(x: float, fmt: str) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
 
@@ -179,10 +186,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 notes.append(r.note)
                 mark = f" [{len(notes)}]"
             rows.append([r.metric + mark, fmt(r.pilot_estimate), fmt(r.pilot_std_error, 3), fmt(r.target_std_error, 3),
-                         "—" if r.draws_needed is None or r.draws_needed != r.draws_needed else f"{int(r.draws_needed):,}",
-                         fmt(r.std_error_at_draws, 3),
-                         "—" if r.draws_extrapolated is None or r.draws_extrapolated != r.draws_extrapolated
-                         else f"{int(r.draws_extrapolated):,}"])
+                         _count(r.draws_needed), fmt(r.std_error_at_draws, 3), _count(r.draws_extrapolated)])
         k = int(frame["pilot_draws"].iloc[0]) if len(frame) else 0
         lines = [f"Draws needed for {args.prediction!r}, from a pilot of {k:,} draws of {args.reference!r} "
                  f"(design {a['design']}): {a['reps']} resamples per size, seed {a['seed']}"]

@@ -256,10 +256,21 @@ def _project_dir(value: Any, handler: ValidatorFunctionWrapHandler, info: Valida
     return path
 
 
+#: Characters a URL holds only percent-encoded (RFC 3986); '"' or '<' would end an HTML attribute
+#: or open a tag in the pages and messages that link to the site.
+_URL_UNSAFE = frozenset('"<>`{}|\\^')
+
+
 def _base_url(value: str) -> str:
-    if urlsplit(value).scheme not in ("http", "https", "file") or any(c.isspace() for c in value):
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc):
         raise problem("{where}: expected an http(s) or file URL (where the Data Docs site is published), got {got}",
                       'write it as base_url: "https://docs.example.org/er/"')
+    bad = sorted({c for c in value if c in _URL_UNSAFE or c.isspace() or not c.isprintable()})
+    if bad:
+        raise problem("{where}: expected an http(s) or file URL (where the Data Docs site is published); it holds "
+                      f"{', '.join(repr(c) for c in bad)}, characters a URL holds only percent-encoded",
+                      "percent-encode them (a space is %20, '\"' is %22, '<' is %3C) or fix the URL")
     return value
 
 

@@ -33,6 +33,9 @@ _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _NODE_LIMIT = 100_000
+#: Lists and mappings nested deeper than this are refused (the files nest a few levels; the
+#: validation that follows walks the tree recursively).
+_DEPTH_LIMIT = 64
 
 NodeKind = Literal["scalar", "sequence", "mapping", "invalid"]
 
@@ -150,6 +153,10 @@ def compose_text(text: str, issues: IssueCollector) -> Node | None:
     """Compose YAML source text into a :class:`Node` tree (``None`` if nothing usable)."""
     try:
         raw = _yaml().compose(text)
+    except RecursionError:  # ruamel.yaml composes recursively: thousands of levels exhaust the stack
+        issues.add(None, f"invalid YAML: the document nests more than {_DEPTH_LIMIT} levels deep",
+                   "a checkpoint or suite file nests a few levels; remove the extra brackets or indentation")
+        return None
     except MarkedYAMLError as error:
         _report_yaml_error(error, issues)
         return None
@@ -220,6 +227,7 @@ class _Builder:
         self.constructor = _yaml().constructor
         self.in_progress: set[int] = set()
         self.count = 0
+        self.too_deep = False
 
     def build(self, raw: YAMLNode) -> Node:
         line, column = raw.start_mark.line + 1, raw.start_mark.column + 1
@@ -241,6 +249,13 @@ class _Builder:
             return Node("invalid", None, line, column)
         if isinstance(raw, ScalarNode):
             return self._scalar(raw, line, column)
+        if len(self.in_progress) >= _DEPTH_LIMIT:  # the lists and mappings this one is inside
+            if not self.too_deep:
+                self.too_deep = True
+                self.issues.add((line, column), f"the document nests more than {_DEPTH_LIMIT} levels deep",
+                                "a checkpoint or suite file nests a few levels; remove the extra brackets or "
+                                "indentation")
+            return Node("invalid", None, line, column)
         self.in_progress.add(id(raw))
         try:
             if isinstance(raw, SequenceNode):

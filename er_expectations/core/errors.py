@@ -21,3 +21,9 @@ class ProjectBusyError(RuntimeError):
 class SourceUnreachableError(InputError):
     """The database or Spark named by a checkpoint cannot be reached (exit code 7: a scheduler
     may retry); the message names the source, its URL with the password masked."""
+
+
+class Terminated(BaseException):  # noqa: N818 - like KeyboardInterrupt, a signal rather than an error
+    """The process received SIGTERM (a scheduler or ``kill`` stopping it): the command line ends
+    with one line and exit code 143, unwinding like ``KeyboardInterrupt`` so that locks are
+    released and temporary files removed."""

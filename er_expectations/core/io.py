@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from er_expectations.core.errors import InputError
 
 __all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "remove_stale_temporaries",
-           "id_kind", "same_id_kind", "table_columns"]
+           "id_kind", "nested_columns", "nullable_integers", "same_id_kind", "table_columns"]
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _CSV = {".csv", ".tsv", ".txt"}
@@ -105,20 +107,118 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
             raise InputError(f"{p}: no column {', '.join(hints)}; the file has: {', '.join(available[:20])}")
     try:
         if kind == "parquet":
-            return pd.read_parquet(p, columns=list(columns) if columns is not None else None)
+            return _exact_integers(p, pd.read_parquet(p, columns=list(columns) if columns is not None else None))
         sep = "\t" if p.suffix.lower() == ".tsv" else ","
+        # every cell is text, exactly as written ("NA" and " r1 " are ids); only an empty cell is
+        # null. pyarrow's parser refuses a row with too few or too many fields, even for the
+        # columns not read (pandas' own parser pads or drops them silently)
         return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
-                           dtype=str, keep_default_na=True, encoding="utf-8")
+                           dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8", engine="pyarrow")
     except OSError as exc:
         if exc.errno is not None:
             raise InputError(f"{p}: cannot read the file: {exc.strerror}") from exc
         raise _read_problem(p, kind, exc) from exc
-    except Exception as exc:  # pyarrow / parser errors: say which file
+    except Exception as exc:  # pyarrow / parser errors: say which file (and line)
+        if kind == "csv":
+            _find_csv_problem(p, sep)
         raise _read_problem(p, kind, exc) from exc
 
 
+def _find_csv_problem(path: Path, sep: str) -> None:
+    """After a CSV parse error, find its line with Python's csv module (the error path only):
+    raise an :class:`InputError` for bytes that are not UTF-8, or
+    ``<file>:<line>: …`` for a row whose number of fields differs from the header's."""
+    import csv
+
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh, delimiter=sep)
+            header = next(reader, None)
+            if header is None:
+                return
+            start = reader.line_num
+            for row in reader:
+                if row and len(row) != len(header):
+                    raise InputError(
+                        f"{path}:{start + 1}: the row has {len(row)} field{'s' if len(row) != 1 else ''} but the header "
+                        f"has {len(header)} fields; fix the row (a missing value is an empty cell, a value holding "
+                        f"{sep!r} is quoted)")
+                start = reader.line_num
+    except UnicodeDecodeError as exc:
+        raise _read_problem(path, "csv", exc) from exc
+    except csv.Error:
+        return
+
+
+def _exact_integers(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """Integer columns of a Parquet file that hold nulls, read as pandas' nullable integers.
+
+    pandas turns them into float64, which rounds every id above 2**53 (hashed or snowflake
+    cluster ids): 2**62+1 and 2**62+2 would become one cluster. Columns without nulls are
+    int64 already and are left alone.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    lossy = [f.name for f in schema if f.name in frame.columns and pa.types.is_integer(f.type)
+             and not pd.api.types.is_integer_dtype(frame[f.name].dtype)]
+    if not lossy:
+        return frame
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
+    table = pq.read_table(path, columns=lossy)
+    for name in lossy:
+        values = table.column(name).to_pandas(types_mapper=nullable.get)
+        frame[name] = pd.Series(values.array, index=frame.index)
+    return frame
+
+
+def nested_columns(path: str | os.PathLike, columns: Sequence[str], *, format: str | None = None,  # noqa: A002
+                   ) -> dict[str, str]:
+    """The ``columns`` of a Parquet file that hold lists, structs or maps, with their kind
+    (``{"pred": "list"}``), read from the schema; a CSV file holds none."""
+    p = Path(path)
+    if file_kind(p, format) != "parquet":
+        return {}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kinds = {}
+    for field in pq.read_schema(p):
+        if field.name in columns and pa.types.is_nested(field.type):
+            kinds[field.name] = ("list" if pa.types.is_list(field.type) or pa.types.is_large_list(field.type)
+                                 else "struct" if pa.types.is_struct(field.type)
+                                 else "map" if pa.types.is_map(field.type) else str(field.type))
+    return kinds
+
+
+def nullable_integers(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``columns`` of numpy integer type as pandas' nullable integers (Int64, UInt64, …), in place.
+
+    A join or a concatenation that leaves a row without a value turns an int64 column into
+    float64, which rounds ids above 2**53 (2**62+1 and 2**62+2 become one cluster): call this
+    first and the ids keep their type and value.
+    """
+    for c in columns:
+        dtype = frame[c].dtype
+        if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+            frame[c] = frame[c].astype(("UInt" if dtype.kind == "u" else "Int") + str(dtype.itemsize * 8))
+        elif pd.api.types.is_object_dtype(dtype) and pd.api.types.infer_dtype(frame[c], skipna=True) == "integer":
+            # Python ints (rows a database returned): Int64 when they fit, as they are otherwise
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                frame[c] = frame[c].astype("Int64")
+    return frame
+
+
 def id_kind(ids: pd.Series) -> str:
-    """What kind of values a record id column holds: 'integer', 'number', 'text' or its dtype."""
+    """What kind of values a record id column holds: 'integer', 'number', 'text' or its dtype.
+
+    A categorical column holds the kind of its categories (the README allows categorical ids).
+    """
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        return id_kind(pd.Series(ids.cat.categories, name=ids.name))
     if pd.api.types.is_integer_dtype(ids.dtype):
         return "integer"
     if pd.api.types.is_float_dtype(ids.dtype):

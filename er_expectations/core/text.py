@@ -18,7 +18,29 @@ __all__ = [
     "format_number",
     "observed_estimate",
     "range_phrase",
+    "runs_as_formula",
+    "spreadsheet_safe",
 ]
+
+#: What a spreadsheet reads as the start of a formula (OWASP "CSV injection"): =, +, -, @, tab, CR.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def runs_as_formula(text: str) -> bool:
+    """Whether a spreadsheet would run a CSV cell holding ``text`` (a number such as -5 it reads as a number)."""
+    if not text.startswith(_FORMULA_START):
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return True
+    return False
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: ``'=1+1`` for ``=1+1`` (the apostrophe marks text);
+    anything else unchanged. The one rule of every CSV file people open (diffs, worksheets)."""
+    return "'" + text if runs_as_formula(text) else text
 
 def fmt_q(q: float | None) -> str:
     if q is None:

@@ -156,10 +156,32 @@ def resolve_url(text: str, *, base: str | os.PathLike | None = None,
                                   "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite",
                                   url)) from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        path = Path(parsed.database).expanduser()
+        uri = sqlite_uri_mode(parsed) is not None or _is_true(parsed.query.get("uri"))
+        database = parsed.database.removeprefix("file:") if uri else parsed.database
+        path = Path(database).expanduser()
         if not path.is_absolute() and base is not None:
-            return parsed.set(database=str((Path(base) / path).resolve())).render_as_string(hide_password=False)
+            path = (Path(base) / path).resolve()
+        # with uri=true SQLite reads the name as a URI only when it starts with 'file:'; without
+        # it '?mode=ro' became part of a new file's name (SQLAlchemy's documented form is file:)
+        resolved = f"file:{path}" if uri else str(path)
+        if resolved != parsed.database:
+            return parsed.set(database=resolved).render_as_string(hide_password=False)
     return url
+
+
+def _is_true(value: object) -> bool:
+    return str(value).strip().lower() in ("true", "1", "yes", "on")
+
+
+def sqlite_uri_mode(url: Any) -> str | None:
+    """The ``mode`` of a SQLite URL opened as a URI (``?mode=ro&uri=true``: ``"ro"``), else None."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url) if isinstance(url, str) else url
+    if parsed.get_backend_name() != "sqlite" or not _is_true(parsed.query.get("uri")):
+        return None
+    mode = parsed.query.get("mode")
+    return str(mode) if mode else "rwc"
 
 
 # -- the store ----------------------------------------------------------------------------
@@ -217,11 +239,15 @@ class HistoryStore:
             raise HistoryError(scrub_url(f"history store {shown}: not a database URL ({error})", url)) from None
         backend = parsed.get_backend_name()
         if backend == "sqlite":
-            db = parsed.database
+            mode = sqlite_uri_mode(parsed)  # ro and rw open an existing file only
+            db = parsed.database.removeprefix("file:") if mode is not None and parsed.database else parsed.database
+            if mode is not None and db and not parsed.database.startswith("file:"):  # a URI only with file:
+                parsed = parsed.set(database=f"file:{db}")
+                url = parsed.render_as_string(hide_password=False)
             if db and db != ":memory:" and not db.startswith("file:"):
                 path = Path(db)
                 if not path.exists():
-                    if not create:
+                    if not create or mode in ("ro", "rw"):
                         raise HistoryError(
                             f"no history store at {path}: nothing was recorded yet; "
                             "run 'er-expectations run <checkpoint>' first (or check history.url)")

@@ -26,6 +26,7 @@ from er_expectations.history.store import (
     default_url,
     mask_url,
     resolve_url,
+    sqlite_uri_mode,
 )
 
 __all__ = ["PROJECT_ID_FILE", "HistoryRecorder", "check_history", "history_action", "history_url", "project_key",
@@ -95,7 +96,10 @@ def history_action(checkpoint: CheckpointConfig, releases: Mapping[str, str],
 def check_history(checkpoint: CheckpointConfig) -> list[ConfigIssue]:
     """Issues of the ``history:`` section that only show when the file is run (unset variables)."""
     try:
-        history_url(checkpoint)
+        url = history_url(checkpoint)
+        if url is not None and sqlite_uri_mode(url) == "ro":
+            raise HistoryError("history.url opens the SQLite store read-only (mode=ro), but a run records every "
+                               "release into it; remove mode=ro from the URL (the history command may keep it)")
     except HistoryError as error:
         line, column = checkpoint.location("history.url")
         message = str(error)

@@ -122,12 +122,37 @@ class LabelsData:
             blocks = read_table(rec.path, [rec.id_column, src.block_column], format=rec.format)
             table = table.merge(blocks, on=rec.id_column, how="left", validate="one_to_one")
         labels = read_table(src.path, format=src.format)
+        from er_expectations.core.io import id_kind
+
+        clusters = table[self.prediction_column].dropna()
+        self._same_cluster_kind(labels, id_kind(clusters) if len(clusters) else None)
         try:
             return labelling_batch(labels, table, self.prediction_column, record_id=self.id_column,
                                    block=src.block_column, name=self.name_column, columns=self.columns,
                                    separator=src.separator)
         except InputError as error:
             raise InputError(f"{src.path}: {error}") from error
+
+    def _same_cluster_kind(self, labels: pd.DataFrame, theirs: str | None) -> None:
+        """A typed labels file (Parquet) writes ``predicted_cluster`` with the release's type:
+        text '3' never equals the integer cluster 3, as record ids of two files never match
+        across types. A CSV file is all text: its digits are read as the release's integers."""
+        from er_expectations.core.io import file_kind, id_kind
+
+        src = self.source
+        column = src.predicted_cluster_column
+        if column not in labels.columns or file_kind(src.path, src.format) == "csv":
+            return
+        given = labels[column].dropna()
+        if given.empty or theirs is None:
+            return
+        mine = id_kind(given)
+        if (mine == "integer") != (theirs == "integer"):
+            raise InputError(
+                f"{src.path}: column {column!r} (data.labels.predicted_cluster_column) holds {mine} cluster ids "
+                f"(e.g. {given.iloc[0]!r}) but release {self.source.release or ''!s} has {theirs} cluster ids in "
+                f"column {self.checkpoint.data.predictions.target_column!r}, so no draw would match its cluster; "
+                "write the column with the release's type")
 
     def _engine_frame(self, release) -> pd.DataFrame:
         """The labelling batch of a checkpoint whose records and predictions are in a database
@@ -148,6 +173,9 @@ class LabelsData:
                              "holds floating-point numbers; record ids must be integers or text (cast the column "
                              "in a query)")
         labels = read_table(src.path, format=src.format)
+        pred = self.checkpoint.data.predictions
+        self._same_cluster_kind(labels, releases.source.value_kind(
+            "predictions", release.key if pred.layout == "wide" else str(pred.prediction_column)))
         try:
             parsed = parse_labels(labels, id_kind="integer" if kind == "integer" else "text",
                                   columns=self.columns, separator=src.separator)

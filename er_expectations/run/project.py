@@ -250,6 +250,15 @@ def keep_config_copy(project_dir: Path) -> None:
     atomic_write(project_dir / CONFIG_BACKUP, (project_dir / "gx" / "great_expectations.yml").read_bytes())
 
 
+
+def _file_partitioners(source: Any) -> dict[str, Any]:
+    """``{batch definition name: partitioner}`` of the releases asset of a file datasource."""
+    try:
+        asset = source.get_asset(ASSET_NAME)
+    except (KeyError, LookupError, ValueError):
+        return {}
+    return {d.name: d.partitioner for d in asset.batch_definitions if d.partitioner is not None}
+
 class Project:
     """The GX side of a run: context, datasource, suites, validation definitions, checkpoints."""
 
@@ -284,10 +293,13 @@ class Project:
             source = sources.get(self.name)
         except (KeyError, LookupError, ValueError):
             source = None
+        kept: dict[str, Any] = {}  # the batch definitions of a moved project (releases not run now)
         if source is not None and (
             getattr(source, "type", None) != "pandas_filesystem"
             or str(getattr(source, "base_directory", "")) != base
         ):
+            if getattr(source, "type", None) == "pandas_filesystem":
+                kept = _file_partitioners(source)
             sources.delete(self.name)
             source = None
         if source is None:
@@ -296,6 +308,9 @@ class Project:
             asset = source.get_asset(ASSET_NAME)
         except (KeyError, LookupError, ValueError):
             asset = source.add_parquet_asset(ASSET_NAME)
+        for batch_name, partitioner in kept.items():  # file names, relative to the new folder
+            if batch_name not in {f"release_{name}" for name in names.values()}:
+                asset.add_batch_definition(name=batch_name, partitioner=partitioner)
         result: dict[str, Any] = {}
         for label, name in names.items():
             regex = re.compile(rf"^(?P<release>{re.escape(name)})\.parquet$")
@@ -463,6 +478,34 @@ class Project:
         except Exception:  # noqa: BLE001 - only a convenience for the report
             return None
         return urls[0].get("site_url") if urls else None
+
+    def check_writable(self, site: str | None) -> None:
+        """Every folder of the GX project the run writes (results, suites, checkpoints, the Data
+        Docs site) can be written; raises :class:`InputError` naming the first that cannot, before
+        anything is validated (GX would log tracebacks and leave results without pages)."""
+        import os
+        import tempfile
+
+        roots = [self.prepared.checkpoint.project_dir / "gx"]
+        if site is not None:
+            from er_expectations.gx.data_docs import local_site_dir
+
+            with contextlib.suppress(LookupError):  # a site not on the local file system
+                roots.append(Path(local_site_dir(self.ctx, site)))
+        for root in roots:
+            folders = [root, *(p for p in root.rglob("*") if p.is_dir())] if root.is_dir() else []
+            for folder in folders:
+                problem = None if os.access(folder, os.W_OK) else "permission denied or a read-only file system"
+                if problem is None and folder == root:
+                    try:  # a write, not only the permission bits (root ignores them)
+                        fd, probe = tempfile.mkstemp(prefix=".er-write-check.", dir=folder)
+                        os.close(fd)
+                        os.unlink(probe)
+                    except OSError as error:
+                        problem = error.strerror or str(error)
+                if problem is not None:
+                    raise InputError(f"{folder}: the folder cannot be written ({problem}); the run writes its "
+                                     "results and Data Docs there: make it writable, nothing was validated")
 
     def build_docs(self, site: str, results: list[Any]) -> Path:
         """One Data Docs build for the run's ``results``; returns the index page."""

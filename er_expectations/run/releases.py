@@ -20,7 +20,14 @@ import pandas as pd
 
 from er_expectations.config.checkpoint import CheckpointConfig
 from er_expectations.core.errors import InputError
-from er_expectations.core.io import combine_name, read_table, same_id_kind, table_columns
+from er_expectations.core.io import (
+    combine_name,
+    nested_columns,
+    nullable_integers,
+    read_table,
+    same_id_kind,
+    table_columns,
+)
 
 __all__ = ["BatchLayout", "ReleaseData", "ReleaseSource", "release_label"]
 
@@ -48,6 +55,16 @@ class ReleaseSource:
     path: Path | None = None
     format: str | None = None
     value: object = None
+
+
+def _scalar_ids(path: Path, format: str | None, columns: Sequence[str]) -> None:  # noqa: A002
+    """Record and cluster ids are one value per record: a list or struct column is refused once,
+    before anything is validated (each expectation would otherwise fail on it)."""
+    nested = nested_columns(path, columns, format=format)
+    if nested:
+        column, kind = next(iter(nested.items()))
+        raise InputError(f"{path}: column {column!r} holds {kind} values; a record id or cluster id is one value "
+                         "per record (an integer or a text): write the column as integers or text")
 
 
 def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
@@ -160,6 +177,7 @@ class ReleaseData(BatchLayout):
             rec = self.data.records
             cols = [rec.id_column] + (list(self.data.name.columns) if self.data.name else [])
             cols = list(dict.fromkeys([*cols, *self.record_columns]))
+            _scalar_ids(rec.path, rec.format, [rec.id_column])
             base = read_table(rec.path, cols, format=rec.format)
             _unique_ids(base, rec.id_column, rec.path)
             if self.data.name:
@@ -168,6 +186,7 @@ class ReleaseData(BatchLayout):
                 base = base[[rec.id_column, self.name_column, *self.record_columns]]
             if self.data.benchmark:
                 b = self.data.benchmark
+                _scalar_ids(b.path, b.format, [b.id_column, b.reference_column])
                 bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns],
                                    format=b.format)
                 _unique_ids(bench, b.id_column, b.path)
@@ -195,11 +214,13 @@ class ReleaseData(BatchLayout):
         if self._wide is None:
             pred = self.data.predictions
             keys = [r.key for r in self.all_releases()]
+            _scalar_ids(pred.path, pred.format, [pred.id_column, *keys])
             wide = read_table(pred.path, [pred.id_column, *keys], format=pred.format)
             _unique_ids(wide, pred.id_column, pred.path)
             same_id_kind(self._records(), self.data.records.path, wide, pred.path, self.id_column, pred.id_column)
             self._wide_names = {key: f"__release_{i}" for i, key in enumerate(keys)}
-            wide = wide.rename(columns={pred.id_column: self.id_column, **self._wide_names})
+            wide = nullable_integers(wide.rename(columns={pred.id_column: self.id_column, **self._wide_names}),
+                                      list(self._wide_names.values()))
             # outer join: a record of the table absent from the release file is outside the
             # release (null prediction, SPEC 2.1), so its benchmark labels are set aside, not lost
             self._wide = wide.merge(
@@ -217,10 +238,12 @@ class ReleaseData(BatchLayout):
             internal = self._wide_names[release.key]
             part = aligned[[self.id_column, internal, *rest]]
             return part.rename(columns={internal: self.prediction_column})
+        _scalar_ids(release.path, release.format, [pred.id_column, pred.prediction_column])
         part = read_table(release.path, [pred.id_column, pred.prediction_column], format=release.format)
         _unique_ids(part, pred.id_column, release.path)
         same_id_kind(base, self.data.records.path, part, release.path, self.id_column, pred.id_column)
-        part = part.rename(columns={pred.id_column: self.id_column,
-                                    pred.prediction_column: self.prediction_column})
+        part = nullable_integers(part.rename(columns={pred.id_column: self.id_column,
+                                                       pred.prediction_column: self.prediction_column}),
+                                  [self.prediction_column])
         # outer join, as for the wide layout
         return part.merge(base, on=self.id_column, how="outer", validate="one_to_one", sort=False)

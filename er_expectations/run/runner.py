@@ -185,6 +185,7 @@ def run_checkpoint(
     project_dir = checkpoint.project_dir
     check_project_dir(project_dir, checkpoint)
     names = release_file_names(r.label for r in selected)
+    _check_gx_names(checkpoint.name, selected, names, [s.name for s in prepared.suites])
     tables: dict[str, Any]
     if isinstance(prepared.data, EngineReleases):  # built in the database or Spark, never fetched
         from er_expectations.run.sources import release_batches
@@ -198,7 +199,32 @@ def run_checkpoint(
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
-        return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started)
+        try:
+            return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started)
+        except OSError as error:
+            if error.filename is not None:  # the message names the file already
+                raise
+            # GX's stores write their files without naming them in the error (a full disk)
+            raise InputError(f"{project_dir}: cannot write the Great Expectations project: "
+                             f"{error.strerror or error}; free space or fix the folder, then run again "
+                             "(the next run repairs what this one left)") from error
+
+
+def _check_gx_names(checkpoint: str, selected: Sequence[Any], names: Mapping[str, str],
+                    suites: Sequence[str]) -> None:
+    """GX names a validation definition ``<checkpoint>__<release>__<suite>``: release 'a' with
+    suite 'x__s' and release 'a__x' with suite 's' would be one, and GX would run the wrong
+    batch. Refused before anything is written."""
+    seen: dict[str, tuple[str, str]] = {}
+    for release in selected:
+        for suite in suites:
+            name = f"{checkpoint}__{names[release.label]}__{suite}"
+            other = seen.setdefault(name.casefold(), (release.label, suite))
+            if other != (release.label, suite):
+                raise InputError(
+                    f"release '{other[0]}' with suite '{other[1]}' and release '{release.label}' with suite "
+                    f"'{suite}' would share the Great Expectations name '{name}'; rename a release or a suite "
+                    "so that neither holds '__' (GX's separator)")
 
 
 def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
@@ -224,6 +250,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         flush=True,
     )
     project = Project(prepared, checkpoint.project_dir, folder, out=out)
+    project.check_writable(prepared.site_name)
     run_time = datetime.now(UTC)
     report = RunReport(
         checkpoint=checkpoint.name,

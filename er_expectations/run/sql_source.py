@@ -121,7 +121,12 @@ class SqlSource(Source):
         return scrub_url(text, self.url) if self.url else text
 
     def connect(self) -> None:
-        from er_expectations.history.store import HistoryError, mask_url, resolve_url
+        from er_expectations.history.store import (
+            HistoryError,
+            mask_url,
+            resolve_url,
+            sqlite_uri_mode,
+        )
 
         sa = self.sa
         written = str(self.data.connection.url)  # type: ignore[union-attr]
@@ -135,6 +140,8 @@ class SqlSource(Source):
         url = str(self.url)
         parsed = sa.engine.make_url(url)
         database = parsed.database or ""
+        if parsed.get_backend_name() == "sqlite" and sqlite_uri_mode(parsed) is not None:
+            database = database.removeprefix("file:")  # ?uri=true: resolve_url wrote the file: form
         if (parsed.get_backend_name() == "sqlite" and database not in ("", ":memory:")
                 and not database.startswith("file:") and not Path(database).is_file()):
             self.add("data.connection.url", f"data.connection.url: the SQLite file {database} does not exist",
@@ -245,6 +252,36 @@ class SqlSource(Source):
         (n_dup,), = self._run(sa.select(sa.func.count()).select_from(dup.subquery()))
         examples = [row[-1] for row in self._run(dup.order_by(col).limit(3))] if n_dup else []
         return int(n_null), int(n_dup), examples
+
+    def check_data(self) -> None:
+        """See :meth:`Source.check_data`; on SQLite also one storage class per id column."""
+        super().check_data()
+        if self.bind.dialect.name == "sqlite":
+            data = self.data
+            pred = data.predictions
+            columns = [("records", data.records.id_column), ("predictions", pred.id_column)]
+            if pred.layout == "wide":
+                columns += [("predictions", c) for c in pred.match_columns(self.columns("predictions") or [])]
+            else:
+                columns.append(("predictions", str(pred.prediction_column)))
+            if data.benchmark is not None:
+                columns += [("benchmark", data.benchmark.id_column), ("benchmark", data.benchmark.reference_column)]
+            for role, column in dict.fromkeys(columns):
+                self._one_storage_class(role, column)
+
+    def _one_storage_class(self, role: str, column: str) -> None:
+        """A SQLite column without a type keeps each value's own (1 and '1'): refuse a mix, as a
+        file's mixed column is refused (they would be two clusters or two records)."""
+        sa = self.sa
+        col = self.handles[role].c[column]
+        kinds = self._run(sa.select(sa.func.typeof(col), sa.func.min(col)).where(col.is_not(None))
+                          .group_by(sa.func.typeof(col)).order_by(sa.func.typeof(col)).limit(2))
+        if len(kinds) > 1:
+            examples = " and ".join(f"{value!r} ({kind})" for kind, value in kinds)
+            raise InputError(
+                f"{self.shown(role)}: column '{column}' mixes value types (e.g. {examples}); ids that print "
+                "alike, such as 1 and '1', would count as different clusters (a file with this column is "
+                f"refused too). Give the column one type, e.g. a query with CAST({column} AS TEXT)")
 
     def value_kind(self, role: str, column: str) -> str | None:
         sa = self.sa

@@ -222,9 +222,11 @@ def test_bad_arguments(tiny):
 
 
 def test_list_columns_and_strings_parse_alike():
-    a = parse_labels(labels([(1, "a", "b; c", None)]))
+    a = parse_labels(labels([(1, "a", "b;c;", None)]))
     b = parse_labels(labels([(1, "a", ["b", "c"], np.array([], dtype=object))]))
     assert a.removed == b.removed == [("b", "c")] and a.added == b.added == [()]
+    # ids are kept exactly as written, as in the records (issue 18): ' c' is not 'c'
+    assert parse_labels(labels([(1, "a", "b; c", None)])).removed == [("b", " c")]
 
 
 # -- the demo labels ---------------------------------------------------------------------------------

@@ -349,7 +349,8 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
         blocks.append({"type": "divider"})
         blocks.append({"type": "section", "text": {"type": "mrkdwn",
                                                    "text": _cut("\n".join(tail), _SLACK_SECTION)}})
-    return {"text": _cut(message.text(), 3000), "blocks": blocks}
+    # the notification text is mrkdwn too: a label such as '<!channel>' must stay text there
+    return {"text": _cut(_slack_escape(message.text()), 3000), "blocks": blocks}
 
 
 class ErSlackRenderer(SlackRenderer):
