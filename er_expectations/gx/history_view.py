@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["chart_block", "identity", "own_series", "series_rows"]
+__all__ = ["chart_block", "chart_spec", "identity", "own_series", "series_rows"]
 
 #: Releases drawn in a drift check's chart (the current one included).
 CHART_RELEASES = 16
@@ -84,21 +84,31 @@ def series_rows(frame: Any, current: Mapping[str, Any], *, limit: int = CHART_RE
     return rows
 
 
-def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) -> Any:
-    """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
-    or no chart library): the page then shows the numbers only."""
+def chart_spec(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) -> dict[str, Any] | None:
+    """The Vega-Lite specification of the series chart of ``rows`` (:func:`series_rows`), or
+    None with fewer than 2 values (no chart)."""
     if not rows or sum(r.get("value") is not None for r in rows) < 2:
         return None
     import pandas as pd
 
-    from er_expectations.core.charts import data_uri
-    from er_expectations.gx.data_docs import image_block
     from er_expectations.history.chart import series_spec
 
     frame = pd.DataFrame(rows)
     frame["label"], frame["metric"] = title, y_title
+    return series_spec(frame, title=title, y_title=y_title)
+
+
+def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str) -> Any:
+    """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
+    or no chart library): the page then shows the numbers only."""
+    from er_expectations.core.charts import data_uri
+    from er_expectations.gx.data_docs import image_block
+
     try:
-        src = data_uri(series_spec(frame, title=title, y_title=y_title))
+        spec = chart_spec(rows, title=title, y_title=y_title)
+        if spec is None:
+            return None
+        src = data_uri(spec)
     except Exception:  # noqa: BLE001 - a chart is an extra: the page keeps its numbers without it
         return None
     alt = f"{title}: {y_title} over the releases {rows[0]['release']} to {rows[-1]['release']}"

@@ -455,11 +455,12 @@ class Project:
             return None
         return urls[0].get("site_url") if urls else None
 
-    def build_docs(self, site: str, results: list[Any]) -> Path:
-        """One Data Docs build for the run's ``results``; returns the index page."""
+    def build_docs(self, site: str, results: list[Any], pending: Mapping[str, Any] | None = None) -> Path:
+        """One Data Docs build for the run's ``results`` (``pending``: charts drawn elsewhere, by
+        cache key); returns the index page."""
         from er_expectations.gx.data_docs import build_site, local_site_dir
 
-        build_site(self.ctx, site, results)
+        build_site(self.ctx, site, results, pending)
         return (Path(local_site_dir(self.ctx, site)) / "index.html").resolve()
 
 
