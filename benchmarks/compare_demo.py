@@ -6,8 +6,9 @@ Runs ``er-expectations run checkpoints/patentsview.yml`` twice (``fresh`` then `
 a temporary project with the package of ``PATH`` (``PYTHONPATH``) and into another with this
 checkout's, then compares the two projects: the same files (paths with their run times
 masked), every text file's content with ids and times masked (UUIDs, GX run times, ISO
-timestamps), every other file byte for byte, except the release tables (Parquet: compared as
-tables) and the SQLite history store (compared as rows of every table, ids and times masked).
+timestamps, the project's folder; in the Data Docs index cache the file stamps and the hash of
+gx/data_docs.py), every other file byte for byte, except the release tables (Parquet: compared
+as tables) and the SQLite history store (compared as rows of every table, ids and times masked).
 Exits 1 and lists the differences when there are any. A speed change must leave them at none.
 """
 
@@ -29,11 +30,17 @@ MASKS = [
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
     (re.compile(r"\d{8}T\d{6}\.\d{6}Z"), "<run-time>"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:?\d{2}|Z)?"), "<time>"),
+    # the Data Docs index cache: each result file's stamp (mtime, size, inode) and the hash of the
+    # source of gx/data_docs.py that wrote it (a changed module redoes its rows, by design)
+    (re.compile(r'"stamp": \[[0-9, ]*\]'), '"stamp": "<file stamp>"'),
+    (re.compile(r'"version": "[0-9a-f]{12}"\}$'), '"version": "<data_docs.py>"}'),
     (re.compile(r"\b\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}(:\d{2})?( UTC)?"), "<time>"),
 ]
 
 
-def mask(text: str) -> str:
+def mask(text: str, *roots: Path) -> str:
+    for root in roots:  # the project's own folder
+        text = text.replace(str(root), "<project>")
     for pattern, replacement in MASKS:
         text = pattern.sub(replacement, text)
     return text
@@ -54,7 +61,7 @@ def table_rows(path: Path) -> dict[str, list[tuple]]:
                 for name in names}
 
 
-def same(a: Path, b: Path) -> str | None:
+def same(a: Path, b: Path, root_a: Path, root_b: Path) -> str | None:
     """None when the two files say the same, else what differs."""
     if a.suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -72,7 +79,7 @@ def same(a: Path, b: Path) -> str | None:
     if da == db:
         return None
     try:
-        ma, mb = mask(da.decode("utf-8")), mask(db.decode("utf-8"))
+        ma, mb = mask(da.decode("utf-8"), root_a), mask(db.decode("utf-8"), root_b)
     except UnicodeDecodeError:
         return "bytes differ"
     if ma == mb:
@@ -96,14 +103,17 @@ def run(project: Path, pythonpath: str | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--before", required=True, help="a checkout of the package (its folder)")
+    parser.add_argument("--before", help="a checkout of the package (its folder)")
     parser.add_argument("--keep", action="store_true", help="keep the two projects (their folder is printed)")
+    parser.add_argument("--projects", type=Path, help="compare the projects a --keep run left in this folder")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="compare-demo-"))
+    work = args.projects or Path(tempfile.mkdtemp(prefix="compare-demo-"))
+    before, after = work / "before", work / "after"
     try:
-        run(work / "before", str(Path(args.before).resolve()))
-        run(work / "after", None)
-        fa, fb = files(work / "before"), files(work / "after")
+        if args.projects is None:
+            run(before, str(Path(args.before).resolve()))
+            run(after, None)
+        fa, fb = files(before), files(after)
         problems = [f"only before: {k}" for k in sorted(set(fa) - set(fb))]
         problems += [f"only after: {k}" for k in sorted(set(fb) - set(fa))]
         compared = 0
@@ -113,7 +123,7 @@ def main() -> None:
                 continue
             for a, b in zip(fa[key], fb[key], strict=True):
                 compared += 1
-                why = same(a, b)
+                why = same(a, b, before, after)
                 if why:
                     problems.append(f"{key}: {why}")
         print(f"{compared} files compared (fresh run then rerun, ids and times masked): "
@@ -123,7 +133,7 @@ def main() -> None:
         if args.keep:
             print(f"projects: {work}")
     finally:
-        if not args.keep:
+        if not args.keep and args.projects is None:
             shutil.rmtree(work, ignore_errors=True)
     sys.exit(1 if problems else 0)
 
