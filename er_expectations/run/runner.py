@@ -60,7 +60,7 @@ from er_expectations.run.project import (
     check_project_dir,
     keep_config_copy,
     open_project,
-    parquet_bytes,
+    parquet_tables,
     project_lock,
 )
 from er_expectations.run.report import ReleaseOutcome, RunReport, print_summary
@@ -193,7 +193,7 @@ def run_checkpoint(
         tables = {r.label: batch(r) for r in selected}
     else:
         frame = release_frames(prepared.data, prepared.baselines)  # with the drift checks' baseline columns
-        tables = {r.label: parquet_bytes(frame(r)) for r in selected}
+        tables = parquet_tables((r.label, frame(r)) for r in selected)
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
