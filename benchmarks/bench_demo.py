@@ -30,7 +30,7 @@ The floors, each in a fresh process, on the same data:
 
 With ``--profile`` one fresh run of each variant is also profiled (pyinstrument when installed,
 else cProfile), the reports written to ``results/profile-demo-{before,after}-<date>.txt``. Results go to
-``results/demo-<date>.json``.
+``results/demo-<date>.json`` (``--tag T``: ``demo-<date>-T.json`` and the profiles with ``-T``).
 """
 
 from __future__ import annotations
@@ -220,8 +220,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--before", help="a checkout of the package to run side by side (its folder)")
     parser.add_argument("--profile", action="store_true", help="also write a profile of one fresh run")
-    parser.add_argument("--out", type=Path, default=RESULTS / f"demo-{dt.date.today().isoformat()}.json")
+    parser.add_argument("--tag", default="", help="added to the names of the result and profile files "
+                        "(demo-<date>-<tag>.json), so that a second measurement of the day keeps the first")
+    parser.add_argument("--out", type=Path, help="the result file (default results/demo-<date>[-<tag>].json)")
     args = parser.parse_args()
+    suffix = dt.date.today().isoformat() + (f"-{args.tag}" if args.tag else "")
+    args.out = args.out or RESULTS / f"demo-{suffix}.json"
 
     variants = {"after": None}
     if args.before:
@@ -253,7 +257,7 @@ def main() -> None:
             for variant, pythonpath in variants.items():
                 checkpoint = _checkpoint(work / f"profile-{variant}")
                 checkpoints.append(checkpoint)
-                path = RESULTS / f"profile-demo-{variant}-{dt.date.today().isoformat()}.txt"
+                path = RESULTS / f"profile-demo-{variant}-{suffix}.txt"
                 profile(checkpoint, path, pythonpath)
                 print(f"profile ({variant}): {path}")
     finally:
