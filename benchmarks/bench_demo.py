@@ -8,8 +8,8 @@ CPU time (the machine is shared: CPU time moves less with the load than wall tim
 (run)     ``er-expectations run checkpoints/patentsview.yml`` (15 releases, 22 checks, 133k
           records) into a temporary project: ``fresh`` (a new project: every chart drawn) and
           ``rerun`` (the same project again: version 2 of every release). Reported: the
-          command's wall time, the run's own time (its "Done in", imports excluded) and the
-          CPU time of the process.
+          command's wall time, the run's own time (its "Done in", imports excluded), the
+          CPU time of the process with its children (the chart workers) and without them.
 (before)  with ``--before PATH``, the same command with the package of another checkout
           (``PYTHONPATH=PATH``), in the same rounds.
 
@@ -30,7 +30,7 @@ The floors, each in a fresh process, on the same data:
 
 With ``--profile`` one fresh run of each variant is also profiled (pyinstrument when installed,
 else cProfile), the reports written to ``results/profile-demo-{before,after}-<date>.txt``. Results go to
-``results/demo-<date>.json``.
+``results/demo-<date>.json`` (``--tag T``: ``demo-<date>-T.json`` and the profiles with ``-T``).
 """
 
 from __future__ import annotations
@@ -53,6 +53,17 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 #: The command, run by the interpreter of this script (so that PYTHONPATH picks the package).
 CLI = "import sys; from er_expectations.cli.main import main; sys.exit(main())"
+#: The same, telling at its exit the CPU time of its own process (all its threads) apart from
+#: that of its children (chart workers): on a shared machine the own CPU time, unlike the wall
+#: time, shows what the run's critical path costs whatever the load.
+CLI_CPU = ("import atexit, resource, sys\n"
+           "def cpu():\n"
+           "    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+           "    print(f'bench-own-cpu {own.ru_utime + own.ru_stime:.3f} {kids.ru_utime + kids.ru_stime:.3f}',"
+           " file=sys.stderr)\n"
+           "atexit.register(cpu)\n"
+           "from er_expectations.cli.main import main\n"
+           "sys.exit(main())")
 
 
 def _checkpoint(project: Path) -> Path:
@@ -90,9 +101,11 @@ def _last_json(out: str) -> dict:
 
 
 def run_command(checkpoint: Path, pythonpath: str | None) -> dict:
-    wall, cpu, out = _child(["-c", CLI, "run", str(checkpoint), "--no-progress"], pythonpath=pythonpath)
+    wall, cpu, out = _child(["-c", CLI_CPU, "run", str(checkpoint), "--no-progress"], pythonpath=pythonpath)
     done = re.search(r"Done in ([0-9.]+) s", out)
-    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "done_in_s": float(done.group(1)) if done else None}
+    own = re.search(r"bench-own-cpu ([0-9.]+) ([0-9.]+)", out)
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "done_in_s": float(done.group(1)) if done else None,
+            "own_cpu_s": float(own.group(1)) if own else None, "workers_cpu_s": float(own.group(2)) if own else None}
 
 
 # -- the floors ---------------------------------------------------------------------------------
@@ -220,8 +233,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--before", help="a checkout of the package to run side by side (its folder)")
     parser.add_argument("--profile", action="store_true", help="also write a profile of one fresh run")
-    parser.add_argument("--out", type=Path, default=RESULTS / f"demo-{dt.date.today().isoformat()}.json")
+    parser.add_argument("--tag", default="", help="added to the names of the result and profile files "
+                        "(demo-<date>-<tag>.json), so that a second measurement of the day keeps the first")
+    parser.add_argument("--out", type=Path, help="the result file (default results/demo-<date>[-<tag>].json)")
     args = parser.parse_args()
+    suffix = dt.date.today().isoformat() + (f"-{args.tag}" if args.tag else "")
+    args.out = args.out or RESULTS / f"demo-{suffix}.json"
 
     variants = {"after": None}
     if args.before:
@@ -240,7 +257,8 @@ def main() -> None:
                     result = run_command(checkpoint, pythonpath)
                     runs[variant][mode].append(result)
                     print(f"round {round_ + 1} {variant:6s} {mode:5s}: wall {result['wall_s']:6.2f} s, "
-                          f"done in {result['done_in_s']:6.2f} s, CPU {result['cpu_s']:6.2f} s  "
+                          f"done in {result['done_in_s']:6.2f} s, CPU {result['cpu_s']:6.2f} s "
+                          f"(own {result['own_cpu_s']:.2f}, workers {result['workers_cpu_s']:.2f})  "
                           f"(load {_load()})", flush=True)
                 loads.append(_load())
         tables = work / "after-0" / "er_data" / "patentsview"
@@ -253,7 +271,7 @@ def main() -> None:
             for variant, pythonpath in variants.items():
                 checkpoint = _checkpoint(work / f"profile-{variant}")
                 checkpoints.append(checkpoint)
-                path = RESULTS / f"profile-demo-{variant}-{dt.date.today().isoformat()}.txt"
+                path = RESULTS / f"profile-demo-{variant}-{suffix}.txt"
                 profile(checkpoint, path, pythonpath)
                 print(f"profile ({variant}): {path}")
     finally:
@@ -267,10 +285,12 @@ def main() -> None:
     summary = {}
     for variant, modes in runs.items():
         for mode, rows in modes.items():
-            summary[f"{variant} {mode}"] = {k: best(rows, k) for k in ("wall_s", "done_in_s", "cpu_s")}
-    print("\nbest of", args.rounds, "(wall of the command / its 'Done in' / CPU of the process):")
+            summary[f"{variant} {mode}"] = {k: best(rows, k) for k in ("wall_s", "done_in_s", "cpu_s", "own_cpu_s")}
+    print("\nbest of", args.rounds, "(wall of the command / its 'Done in' / CPU of the process and its workers / "
+          "CPU of the process itself):")
     for name, s in summary.items():
-        print(f"  {name:14s} {s['wall_s']:6.2f} s / {s['done_in_s']:6.2f} s / {s['cpu_s']:6.2f} s")
+        print(f"  {name:14s} {s['wall_s']:6.2f} s / {s['done_in_s']:6.2f} s / {s['cpu_s']:6.2f} s / "
+              f"{s['own_cpu_s']:6.2f} s")
     gx_ = floors["gx"]
     print(f"floors: GX with 22 trivial expectations on the same 15 tables {gx_['total_s']:.2f} s "
           f"(CPU {gx_['total_cpu_s']:.2f} s: store {gx_['store_s']:.2f}, run {gx_['run_s']:.2f}, "

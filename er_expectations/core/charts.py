@@ -19,15 +19,16 @@ import contextvars
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 
-__all__ = ["CHART_FORMATS", "SvgCache", "data_uri", "render", "svg_cache", "to_png", "to_svg", "vega_lite",
-           "write_chart"]
+__all__ = ["CHART_FORMATS", "SvgCache", "chart_key", "data_uri", "render", "svg_cache", "to_png", "to_svg",
+           "vega_lite", "write_chart"]
 
 #: File suffixes :func:`write_chart` accepts, with their format.
 CHART_FORMATS: dict[str, str] = {".svg": "svg", ".png": "png"}
@@ -83,10 +84,15 @@ class SvgCache:
     specification and of the vl-convert version; :meth:`save` keeps only the charts used since
     the cache was opened (the file holds one build's charts, it does not grow) and writes the
     file atomically, only when it changed. An unreadable file is an empty cache.
+
+    ``pending``: charts being drawn elsewhere (:class:`~.chart_pool.ChartPool`), futures of
+    their SVG by key; a chart found there is waited for instead of drawn (drawn here when the
+    future gives ``None`` or takes longer than :data:`PENDING_TIMEOUT` seconds).
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, pending: Mapping[str, Future] | None = None) -> None:
         self.path = Path(path)
+        self.pending = pending or {}
         self.version = _converter_version()
         self.old: dict[str, str] = {}
         with contextlib.suppress(OSError, ValueError):
@@ -98,13 +104,15 @@ class SvgCache:
         self.drawn = 0
 
     def key(self, spec: dict) -> str:
-        text = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(f"{self.version}\n{text}".encode()).hexdigest()
+        return chart_key(spec, self.version)
 
     def svg(self, spec: dict) -> str:
-        """The SVG of ``spec``: from the cache, or drawn now and kept."""
+        """The SVG of ``spec``: from the cache, from the charts drawn elsewhere, or drawn now;
+        kept."""
         key = self.key(spec)
         found = self.used.get(key) or self.old.get(key)
+        if found is None and key in self.pending:
+            found = _pending_svg(self.pending[key])
         if found is None:
             found = _converter().vegalite_to_svg(spec)
             self.drawn += 1
@@ -118,17 +126,37 @@ class SvgCache:
                                            sort_keys=True, ensure_ascii=False) + "\n")
 
 
+#: Seconds a chart drawn elsewhere is waited for before it is drawn here.
+PENDING_TIMEOUT = 60.0
+
+
+def _pending_svg(future: Future) -> str | None:
+    try:
+        svg = future.result(timeout=PENDING_TIMEOUT)
+    except Exception:  # noqa: BLE001 - a timeout or a cancelled future: drawn here instead
+        return None
+    return svg if isinstance(svg, str) else None
+
+
+def chart_key(spec: dict, version: str) -> str:
+    """The cache key of ``spec`` drawn by vl-convert ``version`` (SHA-256 of both)."""
+    text = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(f"{version}\n{text}".encode()).hexdigest()
+
+
 _CACHE: contextvars.ContextVar[SvgCache | None] = contextvars.ContextVar("er_svg_cache", default=None)
 
 
 @contextlib.contextmanager
-def svg_cache(path: str | os.PathLike | None) -> Iterator[SvgCache | None]:
+def svg_cache(path: str | os.PathLike | None,
+              pending: Mapping[str, Future] | None = None) -> Iterator[SvgCache | None]:
     """Read and keep the charts :func:`to_svg` draws in the cache file ``path`` (``None``: no
-    cache) while the block runs; the file is saved when the block ends without an error."""
+    cache) while the block runs; the file is saved when the block ends without an error.
+    ``pending``: the charts being drawn elsewhere (see :class:`SvgCache`)."""
     if path is None:
         yield None
         return
-    cache = SvgCache(path)
+    cache = SvgCache(path, pending)
     token = _CACHE.set(cache)
     try:
         yield cache

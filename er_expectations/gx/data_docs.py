@@ -747,7 +747,8 @@ class OfflineSiteIndexBuilder(DefaultSiteIndexBuilder):
             return self.target_store.write_index_page(page), None
 
 
-def build_site(context: Any, site_name: str, results: list | None) -> dict[str, Any]:
+def build_site(context: Any, site_name: str, results: list | None,
+               pending: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Keep the local site ``site_name`` on the offline pages and build what a run needs.
 
     Points the site's configuration at the offline view, renderer and index builder (when that
@@ -755,7 +756,9 @@ def build_site(context: Any, site_name: str, results: list | None) -> dict[str, 
     (validation result identifiers), their pages, those an interrupted earlier run did not
     build, their suites' pages and the index are built in ONE GX build; ``None`` builds nothing
     more (GX's ``UpdateDataDocsAction`` does it). The charts of the pages are read from the
-    project's chart cache when a build drew them before (:func:`chart_cache_file`). Used by :class:`~.actions.OfflineDataDocsAction`
+    project's chart cache when a build drew them before (:func:`chart_cache_file`), or from
+    ``pending`` (futures of charts drawn elsewhere by cache key, see
+    :class:`~.chart_prewarm.ChartPrewarm`). Used by :class:`~.actions.OfflineDataDocsAction`
     and the runner.
     """
     from great_expectations.data_context.types.resource_identifiers import (
@@ -782,7 +785,7 @@ def build_site(context: Any, site_name: str, results: list | None) -> dict[str, 
             return {"site_dir": shown, "rebuilt": False}
     else:
         return {"site_dir": shown, "rebuilt": False}
-    with svg_cache(chart_cache_file(context)):
+    with svg_cache(chart_cache_file(context), pending):
         context.build_data_docs(site_names=[site_name], resource_identifiers=identifiers)
     return {"site_dir": shown, "rebuilt": identifiers is None}
 

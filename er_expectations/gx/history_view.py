@@ -14,7 +14,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["chart_block", "identity", "own_series", "series_rows"]
+__all__ = ["chart_block", "chart_spec", "chart_thresholds", "history_chart_blocks", "identity", "own_series",
+           "series_rows"]
 
 #: Releases drawn in a drift check's chart (the current one included).
 CHART_RELEASES = 16
@@ -90,22 +91,38 @@ def series_rows(frame: Any, current: Mapping[str, Any], *, limit: int = CHART_RE
     return rows
 
 
-def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
-                thresholds: Sequence[float] = ()) -> Any:
-    """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
-    or no chart library): the page then shows the numbers only."""
+def chart_thresholds(details: Mapping[str, Any]) -> list[float]:
+    """The check's limits its chart draws as lines (``details["chart_thresholds"]``)."""
+    return [float(t) for t in details.get("chart_thresholds") or () if isinstance(t, int | float)]
+
+
+def chart_spec(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
+               thresholds: Sequence[float] = ()) -> dict[str, Any] | None:
+    """The Vega-Lite specification of the series chart of ``rows`` (:func:`series_rows`) with the
+    check's limits as lines, or None with fewer than 2 values (no chart)."""
     if not rows or sum(r.get("value") is not None for r in rows) < 2:
         return None
     import pandas as pd
 
-    from er_expectations.core.charts import data_uri
-    from er_expectations.gx.data_docs import image_block
     from er_expectations.history.chart import series_spec
 
     frame = pd.DataFrame(rows)
     frame["label"], frame["metric"] = title, y_title
+    return series_spec(frame, title=title, y_title=y_title, thresholds=thresholds)
+
+
+def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
+                thresholds: Sequence[float] = ()) -> Any:
+    """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
+    or no chart library): the page then shows the numbers only."""
+    from er_expectations.core.charts import data_uri
+    from er_expectations.gx.data_docs import image_block
+
     try:
-        src = data_uri(series_spec(frame, title=title, y_title=y_title, thresholds=thresholds))
+        spec = chart_spec(rows, title=title, y_title=y_title, thresholds=thresholds)
+        if spec is None:
+            return None
+        src = data_uri(spec)
     except Exception:  # noqa: BLE001 - a chart is an extra: the page keeps its numbers without it
         return None
     alt = f"{title}: {y_title} over the releases {rows[0]['release']} to {rows[-1]['release']}"
@@ -114,11 +131,9 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
 
 def history_chart_blocks(details: Mapping[str, Any], *, title: str, y_title: str) -> list[Any]:
     """The chart a history-based check adds under its result (none without a history), with the
-    check's limits (``details["chart_thresholds"]``) drawn as lines.
+    check's limits (:func:`chart_thresholds`) drawn as lines.
 
     Why a check was skipped is said by every check's own renderer (SPEC 13), not here.
     """
-    limits = details.get("chart_thresholds") or ()
-    chart = chart_block(details.get("history"), title=title, y_title=y_title,
-                        thresholds=[t for t in limits if isinstance(t, int | float)])
+    chart = chart_block(details.get("history"), title=title, y_title=y_title, thresholds=chart_thresholds(details))
     return [] if chart is None else [chart]

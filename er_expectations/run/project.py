@@ -192,6 +192,21 @@ def parquet_bytes(frame: Any) -> bytes:
     return buffer.getvalue()
 
 
+def parquet_tables(frames: Iterator[tuple[str, Any]]) -> dict[str, bytes]:
+    """The Parquet bytes (:func:`parquet_bytes`) of each ``(label, frame)``, by label.
+
+    Each table is written in a thread while the next frame is built: Arrow encodes and
+    compresses without the GIL, so the writing runs on another core next to pandas building
+    the next release. The bytes are those of :func:`parquet_bytes`; the first error is raised
+    (after the tables started are done).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="er-parquet") as writer:
+        started = {label: writer.submit(parquet_bytes, frame) for label, frame in frames}
+        return {label: future.result() for label, future in started.items()}
+
+
 #: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
 CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
 
@@ -507,11 +522,12 @@ class Project:
                     raise InputError(f"{folder}: the folder cannot be written ({problem}); the run writes its "
                                      "results and Data Docs there: make it writable, nothing was validated")
 
-    def build_docs(self, site: str, results: list[Any]) -> Path:
-        """One Data Docs build for the run's ``results``; returns the index page."""
+    def build_docs(self, site: str, results: list[Any], pending: Mapping[str, Any] | None = None) -> Path:
+        """One Data Docs build for the run's ``results`` (``pending``: charts drawn elsewhere, by
+        cache key); returns the index page."""
         from er_expectations.gx.data_docs import build_site, local_site_dir
 
-        build_site(self.ctx, site, results)
+        build_site(self.ctx, site, results, pending)
         return (Path(local_site_dir(self.ctx, site)) / "index.html").resolve()
 
 

@@ -60,7 +60,7 @@ from er_expectations.run.project import (
     check_project_dir,
     keep_config_copy,
     open_project,
-    parquet_bytes,
+    parquet_tables,
     project_lock,
 )
 from er_expectations.run.provenance import release_provenance, run_provenance
@@ -195,7 +195,7 @@ def run_checkpoint(
         tables = {r.label: batch(r) for r in selected}
     else:
         frame = release_frames(prepared.data, prepared.baselines)  # with the drift checks' baseline columns
-        tables = {r.label: parquet_bytes(frame(r)) for r in selected}
+        tables = parquet_tables((r.label, frame(r)) for r in selected)
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
@@ -263,10 +263,15 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     )
     per_release, combined, positions = _stored_checkpoints(project, prepared, selected, names, tables,
                                                            engine=engine)
-    labels_by_result = _validate_releases(project, prepared, selected, tables, per_release, combined, positions,
-                                          report, names, engine=engine, run_time=run_time, progress=progress,
-                                          out=out)
-    _build_docs(project, prepared, report, labels_by_result)
+    charts = _chart_prewarm(project, prepared)
+    try:
+        labels_by_result = _validate_releases(project, prepared, selected, tables, per_release, combined, positions,
+                                              report, names, engine=engine, run_time=run_time, progress=progress,
+                                              out=out, charts=charts)
+        _build_docs(project, prepared, report, labels_by_result, charts)
+    finally:
+        if charts is not None:
+            charts.close()
     keep_config_copy(checkpoint.project_dir)  # the configuration as this run left it, for the next run
     report.elapsed = time.perf_counter() - started
     print_summary(report, out)
@@ -276,6 +281,16 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
                                     combined, out=out)
     return report
+
+
+def _chart_prewarm(project: Project, prepared: PreparedRun) -> Any:
+    """The charts of the Data Docs drawn in worker processes while the releases are validated
+    (None without Data Docs)."""
+    if prepared.site_name is None:
+        return None
+    from er_expectations.gx.chart_prewarm import ChartPrewarm
+
+    return ChartPrewarm(project.ctx)
 
 
 def _repair_project(prepared: PreparedRun, *, out: TextIO) -> None:
@@ -336,9 +351,11 @@ def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Seque
 def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequence[Any], tables: Mapping[str, Any],
                        per_release: Mapping[str, Any], combined: Any, positions: Sequence[str], report: RunReport,
                        names: Mapping[str, str], *, engine: str, run_time: datetime, progress: bool,
-                       out: TextIO) -> dict[Any, str]:
+                       out: TextIO, charts: Any = None) -> dict[Any, str]:
     """(d) Validate each release under a progress bar and record it in the history right after
-    (one transaction); returns each GX result identifier's release label."""
+    (one transaction); returns each GX result identifier's release label. ``charts`` (a
+    :class:`~er_expectations.gx.chart_prewarm.ChartPrewarm`) starts drawing the charts of each
+    release's pages."""
     from great_expectations.core.run_identifier import RunIdentifier
     from tqdm.auto import tqdm
 
@@ -364,6 +381,8 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
             with history.validating(release.label, run_id.run_name):
                 parameters = {"dataframe": tables[release.label]} if engine == "spark" else None
                 result = per_release[release.label].run(run_id=run_id, batch_parameters=parameters)
+            if charts is not None:
+                charts.add(result.run_results.values())
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
             table = project.folder / f"{names[release.label]}.parquet" if engine == "pandas" else None
             outcome.provenance = release_provenance(provenance, label=release.label, table=table,
@@ -389,12 +408,15 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
     return labels_by_result
 
 
-def _build_docs(project: Project, prepared: PreparedRun, report: RunReport, labels_by_result: Mapping[Any, str]) -> None:
-    """(e) Data Docs: this run's pages, the pages an interrupted run missed and the index."""
+def _build_docs(project: Project, prepared: PreparedRun, report: RunReport, labels_by_result: Mapping[Any, str],
+                charts: Any = None) -> None:
+    """(e) Data Docs: this run's pages, the pages an interrupted run missed and the index
+    (their charts from ``charts`` when drawn there)."""
     site = prepared.site_name
     if site is None:
         return
-    report.data_docs_index = project.build_docs(site, list(labels_by_result))
+    report.data_docs_index = project.build_docs(site, list(labels_by_result),
+                                                charts.pending if charts is not None else None)
     by_label = {o.label: o for o in report.releases}
     for identifier, label in labels_by_result.items():
         page = project.page(identifier, site)

@@ -26,7 +26,13 @@ from er_expectations.core.text import fmt_number, format_number
 from er_expectations.gx.expectations.base import SkippableExpectation, json_number
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
-from er_expectations.gx.history_view import history_chart_blocks, own_series, series_rows
+from er_expectations.gx.history_view import (
+    chart_spec,
+    chart_thresholds,
+    history_chart_blocks,
+    own_series,
+    series_rows,
+)
 from er_expectations.gx.metrics.release import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from er_expectations.gx.render import result_details
 from er_expectations.stats import SUMMARY_STATISTICS
@@ -157,6 +163,17 @@ class ExpectStatisticWithinControlLimits(SkippableExpectation, ChosenStatisticWi
             details["note"] = f"{fmt_number(value)} is {side} the control limits {fmt_number(lower)} to {fmt_number(upper)}"
         return {"success": bool(ok), "result": {"observed_value": json_number(value), "details": details}}
 
+    @staticmethod
+    def _chart_titles(details: dict[str, Any]) -> dict[str, str]:
+        return {"title": str(details.get("label") or "history"), "y_title": str(details.get("statistic") or "value")}
+
+    @classmethod
+    def chart_specs(cls, result: Any) -> list[dict[str, Any]]:
+        """The Vega-Lite specifications of the charts the Data Docs page of ``result`` draws."""
+        details = result_details(result)
+        spec = chart_spec(details.get("history"), **cls._chart_titles(details), thresholds=chart_thresholds(details))
+        return [spec] if spec is not None else []
+
     @classmethod
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
@@ -164,8 +181,7 @@ class ExpectStatisticWithinControlLimits(SkippableExpectation, ChosenStatisticWi
         blocks = list(super()._diagnostic_unexpected_table_renderer(
             configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
         details = result_details(result)
-        blocks.extend(history_chart_blocks(details, title=str(details.get("label") or "history"),
-                                               y_title=str(details.get("statistic") or "value")))
+        blocks.extend(history_chart_blocks(details, **cls._chart_titles(details)))
         return blocks or None
 
 

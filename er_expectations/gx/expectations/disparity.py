@@ -391,6 +391,13 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         return {"success": not failed, "result": {"observed_value": json_number(observed), "details": details}}
 
     @classmethod
+    def chart_specs(cls, result: Any) -> list[dict[str, Any]]:
+        """The Vega-Lite specifications of the charts the Data Docs page of ``result`` draws."""
+        details = result_details(result)
+        groups = details.get("groups") or []
+        return [_chart_spec(groups, details, _other(details))] if groups else []
+
+    @classmethod
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
                                               **kwargs):
@@ -402,7 +409,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         if not groups:
             return blocks or None
         level = fmt_level(float(details.get("ci_level") or 0.95))
-        other = "all" if details.get("compare_to") == "all" else "rest"
+        other = _other(details)
         table = [[g["group"], _pm(g["estimate"], g["std_error"]),
                   f"{fmt_number(g['ci_lower'])}–{fmt_number(g['ci_upper'])}",
                   fmt_number(g["comparison"]), _gap_pm(g), _gap_ci(g),
@@ -432,17 +439,27 @@ def _verdict_text(group: Mapping[str, Any]) -> str:
     return f"{verdict}: {group['verdict_text']}" if group.get("verdict_text") else str(verdict)
 
 
+def _other(details: dict) -> str:
+    return "all" if details.get("compare_to") == "all" else "rest"
+
+
+def _chart_spec(groups: list[dict], details: dict, other: str) -> dict[str, Any]:
+    """The Vega-Lite specification of the chart of the group estimates, coloured by each group's verdict."""
+    from er_expectations.analysis.subgroups import groups_spec
+
+    return groups_spec(
+        [{**g, "verdict": g.get("verdict") or group_verdict(str(g.get("status")), bool(g.get("flagged")))}
+         for g in groups], title=f"{details.get('label', 'estimate')} by group",
+        comparison="the rest" if other == "rest" else "all entities", colour_by="verdict")
+
+
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
     """The static chart of the group estimates (an SVG image; None if it cannot be drawn)."""
-    from er_expectations.analysis.subgroups import groups_spec
     from er_expectations.core.charts import data_uri
     from er_expectations.gx.data_docs import image_block
 
     try:
-        uri = data_uri(groups_spec(
-            [{**g, "verdict": g.get("verdict") or group_verdict(str(g.get("status")), bool(g.get("flagged")))}
-             for g in groups], title=f"{details.get('label', 'estimate')} by group",
-            comparison="the rest" if other == "rest" else "all entities", colour_by="verdict"))
+        uri = data_uri(_chart_spec(groups, details, other))
     except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not break the page
         return None
     return image_block(uri, alt=f"{details.get('label', 'estimate')} by group with intervals")

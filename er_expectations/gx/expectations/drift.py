@@ -63,6 +63,8 @@ from er_expectations.gx.expectations.intervals import (
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.history_view import (
     CHART_RELEASES,
+    chart_spec,
+    chart_thresholds,
     history_chart_blocks,
     own_series,
     series_rows,
@@ -215,6 +217,18 @@ class _DriftExpectation(SkippableExpectation):
                    "ci_lower": ci[0] if ci else None, "ci_upper": ci[1] if ci else None, "ci_level": ci_level}
         details["history"] = series_rows(frame, current)
 
+    @staticmethod
+    def _chart_titles(details: dict[str, Any]) -> dict[str, str]:
+        return {"title": str(details.get("chart_title") or "history"),
+                "y_title": str(details.get("chart_axis") or "value")}
+
+    @classmethod
+    def chart_specs(cls, result: Any) -> list[dict[str, Any]]:
+        """The Vega-Lite specifications of the charts the Data Docs page of ``result`` draws."""
+        details = result_details(result)
+        spec = chart_spec(details.get("history"), **cls._chart_titles(details), thresholds=chart_thresholds(details))
+        return [spec] if spec is not None else []
+
     @classmethod
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
@@ -222,8 +236,7 @@ class _DriftExpectation(SkippableExpectation):
         blocks = list(super()._diagnostic_unexpected_table_renderer(
             configuration=configuration, result=result, runtime_configuration=runtime_configuration, **kwargs) or [])
         details = result_details(result)
-        blocks.extend(history_chart_blocks(details, title=str(details.get("chart_title") or "history"),
-                                               y_title=str(details.get("chart_axis") or "value")))
+        blocks.extend(history_chart_blocks(details, **cls._chart_titles(details)))
         diff = details.get("diff")
         if diff and result is not None and not result.success:
             blocks.extend(diff_blocks(diff))
