@@ -53,6 +53,7 @@ _._validate  # unused method (er_expectations/gx/expectations/benchmark_match.py
 args_keys  # unused variable (er_expectations/gx/expectations/control.py:67)
 _check_window  # unused function (er_expectations/gx/expectations/control.py:72)
 _check_overlap  # unused function (er_expectations/gx/expectations/drift.py: pydantic validator of min_overlap)
+_one_rule  # unused function (er_expectations/gx/expectations/estimated.py: pydantic validator of decision and bound)
 _._validate  # unused method (er_expectations/gx/expectations/control.py:103)
 metric_name  # unused variable (er_expectations/gx/expectations/disparity.py:73)
 value_keys  # unused variable (er_expectations/gx/expectations/disparity.py:74)
