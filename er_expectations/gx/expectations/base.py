@@ -132,6 +132,9 @@ def result_level(runtime_configuration: dict | None) -> ResultFormat:
     return ResultFormat(fmt["result_format"])
 
 
+#: The sentence parameter that shows a threshold, where its name differs (see ``_sentence_for``).
+_SENTENCE_PARAMS = {"ci_level": "level", "max_change": "limit", "max_relative_change": "limit"}
+
 #: Fields of every GX expectation that are not parameters of ours.
 _NOT_PARAMETERS = frozenset(BatchExpectation.__fields__) | {"row_condition", "condition_parser"}
 
@@ -155,6 +158,8 @@ class ERExpectation(BatchExpectation):
     #: (``er.unsupported_engine``) naming them, with ``engines_note`` saying why.
     engines: ClassVar[tuple[type, ...]] = SUPPORTED_ENGINES
     engines_note: ClassVar[str] = ""
+    #: Bounds the ``range`` phrase shows (with their suite parameters, see :func:`bounds_phrase`).
+    BOUND_KEYS_OF_RANGE: ClassVar[tuple[str, ...]] = ("min_value", "max_value", "strict_min", "strict_max")
     library_metadata: ClassVar[dict[str, Any]] = {
         "maturity": "beta",
         "tags": ["entity resolution", "record linkage", "deduplication"],
@@ -225,6 +230,10 @@ class ERExpectation(BatchExpectation):
         template, params = cls._sentence(plain)
         if "range" in params:
             params["range"] = bounds_phrase(kwargs)
+        for key, value in kwargs.items():  # a threshold given as a suite parameter: named, not a default
+            shown = _SENTENCE_PARAMS.get(key, key)
+            if is_suite_parameter(value) and shown in params and key not in cls.BOUND_KEYS_OF_RANGE:
+                params[shown] = f"the suite parameter {get_suite_parameter_key(value)}"
         return template, params
 
     @classmethod
