@@ -97,19 +97,19 @@ def parse_param_options(options: Sequence[str]) -> dict[str, ParameterValue]:
         name, equals, text = option.partition("=")
         name = name.strip()
         if not equals or not name:
-            issues.extend([ConfigIssue(where, None, None, f"{where}: expected NAME=VALUE",
+            issues.extend([ConfigIssue(where, None, None, "expected NAME=VALUE",
                                        "e.g. --param max_drift=0.05")])
             continue
         if not PARAMETER_NAME.fullmatch(name):
-            issues.extend([ConfigIssue(where, None, None, f"{where}: '{name}' is not a suite parameter name",
+            issues.extend([ConfigIssue(where, None, None, f"'{name}' is not a suite parameter name",
                                        "names are letters, digits and _, starting with a letter or _")])
             continue
         if not text.strip():
-            issues.extend([ConfigIssue(where, None, None, f"{where}: no value", f"e.g. --param {name}=0.05")])
+            issues.extend([ConfigIssue(where, None, None, "no value", f"e.g. --param {name}=0.05")])
             continue
         node = compose_text(text, IssueCollector(where))
         if node is None or node.kind != "scalar" or node.value is None:
-            issues.extend([ConfigIssue(where, None, None, f"{where}: {_SCALAR}")])
+            issues.extend([ConfigIssue(where, None, None, _SCALAR)])
             continue
         values[name] = ParameterValue(node.value, where)
     issues.raise_if_any()

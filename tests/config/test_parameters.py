@@ -104,7 +104,8 @@ def test_values_from_options_and_a_file(tmp_path):
 def test_malformed_param_options(option, message):
     with pytest.raises(ConfigError) as caught:
         parse_param_options([option])
-    assert [str(i.message) for i in caught.value.issues] == [message]
+    (issue,) = caught.value.issues
+    assert str(issue).split("; ")[0] == message
 
 
 def test_a_parameters_file_must_be_a_mapping_of_scalars(tmp_path):
