@@ -411,15 +411,14 @@ class ErSlackRenderer(SlackRenderer):
         super().__init__()
         self.message = message
 
-    def render(self, validation_result: Any = None, data_docs_pages: Any = None, notify_with: Any = None,
-               validation_result_urls: Sequence[str] | None = None, **kwargs: Any) -> list[Any]:  # type: ignore[override]
+    def render(self, validation_result: Any = None, validation_result_urls: Sequence[str] | None = None,
+               **kwargs: Any) -> list[Any]:  # type: ignore[override]
         if self.message is not None or validation_result is None:
             return []  # nothing per validation result: the run's message is built once
         return [(validation_result, list(validation_result_urls or ()))]  # read back below
 
-    def concatenate_text_blocks(self, action_name: str | None = None, text_blocks: Sequence[Any] = (),
-                                success: bool = True, checkpoint_name: str = "", run_id: Any = None,
-                                **kwargs: Any) -> dict:  # type: ignore[override]
+    def concatenate_text_blocks(self, text_blocks: Sequence[Any] = (), checkpoint_name: str = "",
+                                run_id: Any = None, **kwargs: Any) -> dict:  # type: ignore[override]
         message = self.message or message_from_results(
             str(checkpoint_name), run_id, [block for block in text_blocks if isinstance(block, tuple)])
         return slack_payload(message)
