@@ -158,8 +158,6 @@ class ERExpectation(BatchExpectation):
     #: (``er.unsupported_engine``) naming them, with ``engines_note`` saying why.
     engines: ClassVar[tuple[type, ...]] = SUPPORTED_ENGINES
     engines_note: ClassVar[str] = ""
-    #: Bounds the ``range`` phrase shows (with their suite parameters, see :func:`bounds_phrase`).
-    BOUND_KEYS_OF_RANGE: ClassVar[tuple[str, ...]] = ("min_value", "max_value", "strict_min", "strict_max")
     library_metadata: ClassVar[dict[str, Any]] = {
         "maturity": "beta",
         "tags": ["entity resolution", "record linkage", "deduplication"],
@@ -232,7 +230,7 @@ class ERExpectation(BatchExpectation):
             params["range"] = bounds_phrase(kwargs)
         for key, value in kwargs.items():  # a threshold given as a suite parameter: named, not a default
             shown = _SENTENCE_PARAMS.get(key, key)
-            if is_suite_parameter(value) and shown in params and key not in cls.BOUND_KEYS_OF_RANGE:
+            if is_suite_parameter(value) and shown in params:
                 params[shown] = f"the suite parameter {get_suite_parameter_key(value)}"
         return template, params
 
