@@ -59,12 +59,15 @@ def _print_issues(issues: Iterable[ConfigIssue], *, what: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``run``: validate the releases of a checkpoint file."""
+    from er_expectations.config.parameters import load_parameters_file, parse_param_options
     from er_expectations.run.runner import run_checkpoint
 
     try:
+        parameters = load_parameters_file(args.params) if args.params else {}
+        parameters.update(parse_param_options(args.param or []))  # --param wins over the file
         report = run_checkpoint(
             args.checkpoint, releases=args.release, progress=not args.no_progress,
-            lock_timeout=args.lock_timeout,
+            lock_timeout=args.lock_timeout, parameters=parameters,
         )
     except ConfigError as error:
         _print_issues(error.issues, what="nothing was run and nothing was written")
@@ -375,6 +378,18 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
         help="only these releases (labels such as 2022-06-30, or prediction columns); repeatable",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="the value of a suite parameter ({$PARAMETER: NAME} in a suite); repeatable; "
+        "wins over --params",
+    )
+    p.add_argument(
+        "--params",
+        metavar="FILE",
+        help="a YAML or JSON file of suite parameter values (name: value per line)",
+    )
     p.add_argument(
         "--lock-timeout",
         type=_seconds,

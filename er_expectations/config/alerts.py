@@ -25,8 +25,10 @@ is refused at its ``file:line:column``, without repeating it. Other text options
 variable is set and well formed (an ``http(s)`` URL, e-mail addresses); the error names the
 variable, never its value. :class:`er_expectations.run.alerts.targets.Masker` hides the secret values in anything printed.
 
-``notify_on`` is GX's: ``failure`` (the default here: the run failed, i.e. a critical check
-failed or a check could not be computed), ``all`` or ``success``.
+``notify_on`` is GX's ``failure`` (the default here: the run failed, i.e. a critical check
+failed or a check could not be computed), ``all`` or ``success``, or a severity level:
+``critical`` (same as ``failure``), ``warning`` (a critical or warning check failed) or
+``info`` (any check failed); see :func:`er_expectations.core.severity.wants_notification`.
 """
 
 from __future__ import annotations
@@ -106,8 +108,9 @@ def _header_name(name: str) -> str:
 class AlertConfig(ConfigModel):
     """Options every alert action has."""
 
-    #: GX's ``notify_on``: send when the run failed, always, or when it passed.
-    notify_on: Literal["failure", "all", "success"] = "failure"
+    #: GX's ``notify_on``: send when the run failed, always, or when it passed; or a severity
+    #: level: send when a check of that severity or a worse one failed.
+    notify_on: Literal["failure", "all", "success", "critical", "warning", "info"] = "failure"
     #: Seconds to wait for the target (connect and answer) before giving up with a warning.
     timeout: Annotated[float, Field(gt=0, le=300)] = 10.0
     #: Option -> environment variable suggested in the hint of a refused secret.

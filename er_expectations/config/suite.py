@@ -440,7 +440,8 @@ def _missing_required(item: Node, name: str, spec: ExpectationSpec, pairs: Mappi
     return missing
 
 
-def _plain_kwargs(pairs: Mapping[str, _Pair], unusable: set[str], issues: IssueCollector) -> dict[str, object]:
+def _plain_kwargs(pairs: Mapping[str, _Pair], unusable: set[str], issues: IssueCollector,
+                  model: type | None) -> dict[str, object]:
     """The expectation's own parameters as plain values; invalid ones are added to ``unusable``."""
     kwargs: dict[str, object] = {}
     for key, (_, node) in pairs.items():
@@ -450,10 +451,39 @@ def _plain_kwargs(pairs: Mapping[str, _Pair], unusable: set[str], issues: IssueC
         if node.kind == "invalid":
             unusable.add(key)
         elif node.kind == "mapping" and "$PARAMETER" in node:
-            unusable.add(key)
-            issues.add(node, f"{key}: suite parameters ({{$PARAMETER: ...}}) are not supported in suite files",
-                       "write the value itself")
+            problem = _suite_parameter_problem(key, node, model)
+            if problem is not None:
+                unusable.add(key)
+                issues.add(node, f"{key}: {problem[0]}", problem[1])
     return kwargs
+
+
+def _suite_parameter_problem(key: str, node: Node, model: type | None) -> tuple[str, str | None] | None:
+    """Why ``{$PARAMETER: name}`` cannot stand for parameter ``key``, or ``None`` when it can
+    (GX fills it in from the run's values: ``run --param`` / ``--params``)."""
+    from er_expectations.config.parameters import PARAMETER_NAME
+
+    field = model.parameter_fields().get(key) if model is not None else None  # type: ignore[attr-defined]
+    if field is not None and not _takes_suite_parameter(field):
+        return ("takes no suite parameter (only numeric thresholds and levels do)", "write the value itself")
+    extra = [name for name, _, _ in node.items() if name != "$PARAMETER"]
+    if extra:
+        return (f"a suite parameter is written {{$PARAMETER: <name>}} alone, got the extra key '{extra[0]}'",
+                f"remove '{extra[0]}'")
+    name = node.get("$PARAMETER")
+    if name is None or not name.is_str or not PARAMETER_NAME.fullmatch(str(name.value)):
+        shown = name.text if name is not None and name.kind == "scalar" else describe(name) if name else "nothing"
+        return (f"'{shown}' is not a suite parameter name",
+                "names are letters, digits and _, starting with a letter or _")
+    return None
+
+
+def _takes_suite_parameter(field: Any) -> bool:
+    """Whether the expectation's field takes a suite parameter (its type includes GX's
+    ``SuiteParameterDict``, a ``dict``)."""
+    import typing
+
+    return dict in typing.get_args(field.annotation) or field.annotation is dict
 
 
 def _expectation(
@@ -473,7 +503,7 @@ def _expectation(
                            issues)
     unusable: set[str] = {key for key in misspelt if key not in pairs}  # rules would report a consequence
     unusable |= _missing_required(item, name, spec, pairs, misspelt, issues)
-    kwargs = _plain_kwargs(pairs, unusable, issues)
+    kwargs = _plain_kwargs(pairs, unusable, issues, spec.model)
     if spec.model is not None:
         kwargs = _check_model(spec.model, kwargs, unusable, written, item, issues)
     severity = common.severity if isinstance(common, CommonParams) and "severity" in pairs else None

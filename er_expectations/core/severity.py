@@ -12,15 +12,25 @@ Every expectation has a severity: ``critical`` (the default), ``warning`` or ``i
 
 The status of a validation (or a release, or a run) is the worst of its parts, in the order
 ``failed`` > ``error`` > ``warnings`` > ``passed``.
+
+When an alert is sent (``notify_on``, :func:`wants_notification`): GX's ``failure``, ``all`` and
+``success`` (the run failed, always, the run passed), or a severity level, which notifies when a
+check *of that severity or a worse one* failed: ``critical`` (a critical check failed: the same
+as ``failure``), ``warning`` (a critical or warning check failed), ``info`` (any check failed).
+A check that could not be computed notifies at every level, as it fails the run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
-__all__ = ["SEVERITIES", "STATUSES", "Status", "severity_of", "status_of", "worst_status"]
+__all__ = ["NOTIFY_ON", "SEVERITIES", "STATUSES", "Status", "severity_of", "status_of", "wants_notification",
+           "worst_status"]
 
 SEVERITIES: tuple[str, ...] = ("critical", "warning", "info")
+#: The values of an alert's ``notify_on``: GX's three, then the severity levels.
+NOTIFY_ON: tuple[str, ...] = ("failure", "all", "success", *SEVERITIES)
 Status = Literal["failed", "error", "warnings", "passed"]
 #: Statuses from worst to best.
 STATUSES: tuple[Status, ...] = ("failed", "error", "warnings", "passed")
@@ -45,3 +55,19 @@ def worst_status(statuses: object) -> Status:
     """The worst of several statuses (``passed`` when there is none)."""
     found = set(statuses)  # type: ignore[call-overload]
     return next((s for s in STATUSES if s in found), "passed")
+
+
+def wants_notification(notify_on: str, *, success: bool, failed_severities: Iterable[str], errors: bool) -> bool:
+    """Whether an alert with this ``notify_on`` is sent for a run (see the module docstring).
+
+    ``success`` is the run's (no critical check failed, none raised), ``failed_severities`` the
+    severities of the checks that failed and ``errors`` whether a check could not be computed.
+    """
+    if notify_on not in NOTIFY_ON:
+        raise ValueError(f"notify_on: expected one of {', '.join(NOTIFY_ON)}, got {notify_on!r}")
+    if notify_on in ("all", "success", "failure"):
+        return notify_on == "all" or (notify_on == "success") == success
+    if errors or not success:
+        return True
+    worst = SEVERITIES.index(notify_on)  # critical 0, warning 1, info 2: this level and the worse ones
+    return any(severity_of(s) in SEVERITIES[: worst + 1] for s in failed_severities)

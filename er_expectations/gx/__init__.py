@@ -7,6 +7,8 @@ GX loads a suite that names them: GX drops unknown expectation types when loadin
 ``er_expectations.gx.expectations``.
 """
 
+from typing import Any
+
 from er_expectations.gx import (
     actions,  # noqa: F401  (registers the offline Data Docs checkpoint action)
     history_action,  # noqa: F401  (registers the history checkpoint action)
@@ -29,8 +31,32 @@ __all__ = [
     "RequireRegisteredAction",
     "UnregisteredExpectationError",
     "expectation_names",
+    "get_context",
     "require_registered",
 ]
+
+
+def get_context(*args: Any, **kwargs: Any) -> Any:
+    """``great_expectations.get_context`` with er-expectations registered and every stored suite
+    checked: the one-line safe way to open a project that uses these expectations.
+
+    Takes GX's arguments (``project_root_dir=``, ``mode=``, ...). Calling it imports this
+    package first, so every expectation, metric and checkpoint action is registered before GX
+    loads a suite; then each suite stored in the context must pass :func:`require_registered`
+    (a type of another plugin that is not imported, or parameters that do not validate, would
+    otherwise be dropped when GX loads the suite). Raises
+    :class:`UnregisteredExpectationError` naming the suite and the expectations::
+
+        import er_expectations.gx
+        context = er_expectations.gx.get_context(project_root_dir=".")
+    """
+    import great_expectations as gx
+
+    context = gx.get_context(*args, **kwargs)
+    store = context.expectations_store
+    for key in store.list_keys():
+        require_registered(store.get(key), context=context)
+    return context
 
 
 def expectation_names() -> list[str]:

@@ -450,15 +450,22 @@ class Project:
         """A stored GX checkpoint over ``definitions`` (stored by :meth:`validation_definitions`),
         with the YAML's actions (Data Docs) or none, and the ``extra`` actions.
 
+        Every one starts with the load-order guard (``RequireRegisteredAction``): run natively
+        without ``er_expectations.gx`` imported, GX refuses to load it instead of validating a
+        suite it stripped of our expectations (and reporting success).
+
         Added, or updated in place, as GX's ``checkpoints.add_or_update`` does, without storing
         every validation definition again (and with it their suite): they are stored already.
         """
         from great_expectations.exceptions import DataContextError
 
+        from er_expectations.gx.guard import RequireRegisteredAction
+
         checkpoint = self.gx.Checkpoint(
             name=name,
             validation_definitions=list(definitions),
-            actions=[*(self._actions() if actions else []), *extra],
+            actions=[RequireRegisteredAction(name="require_registered"),
+                     *(self._actions() if actions else []), *extra],
             result_format={"result_format": "SUMMARY"},
         )
         factory = self.ctx.checkpoints

@@ -157,6 +157,7 @@ def run_checkpoint(
     progress: bool = True,
     out: TextIO | None = None,
     lock_timeout: float | None = None,
+    parameters: Mapping[str, Any] | None = None,
 ) -> RunReport:
     """Validate the releases of a checkpoint file with Great Expectations.
 
@@ -169,6 +170,11 @@ def run_checkpoint(
     Runs on one project are serialised by a lock file in the project folder
     (:func:`project_lock`): a second run waits for the first (``lock_timeout`` seconds at
     most, ``None`` = as long as it takes) and raises :class:`ProjectBusyError` on timeout.
+
+    ``parameters`` gives the suite parameters (``{$PARAMETER: name}`` in the suites) their
+    values, by name (``run --param`` / ``--params``); a value no suite uses, a used parameter
+    without one or a value the parameter refuses is a :class:`ConfigError` before anything
+    is written.
     """
     out = sys.stdout if out is None else out
     started = time.perf_counter()
@@ -176,6 +182,7 @@ def run_checkpoint(
     # (a) configuration, (b) releases, project guard, tables: nothing written yet
     prepared = prepare_run(path)
     checkpoint = prepared.checkpoint
+    expectation_parameters = _expectation_parameters(prepared, parameters)
     from er_expectations.run.history import check_history
 
     unset = check_history(checkpoint)  # history.url: ${VAR} not set (when run; validate skips it)
@@ -200,7 +207,8 @@ def run_checkpoint(
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
         try:
-            return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started)
+            return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started,
+                               parameters=expectation_parameters)
         except OSError as error:
             if error.filename is not None:  # the message names the file already
                 raise
@@ -208,6 +216,18 @@ def run_checkpoint(
             raise InputError(f"{project_dir}: cannot write the Great Expectations project: "
                              f"{error.strerror or error}; free space or fix the folder, then run again "
                              "(the next run repairs what this one left)") from error
+
+
+def _expectation_parameters(prepared: PreparedRun, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The values of the suites' parameters for GX (``expectation_parameters``), checked first."""
+    from er_expectations.config.parameters import ParameterValue, check_parameters
+
+    values = {name: value if isinstance(value, ParameterValue) else ParameterValue(value, f"parameters[{name!r}]")
+              for name, value in (parameters or {}).items()}
+    problems = check_parameters(prepared.suites, values)
+    if problems:
+        raise ConfigError(problems)
+    return {name: value.value for name, value in values.items()}
 
 
 def _check_gx_names(checkpoint: str, selected: Sequence[Any], names: Mapping[str, str],
@@ -228,7 +248,8 @@ def _check_gx_names(checkpoint: str, selected: Sequence[Any], names: Mapping[str
 
 
 def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
-                tables: dict[str, Any], *, progress: bool, out: TextIO, started: float) -> RunReport:
+                tables: dict[str, Any], *, progress: bool, out: TextIO, started: float,
+                parameters: Mapping[str, Any]) -> RunReport:
     """Phase 1 checks of the existing project and phase 2, under the project's lock.
 
     ``tables`` holds each release's Parquet bytes (files), its SQL query (engine sql) or its
@@ -267,7 +288,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     try:
         labels_by_result = _validate_releases(project, prepared, selected, tables, per_release, combined, positions,
                                               report, names, engine=engine, run_time=run_time, progress=progress,
-                                              out=out, charts=charts)
+                                              out=out, charts=charts, parameters=parameters)
         _build_docs(project, prepared, report, labels_by_result, charts)
     finally:
         if charts is not None:
@@ -351,7 +372,7 @@ def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Seque
 def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequence[Any], tables: Mapping[str, Any],
                        per_release: Mapping[str, Any], combined: Any, positions: Sequence[str], report: RunReport,
                        names: Mapping[str, str], *, engine: str, run_time: datetime, progress: bool,
-                       out: TextIO, charts: Any = None) -> dict[Any, str]:
+                       out: TextIO, parameters: Mapping[str, Any], charts: Any = None) -> dict[Any, str]:
     """(d) Validate each release under a progress bar and record it in the history right after
     (one transaction); returns each GX result identifier's release label. ``charts`` (a
     :class:`~er_expectations.gx.chart_prewarm.ChartPrewarm`) starts drawing the charts of each
@@ -379,8 +400,9 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
         for release in bar:
             bar.set_postfix_str(release.label, refresh=False)
             with history.validating(release.label, run_id.run_name):
-                parameters = {"dataframe": tables[release.label]} if engine == "spark" else None
-                result = per_release[release.label].run(run_id=run_id, batch_parameters=parameters)
+                batch = {"dataframe": tables[release.label]} if engine == "spark" else None
+                result = per_release[release.label].run(run_id=run_id, batch_parameters=batch,
+                                                        expectation_parameters=dict(parameters))
             if charts is not None:
                 charts.add(result.run_results.values())
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)

@@ -219,3 +219,49 @@ def test_demo_checkpoint_is_valid_from_another_folder(tmp_path, capsys, monkeypa
     monkeypatch.chdir(tmp_path)
     assert main(["validate", "repo/checkpoints/patentsview.yml"]) == 0
     assert "checkpoint 'patentsview', 15 releases" in capsys.readouterr().out
+
+
+# -- suite parameters: run --param / --params (issue 18 item 8) ----------------------------------
+
+#: The toy suite with the precision threshold as a suite parameter (beta's precision is 3/7 = 0.4286).
+PARAM_SUITE = SUITE.replace("    min_value: 0.9\n    note:", "    min_value: {$PARAMETER: min_precision}\n    note:")
+
+
+def test_run_fills_in_suite_parameters_from_param_and_params(tmp_path, capsys):
+    assert PARAM_SUITE != SUITE
+    path = make_toy(tmp_path, suite=PARAM_SUITE)
+    assert main(["run", str(path), "--release", "beta", "--no-progress", "--param", "min_precision=0.5"]) == 1
+    assert main(["run", str(path), "--release", "beta", "--no-progress", "--param", "min_precision=0.4"]) == 0
+    file = tmp_path / "params.yml"
+    file.write_text("min_precision: 0.5\n", encoding="utf-8")
+    assert main(["run", str(path), "--release", "beta", "--no-progress", "--params", str(file)]) == 1
+    # --param wins over the file
+    assert main(["run", str(path), "--release", "beta", "--no-progress", "--params", str(file),
+                 "--param", "min_precision=0.4"]) == 0
+
+
+def test_run_parameter_problems_exit_2_before_anything_is_written(tmp_path, capsys):
+    path = make_toy(tmp_path, suite=PARAM_SUITE)
+    suite_file = next((tmp_path / "suites").glob("*.yml"))
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    line = next(i + 1 for i, text in enumerate(suite_file.read_text().splitlines()) if "$PARAMETER" in text)
+    assert (f"{suite_file.name}:{line}:16: min_value: suite parameter 'min_precision' has no value; give it "
+            "with --param min_precision=VALUE or in a --params file") in err
+    assert main(["run", str(path), "--no-progress", "--param", "min_precision=0.5", "--param", "min_precison=1"]) == 2
+    err = capsys.readouterr().err
+    assert ("--param min_precison=1: suite parameter 'min_precison' is used by no suite of the checkpoint; "
+            "did you mean 'min_precision'?") in err
+    assert main(["run", str(path), "--no-progress", "--param", "min_precision=90"]) == 2
+    err = capsys.readouterr().err
+    assert "the value of suite parameter 'min_precision' (--param min_precision=90) must be <= 1, got 90" in err
+    assert main(["run", str(path), "--no-progress", "--params", str(tmp_path / "nope.yml")]) == 2
+    assert "nope.yml: file not found" in capsys.readouterr().err
+    assert not (tmp_path / "project").exists()  # nothing written
+
+
+def test_run_parameters_for_a_suite_without_any_exit_2(tmp_path, capsys):
+    path = make_toy(tmp_path)
+    assert main(["run", str(path), "--no-progress", "--param", "x=1"]) == 2
+    assert "the suites use no suite parameter; remove it" in capsys.readouterr().err
+    assert not (tmp_path / "project").exists()

@@ -1457,8 +1457,6 @@ def test_values_of_the_wrong_type_are_all_reported_where_written(tmp_path):
         (7, 21, "weights.column: expected text, got the number 5", 'put it in quotes: "5"'),
         (8, 13, "severity: expected one of 'critical', 'warning' or 'info', got the string 'fatall'",
          None),
-        (11, 16, "min_value: suite parameters ({$PARAMETER: ...}) are not supported in suite files",
-         "write the value itself"),
         (13, 8, "q: expected a number, got the string '2'", "remove the quotes: q: 2"),
         (15, 17, "strict_min: expected true or false, got the string 'true'", "remove the quotes: strict_min: true"),
         (16, 16, "max_value: expected a number, got a mapping", "write a number, e.g. 0.9 or .inf"),

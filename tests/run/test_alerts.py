@@ -564,7 +564,7 @@ def test_other_option_errors(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_checkpoint(path)
     text = str(caught.value)
-    assert "actions[0].slack.notify_on: expected one of 'failure', 'all' or 'success'" in text
+    assert "actions[0].slack.notify_on: expected one of 'failure', 'all', 'success', 'critical', 'warning' or 'info'" in text
     assert "actions[0].slack.timeout" in text
     assert "actions[1].email.receivers: the list is empty" in text
     assert "unknown option 'secret' for action webhook" in text
@@ -680,3 +680,78 @@ def test_validate_leaves_the_variables_to_the_run(tmp_path, capsys):
     assert main(["run", str(path), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "ERX_UNSET_WEBHOOK_FOR_LINT" in err and "is not set" in err
+
+
+# -- notify_on: severity levels (issue 18 item 9) -------------------------------------------------
+
+#: Alpha passes the critical precision check; the Hill number of order 2 is at least 1 for any
+#: clustering, so ``max_value: 0.5`` fails on every release, with the severity written in.
+LEVEL_SUITE = """\
+suite: toy_checks
+defaults:
+  prediction_column: prediction
+  reference_column: truth
+expectations:
+  - expectation: expect_estimated_pairwise_precision_to_be_between
+    min_value: 0.9
+  - expectation: expect_hill_number_to_be_between
+    q: 2
+    max_value: 0.5
+    severity: %s
+"""
+
+LEVEL_ACTIONS = """\
+  - webhook: {url: "${ERX_LEVEL_CRITICAL}", notify_on: critical}
+  - webhook: {url: "${ERX_LEVEL_WARNING}", notify_on: warning}
+  - webhook: {url: "${ERX_LEVEL_INFO}", notify_on: info}
+  - webhook: {url: "${ERX_LEVEL_FAILURE}", notify_on: failure}
+"""
+
+
+@pytest.mark.parametrize(("severity", "expected"), [
+    ("info", ["/level/info"]),
+    ("warning", ["/level/info", "/level/warning"]),
+])
+def test_notify_on_severity_levels(tmp_path, http_sink, severity, expected):
+    base, received = http_sink
+    path = make_toy(tmp_path, suite=LEVEL_SUITE % severity, checkpoint=checkpoint_with(LEVEL_ACTIONS))
+    env = {f"ERX_LEVEL_{level.upper()}": f"{base}/level/{level}"
+           for level in ("critical", "warning", "info", "failure")}
+    with environment(**env):
+        before = len(received)
+        out = io.StringIO()
+        report = run_checkpoint(path, releases=["pred_alpha"], progress=False, out=out)
+    assert report.success  # only a warning/info check failed: the run passes
+    assert sorted(p for p, _, _ in received[before:]) == expected
+    assert "Alert not needed (notify_on: critical" in out.getvalue()
+
+
+def test_notify_on_critical_is_failure(tmp_path, http_sink):
+    base, received = http_sink
+    path = make_toy(tmp_path, suite=LEVEL_SUITE % "info", checkpoint=checkpoint_with(LEVEL_ACTIONS))
+    env = {f"ERX_LEVEL_{level.upper()}": f"{base}/level/{level}"
+           for level in ("critical", "warning", "info", "failure")}
+    with environment(**env):
+        before = len(received)
+        report = run_checkpoint(path, releases=["pred_beta"], progress=False, out=io.StringIO())
+    assert not report.success  # beta fails the critical precision check (3/7 < 0.9)
+    assert sorted(p for p, _, _ in received[before:]) == ["/level/critical", "/level/failure",
+                                                          "/level/info", "/level/warning"]
+
+
+def test_notify_on_levels_rule():
+    from er_expectations.core.severity import wants_notification
+
+    def wants(notify_on, failed=(), errors=False):
+        success = not errors and "critical" not in failed
+        return wants_notification(notify_on, success=success, failed_severities=failed, errors=errors)
+
+    assert [wants(level) for level in ("critical", "warning", "info")] == [False, False, False]
+    assert [wants(level, ["info"]) for level in ("critical", "warning", "info")] == [False, False, True]
+    assert [wants(level, ["warning"]) for level in ("critical", "warning", "info")] == [False, True, True]
+    assert [wants(level, ["critical"]) for level in ("critical", "warning", "info")] == [True, True, True]
+    assert [wants(level, errors=True) for level in ("critical", "warning", "info")] == [True, True, True]
+    assert (wants("all"), wants("success"), wants("failure")) == (True, True, False)
+    assert (wants("success", ["critical"]), wants("failure", ["critical"])) == (False, True)
+    with pytest.raises(ValueError, match="notify_on"):
+        wants("sometimes")

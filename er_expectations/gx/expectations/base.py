@@ -141,6 +141,9 @@ def result_level(runtime_configuration: dict | None) -> ResultFormat:
     return ResultFormat(fmt["result_format"])
 
 
+#: The sentence parameter that shows a threshold, where its name differs (see ``_sentence_for``).
+_SENTENCE_PARAMS = {"ci_level": "level", "max_change": "limit", "max_relative_change": "limit"}
+
 #: Fields of every GX expectation that are not parameters of ours.
 _NOT_PARAMETERS = frozenset(BatchExpectation.__fields__) | {"row_condition", "condition_parser"}
 
@@ -234,6 +237,10 @@ class ERExpectation(BatchExpectation):
         template, params = cls._sentence(plain)
         if "range" in params:
             params["range"] = bounds_phrase(kwargs)
+        for key, value in kwargs.items():  # a threshold given as a suite parameter: named, not a default
+            shown = _SENTENCE_PARAMS.get(key, key)
+            if is_suite_parameter(value) and shown in params:
+                params[shown] = f"the suite parameter {get_suite_parameter_key(value)}"
         return template, params
 
     @classmethod

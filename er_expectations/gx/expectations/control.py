@@ -18,6 +18,7 @@ import math
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
+from great_expectations.core.suite_parameters import SuiteParameterDict
 from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
@@ -58,11 +59,11 @@ class ExpectStatisticWithinControlLimits(SkippableExpectation, ChosenStatisticWi
 
     statistic: Literal[CONTROL_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic of the predicted clustering (SPEC 3) to follow.")
-    window: int = pydantic.Field(8, ge=2, le=1000, description="How many past releases the limits are drawn from.")
-    min_history: int = pydantic.Field(
+    window: int | SuiteParameterDict = pydantic.Field(8, ge=2, le=1000, description="How many past releases the limits are drawn from.")
+    min_history: int | SuiteParameterDict = pydantic.Field(
         3, ge=2, le=1000, description="Fewest past values needed; with fewer the check is skipped (not enough "
         "history), not failed.")
-    k: float = pydantic.Field(3.0, gt=0.0, description="Width of the limits in standard deviations of the past "
+    k: float | SuiteParameterDict = pydantic.Field(3.0, gt=0.0, description="Width of the limits in standard deviations of the past "
                               "values (3 = the usual control chart).")
     baseline_release: str | None = pydantic.Field(
         None, description="Centre the limits on this release's stored value instead of the mean of the window "

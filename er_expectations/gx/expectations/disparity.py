@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
+from great_expectations.core.suite_parameters import SuiteParameterDict
 from great_expectations.execution_engine import ExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.render import LegacyDiagnosticRendererType
@@ -179,8 +180,8 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     metric: str = pydantic.Field(
         "pairwise_f", description="Metric compared across groups (default pairwise_f); cluster precision and "
         "cluster F have no subgroup form.")
-    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics.")
-    max_disparity: float = pydantic.Field(
+    beta: float | SuiteParameterDict = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics.")
+    max_disparity: float | SuiteParameterDict = pydantic.Field(
         ..., ge=0.0, le=1.0, description="Largest acceptable gap |group − comparison| of the metric.")
     compare_to: Literal[COMPARISONS] = pydantic.Field(  # type: ignore[valid-type]
         "rest", description="Compare each group with the rest of the entities of known group (rest) or "
@@ -188,7 +189,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     membership: Literal[MEMBERSHIPS] = pydantic.Field(  # type: ignore[valid-type]
         "hard", description="hard: each cluster in the group of its most likely category; soft: weighted by "
         "the imputed probabilities (surname_column only).")
-    min_draws: int = pydantic.Field(
+    min_draws: int | SuiteParameterDict = pydantic.Field(
         DEFAULT_MIN_DRAWS, ge=2, description="Groups with fewer draws are reported as too small, not tested.")
     decision: Literal[DECISION_RULES] = decision_field("estimate")  # type: ignore[valid-type]
     require_significance: bool = pydantic.Field(

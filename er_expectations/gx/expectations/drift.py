@@ -24,6 +24,7 @@ import math
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
+from great_expectations.core.suite_parameters import SuiteParameterDict
 from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
@@ -295,9 +296,9 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
 
     statistic: Literal[DRIFT_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic of the predicted clustering (SPEC 3) to compare.")
-    max_change: float | None = pydantic.Field(
+    max_change: float | SuiteParameterDict | None = pydantic.Field(
         None, ge=0.0, description="Largest acceptable absolute change |this − baseline|.")
-    max_relative_change: float | None = pydantic.Field(
+    max_relative_change: float | SuiteParameterDict | None = pydantic.Field(
         None, ge=0.0, description="Largest acceptable relative change |this − baseline| / |baseline| "
         "(0.15 = 15 %).")
 
@@ -380,12 +381,12 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
 
     metric: Literal[AGREEMENT_METRICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which estimated performance metric (SPEC 5) to compare.")
-    max_change: float = pydantic.Field(
+    max_change: float | SuiteParameterDict = pydantic.Field(
         ..., gt=0.0, le=1.0, description="Largest acceptable change |this − baseline| of the estimate; with the "
         "default decision (significant) the check fails only when the whole confidence interval of the change "
         "lies beyond it.")
     decision: Literal[DECISION_RULES] = decision_field("significant")  # type: ignore[valid-type]
-    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
+    beta: float | SuiteParameterDict = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
     ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
     n_boot: int = n_boot_field()
     seed: int = pydantic.Field(0, ge=0, description="Seed of the bootstrap resamples of the change and of the "
@@ -494,7 +495,7 @@ class ExpectReleaseAgreementToBeBetween(_DriftExpectation, BoundedExpectation):
         ..., description="Which metric (SPEC 5) of this release with the baseline as the truth.")
     min_value: Threshold = threshold("min", ge=0.0, le=1.0)
     max_value: Threshold = threshold("max", ge=0.0, le=1.0)
-    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
+    beta: float | SuiteParameterDict = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "metric", *BoundedExpectation.BOUND_KEYS)
     success_keys: ClassVar[tuple[str, ...]] = (

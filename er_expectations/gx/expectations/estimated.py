@@ -17,6 +17,7 @@ from abc import abstractmethod
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
+from great_expectations.core.suite_parameters import SuiteParameterDict
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.analysis.release import sample_error_frame
@@ -108,7 +109,7 @@ class SampledExpectation(SkippableExpectation):
         "proportional to their size), uniform, or {column: <weight column>}.", column="batch")
     draws_column: str | None = pydantic.Field(
         None, description="Column with how many times each benchmark cluster was drawn (default 1).", column="batch")
-    ci_level: float = pydantic.Field(
+    ci_level: float | SuiteParameterDict = pydantic.Field(
         0.95, gt=0.0, lt=1.0, description="Confidence level of the interval, strictly between 0 and 1.")
 
     @pydantic.validator("weights", pre=True)
@@ -254,7 +255,7 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
 
 
 class _EstimatedFExpectation(_EstimatedMetricExpectation):
-    beta: float = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision, > 0 (1 = F1).")
+    beta: float | SuiteParameterDict = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision, > 0 (1 = F1).")
     success_keys: ClassVar[tuple[str, ...]] = (*_EstimatedMetricExpectation.success_keys, "beta")
 
     def _beta(self) -> float:

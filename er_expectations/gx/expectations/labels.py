@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
 from great_expectations.core.result_format import ResultFormat
+from great_expectations.core.suite_parameters import SuiteParameterDict
 from great_expectations.expectations.expectation import parse_result_format
 from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
@@ -252,13 +253,13 @@ class ExpectLabelsAddedRecordsToResembleSampledRecord(_LabelsExpectation):
         "resembles it.", column="batch")
     name_column: str | None = pydantic.Field(
         None, description="Column with the name of each record, compared with the drawn record's name.", column="batch")
-    min_similarity: float = pydantic.Field(
+    min_similarity: float | SuiteParameterDict = pydantic.Field(
         0.8, ge=0.0, le=1.0, description="Smallest name similarity (0 to 1) for an added record to resemble "
         "the drawn record.")
     scorer: Literal[SCORERS] = pydantic.Field(  # type: ignore[valid-type]
         "token_sort_ratio", description="Name similarity (rapidfuzz): token_sort_ratio (default), ratio, "
         "token_set_ratio or jaro_winkler.")
-    mostly: float = pydantic.Field(
+    mostly: float | SuiteParameterDict = pydantic.Field(
         0.9, ge=0.0, le=1.0, description="Smallest share of the checked draws that must pass (a soft rule).")
     success_keys: ClassVar[tuple[str, ...]] = (
         *_LabelsExpectation.success_keys, "block_column", "name_column", "min_similarity", "scorer", "mostly")

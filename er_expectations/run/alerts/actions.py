@@ -44,6 +44,7 @@ from great_expectations.checkpoint.actions import (
 )
 from great_expectations.datasource.fluent.config_str import ConfigStr
 
+from er_expectations.core.severity import wants_notification
 from er_expectations.run.alerts.render import (
     AlertMessage,
     ErEmailRenderer,
@@ -215,7 +216,8 @@ def _gx_action(target: AlertTarget, message: AlertMessage) -> ValidationAction:
     """The GX action of one alert, with our renderer; secrets stay ``${NAME}`` (GX's ConfigStr)."""
     o = target.options
     name = f"alert_{target.index}_{target.kind}"
-    common = {"name": name, "notify_on": o["notify_on"], "timeout": o["timeout"]}
+    # send_alerts decided already (notify_on may be a level GX words differently): always send
+    common = {"name": name, "notify_on": "all", "timeout": o["timeout"]}
     if target.kind == "slack":
         return ErSlackAction(slack_webhook=o["webhook"],
                              renderer=ErSlackRenderer(message), **common)
@@ -272,8 +274,12 @@ def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
         print(f"warning: no alert was sent: the message could not be built ({text})", file=out, flush=True)
         return [AlertDelivery(t.kind, t.shown, "failed", text) for t in targets]
 
+    checks = [e for release in report.releases for e in release.expectations]
+    failed = {e.severity for e in checks if not e.success and not e.error}
+    errors = any(e.error for e in checks)
     for target in targets:
-        if not should_notify(success=report.success, notify_on=target.options["notify_on"]):
+        if not wants_notification(target.options["notify_on"], success=report.success, errors=errors,
+                                  failed_severities=failed):
             deliveries.append(AlertDelivery(target.kind, target.shown, "not needed"))
             print(f"Alert not needed (notify_on: {target.options['notify_on']}, the run "
                   f"{'passed' if report.success else 'failed'}): {target.shown}", file=out, flush=True)

@@ -44,6 +44,7 @@ __all__ = [
     "FailedCheck",
     "ReleaseAlert",
     "build_message",
+    "message_from_results",
 ]
 
 #: At most this many releases and checks per release are listed (the rest are counted).
@@ -252,12 +253,92 @@ def _link(location: str | Path | None, site: Path | None, base_url: str | None) 
     return str(path)
 
 
+def _release_alert(label: str, status: str, evaluated: int, validations: Sequence[Any],
+                   pages: tuple[str, ...]) -> ReleaseAlert:
+    """A release's part of the message: its failed critical checks and those that could not be
+    computed, each with the observed value and the expectation's sentence; the failed
+    warning/info checks counted; the checks that passed and those skipped (not evaluated, SPEC 13)
+    counted apart."""
+    from er_expectations.gx.outcome import outcome as read_outcome
+
+    checks = []
+    other = passed = skipped = 0
+    for validation in validations:
+        suite = getattr(validation, "suite_name", None) or "?"
+        for evr in validation.results:
+            found = read_outcome(suite, evr)
+            passed += found.status == "passed"
+            skipped += found.status == "skipped"
+            if found.success:
+                continue
+            if not found.error and found.severity != "critical":
+                other += 1
+                continue
+            checks.append(FailedCheck(
+                check=found.label, expectation=found.expectation, suite=suite,
+                severity=found.severity, observed=_json_safe(found.observed),
+                observed_text=_observed_text(evr), expected=expected_sentence(evr.expectation_config),
+                error=found.error))
+    return ReleaseAlert(label=label, status=status, evaluated=evaluated, successful=passed,
+                        checks=tuple(checks), other_failed=other, pages=pages, skipped=skipped)
+
+
+def _batch_label(validation: Any) -> str:
+    """What a native GX result validated: its data asset (and batch identifiers), else its suite."""
+    meta = getattr(validation, "meta", None) or {}
+    batch = meta.get("active_batch_definition")
+    asset = getattr(batch, "data_asset_name", None) or (batch.get("data_asset_name") if isinstance(batch, Mapping)
+                                                        else None)
+    return str(asset or getattr(validation, "suite_name", None) or "?")
+
+
+def message_from_results(checkpoint: str, run_id: Any, validations: Sequence[tuple[Any, Sequence[str]]]
+                         ) -> AlertMessage:
+    """The message of a native GX checkpoint run, from its validation results alone (no
+    :class:`RunReport`): ``validations`` holds each result with its Data Docs pages. A release
+    is a data asset (results of several suites on one asset are one release); its status follows
+    the severity rule (:func:`er_expectations.core.severity.status_of`)."""
+    from er_expectations.core.severity import status_of
+    from er_expectations.gx.outcome import outcome as read_outcome
+
+    grouped: dict[str, list[tuple[Any, Sequence[str]]]] = {}
+    for validation, pages in validations:
+        grouped.setdefault(_batch_label(validation), []).append((validation, pages))
+    releases, warning_only = [], []
+    for label, items in grouped.items():
+        found = [read_outcome(getattr(v, "suite_name", None) or "?", evr) for v, _ in items for evr in v.results]
+        status = status_of(critical_failed=sum(o.status == "failed" and o.severity == "critical" for o in found),
+                           errors=sum(o.status == "error" for o in found),
+                           warnings_failed=sum(o.status == "failed" and o.severity != "critical" for o in found))
+        if status == "warnings":
+            warning_only.append(label)
+        if status in ("passed", "warnings"):
+            continue
+        pages = tuple(dict.fromkeys(str(p) for _, urls in items for p in urls))
+        releases.append(_release_alert(label, status, len(found), [v for v, _ in items], pages))
+    run_time = getattr(run_id, "run_time", None)
+    return AlertMessage(
+        checkpoint=checkpoint, status="failed" if any(r.status == "failed" for r in releases) else
+        ("error" if releases else ("warnings" if warning_only else "passed")),
+        success=not releases, run_name=str(getattr(run_id, "run_name", None) or checkpoint),
+        run_time=run_time.isoformat(timespec="seconds") if run_time is not None else "",
+        total_releases=len(grouped), releases=tuple(releases), warning_releases=tuple(warning_only),
+        data_docs=None, results_folder=None,
+    )
+
+
+def _pages_of(data_docs_pages: Any, identifier: Any) -> list[str]:
+    """The Data Docs URLs GX's ``UpdateDataDocsAction`` reported for one result, if any."""
+    if not isinstance(data_docs_pages, Mapping):
+        return []
+    pages = data_docs_pages.get(identifier) or {}
+    return [str(url) for name, url in pages.items() if name != "class" and url] if isinstance(pages, Mapping) else []
+
+
 def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
                   base_url: str | None = None) -> AlertMessage:
     """The message of a run: ``results`` maps each release label to its stored GX validation
     results (one per suite)."""
-    from er_expectations.gx.outcome import outcome as read_outcome
-
     site = report.data_docs_index.parent if report.data_docs_index else None
     releases = []
     warning_only = []
@@ -266,27 +347,9 @@ def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
             warning_only.append(outcome.label)
         if outcome.success:
             continue
-        checks = []
-        other = 0
-        for validation in results.get(outcome.label, ()):
-            suite = getattr(validation, "suite_name", None) or "?"
-            for evr in validation.results:
-                found = read_outcome(suite, evr)
-                if found.success:
-                    continue
-                if not found.error and found.severity != "critical":
-                    other += 1
-                    continue
-                checks.append(FailedCheck(
-                    check=found.label, expectation=found.expectation, suite=suite,
-                    severity=found.severity, observed=_json_safe(found.observed),
-                    observed_text=_observed_text(evr), expected=expected_sentence(evr.expectation_config),
-                    error=found.error))
         pages = tuple(p for p in (_link(page, site, base_url) for page in outcome.pages) if p)
-        releases.append(ReleaseAlert(label=outcome.label, status=outcome.status,
-                                     evaluated=outcome.evaluated, successful=outcome.passed,
-                                     checks=tuple(checks), other_failed=other, pages=pages,
-                                     skipped=len(outcome.skipped)))
+        releases.append(_release_alert(outcome.label, outcome.status, outcome.evaluated,
+                                       results.get(outcome.label, ()), pages))
     results_folder = report.project_dir / "gx" / "uncommitted" / "validations"
     return AlertMessage(
         checkpoint=report.checkpoint, status=report.status, success=report.success,
@@ -354,17 +417,29 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
 
 
 class ErSlackRenderer(SlackRenderer):
-    """GX's Slack renderer with our message: one per checkpoint run, not a block per result."""
+    """GX's Slack renderer with our message: one per checkpoint run, not a block per result.
 
-    def __init__(self, message: AlertMessage) -> None:
+    Given a message (``er-expectations run``), it sends that; without one (a native GX
+    checkpoint: ``SlackNotificationAction(renderer={"module_name":
+    "er_expectations.run.alerts.render", "class_name": "ErSlackRenderer"})``), GX hands it each
+    validation result and it builds the message from them (:func:`message_from_results`).
+    """
+
+    def __init__(self, message: AlertMessage | None = None) -> None:
         super().__init__()
         self.message = message
 
-    def render(self, *args: Any, **kwargs: Any) -> list[dict]:  # type: ignore[override]
-        return []  # nothing per validation result: the run's message is built once
+    def render(self, validation_result: Any = None, validation_result_urls: Sequence[str] | None = None,
+               **kwargs: Any) -> list[Any]:  # type: ignore[override]
+        if self.message is not None or validation_result is None:
+            return []  # nothing per validation result: the run's message is built once
+        return [(validation_result, list(validation_result_urls or ()))]  # read back below
 
-    def concatenate_text_blocks(self, *args: Any, **kwargs: Any) -> dict:  # type: ignore[override]
-        return slack_payload(self.message)
+    def concatenate_text_blocks(self, text_blocks: Sequence[Any] = (), checkpoint_name: str = "",
+                                run_id: Any = None, **kwargs: Any) -> dict:  # type: ignore[override]
+        message = self.message or message_from_results(
+            str(checkpoint_name), run_id, [block for block in text_blocks if isinstance(block, tuple)])
+        return slack_payload(message)
 
 
 def _teams_text(text: str, *, url: str | None = None, **style: Any) -> dict[str, Any]:
@@ -377,14 +452,21 @@ def _teams_text(text: str, *, url: str | None = None, **style: Any) -> dict[str,
 
 
 class ErTeamsRenderer(MicrosoftTeamsRenderer):
-    """GX's Microsoft Teams renderer (its Adaptive Card envelope) with our message."""
+    """GX's Microsoft Teams renderer (its Adaptive Card envelope) with our message; without one
+    (a native GX checkpoint's ``MicrosoftTeamsNotificationAction``), the message of the
+    ``CheckpointResult`` GX hands it (:func:`message_from_results`)."""
 
-    def __init__(self, message: AlertMessage) -> None:
+    def __init__(self, message: AlertMessage | None = None) -> None:
         super().__init__()
         self.message = message
 
-    def render(self, *args: Any, **kwargs: Any) -> dict:  # type: ignore[override]
+    def render(self, checkpoint_result: Any = None, data_docs_pages: Any = None,  # type: ignore[override]
+               **kwargs: Any) -> dict:
         message = self.message
+        if message is None:
+            results = [(v, _pages_of(data_docs_pages, key)) for key, v in checkpoint_result.run_results.items()]
+            message = message_from_results(str(checkpoint_result.checkpoint_config.name), checkpoint_result.run_id,
+                                           results)
         body: list[dict[str, Any]] = [
             _teams_text(message.title, weight="bolder", size="medium",
                         color="good" if message.success else "attention"),
