@@ -68,6 +68,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from er_expectations.cli.common import (
         EXIT_OK,
         check_output,
+        input_files,
         emit,
         json_default,
         load_frame,
@@ -75,7 +76,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         needed_name_cols,
     )
 
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     if args.checkpoint:
         if args.file:
             raise InputError("give either a record table or --checkpoint, not both")

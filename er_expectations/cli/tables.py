@@ -10,6 +10,7 @@ from er_expectations.cli.common import (
     EXIT_OK,
     add_table_args,
     check_output,
+    input_files,
     clean,
     emit,
     fmt,
@@ -21,11 +22,25 @@ from er_expectations.cli.common import (
 )
 
 
+def _n_boot(value: str) -> int:
+    """``--n-boot``: a whole number up to :data:`~er_expectations.stats.MAX_N_BOOT` (checked before any work)."""
+    from er_expectations.stats import MAX_N_BOOT
+
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of resamples (e.g. 2000)") from None
+    if n > MAX_N_BOOT:
+        raise argparse.ArgumentTypeError(f"{value}: give at most {MAX_N_BOOT:,} bootstrap resamples (the "
+                                         "interval does not get better beyond that; the run would not end)")
+    return n
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     from er_expectations.analysis.release import summarize
 
     name = name_arg(args)
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     df = load_frame(args, [args.cluster, *needed_name_cols(args)] + ([args.record_id] if args.record_id else []))
     s = summarize(df, cluster=args.cluster, name=name, hill_orders=args.hill_orders, record_id=args.record_id)
     if args.format == "json":
@@ -44,7 +59,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from er_expectations.analysis.release import estimate
 
     name = name_arg(args)
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     needed = [args.prediction, args.reference, *needed_name_cols(args)]
     weights: object = args.weights
     if args.weights not in ("cluster_size", "uniform"):
@@ -117,7 +132,8 @@ def add_table_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ci-method", default="linearization", metavar="METHOD",
                    help="interval: 'linearization' (estimate ± z·SE, default) or 'bootstrap' "
                         "(percentile bootstrap over the draws, SPEC 6)")
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000, at least 100)")
+    p.add_argument("--n-boot", type=_n_boot, default=2000,
+                   help="bootstrap resamples (default 2000, from 100 to 20,000)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the bootstrap (default: a fresh one, printed with the result)")
     p.set_defaults(func=cmd_estimate)

@@ -21,6 +21,7 @@ from er_expectations.core.hints import did_you_mean
 __all__ = [
     "CI_METHODS",
     "DEFAULT_N_BOOT",
+    "MAX_N_BOOT",
     "RatioEstimate",
     "bootstrap_counts",
     "bootstrap_sums",
@@ -44,6 +45,8 @@ CI_METHODS: tuple[str, ...] = ("linearization", "bootstrap")
 DEFAULT_N_BOOT = 2000
 #: Smallest number of bootstrap replicates accepted (the tails of fewer are too noisy).
 MIN_N_BOOT = 100
+#: Largest number of bootstrap replicates accepted (beyond it a run takes hours, not seconds).
+MAX_N_BOOT = 20_000
 
 
 def check_ci_level(ci_level: float, *, parameter: str = "ci_level") -> float:
