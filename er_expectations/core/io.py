@@ -67,7 +67,11 @@ def table_columns(path: str | os.PathLike, *, format: str | None = None) -> list
     """Column names of a Parquet or CSV file without reading its rows (``format`` overrides the suffix)."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{p}: file not found" if not p.is_dir() else f"{p}: is a folder, not a file")
+        if p.is_dir():
+            raise InputError(f"{p}: is a folder, not a file")
+        if p.exists():  # a FIFO or a device: reading it would block or never end
+            raise InputError(f"{p}: is not a regular file (a pipe, socket or device); give the table file itself")
+        raise InputError(f"{p}: file not found")
     kind = file_kind(p, format)
     try:
         if kind == "parquet":

@@ -35,7 +35,7 @@ from er_expectations.gx.metrics.release import (
     encode_weights,
 )
 from er_expectations.stats import CI_METHODS, DEFAULT_N_BOOT, METRICS, PERFORMANCE_METRICS
-from er_expectations.stats.estimator import MIN_N_BOOT
+from er_expectations.stats.estimator import MAX_N_BOOT, MIN_N_BOOT
 
 
 def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
@@ -138,8 +138,8 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         "linearization", description="How the confidence interval is computed: linearization (estimate ± z·SE, "
         "the default) or bootstrap (percentile bootstrap over the sampled draws).")
     n_boot: int = pydantic.Field(
-        DEFAULT_N_BOOT, ge=MIN_N_BOOT, description=f"Number of bootstrap resamples for ci_method: bootstrap "
-        f"(default {DEFAULT_N_BOOT}, at least {MIN_N_BOOT}).")
+        DEFAULT_N_BOOT, ge=MIN_N_BOOT, le=MAX_N_BOOT, description=f"Number of bootstrap resamples for ci_method: "
+        f"bootstrap (default {DEFAULT_N_BOOT}, from {MIN_N_BOOT} to {MAX_N_BOOT:,}).")
     seed: int | None = pydantic.Field(
         None, ge=0, description="Seed of the bootstrap resamples (default: a fresh one, recorded in the result).")
 
