@@ -68,8 +68,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from er_expectations.cli.common import (
         EXIT_OK,
         check_output,
-        input_files,
         emit,
+        input_files,
         json_default,
         load_frame,
         name_arg,

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from er_expectations.config import ConfigError, load_suite
+from er_expectations.config import ConfigError, load_suite, yamlnodes
 from er_expectations.config.loading import load_any
-from er_expectations.config import yamlnodes
 from er_expectations.config.yamlnodes import MAX_FILE_BYTES
 
 
