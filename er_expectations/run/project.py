@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ def project_lock(project_dir: Path, *, timeout: float | None = None,
         project_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"project_dir: cannot create {project_dir}: {error.strerror or error}") from error
+    _check_lock_file(project_dir)
     lock = FileLock(str(project_dir / LOCK_FILE))
     try:
         lock.acquire(timeout=0)
@@ -100,6 +102,23 @@ def project_lock(project_dir: Path, *, timeout: float | None = None,
         yield
     finally:
         lock.release()
+
+
+def _check_lock_file(project_dir: Path) -> None:
+    """Open (or create) the lock file once: an error here is an error, not another run's lock.
+
+    ``filelock`` takes a lock file it cannot create (``project_dir: /proc/self`` gives ENOENT)
+    for one another process holds, and would wait forever.
+    """
+    path = project_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK, 0o666)
+    except OSError as error:
+        raise InputError(f"project_dir: cannot create the lock file {path}: {error.strerror or error}; "
+                         "point project_dir to a folder of yours on a normal file system") from error
+    os.close(fd)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise InputError(f"project_dir: the lock file {path} is not a regular file; remove it")
 
 
 def check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> list[Path]:
