@@ -211,6 +211,10 @@ def parquet_bytes(frame: Any) -> bytes:
     return buffer.getvalue()
 
 
+#: Names of the folders in which :func:`open_project` creates a new project (``mkdtemp``).
+_STAGING = re.compile(r"\.er-new-project-[A-Za-z0-9_]{8}")
+
+
 #: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
 CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
 
@@ -234,7 +238,8 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
     config = gx_dir / "great_expectations.yml"
     backup = project_dir / CONFIG_BACKUP
     for stale in project_dir.glob(".er-new-project-*"):  # left by a run killed while creating
-        shutil.rmtree(stale, ignore_errors=True)
+        if _STAGING.fullmatch(stale.name) and stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
     if not gx_dir.exists():
         staging = Path(tempfile.mkdtemp(prefix=".er-new-project-", dir=project_dir))
         try:

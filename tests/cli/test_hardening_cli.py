@@ -361,7 +361,7 @@ def test_a_run_heals_what_a_killed_run_left_behind(tmp_path, capsys):
     site = gx_dir / "uncommitted" / "data_docs" / "local_site"
     pages = sorted((site / "validations").rglob("*.html"))
     pages[0].unlink()  # killed after storing a result, before building its page
-    stale = site / ".index.html.abcd_123.tmp"
+    stale = site / ".index.html.er-expectations-abcd_123.tmp"
     stale.write_text("half")
     other = tmp_path / "project" / "notes.tmp"  # not one of ours: kept
     other.write_text("mine")
