@@ -250,16 +250,13 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
     try:
         context = gx.get_context(mode="file", project_root_dir=str(project_dir))
     except Exception as error:  # noqa: BLE001 - GX raises many error types here
-        if not backup.is_file():
-            raise InputError(
-                f"{config}: cannot open the Great Expectations project ({type(error).__name__}: "
-                f"{str(error).splitlines()[0] if str(error) else ''}); repair the file, or delete "
-                f"the folder {gx_dir} to start a new project"
-            ) from error
+        reason = _cut_short(config, backup)
+        if reason is None:  # not what a killed run leaves: the user's edit is kept, and named
+            raise _unreadable_config(config, backup, error) from error
         atomic_write(config, backup.read_bytes())
         if out is not None:
-            print(f"Restored {config}, which an interrupted run left unreadable, from the copy "
-                  f"taken when the project was last opened ({backup}).", file=out, flush=True)
+            print(f"Restored {config} from the copy taken when the project was last opened ({backup}): "
+                  f"{reason}, as a run killed while Great Expectations rewrote it leaves it.", file=out, flush=True)
         try:
             context = gx.get_context(mode="file", project_root_dir=str(project_dir))
         except Exception as again:  # noqa: BLE001
@@ -267,6 +264,59 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
                              f"its copy {backup}: {again}") from again
     keep_config_copy(project_dir)
     return context
+
+
+def _cut_short(config: Path, backup: Path) -> str | None:
+    """How ``config`` looks cut short by a killed writer (empty, the beginning of the copy, or
+    broken on its unfinished last line), or ``None``: then it is not restored from the copy."""
+    if not backup.is_file():
+        return None
+    try:
+        data, copy = config.read_bytes(), backup.read_bytes()
+    except OSError:
+        return None
+    if not data.strip():
+        return "it was empty"
+    if len(data) < len(copy) and copy.startswith(data):
+        return f"it held only the first {len(data):,} of the copy's {len(copy):,} bytes"
+    problem = _yaml_problem(data)
+    if problem is not None and not data.endswith(b"\n") and problem[0] >= data.count(b"\n") + 1:
+        return f"its last line was unfinished ({problem[2]} at line {problem[0]})"
+    return None
+
+
+def _yaml_problem(data: bytes) -> tuple[int, int, str] | None:
+    """Line, column (1-based) and wording of the YAML error in ``data``, or ``None``."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    from er_expectations.config.yamlnodes import read_yaml
+
+    try:
+        read_yaml(data.decode("utf-8", errors="replace"))
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+        return line, column, str(error.problem or error.context or "invalid YAML")
+    except YAMLError as error:
+        return 0, 0, str(error).splitlines()[0] if str(error) else "invalid YAML"
+    return None
+
+
+def _unreadable_config(config: Path, backup: Path, error: BaseException) -> InputError:
+    """The error for a project configuration GX cannot open and that is not cut short."""
+    try:
+        problem = _yaml_problem(config.read_bytes())
+    except OSError:
+        problem = None
+    if problem is not None and problem[0]:
+        where = (f"{config}:{problem[0]}:{problem[1]}: cannot open the Great Expectations project: invalid "
+                 f"YAML ({problem[2]})")
+    else:
+        first = str(error).splitlines()[0] if str(error) else ""
+        where = f"{config}: cannot open the Great Expectations project ({type(error).__name__}: {first})"
+    fix = (f"; fix the file, or go back to the copy taken when the project was last opened: cp {backup} {config}"
+           if backup.is_file() else f"; repair the file, or delete the folder {config.parent} to start a new project")
+    return InputError(where + fix)
 
 
 def keep_config_copy(project_dir: Path) -> None:

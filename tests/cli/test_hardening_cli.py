@@ -489,8 +489,8 @@ def test_a_new_project_appears_whole(tmp_path, capsys):
     path = make_toy(tmp_path)
     project = tmp_path / "project"
     project.mkdir()
-    (project / ".er-new-project-x1").mkdir()  # left by a run killed while creating the project
-    (project / ".er-new-project-x1" / "gx").mkdir()
+    (project / ".er-new-project-x1abcdef").mkdir()  # left by a run killed while creating the project
+    (project / ".er-new-project-x1abcdef" / "gx").mkdir()
     assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0
     assert not list(project.glob(".er-new-project-*"))
     assert (project / "gx" / "great_expectations.yml").is_file()

@@ -51,3 +51,75 @@ def test_a_lock_file_that_is_a_folder_is_an_error(tmp_path):
 
 def test_the_lock_is_still_taken_in_a_normal_folder(tmp_path):
     assert _finishes(lambda: _hold(tmp_path, 1))["value"] == "held"
+
+
+# -- the project configuration: a user's typo is not "an interrupted run" ---------------------
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory):
+    """A project opened once (so that the copy of its configuration exists)."""
+    from er_expectations.run.project import open_project
+
+    root = tmp_path_factory.mktemp("opened")
+    open_project(root)
+    return root
+
+
+def _reopen(project: Path, text: str):
+    import io
+    import shutil
+
+    from er_expectations.run.project import CONFIG_BACKUP, open_project
+
+    copy = project.parent / f"{project.name}-copy"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(project, copy)
+    config = copy / "gx" / "great_expectations.yml"
+    config.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    try:
+        open_project(copy, out=out)
+    except InputError as error:
+        return config, copy / CONFIG_BACKUP, None, error
+    return config, copy / CONFIG_BACKUP, out.getvalue(), None
+
+
+def test_a_users_yaml_typo_is_refused_with_file_line_and_column(opened):
+    good = (opened / "gx" / "great_expectations.yml").read_text(encoding="utf-8")
+    lines = good.splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if line.startswith("data_docs_sites:"))
+    lines[index] = "data_docs_sites: : oops\n"  # a typo in the middle of the file
+    typo = "".join(lines)
+    config, backup, out, error = _reopen(opened, typo)
+    assert out is None and error is not None
+    message = str(error)
+    assert f"{config}:{index + 1}:" in message and "invalid YAML" in message
+    assert f"cp {backup} {config}" in message and "interrupted" not in message
+    assert config.read_text(encoding="utf-8") == typo  # the user's file is kept as it is
+
+
+def test_a_config_cut_short_is_restored_saying_what_and_why(opened):
+    good = (opened / "gx" / "great_expectations.yml").read_text(encoding="utf-8")
+    config, backup, out, error = _reopen(opened, good[: len(good) // 3])
+    assert error is None, error
+    assert f"Restored {config}" in out and f"first {len(good) // 3:,} of the copy's" in out and str(backup) in out
+    assert config.read_text(encoding="utf-8") == good
+
+
+def test_an_empty_config_is_restored(opened):
+    good = (opened / "gx" / "great_expectations.yml").read_text(encoding="utf-8")
+    config, _, out, error = _reopen(opened, "")
+    assert error is None and "it was empty" in out
+    assert config.read_text(encoding="utf-8") == good
+
+
+def test_only_the_runs_own_staging_folders_are_removed(tmp_path):
+    from er_expectations.run.project import open_project
+
+    mine = tmp_path / ".er-new-project-mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    left = tmp_path / ".er-new-project-ab_12XYZ"  # what mkdtemp names a killed run's staging folder
+    (left / "gx").mkdir(parents=True)
+    open_project(tmp_path)
+    assert (mine / "notes.txt").read_text() == "mine" and not left.exists()
