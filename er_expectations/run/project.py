@@ -24,6 +24,8 @@ from er_expectations.config import (
 from er_expectations.config.errors import did_you_mean, quote_list
 from er_expectations.core.errors import InputError, ProjectBusyError
 from er_expectations.core.io import atomic_write
+from er_expectations.core.names import ensure_inside
+from er_expectations.history import HISTORY_FILE
 from er_expectations.run.alerts.targets import AlertTarget
 from er_expectations.run.baselines import (
     BaselineNeed,
@@ -40,6 +42,10 @@ DATA_FOLDER = "er_data"
 
 #: Lock file of a project (one run at a time, see :func:`project_lock`).
 LOCK_FILE = ".er-expectations.lock"
+
+
+#: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
+CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
 
 
 #: Name of the Parquet asset of every checkpoint datasource.
@@ -102,6 +108,32 @@ def project_lock(project_dir: Path, *, timeout: float | None = None,
         yield
     finally:
         lock.release()
+
+
+#: What a run writes in its project, besides the release tables (``er_data/<checkpoint>``).
+WRITTEN = ("gx", CONFIG_BACKUP.parent.as_posix(), LOCK_FILE, HISTORY_FILE, f"{HISTORY_FILE}-journal",
+           f"{HISTORY_FILE}-wal", f"{HISTORY_FILE}-shm")
+
+
+def check_written_paths(project_dir: Path, checkpoint_name: str) -> None:
+    """The one rule for the files a run writes: each lies inside the project with symlinks
+    resolved (:func:`~er_expectations.core.names.ensure_inside`), so a symlinked
+    ``gx/expectations``, ``validations``, ``data_docs`` or history file is refused before anything
+    is written instead of written through. Every link under the folders the run writes in
+    (GX's own included: GX opens them without looking) is checked; links that stay inside pass.
+    """
+    for name in (*WRITTEN, f"{DATA_FOLDER}/{checkpoint_name}"):
+        top = project_dir / name
+        if not (top.exists() or top.is_symlink()):
+            continue
+        ensure_inside(project_dir, top)
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for folder, dirs, files in os.walk(top):  # links are not followed, but checked
+            for entry in (*dirs, *files):
+                path = Path(folder) / entry
+                if path.is_symlink():
+                    ensure_inside(project_dir, path)
 
 
 def _check_lock_file(project_dir: Path) -> None:
@@ -215,8 +247,6 @@ def parquet_bytes(frame: Any) -> bytes:
 _STAGING = re.compile(r"\.er-new-project-[A-Za-z0-9_]{8}")
 
 
-#: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
-CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
 
 
 def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
@@ -528,6 +558,20 @@ class Project:
         except Exception:  # noqa: BLE001 - only a convenience for the report
             return None
         return urls[0].get("site_url") if urls else None
+
+    def check_site(self) -> None:
+        """The Data Docs site of the run lies inside the project (symlinks resolved), like every
+        file the run writes; a site GX cannot place on the local disk is left to GX."""
+        site = self.prepared.site_name
+        if site is None:
+            return
+        from er_expectations.gx.data_docs import local_site_dir
+
+        try:
+            folder = Path(local_site_dir(self.ctx, site))
+        except LookupError:
+            return
+        ensure_inside(self.prepared.checkpoint.project_dir, folder)
 
     def build_docs(self, site: str, results: list[Any]) -> Path:
         """One Data Docs build for the run's ``results``; returns the index page."""

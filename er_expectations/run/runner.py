@@ -58,6 +58,7 @@ from er_expectations.run.project import (
     Project,
     check_project,
     check_project_dir,
+    check_written_paths,
     keep_config_copy,
     open_project,
     parquet_bytes,
@@ -210,6 +211,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     (e) Data Docs, then the summary and, last, the alerts.
     """
     checkpoint = prepared.checkpoint
+    check_written_paths(checkpoint.project_dir, checkpoint.name)  # nothing written through a link
     _repair_project(prepared, out=out)
     engine = prepared.data.engine if isinstance(prepared.data, EngineReleases) else "pandas"
     folder = _write_release_tables(prepared, selected, names, tables, engine=engine)
@@ -223,6 +225,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         flush=True,
     )
     project = Project(prepared, checkpoint.project_dir, folder, out=out)
+    project.check_site()
     run_time = datetime.now(UTC)
     report = RunReport(
         checkpoint=checkpoint.name,

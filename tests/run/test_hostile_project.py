@@ -4,6 +4,7 @@ is written outside the project through a symlink."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -123,3 +124,78 @@ def test_only_the_runs_own_staging_folders_are_removed(tmp_path):
     (left / "gx").mkdir(parents=True)
     open_project(tmp_path)
     assert (mine / "notes.txt").read_text() == "mine" and not left.exists()
+
+
+# -- one rule for every file a run writes: symlinks resolved ----------------------------------
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """The toy project, run once."""
+    import io
+
+    from support.toyproject import make_toy
+
+    from er_expectations.run.runner import run_checkpoint
+
+    root = tmp_path_factory.mktemp("ran")
+    run_checkpoint(make_toy(root), progress=False, out=io.StringIO(), releases=["alpha"])
+    return root
+
+
+@pytest.mark.parametrize("where", ["gx/expectations", "gx/uncommitted/validations", "gx/uncommitted/data_docs",
+                                   "gx/uncommitted", "er_history.sqlite", "er_data/toy"])
+def test_a_symlink_out_of_the_project_is_refused_and_nothing_written_through_it(ran, tmp_path, where, capsys):
+    import shutil
+
+    from er_expectations.cli.main import main
+
+    root = tmp_path / "copy"
+    shutil.copytree(ran, root, symlinks=True)
+    outside = tmp_path / "outside"
+    inside = root / "project" / where
+    shutil.move(inside, outside)  # the user's own folder (or file), elsewhere
+    os.symlink(outside, inside)
+    before = _tree(outside)
+    assert main(["run", str(root / "checkpoints" / "toy.yml"), "--no-progress", "--release", "alpha"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"{inside} is a symbolic link to {outside}" in err
+    assert "outside the project folder" in err
+    assert _tree(outside) == before
+
+
+def test_a_symlinked_stored_file_is_refused_too(ran, tmp_path, capsys):
+    import shutil
+
+    from er_expectations.cli.main import main
+
+    root = tmp_path / "copy"
+    shutil.copytree(ran, root, symlinks=True)
+    mine = tmp_path / "mine.json"
+    mine.write_text("precious")
+    stored = root / "project" / "gx" / "expectations" / "toy_checks.json"
+    stored.unlink()
+    os.symlink(mine, stored)
+    assert main(["run", str(root / "checkpoints" / "toy.yml"), "--no-progress", "--release", "alpha"]) == 2
+    assert f"{stored} is a symbolic link" in capsys.readouterr().err
+    assert mine.read_text() == "precious"
+
+
+def test_a_symlink_that_stays_inside_the_project_is_fine(ran, tmp_path):
+    import io
+    import shutil
+
+    from er_expectations.run.runner import run_checkpoint
+
+    root = tmp_path / "copy"
+    shutil.copytree(ran, root, symlinks=True)
+    validations = root / "project" / "gx" / "uncommitted" / "validations"
+    shutil.move(validations, root / "project" / "kept")
+    os.symlink(root / "project" / "kept", validations)
+    report = run_checkpoint(root / "checkpoints" / "toy.yml", progress=False, out=io.StringIO(), releases=["alpha"])
+    assert report.releases
+
+
+def _tree(path: Path) -> dict:
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
