@@ -115,6 +115,43 @@ WRITTEN = ("gx", CONFIG_BACKUP.parent.as_posix(), LOCK_FILE, HISTORY_FILE, f"{HI
            f"{HISTORY_FILE}-wal", f"{HISTORY_FILE}-shm")
 
 
+#: Where a run moves stored files it cannot read (a full disk or a killed run cut them short).
+DAMAGED_FOLDER = CONFIG_BACKUP.parent / "damaged"
+
+
+def set_aside_damaged_results(project_dir: Path) -> list[tuple[Path, Path, str]]:
+    """Move the validation results GX left unreadable (a full disk or a kill cut them short:
+    GX writes them in place) out of the store, with their Data Docs pages, into
+    :data:`DAMAGED_FOLDER`; returns (result, where it went, why) for each. Nothing is deleted.
+
+    Call it under the project lock, after :func:`check_written_paths`.
+    """
+    store = project_dir / "gx" / "uncommitted" / "validations"
+    moved: list[tuple[Path, Path, str]] = []
+    for result in sorted(store.rglob("*.json")) if store.is_dir() else ():
+        if result.is_symlink() or not result.is_file():
+            continue
+        try:
+            json.loads(result.read_bytes())
+            continue
+        except ValueError as error:
+            why = (f"{result.stat().st_size:,} bytes, cut short or not JSON: {str(error).splitlines()[0]}")
+        except OSError:
+            continue
+        relative = result.relative_to(store)
+        target = project_dir / DAMAGED_FOLDER / "validations" / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(result, target)
+        for page in (project_dir / "gx" / "uncommitted" / "data_docs").glob(
+                f"*/validations/{relative.with_suffix('.html').as_posix()}"):
+            site = page.relative_to(project_dir / "gx" / "uncommitted" / "data_docs").parts[0]
+            aside = project_dir / DAMAGED_FOLDER / "data_docs" / site / relative.with_suffix(".html")
+            aside.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(page, aside)
+        moved.append((result, target, why))
+    return moved
+
+
 def check_written_paths(project_dir: Path, checkpoint_name: str) -> None:
     """The one rule for the files a run writes: each lies inside the project with symlinks
     resolved (:func:`~er_expectations.core.names.ensure_inside`), so a symlinked

@@ -60,6 +60,7 @@ from er_expectations.run.project import (
     check_project_dir,
     check_written_paths,
     keep_config_copy,
+    set_aside_damaged_results,
     open_project,
     parquet_bytes,
     project_lock,
@@ -262,6 +263,9 @@ def _repair_project(prepared: PreparedRun, *, out: TextIO) -> None:
               file=out, flush=True)
         file.unlink()
     remove_stale_temporaries(project_dir)
+    for result, target, why in set_aside_damaged_results(project_dir):
+        print(f"Moved the unreadable validation result {result} ({why}; a full disk or a killed run leaves "
+              f"this) to {target}; its release is not in Data Docs until it is run again.", file=out, flush=True)
 
 
 def _write_release_tables(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],

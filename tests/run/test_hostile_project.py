@@ -4,6 +4,7 @@ is written outside the project through a symlink."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -199,3 +200,28 @@ def _tree(path: Path) -> dict:
     if path.is_file():
         return {"": path.read_bytes()}
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_a_result_cut_short_by_a_full_disk_is_set_aside_and_reported(ran, tmp_path, capsys):
+    import shutil
+
+    from er_expectations.cli.main import main
+
+    root = tmp_path / "copy"
+    shutil.copytree(ran, root, symlinks=True)
+    project = root / "project"
+    (result,) = (project / "gx" / "uncommitted" / "validations").rglob("*.json")
+    half = result.read_bytes()[:100]
+    result.write_bytes(half)  # GX writes results in place: a full disk leaves this
+    relative = result.relative_to(project / "gx" / "uncommitted" / "validations")
+    page = project / "gx" / "uncommitted" / "data_docs" / "local_site" / "validations" / relative.with_suffix(".html")
+    assert page.is_file()
+    assert main(["run", str(root / "checkpoints" / "toy.yml"), "--no-progress", "--release", "alpha"]) == 0
+    out = capsys.readouterr().out
+    kept = project / ".er-expectations" / "damaged" / "validations" / relative
+    assert f"Moved the unreadable validation result {result}" in out and str(kept) in out
+    assert kept.read_bytes() == half and not result.exists() and not page.exists()
+    for stored in (project / "gx" / "uncommitted" / "validations").rglob("*.json"):
+        json.loads(stored.read_text())  # every stored result readable again
+    index = (project / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").read_text()
+    assert relative.parent.name not in index  # the index no longer links the lost page
