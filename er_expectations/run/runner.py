@@ -60,12 +60,12 @@ from er_expectations.run.project import (
     check_project_dir,
     check_written_paths,
     keep_config_copy,
-    set_aside_damaged_results,
     open_project,
     parquet_bytes,
     project_lock,
+    set_aside_damaged_results,
 )
-from er_expectations.run.report import ReleaseOutcome, RunReport, print_summary
+from er_expectations.run.report import ReleaseOutcome, RunReport, print_done, print_summary
 from er_expectations.run.sources import EngineReleases
 
 __all__ = [
@@ -158,13 +158,15 @@ def run_checkpoint(
     progress: bool = True,
     out: TextIO | None = None,
     lock_timeout: float | None = None,
+    err: TextIO | None = None,
 ) -> RunReport:
     """Validate the releases of a checkpoint file with Great Expectations.
 
     ``releases`` picks releases by label (``2022-06-30``) or column/key; ``None`` runs
     those of the checkpoint. ``progress`` shows a progress bar over releases on stderr
     (only on a terminal). A summary table and the path of the Data Docs index are printed
-    to ``out`` (default ``sys.stdout``). Raises :class:`ConfigError` or :class:`InputError`
+    to ``out`` (default ``sys.stdout``), warnings (alerts not delivered) to ``err`` (default
+    ``sys.stderr``). Raises :class:`ConfigError` or :class:`InputError`
     before anything is written when the configuration or the data is bad.
 
     Runs on one project are serialised by a lock file in the project folder
@@ -172,6 +174,7 @@ def run_checkpoint(
     most, ``None`` = as long as it takes) and raises :class:`ProjectBusyError` on timeout.
     """
     out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     started = time.perf_counter()
 
     # (a) configuration, (b) releases, project guard, tables: nothing written yet
@@ -199,11 +202,13 @@ def run_checkpoint(
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
-        return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started)
+        return _run_locked(prepared, selected, names, tables, progress=progress, out=out, err=err,
+                           started=started)
 
 
 def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
-                tables: dict[str, Any], *, progress: bool, out: TextIO, started: float) -> RunReport:
+                tables: dict[str, Any], *, progress: bool, out: TextIO, err: TextIO,
+                started: float) -> RunReport:
     """Phase 1 checks of the existing project and phase 2, under the project's lock.
 
     ``tables`` holds each release's Parquet bytes (files), its SQL query (engine sql) or its
@@ -249,7 +254,9 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         from er_expectations.run.alerts.actions import send_alerts
 
         report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
-                                    combined, out=out)
+                                    combined, out=out, err=err)
+        report.elapsed = time.perf_counter() - started
+    print_done(report, out)
     return report
 
 
