@@ -328,12 +328,17 @@ def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
     return deliveries
 
 
+#: Seconds a delivery gets past its ``timeout`` so that a read that timed out reports itself.
+_GRACE = 0.5
+
+
 def deliver(targets: Sequence[AlertTarget], message: AlertMessage, context: Any, result: Any,
             masker: Masker) -> list[AlertDelivery]:
     """Send ``result`` to every target at once, each within its ``timeout`` in wall-clock time.
 
     A target's ``timeout`` bounds its whole delivery, not each read: a server that answers one
-    byte a second is given up when the time is over (its thread is left to end on its own; it
+    byte a second is given up when the time is over (half a second later, so that a plain read
+    timeout reports itself; its thread is left to end on its own; it
     holds nothing of the run). All targets run in parallel, so the alerts take at most the
     longest ``timeout``. Returns one :class:`AlertDelivery` per target, in order.
     """
@@ -357,7 +362,7 @@ def deliver(targets: Sequence[AlertTarget], message: AlertMessage, context: Any,
     deliveries = []
     for target, box, thread in zip(targets, boxes, threads, strict=True):
         limit = float(target.options["timeout"])
-        thread.join(max(0.0, started + limit - time.monotonic()))
+        thread.join(max(0.0, started + limit + _GRACE - time.monotonic()))
         if thread.is_alive():
             deliveries.append(AlertDelivery(target.kind, target.shown, "failed",
                                             f"not delivered within {limit:g} s (the server answers too slowly)"))
