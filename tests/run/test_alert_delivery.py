@@ -142,3 +142,39 @@ def test_failures_reach_stderr_the_json_report_and_done_comes_last(tmp_path, cap
     assert alert["outcome"] == "failed" and "refused" in alert["error"]
     assert "warning: alert webhook" in err and "connection refused" in err
     assert err.rstrip().splitlines()[-1].startswith("Done in ")
+
+
+def test_the_webhook_json_has_its_schema_and_no_local_absolute_path(tmp_path, monkeypatch):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[bytes] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            received.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("ERX_LOCAL_HOOK", f"http://127.0.0.1:{server.server_address[1]}/hook")
+        path = _project(tmp_path, "  - webhook: {url: '${ERX_LOCAL_HOOK}', notify_on: all}\n")
+        report = run_checkpoint(path, progress=False, out=io.StringIO(), err=io.StringIO())
+    finally:
+        server.shutdown()
+        server.server_close()
+    (body,) = received
+    text = body.decode("utf-8")
+    document = json.loads(text)
+    assert document["schema"] == "er-expectations/alert" and document["version"] == 1
+    assert str(tmp_path) not in text and "/tmp" not in text  # no path of this machine
+    assert document["data_docs"] == "gx/uncommitted/data_docs/local_site/index.html"
+    assert document["results_folder"] == "gx/uncommitted/validations"
+    (failed,) = document["releases"]
+    (page,) = failed["pages"]
+    assert (report.project_dir / page).is_file() and not page.startswith("/")
+    assert "project_dir" not in document
