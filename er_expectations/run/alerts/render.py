@@ -160,7 +160,7 @@ class AlertMessage:
         return "\n".join(out)
 
     def to_json(self) -> dict[str, Any]:
-        """The generic webhook's body (docs/alerts.md, "The webhook's JSON"): JSON-safe (no NaN,
+        """The generic webhook's body (docs/run-report.md): JSON-safe (no NaN,
         no infinity), with no local absolute path: a page or folder on this machine is given
         relative to the project folder (a web address under ``base_url`` as it is)."""
         safe = replace(self, data_docs=self._shared(self.data_docs), results_folder=self._shared(self.results_folder),
@@ -192,7 +192,7 @@ class AlertMessage:
         return None  # a place on this machine outside the project: not sent
 
 
-#: The webhook's JSON document (docs/alerts.md): its schema name and version.
+#: The webhook's JSON document (docs/run-report.md): its schema name and version.
 WEBHOOK_SCHEMA = "er-expectations/alert"
 WEBHOOK_VERSION = 1
 
