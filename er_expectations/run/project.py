@@ -119,37 +119,51 @@ WRITTEN = ("gx", CONFIG_BACKUP.parent.as_posix(), LOCK_FILE, HISTORY_FILE, f"{HI
 DAMAGED_FOLDER = CONFIG_BACKUP.parent / "damaged"
 
 
-def set_aside_damaged_results(project_dir: Path) -> list[tuple[Path, Path, str]]:
-    """Move the validation results GX left unreadable (a full disk or a kill cut them short:
-    GX writes them in place) out of the store, with their Data Docs pages, into
-    :data:`DAMAGED_FOLDER`; returns (result, where it went, why) for each. Nothing is deleted.
+#: GX's stores of JSON files a run rewrites ("add or update"), by what they hold.
+_JSON_STORES = {"validation result": "uncommitted/validations", "validation definition": "validation_definitions",
+                "GX checkpoint": "checkpoints"}
+
+
+def set_aside_damaged_results(project_dir: Path) -> list[tuple[str, Path, Path, str]]:
+    """Move the JSON files GX left unreadable in its stores (a full disk or a kill cut them
+    short: GX writes them in place) into :data:`DAMAGED_FOLDER`, a validation result with its
+    Data Docs pages; returns (what, file, where it went, why) for each. Nothing is deleted:
+    the run writes its validation definitions and checkpoints again, and a result's release is
+    back in Data Docs when it is run again.
 
     Call it under the project lock, after :func:`check_written_paths`.
     """
-    store = project_dir / "gx" / "uncommitted" / "validations"
-    moved: list[tuple[Path, Path, str]] = []
-    for result in sorted(store.rglob("*.json")) if store.is_dir() else ():
-        if result.is_symlink() or not result.is_file():
-            continue
-        try:
-            json.loads(result.read_bytes())
-            continue
-        except ValueError as error:
-            why = (f"{result.stat().st_size:,} bytes, cut short or not JSON: {str(error).splitlines()[0]}")
-        except OSError:
-            continue
-        relative = result.relative_to(store)
-        target = project_dir / DAMAGED_FOLDER / "validations" / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(result, target)
-        for page in (project_dir / "gx" / "uncommitted" / "data_docs").glob(
-                f"*/validations/{relative.with_suffix('.html').as_posix()}"):
-            site = page.relative_to(project_dir / "gx" / "uncommitted" / "data_docs").parts[0]
-            aside = project_dir / DAMAGED_FOLDER / "data_docs" / site / relative.with_suffix(".html")
-            aside.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(page, aside)
-        moved.append((result, target, why))
+    moved: list[tuple[str, Path, Path, str]] = []
+    for what, folder in _JSON_STORES.items():
+        store = project_dir / "gx" / folder
+        for file in sorted(store.rglob("*.json")) if store.is_dir() else ():
+            if file.is_symlink() or not file.is_file():
+                continue
+            try:
+                json.loads(file.read_bytes())
+                continue
+            except ValueError as error:
+                why = f"{file.stat().st_size:,} bytes, cut short or not JSON: {str(error).splitlines()[0]}"
+            except OSError:
+                continue
+            relative = file.relative_to(store)
+            target = project_dir / DAMAGED_FOLDER / Path(folder).name / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(file, target)
+            if what == "validation result":
+                _set_aside_pages(project_dir, relative)
+            moved.append((what, file, target, why))
     return moved
+
+
+def _set_aside_pages(project_dir: Path, relative: Path) -> None:
+    """The Data Docs pages of a validation result set aside (a page of a result no longer stored)."""
+    sites = project_dir / "gx" / "uncommitted" / "data_docs"
+    for page in sites.glob(f"*/validations/{relative.with_suffix('.html').as_posix()}"):
+        site = page.relative_to(sites).parts[0]
+        aside = project_dir / DAMAGED_FOLDER / "data_docs" / site / relative.with_suffix(".html")
+        aside.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(page, aside)
 
 
 def check_written_paths(project_dir: Path, checkpoint_name: str) -> None:

@@ -270,9 +270,11 @@ def _repair_project(prepared: PreparedRun, *, out: TextIO) -> None:
               file=out, flush=True)
         file.unlink()
     remove_stale_temporaries(project_dir)
-    for result, target, why in set_aside_damaged_results(project_dir):
-        print(f"Moved the unreadable validation result {result} ({why}; a full disk or a killed run leaves "
-              f"this) to {target}; its release is not in Data Docs until it is run again.", file=out, flush=True)
+    for what, file, target, why in set_aside_damaged_results(project_dir):
+        again = ("its release is not in Data Docs until it is run again" if what == "validation result"
+                 else "this run writes it again")
+        print(f"Moved the unreadable {what} {file} ({why}; a full disk or a killed run leaves this) to "
+              f"{target}; {again}.", file=out, flush=True)
 
 
 def _write_release_tables(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],

@@ -225,3 +225,21 @@ def test_a_result_cut_short_by_a_full_disk_is_set_aside_and_reported(ran, tmp_pa
         json.loads(stored.read_text())  # every stored result readable again
     index = (project / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").read_text()
     assert relative.parent.name not in index  # the index no longer links the lost page
+
+
+@pytest.mark.parametrize("store", ["validation_definitions", "checkpoints"])
+def test_a_stored_definition_cut_short_is_set_aside_and_written_again(ran, tmp_path, capsys, store):
+    import shutil
+
+    from er_expectations.cli.main import main
+
+    root = tmp_path / "copy"
+    shutil.copytree(ran, root, symlinks=True)
+    project = root / "project"
+    file = sorted((project / "gx" / store).glob("*.json"))[0]
+    file.write_bytes(file.read_bytes()[:50])
+    assert main(["run", str(root / "checkpoints" / "toy.yml"), "--no-progress", "--release", "alpha"]) == 0
+    out = capsys.readouterr().out
+    assert f"{file} (50 bytes, cut short" in out and "this run writes it again" in out
+    assert (project / ".er-expectations" / "damaged" / store / file.name).stat().st_size == 50
+    json.loads(file.read_text())  # written again, whole
