@@ -93,6 +93,9 @@ def test_a_dripping_webhook_and_smtp_server_are_given_up_at_their_timeout(tmp_pa
     assert text.count("was not delivered") == 2 and "warning: alert webhook" in text
     assert "warning: alert email" in text and "was not delivered" not in out.getvalue()
     assert out.getvalue().rstrip().splitlines()[-1].startswith("Done in ")
+    for thread in threading.enumerate():  # the deliveries given up end once their server is gone
+        if thread.name.startswith("er-alert-"):
+            thread.join(5)
     assert socket.getdefaulttimeout() is None
 
 

@@ -309,15 +309,15 @@ def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
         print(f"warning: no alert was sent: the message could not be built ({text})", file=err, flush=True)
         return [AlertDelivery(t.kind, t.shown, "failed", text) for t in targets]
 
-    due = []
-    for target in targets:
-        if not should_notify(success=report.success, notify_on=target.options["notify_on"]):
+    due = [t for t in targets if should_notify(success=report.success, notify_on=t.options["notify_on"])]
+    delivered = dict(zip(map(id, due), deliver(due, message, context, result, masker), strict=True))
+    for target in targets:  # reported in the order of the checkpoint file
+        delivery = delivered.get(id(target))
+        if delivery is None:
             deliveries.append(AlertDelivery(target.kind, target.shown, "not needed"))
             print(f"Alert not needed (notify_on: {target.options['notify_on']}, the run "
                   f"{'passed' if report.success else 'failed'}): {target.shown}", file=out, flush=True)
-        else:
-            due.append(target)
-    for target, delivery in zip(due, deliver(due, message, context, result, masker), strict=True):
+            continue
         deliveries.append(delivery)
         if delivery.outcome == "sent":
             print(f"Alert sent: {target.shown}", file=out, flush=True)
