@@ -114,7 +114,7 @@ def ensure_inside(root: str | os.PathLike, path: str | os.PathLike) -> Path:
     base = Path(root).resolve()
     target = Path(path).resolve()
     if target != base and base not in target.parents:
-        link = _first_link(Path(path))
+        link = _first_link(Path(path), base)
         if link is not None:
             raise InputError(
                 f"refusing to write {target}: {link} is a symbolic link to {os.readlink(link)}, outside the "
@@ -128,10 +128,12 @@ def ensure_inside(root: str | os.PathLike, path: str | os.PathLike) -> Path:
     return target
 
 
-def _first_link(path: Path) -> Path | None:
-    """The first symbolic link on the way to ``path`` (from the root), or ``None``."""
+def _first_link(path: Path, base: Path) -> Path | None:
+    """The first symbolic link on the way to ``path`` (from the root) that leads out of ``base``."""
     absolute = path.absolute()
     for part in (*reversed(absolute.parents), absolute):
         if part.is_symlink():
-            return part
+            real = part.resolve()
+            if real != base and base not in real.parents:
+                return part
     return None

@@ -173,18 +173,24 @@ def check_written_paths(project_dir: Path, checkpoint_name: str) -> None:
     is written instead of written through. Every link under the folders the run writes in
     (GX's own included: GX opens them without looking) is checked; links that stay inside pass.
     """
+    seen: set[Path] = set()
+    folders: list[Path] = []
     for name in (*WRITTEN, f"{DATA_FOLDER}/{checkpoint_name}"):
         top = project_dir / name
-        if not (top.exists() or top.is_symlink()):
+        if top.exists() or top.is_symlink():
+            ensure_inside(project_dir, top)
+            folders.append(top)
+    while folders:  # every folder under them, through the links that stay inside, once
+        folder = folders.pop()
+        real = folder.resolve()
+        if real in seen or not folder.is_dir():
             continue
-        ensure_inside(project_dir, top)
-        if top.is_symlink() or not top.is_dir():
-            continue
-        for folder, dirs, files in os.walk(top):  # links are not followed, but checked
-            for entry in (*dirs, *files):
-                path = Path(folder) / entry
-                if path.is_symlink():
-                    ensure_inside(project_dir, path)
+        seen.add(real)
+        for path in folder.iterdir():
+            if path.is_symlink():
+                ensure_inside(project_dir, path)
+            if path.is_dir():
+                folders.append(path)
 
 
 def _check_lock_file(project_dir: Path) -> None:

@@ -243,3 +243,24 @@ def test_a_stored_definition_cut_short_is_set_aside_and_written_again(ran, tmp_p
     assert f"{file} (50 bytes, cut short" in out and "this run writes it again" in out
     assert (project / ".er-expectations" / "damaged" / store / file.name).stat().st_size == 50
     json.loads(file.read_text())  # written again, whole
+
+
+def test_a_link_out_behind_a_link_that_stays_inside_is_found(ran, tmp_path, capsys):
+    import shutil
+
+    from er_expectations.cli.main import main
+
+    root = tmp_path / "copy"
+    shutil.copytree(ran, root, symlinks=True)
+    project = root / "project"
+    shutil.move(project / "gx" / "expectations", project / "elsewhere")
+    os.symlink(project / "elsewhere", project / "gx" / "expectations")  # inside: fine by itself
+    mine = tmp_path / "mine.json"
+    mine.write_text("precious")
+    stored = project / "elsewhere" / "toy_checks.json"
+    stored.unlink()
+    os.symlink(mine, stored)  # ... but it holds a link out
+    assert main(["run", str(root / "checkpoints" / "toy.yml"), "--no-progress", "--release", "alpha"]) == 2
+    err = capsys.readouterr().err
+    assert f"toy_checks.json is a symbolic link to {mine}" in err and "Traceback" not in err
+    assert mine.read_text() == "precious"
