@@ -20,15 +20,21 @@ import pandas as pd
 from er_expectations.analysis.labels import LabelColumns
 from er_expectations.core.errors import InputError
 
-__all__ = ["MEMBERS", "draw_sample", "write_frame"]
+__all__ = ["MAX_DRAWS", "MEMBERS", "draw_sample", "write_frame"]
 
 #: Column of the worksheet listing the members of the drawn record's predicted cluster.
 MEMBERS = "members"
 
 
+#: Most draws :func:`draw_sample` makes: each is a worksheet row someone labels.
+MAX_DRAWS = 100_000
+
+
 def _check_n(n: object) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or int(n) < 1:
         raise InputError(f"n={n!r}: give the number of draws as a whole number ≥ 1")
+    if int(n) > MAX_DRAWS:
+        raise InputError(f"n={n!r}: give at most {MAX_DRAWS:,} draws (each draw is a worksheet row someone labels)")
     return int(n)
 
 

@@ -18,8 +18,10 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from er_expectations.cli.common import (
+    EXIT_CODES,
     EXIT_FAILED,
     EXIT_HISTORY,
     EXIT_INCOMPLETE,
@@ -57,17 +59,36 @@ def _print_issues(issues: Iterable[ConfigIssue], *, what: str) -> None:
 # -- run ---------------------------------------------------------------------------------
 
 
+#: The JSON document ``run --format json`` prints (docs/run-report.md): its schema and version.
+RUN_REPORT_SCHEMA = "er-expectations/run-report"
+RUN_REPORT_VERSION = 1
+
+
+def run_document(report: Any, code: int) -> dict[str, Any]:
+    """The run report as the documented JSON document (docs/run-report.md)."""
+    from er_expectations.core.version import __version__
+
+    return {"schema": RUN_REPORT_SCHEMA, "version": RUN_REPORT_VERSION, "er_expectations": __version__,
+            "exit_code": code, "exit_meaning": EXIT_CODES[code], **report.to_dict(),
+            "elapsed_seconds": round(report.elapsed, 3)}
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    """``run``: validate the releases of a checkpoint file."""
+    """``run``: validate the releases of a checkpoint file.
+
+    ``--format json`` prints the run report as one JSON document on stdout; what the run says
+    along the way (and the summary) goes to stderr then.
+    """
     from er_expectations.config.parameters import load_parameters_file, parse_param_options
     from er_expectations.run.runner import run_checkpoint
 
+    as_json = args.format == "json"
     try:
         parameters = load_parameters_file(args.params) if args.params else {}
         parameters.update(parse_param_options(args.param or []))  # --param wins over the file
         report = run_checkpoint(
             args.checkpoint, releases=args.release, progress=not args.no_progress,
-            lock_timeout=args.lock_timeout, parameters=parameters,
+            lock_timeout=args.lock_timeout, parameters=parameters, out=sys.stderr if as_json else None,
         )
     except ConfigError as error:
         _print_issues(error.issues, what="nothing was run and nothing was written")
@@ -78,6 +99,13 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         if code == EXIT_OK:  # a failed or broken release says more; the message says both
             code = EXIT_HISTORY
+    if as_json:
+        import json
+
+        from er_expectations.cli.common import json_default
+
+        sys.stdout.write(json.dumps(run_document(report, code), indent=2, default=json_default) + "\n")
+        sys.stdout.flush()
     return code
 
 
@@ -378,6 +406,9 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
         help="only these releases (labels such as 2022-06-30, or prediction columns); repeatable",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default), or json: the run report as one JSON document on stdout, the "
+                   "messages on stderr (docs/run-report.md)")
     p.add_argument(
         "--param",
         action="append",

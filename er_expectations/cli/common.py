@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -91,8 +93,28 @@ def fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if isinstance(x, float) else str(x)
 
 
-def check_output(output: str | None) -> None:
-    """``-o`` must name a file in an existing folder (checked before any work is done)."""
+def input_files(args: argparse.Namespace) -> list[str]:
+    """The files a command reads (its positional tables, ``--join`` and ``--checkpoint``)."""
+    files = [getattr(args, name, None) for name in ("file", "labels", "checkpoint")]
+    return [str(f) for f in [*files, *(getattr(args, "join", None) or [])] if f]
+
+
+def _same_file(a: str, b: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): compare the resolved paths
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def check_output(output: str | None, inputs: Sequence[str] = (), *, force: bool = True) -> None:
+    """``-o`` must name a file in an existing folder (checked before any work is done).
+
+    It must not be one of the command's ``inputs`` (compared with symlinks resolved and by
+    inode, so no alias, ``..`` or hard link overwrites an input), and without ``force`` it
+    must not exist yet (a filled-in worksheet is never replaced silently).
+    """
     if not output:
         return
     from pathlib import Path
@@ -102,6 +124,13 @@ def check_output(output: str | None) -> None:
         raise InputError(f"--output {output}: is a folder; give a file name, e.g. {path / 'result.txt'}")
     if not path.parent.is_dir():
         raise InputError(f"--output {output}: the folder {path.parent} does not exist; create it first")
+    for source in inputs:
+        if _same_file(output, source):
+            raise InputError(f"--output {output}: is also an input of the command ({source}); writing it would "
+                             "destroy the input: give another file name")
+    if not force and (path.exists() or path.is_symlink()):
+        raise InputError(f"--output {output}: the file exists (it may hold labels already filled in); give "
+                         "another file name, or add --force to replace it")
 
 
 def emit(text: str, output: str | None) -> None:

@@ -69,13 +69,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
         EXIT_OK,
         check_output,
         emit,
+        input_files,
         json_default,
         load_frame,
         name_arg,
         needed_name_cols,
     )
 
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     if args.checkpoint:
         if args.file:
             raise InputError("give either a record table or --checkpoint, not both")

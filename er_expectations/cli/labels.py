@@ -16,13 +16,28 @@ from er_expectations.core.errors import InputError
 __all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample"]
 
 
-def _check_target(output: str) -> None:
-    """The output names a .parquet/.csv file in an existing folder (checked before any work)."""
-    from er_expectations.cli.common import check_output
+def _check_target(args: argparse.Namespace, *, force: bool = True) -> None:
+    """The output names a .parquet/.csv file in an existing folder, not one of the inputs, and
+    (without ``force``) not an existing file (checked before any work)."""
+    from er_expectations.cli.common import check_output, input_files
     from er_expectations.core.io import file_kind
 
-    check_output(output)
-    file_kind(Path(output))
+    check_output(args.output, input_files(args), force=force)
+    file_kind(Path(args.output))
+
+
+def _draws(value: str) -> int:
+    """``-n``: a whole number of draws from 1 to :data:`MAX_DRAWS` (checked before any work)."""
+    from er_expectations.analysis.sampling import MAX_DRAWS
+
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of draws (e.g. 200)") from None
+    if not 1 <= n <= MAX_DRAWS:
+        raise argparse.ArgumentTypeError(f"{value}: give from 1 to {MAX_DRAWS:,} draws (each draw is a row "
+                                         "someone labels)")
+    return n
 
 
 def _label_columns(items: list[str] | None) -> dict[str, str]:
@@ -44,7 +59,7 @@ def _records(args: argparse.Namespace, needed: list[str]):
 def cmd_sample(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import draw_sample, write_frame
 
-    _check_target(args.output)
+    _check_target(args, force=args.force)
     record_id = args.record_id or args.on
     columns = list(args.columns or [])
     df = _records(args, [record_id, args.prediction, *columns])
@@ -62,7 +77,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.core.io import read_table
 
-    _check_target(args.output)
+    _check_target(args)
     record_id = args.record_id or args.on
     labels = read_table(args.labels)
     df = _records(args, [record_id, args.prediction])
@@ -97,7 +112,9 @@ def add_label_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", help="record table (.parquet or .csv), one row per record")
     _records_args(p)
-    p.add_argument("-n", type=int, required=True, help="number of draws")
+    p.add_argument("-n", type=_draws, required=True, help="number of draws (at most 100,000)")
+    p.add_argument("--force", action="store_true", help="replace the output file if it exists (a worksheet "
+                   "already filled in is lost)")
     p.add_argument("--seed", type=int, required=True, help="random seed (the same seed gives the same draws)")
     p.add_argument("--columns", nargs="+", default=None, metavar="COL",
                    help="record columns to show the labeller (e.g. name, block)")

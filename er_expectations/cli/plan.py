@@ -25,6 +25,7 @@ from er_expectations.cli.common import (
     clean,
     emit,
     fmt,
+    input_files,
     json_default,
     load_frame,
     name_arg,
@@ -72,7 +73,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from er_expectations.analysis.planning import simulate
 
     name = name_arg(args)
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     _check_chart_path(args.chart)
     needed = [args.prediction, args.truth, *needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
     needed += [c for c in (args.group_column, args.baseline) if c]
@@ -146,7 +147,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from er_expectations.analysis.planning import plan_sample_size
 
     name = name_arg(args)
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     _check_chart_path(args.chart)
     target_se = parse_targets(args.target_se, option="--target-se")
     target_width = parse_targets(args.target_width, option="--target-width")

@@ -14,6 +14,7 @@ from er_expectations.cli.common import (
     emit,
     fmt,
     hill_order,
+    input_files,
     json_default,
     load_frame,
     name_arg,
@@ -22,11 +23,25 @@ from er_expectations.cli.common import (
 from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, MAX_N_BOOT, MIN_N_BOOT
 
 
+def _n_boot(value: str) -> int:
+    """``--n-boot``: a whole number up to :data:`~er_expectations.stats.MAX_N_BOOT` (checked before any work)."""
+    from er_expectations.stats import MAX_N_BOOT
+
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of resamples (e.g. 2000)") from None
+    if n > MAX_N_BOOT:
+        raise argparse.ArgumentTypeError(f"{value}: give at most {MAX_N_BOOT:,} bootstrap resamples (the "
+                                         "interval does not get better beyond that; the run would not end)")
+    return n
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     from er_expectations.analysis.release import summarize
 
     name = name_arg(args)
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     df = load_frame(args, [args.cluster, *needed_name_cols(args)] + ([args.record_id] if args.record_id else []))
     s = summarize(df, cluster=args.cluster, name=name, hill_orders=args.hill_orders, record_id=args.record_id)
     if args.format == "json":
@@ -45,7 +60,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from er_expectations.analysis.release import estimate
 
     name = name_arg(args)
-    check_output(args.output)
+    check_output(args.output, input_files(args))
     needed = [args.prediction, args.reference, *needed_name_cols(args)]
     weights: object = args.weights
     if args.weights not in ("cluster_size", "uniform"):
@@ -118,7 +133,7 @@ def add_table_commands(sub: argparse._SubParsersAction) -> None:
                    help="interval (SPEC 6): 'linearization' (estimate ± z·SE, default), 'logit', 'bootstrap' "
                         "(percentile), 'bca', 'studentized' (bootstraps over the draws) or 'recommended' "
                         "(per metric, from the coverage study)")
-    p.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT,
+    p.add_argument("--n-boot", type=_n_boot, default=DEFAULT_N_BOOT,
                    help=f"bootstrap resamples (default {DEFAULT_N_BOOT}, from {MIN_N_BOOT} to {MAX_N_BOOT})")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the bootstrap (default: a fresh one, printed with the result)")

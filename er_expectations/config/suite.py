@@ -153,7 +153,7 @@ def load_suites(
     for base in paths:
         base = Path(base)
         if base.is_dir():
-            files = sorted(p for p in base.iterdir() if p.suffix in _SUFFIXES and p.is_file())
+            files = sorted(p for p in base.iterdir() if p.suffix in _SUFFIXES and not p.is_dir())  # FIFOs reported
         elif base.is_file():
             files = [base]
         else:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +29,7 @@ from ruamel.yaml.reader import ReaderError
 
 from er_expectations.config.errors import IssueCollector
 
-__all__ = ["Node", "compose_file", "compose_text", "describe", "read_yaml"]
+__all__ = ["MAX_FILE_BYTES", "Node", "compose_file", "compose_text", "describe", "read_yaml"]
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -36,6 +38,9 @@ _NODE_LIMIT = 100_000
 #: Lists and mappings nested deeper than this are refused (the files nest a few levels; the
 #: validation that follows walks the tree recursively).
 _DEPTH_LIMIT = 64
+#: Largest configuration file read (about 10,000 expectations): YAML is composed in pure
+#: Python, about a second per 100 kB, so a bigger file is refused before it is read.
+MAX_FILE_BYTES = 1_000_000
 
 NodeKind = Literal["scalar", "sequence", "mapping", "invalid"]
 
@@ -130,8 +135,22 @@ def describe(node: Node) -> str:
 
 
 def compose_file(path: str | Path, issues: IssueCollector) -> Node | None:
-    """Read and compose one YAML file; problems go to ``issues`` and give ``None``."""
+    """Read and compose one YAML file; problems go to ``issues`` and give ``None``.
+
+    Only a regular file of at most :data:`MAX_FILE_BYTES` is opened: a FIFO or a device would
+    block or never end, and a huge file takes minutes to compose.
+    """
     try:
+        info = os.stat(path)
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
+            issues.add(None, f"the file is {info.st_size / 1e6:.1f} MB; configuration files are read up to "
+                       f"{MAX_FILE_BYTES / 1e6:g} MB (about 10,000 expectations)",
+                       "split the suite into several suite files (a checkpoint runs them all)")
+            return None
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            issues.add(None, f"{Path(path).absolute()} is not a regular file (a pipe, socket or device)",
+                       "give the YAML file itself, e.g. checkpoints/<name>.yml or suites/<name>.yml")
+            return None
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         issues.add(None, f"file not found: {Path(path).absolute()}")
@@ -226,18 +245,25 @@ class _Builder:
         self.issues = issues
         self.constructor = _yaml().constructor
         self.in_progress: set[int] = set()
+        self.built: set[int] = set()
+        self.aliases = False  # a node met twice: the file uses aliases (*name)
         self.count = 0
         self.too_deep = False
 
     def build(self, raw: YAMLNode) -> Node:
         line, column = raw.start_mark.line + 1, raw.start_mark.column + 1
         self.count += 1
+        if id(raw) in self.built:
+            self.aliases = True
+        self.built.add(id(raw))
         if self.count > _NODE_LIMIT:
             if self.count == _NODE_LIMIT + 1:
                 self.issues.add(
                     (line, column),
-                    "the document expands to too many values",
-                    "avoid nesting aliases of aliases",
+                    f"the document expands to more than {_NODE_LIMIT:,} values"
+                    + (" through its aliases" if self.aliases else ""),
+                    "avoid nesting aliases of aliases" if self.aliases
+                    else "split the suite into several suite files (a checkpoint runs them all)",
                 )
             return Node("invalid", None, line, column)
         if id(raw) in self.in_progress:

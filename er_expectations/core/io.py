@@ -69,7 +69,11 @@ def table_columns(path: str | os.PathLike, *, format: str | None = None) -> list
     """Column names of a Parquet or CSV file without reading its rows (``format`` overrides the suffix)."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{p}: file not found" if not p.is_dir() else f"{p}: is a folder, not a file")
+        if p.is_dir():
+            raise InputError(f"{p}: is a folder, not a file")
+        if p.exists():  # a FIFO or a device: reading it would block or never end
+            raise InputError(f"{p}: is not a regular file (a pipe, socket or device); give the table file itself")
+        raise InputError(f"{p}: file not found")
     kind = file_kind(p, format)
     try:
         if kind == "parquet":
@@ -251,6 +255,10 @@ def combine_name(df: pd.DataFrame, columns: Sequence[str], *, separator: str = "
     return name.mask(name == "", pd.NA)
 
 
+#: What every temporary file of :func:`atomic_write` carries in its name.
+_MARK = "er-expectations-"
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -261,7 +269,7 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
     """Write a file atomically: a temporary file in the same folder, then ``os.replace``.
 
     Readers see the old file or the new one, never a half-written one, and a run killed while
-    writing leaves at most a hidden ``.<name>.*.tmp`` file. ``str`` is written as UTF-8. The file
+    writing leaves at most a hidden ``.<name>.er-expectations-*.tmp`` file. ``str`` is written as UTF-8. The file
     keeps the mode of the file it replaces, or gets the one a plain ``open()`` would give
     (``mkstemp`` makes it private); the data is flushed to disk before the rename.
     """
@@ -271,7 +279,7 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
         mode = p.stat().st_mode & 0o777
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{_MARK}", suffix=".tmp", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
@@ -284,8 +292,9 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
         raise
 
 
-#: Names of :func:`atomic_write`'s temporary files (``mkstemp`` adds 8 characters).
-_TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+#: Names of :func:`atomic_write`'s temporary files (``mkstemp`` adds 8 characters after the
+#: mark): only they are deleted, never a user's file that merely looks temporary.
+_TEMPORARY = re.compile(rf"^\..+\.{_MARK}[A-Za-z0-9_]{{8}}\.tmp$")
 
 
 def remove_stale_temporaries(folder: str | os.PathLike) -> list[Path]:

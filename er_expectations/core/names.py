@@ -114,8 +114,26 @@ def ensure_inside(root: str | os.PathLike, path: str | os.PathLike) -> Path:
     base = Path(root).resolve()
     target = Path(path).resolve()
     if target != base and base not in target.parents:
+        link = _first_link(Path(path), base)
+        if link is not None:
+            raise InputError(
+                f"refusing to write {target}: {link} is a symbolic link to {os.readlink(link)}, outside the "
+                f"project folder {base}; a run writes only inside its project: replace the link by a folder "
+                "or file of the project (or point project_dir to where the files should go)"
+            )
         raise InputError(
             f"refusing to write {target}: it lies outside the project folder {base}; "
             "check the checkpoint, suite and release names"
         )
     return target
+
+
+def _first_link(path: Path, base: Path) -> Path | None:
+    """The first symbolic link on the way to ``path`` (from the root) that leads out of ``base``."""
+    absolute = path.absolute()
+    for part in (*reversed(absolute.parents), absolute):
+        if part.is_symlink():
+            real = part.resolve()
+            if real != base and base not in real.parents:
+                return part
+    return None

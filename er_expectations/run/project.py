@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from er_expectations.config import (
 from er_expectations.config.errors import did_you_mean, quote_list
 from er_expectations.core.errors import InputError, ProjectBusyError
 from er_expectations.core.io import atomic_write
+from er_expectations.core.names import ensure_inside
+from er_expectations.history import HISTORY_FILE
 from er_expectations.run.alerts.targets import AlertTarget
 from er_expectations.run.baselines import (
     BaselineNeed,
@@ -39,6 +42,10 @@ DATA_FOLDER = "er_data"
 
 #: Lock file of a project (one run at a time, see :func:`project_lock`).
 LOCK_FILE = ".er-expectations.lock"
+
+
+#: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
+CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
 
 
 #: Name of the Parquet asset of every checkpoint datasource.
@@ -79,6 +86,7 @@ def project_lock(project_dir: Path, *, timeout: float | None = None,
         project_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"project_dir: cannot create {project_dir}: {error.strerror or error}") from error
+    _check_lock_file(project_dir)
     lock = FileLock(str(project_dir / LOCK_FILE))
     try:
         lock.acquire(timeout=0)
@@ -100,6 +108,106 @@ def project_lock(project_dir: Path, *, timeout: float | None = None,
         yield
     finally:
         lock.release()
+
+
+#: What a run writes in its project, besides the release tables (``er_data/<checkpoint>``).
+WRITTEN = ("gx", CONFIG_BACKUP.parent.as_posix(), LOCK_FILE, HISTORY_FILE, f"{HISTORY_FILE}-journal",
+           f"{HISTORY_FILE}-wal", f"{HISTORY_FILE}-shm")
+
+
+#: Where a run moves stored files it cannot read (a full disk or a killed run cut them short).
+DAMAGED_FOLDER = CONFIG_BACKUP.parent / "damaged"
+
+
+#: GX's stores of JSON files a run rewrites ("add or update"), by what they hold.
+_JSON_STORES = {"validation result": "uncommitted/validations", "validation definition": "validation_definitions",
+                "GX checkpoint": "checkpoints"}
+
+
+def set_aside_damaged_results(project_dir: Path) -> list[tuple[str, Path, Path, str]]:
+    """Move the JSON files GX left unreadable in its stores (a full disk or a kill cut them
+    short: GX writes them in place) into :data:`DAMAGED_FOLDER`, a validation result with its
+    Data Docs pages; returns (what, file, where it went, why) for each. Nothing is deleted:
+    the run writes its validation definitions and checkpoints again, and a result's release is
+    back in Data Docs when it is run again.
+
+    Call it under the project lock, after :func:`check_written_paths`.
+    """
+    moved: list[tuple[str, Path, Path, str]] = []
+    for what, folder in _JSON_STORES.items():
+        store = project_dir / "gx" / folder
+        for file in sorted(store.rglob("*.json")) if store.is_dir() else ():
+            if file.is_symlink() or not file.is_file():
+                continue
+            try:
+                json.loads(file.read_bytes())
+                continue
+            except ValueError as error:
+                why = f"{file.stat().st_size:,} bytes, cut short or not JSON: {str(error).splitlines()[0]}"
+            except OSError:
+                continue
+            relative = file.relative_to(store)
+            target = project_dir / DAMAGED_FOLDER / Path(folder).name / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(file, target)
+            if what == "validation result":
+                _set_aside_pages(project_dir, relative)
+            moved.append((what, file, target, why))
+    return moved
+
+
+def _set_aside_pages(project_dir: Path, relative: Path) -> None:
+    """The Data Docs pages of a validation result set aside (a page of a result no longer stored)."""
+    sites = project_dir / "gx" / "uncommitted" / "data_docs"
+    for page in sites.glob(f"*/validations/{relative.with_suffix('.html').as_posix()}"):
+        site = page.relative_to(sites).parts[0]
+        aside = project_dir / DAMAGED_FOLDER / "data_docs" / site / relative.with_suffix(".html")
+        aside.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(page, aside)
+
+
+def check_written_paths(project_dir: Path, checkpoint_name: str) -> None:
+    """The one rule for the files a run writes: each lies inside the project with symlinks
+    resolved (:func:`~er_expectations.core.names.ensure_inside`), so a symlinked
+    ``gx/expectations``, ``validations``, ``data_docs`` or history file is refused before anything
+    is written instead of written through. Every link under the folders the run writes in
+    (GX's own included: GX opens them without looking) is checked; links that stay inside pass.
+    """
+    seen: set[Path] = set()
+    folders: list[Path] = []
+    for name in (*WRITTEN, f"{DATA_FOLDER}/{checkpoint_name}"):
+        top = project_dir / name
+        if top.exists() or top.is_symlink():
+            ensure_inside(project_dir, top)
+            folders.append(top)
+    while folders:  # every folder under them, through the links that stay inside, once
+        folder = folders.pop()
+        real = folder.resolve()
+        if real in seen or not folder.is_dir():
+            continue
+        seen.add(real)
+        for path in folder.iterdir():
+            if path.is_symlink():
+                ensure_inside(project_dir, path)
+            if path.is_dir():
+                folders.append(path)
+
+
+def _check_lock_file(project_dir: Path) -> None:
+    """Open (or create) the lock file once: an error here is an error, not another run's lock.
+
+    ``filelock`` takes a lock file it cannot create (``project_dir: /proc/self`` gives ENOENT)
+    for one another process holds, and would wait forever.
+    """
+    path = project_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK, 0o666)
+    except OSError as error:
+        raise InputError(f"project_dir: cannot create the lock file {path}: {error.strerror or error}; "
+                         "point project_dir to a folder of yours on a normal file system") from error
+    os.close(fd)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise InputError(f"project_dir: the lock file {path} is not a regular file; remove it")
 
 
 def check_project(project_dir: Path, site_name: str | None, checkpoint: CheckpointConfig) -> list[Path]:
@@ -207,8 +315,11 @@ def parquet_tables(frames: Iterator[tuple[str, Any]]) -> dict[str, bytes]:
         return {label: future.result() for label, future in started.items()}
 
 
-#: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
-CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
+
+#: Names of the folders in which :func:`open_project` creates a new project (``mkdtemp``).
+_STAGING = re.compile(r"\.er-new-project-[A-Za-z0-9_]{8}")
+
+
 
 
 def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
@@ -230,7 +341,8 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
     config = gx_dir / "great_expectations.yml"
     backup = project_dir / CONFIG_BACKUP
     for stale in project_dir.glob(".er-new-project-*"):  # left by a run killed while creating
-        shutil.rmtree(stale, ignore_errors=True)
+        if _STAGING.fullmatch(stale.name) and stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
     if not gx_dir.exists():
         staging = Path(tempfile.mkdtemp(prefix=".er-new-project-", dir=project_dir))
         try:
@@ -241,16 +353,13 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
     try:
         context = gx.get_context(mode="file", project_root_dir=str(project_dir))
     except Exception as error:  # noqa: BLE001 - GX raises many error types here
-        if not backup.is_file():
-            raise InputError(
-                f"{config}: cannot open the Great Expectations project ({type(error).__name__}: "
-                f"{str(error).splitlines()[0] if str(error) else ''}); repair the file, or delete "
-                f"the folder {gx_dir} to start a new project"
-            ) from error
+        reason = _cut_short(config, backup)
+        if reason is None:  # not what a killed run leaves: the user's edit is kept, and named
+            raise _unreadable_config(config, backup, error) from error
         atomic_write(config, backup.read_bytes())
         if out is not None:
-            print(f"Restored {config}, which an interrupted run left unreadable, from the copy "
-                  f"taken when the project was last opened ({backup}).", file=out, flush=True)
+            print(f"Restored {config} from the copy taken when the project was last opened ({backup}): "
+                  f"{reason}, as a run killed while Great Expectations rewrote it leaves it.", file=out, flush=True)
         try:
             context = gx.get_context(mode="file", project_root_dir=str(project_dir))
         except Exception as again:  # noqa: BLE001
@@ -258,6 +367,59 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
                              f"its copy {backup}: {again}") from again
     keep_config_copy(project_dir)
     return context
+
+
+def _cut_short(config: Path, backup: Path) -> str | None:
+    """How ``config`` looks cut short by a killed writer (empty, the beginning of the copy, or
+    broken on its unfinished last line), or ``None``: then it is not restored from the copy."""
+    if not backup.is_file():
+        return None
+    try:
+        data, copy = config.read_bytes(), backup.read_bytes()
+    except OSError:
+        return None
+    if not data.strip():
+        return "it was empty"
+    if len(data) < len(copy) and copy.startswith(data):
+        return f"it held only the first {len(data):,} of the copy's {len(copy):,} bytes"
+    problem = _yaml_problem(data)
+    if problem is not None and not data.endswith(b"\n") and problem[0] >= data.count(b"\n") + 1:
+        return f"its last line was unfinished ({problem[2]} at line {problem[0]})"
+    return None
+
+
+def _yaml_problem(data: bytes) -> tuple[int, int, str] | None:
+    """Line, column (1-based) and wording of the YAML error in ``data``, or ``None``."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    from er_expectations.config.yamlnodes import read_yaml
+
+    try:
+        read_yaml(data.decode("utf-8", errors="replace"))
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+        return line, column, str(error.problem or error.context or "invalid YAML")
+    except YAMLError as error:
+        return 0, 0, str(error).splitlines()[0] if str(error) else "invalid YAML"
+    return None
+
+
+def _unreadable_config(config: Path, backup: Path, error: BaseException) -> InputError:
+    """The error for a project configuration GX cannot open and that is not cut short."""
+    try:
+        problem = _yaml_problem(config.read_bytes())
+    except OSError:
+        problem = None
+    if problem is not None and problem[0]:
+        where = (f"{config}:{problem[0]}:{problem[1]}: cannot open the Great Expectations project: invalid "
+                 f"YAML ({problem[2]})")
+    else:
+        first = str(error).splitlines()[0] if str(error) else ""
+        where = f"{config}: cannot open the Great Expectations project ({type(error).__name__}: {first})"
+    fix = (f"; fix the file, or go back to the copy taken when the project was last opened: cp {backup} {config}"
+           if backup.is_file() else f"; repair the file, or delete the folder {config.parent} to start a new project")
+    return InputError(where + fix)
 
 
 def keep_config_copy(project_dir: Path) -> None:
@@ -528,6 +690,20 @@ class Project:
                 if problem is not None:
                     raise InputError(f"{folder}: the folder cannot be written ({problem}); the run writes its "
                                      "results and Data Docs there: make it writable, nothing was validated")
+
+    def check_site(self) -> None:
+        """The Data Docs site of the run lies inside the project (symlinks resolved), like every
+        file the run writes; a site GX cannot place on the local disk is left to GX."""
+        site = self.prepared.site_name
+        if site is None:
+            return
+        from er_expectations.gx.data_docs import local_site_dir
+
+        try:
+            folder = Path(local_site_dir(self.ctx, site))
+        except LookupError:
+            return
+        ensure_inside(self.prepared.checkpoint.project_dir, folder)
 
     def build_docs(self, site: str, results: list[Any], pending: Mapping[str, Any] | None = None) -> Path:
         """One Data Docs build for the run's ``results`` (``pending``: charts drawn elsewhere, by

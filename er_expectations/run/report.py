@@ -220,5 +220,9 @@ def print_summary(report: RunReport, out: TextIO) -> None:
         print(f"Data Docs: {report.data_docs_index}", file=out)
     else:
         results = report.project_dir / "gx" / "uncommitted" / "validations"
-        print(f"Validation results: {results.resolve()}", file=out)
+        print(f"Validation results: {results.resolve()}", file=out, flush=True)
+
+
+def print_done(report: RunReport, out: TextIO) -> None:
+    """The run's last line, after the alerts."""
     print(f"Done in {report.elapsed:.1f} s.", file=out, flush=True)

@@ -58,13 +58,15 @@ from er_expectations.run.project import (
     Project,
     check_project,
     check_project_dir,
+    check_written_paths,
     keep_config_copy,
     open_project,
     parquet_tables,
     project_lock,
+    set_aside_damaged_results,
 )
 from er_expectations.run.provenance import release_provenance, run_provenance
-from er_expectations.run.report import ReleaseOutcome, RunReport, print_summary
+from er_expectations.run.report import ReleaseOutcome, RunReport, print_done, print_summary
 from er_expectations.run.sources import EngineReleases
 
 __all__ = [
@@ -158,13 +160,15 @@ def run_checkpoint(
     out: TextIO | None = None,
     lock_timeout: float | None = None,
     parameters: Mapping[str, Any] | None = None,
+    err: TextIO | None = None,
 ) -> RunReport:
     """Validate the releases of a checkpoint file with Great Expectations.
 
     ``releases`` picks releases by label (``2022-06-30``) or column/key; ``None`` runs
     those of the checkpoint. ``progress`` shows a progress bar over releases on stderr
     (only on a terminal). A summary table and the path of the Data Docs index are printed
-    to ``out`` (default ``sys.stdout``). Raises :class:`ConfigError` or :class:`InputError`
+    to ``out`` (default ``sys.stdout``), warnings (alerts not delivered) to ``err`` (default
+    ``sys.stderr``). Raises :class:`ConfigError` or :class:`InputError`
     before anything is written when the configuration or the data is bad.
 
     Runs on one project are serialised by a lock file in the project folder
@@ -177,6 +181,7 @@ def run_checkpoint(
     is written.
     """
     out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     started = time.perf_counter()
 
     # (a) configuration, (b) releases, project guard, tables: nothing written yet
@@ -207,8 +212,8 @@ def run_checkpoint(
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
         try:
-            return _run_locked(prepared, selected, names, tables, progress=progress, out=out, started=started,
-                               parameters=expectation_parameters)
+            return _run_locked(prepared, selected, names, tables, progress=progress, out=out, err=err,
+                               started=started, parameters=expectation_parameters)
         except OSError as error:
             if error.filename is not None:  # the message names the file already
                 raise
@@ -248,7 +253,7 @@ def _check_gx_names(checkpoint: str, selected: Sequence[Any], names: Mapping[str
 
 
 def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
-                tables: dict[str, Any], *, progress: bool, out: TextIO, started: float,
+                tables: dict[str, Any], *, progress: bool, out: TextIO, err: TextIO, started: float,
                 parameters: Mapping[str, Any]) -> RunReport:
     """Phase 1 checks of the existing project and phase 2, under the project's lock.
 
@@ -258,6 +263,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     (e) Data Docs, then the summary and, last, the alerts.
     """
     checkpoint = prepared.checkpoint
+    check_written_paths(checkpoint.project_dir, checkpoint.name)  # nothing written through a link
     _repair_project(prepared, out=out)
     engine = prepared.data.engine if isinstance(prepared.data, EngineReleases) else "pandas"
     folder = _write_release_tables(prepared, selected, names, tables, engine=engine)
@@ -272,6 +278,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     )
     project = Project(prepared, checkpoint.project_dir, folder, out=out)
     project.check_writable(prepared.site_name)
+    project.check_site()
     run_time = datetime.now(UTC)
     report = RunReport(
         checkpoint=checkpoint.name,
@@ -300,7 +307,9 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         from er_expectations.run.alerts.actions import send_alerts
 
         report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
-                                    combined, out=out)
+                                    combined, out=out, err=err)
+        report.elapsed = time.perf_counter() - started
+    print_done(report, out)
     return report
 
 
@@ -324,6 +333,11 @@ def _repair_project(prepared: PreparedRun, *, out: TextIO) -> None:
               file=out, flush=True)
         file.unlink()
     remove_stale_temporaries(project_dir)
+    for what, file, target, why in set_aside_damaged_results(project_dir):
+        again = ("its release is not in Data Docs until it is run again" if what == "validation result"
+                 else "this run writes it again")
+        print(f"Moved the unreadable {what} {file} ({why}; a full disk or a killed run leaves this) to "
+              f"{target}; {again}.", file=out, flush=True)
 
 
 def _write_release_tables(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],

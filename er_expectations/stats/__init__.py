@@ -8,6 +8,7 @@ runs on those small tables.
 from er_expectations.stats.estimator import (
     CI_METHODS,
     DEFAULT_N_BOOT,
+    MAX_N_BOOT,
     RatioEstimate,
     check_ci_level,
     check_ci_method,
@@ -50,6 +51,7 @@ from er_expectations.stats.summary import (
 __all__ = [
     "CI_METHODS",
     "DEFAULT_N_BOOT",
+    "MAX_N_BOOT",
     "BenchmarkSample",
     "ClusterErrors",
     "ClusteringTable",

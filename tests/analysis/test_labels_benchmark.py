@@ -312,3 +312,17 @@ def test_cli_benchmark_failures_write_nothing(tmp_path):
     r = cli("sample", DATA / "predictions.parquet", "-p", RELEASE, "-n", 5, "--seed", 1, "-o", tmp_path / "w.xlsx")
     assert r.returncode == 2 and "unknown file type" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet"]
+
+
+def test_draw_sample_bounds_the_draws_before_any_work():
+    """Issue 18 item 15: 1e9 draws from 36 records would never end; refused at once."""
+    import time
+
+    from er_expectations.analysis.sampling import MAX_DRAWS, draw_sample
+
+    frame = pd.DataFrame({"rid": [f"r{i}" for i in range(36)], "pred": [i // 4 for i in range(36)]})
+    started = time.monotonic()
+    with pytest.raises(InputError, match="at most 100,000 draws"):
+        draw_sample(frame, "pred", 10**9, seed=1, record_id="rid")
+    assert time.monotonic() - started < 2
+    assert len(draw_sample(frame, "pred", MAX_DRAWS, seed=1, record_id="rid")) == MAX_DRAWS

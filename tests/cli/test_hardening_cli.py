@@ -361,7 +361,7 @@ def test_a_run_heals_what_a_killed_run_left_behind(tmp_path, capsys):
     site = gx_dir / "uncommitted" / "data_docs" / "local_site"
     pages = sorted((site / "validations").rglob("*.html"))
     pages[0].unlink()  # killed after storing a result, before building its page
-    stale = site / ".index.html.abcd_123.tmp"
+    stale = site / ".index.html.er-expectations-abcd_123.tmp"
     stale.write_text("half")
     other = tmp_path / "project" / "notes.tmp"  # not one of ours: kept
     other.write_text("mine")
@@ -489,8 +489,8 @@ def test_a_new_project_appears_whole(tmp_path, capsys):
     path = make_toy(tmp_path)
     project = tmp_path / "project"
     project.mkdir()
-    (project / ".er-new-project-x1").mkdir()  # left by a run killed while creating the project
-    (project / ".er-new-project-x1" / "gx").mkdir()
+    (project / ".er-new-project-x1abcdef").mkdir()  # left by a run killed while creating the project
+    (project / ".er-new-project-x1abcdef" / "gx").mkdir()
     assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 0
     assert not list(project.glob(".er-new-project-*"))
     assert (project / "gx" / "great_expectations.yml").is_file()

@@ -378,11 +378,11 @@ def test_unreachable_targets_warn_and_keep_results_and_exit_code(tmp_path, http_
     out, err = capsys.readouterr()
     assert code == 1  # beta failed its critical check: the alerts do not change the exit code
     assert elapsed < 30
-    assert "warning: alert slack (${ERX_SLACK} = " in out and "HTTP 500" in out
-    assert f"warning: alert microsoft_teams (${{ERX_TEAMS}} = http://127.0.0.1:{closed}/***)" in out
-    assert "connection refused" in out
-    assert "warning: alert webhook (${ERX_HOOK} = " in out and "no answer within 1 s" in out
-    assert "warning: alert email (127.0.0.1:" in out and "550" in out
+    assert "warning: alert slack (${ERX_SLACK} = " in err and "HTTP 500" in err  # warnings: on stderr
+    assert f"warning: alert microsoft_teams (${{ERX_TEAMS}} = http://127.0.0.1:{closed}/***)" in err
+    assert "connection refused" in err
+    assert "warning: alert webhook (${ERX_HOOK} = " in err and "no answer within 1 s" in err
+    assert "warning: alert email (127.0.0.1:" in err and "550" in err
     assert mailbox.messages == []
     for token in ("SLACKSECRET500", "TEAMSSECRETREFUSED", "HOOKSECRETSLOW", "HOOKTOKEN"):
         assert token not in out + err
@@ -398,7 +398,7 @@ def test_smtp_server_down_is_a_warning(tmp_path):
                    "security: none, sender: a@example.org, receivers: [b@example.org]}\n")
         path = make_project(tmp_path, actions)
         out = io.StringIO()
-        report = run_checkpoint(path, progress=False, out=out)
+        report = run_checkpoint(path, progress=False, out=out, err=out)
     assert [a.outcome for a in report.alerts] == ["failed"]
     assert "warning: alert email (127.0.0.1:" in out.getvalue()
     assert report.data_docs_index is not None and report.data_docs_index.is_file()
@@ -428,7 +428,7 @@ def test_smtp_server_that_never_answers_times_out(tmp_path):
         path = make_project(tmp_path, actions)
         out = io.StringIO()
         started = time.perf_counter()
-        report = run_checkpoint(path, progress=False, out=out)
+        report = run_checkpoint(path, progress=False, out=out, err=out)
         elapsed = time.perf_counter() - started
     assert [a.outcome for a in report.alerts] == ["failed"]
     assert "no answer within 1 s" in out.getvalue()

@@ -170,6 +170,8 @@ def _number(field: Any, value: Any, kind: type) -> float | int:
     if math.isnan(value):
         raise ParameterError(f"expected {what}, got nan", expected=what, hint=example)
     if kind is int and not isinstance(value, numbers.Integral):
+        if math.isfinite(value) and float(value).is_integer():  # 1e8: beyond the bound says more
+            _check_bounds(field.field_info, value)
         raise ParameterError(f"expected an integer, got {value!r}", expected=what, hint=example)
     if math.isinf(value) and not allow_inf:
         raise ParameterError(f"expected a finite number, got {format_number(value)}", expected="a finite number",

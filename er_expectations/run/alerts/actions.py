@@ -30,6 +30,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import sys
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Dict, Literal, TextIO, Union  # noqa: UP035 - GX's pydantic v1 models
@@ -63,6 +66,7 @@ __all__ = [
     "ErSlackAction",
     "ErTeamsAction",
     "ErWebhookAction",
+    "deliver",
     "send_alerts",
 ]
 
@@ -120,12 +124,23 @@ class ErTeamsAction(MicrosoftTeamsNotificationAction):
 
 
 class _Captured(logging.Handler):
+    """The records logged by one thread (alerts are delivered in parallel)."""
+
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.records: list[logging.LogRecord] = []
+        self.thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
+        if record.thread == self.thread:
+            self.records.append(record)
+
+
+#: Shared state of the process that parallel deliveries change: GX's logger and the default
+#: socket timeout (GX's SMTP code sets none). Changed on the first entry, restored on the last.
+_SHARED = threading.Lock()
+_users = {"log": 0, "timeout": 0}
+_saved: dict[str, Any] = {}
 
 
 @contextlib.contextmanager
@@ -134,14 +149,39 @@ def _gx_log() -> Iterator[_Captured]:
     reports failures only there."""
     logger = logging.getLogger(_GX_ACTIONS_LOGGER)
     handler = _Captured()
-    propagate = logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
+    with _SHARED:
+        if _users["log"] == 0:
+            _saved["propagate"] = logger.propagate
+            logger.propagate = False
+        _users["log"] += 1
+        logger.addHandler(handler)
     try:
         yield handler
     finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
+        with _SHARED:
+            logger.removeHandler(handler)
+            _users["log"] -= 1
+            if _users["log"] == 0:
+                logger.propagate = _saved.pop("propagate")
+
+
+@contextlib.contextmanager
+def _socket_timeout(seconds: float) -> Iterator[None]:
+    """The default socket timeout at least ``seconds`` while GX's SMTP code runs (restored after
+    the last delivery that needs it). The wall-clock limit of each delivery is :func:`deliver`'s."""
+    with _SHARED:
+        if _users["timeout"] == 0:
+            _saved["timeout"] = socket.getdefaulttimeout()
+        _users["timeout"] += 1
+        current = socket.getdefaulttimeout()
+        socket.setdefaulttimeout(seconds if current is None else max(current, seconds))
+    try:
+        yield
+    finally:
+        with _SHARED:
+            _users["timeout"] -= 1
+            if _users["timeout"] == 0:
+                socket.setdefaulttimeout(_saved.pop("timeout"))
 
 
 class ErEmailAction(EmailAction):
@@ -155,14 +195,9 @@ class ErEmailAction(EmailAction):
     timeout: float = 10.0
 
     def _send_email(self, title: str, html: str, receiver_emails_list: list[str]) -> str:
-        previous = socket.getdefaulttimeout()
-        socket.setdefaulttimeout(self.timeout)
-        try:
-            with _gx_log() as captured:
-                result = super()._send_email(title=title, html=html,
-                                             receiver_emails_list=receiver_emails_list)
-        finally:
-            socket.setdefaulttimeout(previous)
+        with _socket_timeout(self.timeout), _gx_log() as captured:
+            result = super()._send_email(title=title, html=html,
+                                         receiver_emails_list=receiver_emails_list)
         errors = [r.getMessage() for r in captured.records if r.levelno >= logging.ERROR]
         if result != "success" or errors:
             reason = "; ".join(errors) or "the SMTP server did not accept the message"
@@ -246,14 +281,16 @@ def _stored_results(context: Any, labels_by_result: Mapping[Any, str]) -> dict[A
 
 def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
                 labels_by_result: Mapping[Any, str], checkpoint: Any, *,
-                out: TextIO) -> list[AlertDelivery]:
+                out: TextIO, err: TextIO | None = None) -> list[AlertDelivery]:
     """Send every alert of a finished run, once, and print what happened to ``out``.
 
     ``labels_by_result`` maps the run's validation result identifiers to release labels;
     ``checkpoint`` is the stored GX checkpoint over all the run's releases (named in the
     aggregated ``CheckpointResult``). Never raises for a target that fails: it prints a
-    warning naming the target (secrets masked) and records it in the returned list.
+    warning naming the target (secrets masked) to ``err`` (default ``sys.stderr``) and records
+    it in the returned list. The targets are sent to at once (:func:`deliver`).
     """
+    err = sys.stderr if err is None else err
     from great_expectations.checkpoint.checkpoint import CheckpointResult
     from great_expectations.core.run_identifier import RunIdentifier
 
@@ -271,31 +308,73 @@ def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
             run_results=stored, checkpoint_config=checkpoint, success=report.success)
     except Exception as error:  # noqa: BLE001 - an alert never costs the run its results
         text = masker(f"{type(error).__name__}: {error}")
-        print(f"warning: no alert was sent: the message could not be built ({text})", file=out, flush=True)
+        print(f"warning: no alert was sent: the message could not be built ({text})", file=err, flush=True)
         return [AlertDelivery(t.kind, t.shown, "failed", text) for t in targets]
 
     checks = [e for release in report.releases for e in release.expectations]
-    failed = {e.severity for e in checks if not e.success and not e.error}
+    failed = {e.severity for e in checks if e.status == "failed"}
     errors = any(e.error for e in checks)
-    for target in targets:
-        if not wants_notification(target.options["notify_on"], success=report.success, errors=errors,
-                                  failed_severities=failed):
+    due = [t for t in targets if wants_notification(t.options["notify_on"], success=report.success, errors=errors,
+                                                    failed_severities=failed)]
+    delivered = dict(zip(map(id, due), deliver(due, message, context, result, masker), strict=True))
+    for target in targets:  # reported in the order of the checkpoint file
+        delivery = delivered.get(id(target))
+        if delivery is None:
             deliveries.append(AlertDelivery(target.kind, target.shown, "not needed"))
             print(f"Alert not needed (notify_on: {target.options['notify_on']}, the run "
                   f"{'passed' if report.success else 'failed'}): {target.shown}", file=out, flush=True)
             continue
+        deliveries.append(delivery)
+        if delivery.outcome == "sent":
+            print(f"Alert sent: {target.shown}", file=out, flush=True)
+        else:
+            print(f"warning: alert {target.shown} was not delivered: {delivery.error}. The validation "
+                  "results and Data Docs are saved; the exit code is that of the validation.",
+                  file=err, flush=True)
+    return deliveries
+
+
+#: Seconds a delivery gets past its ``timeout`` so that a read that timed out reports itself.
+_GRACE = 0.5
+
+
+def deliver(targets: Sequence[AlertTarget], message: AlertMessage, context: Any, result: Any,
+            masker: Masker) -> list[AlertDelivery]:
+    """Send ``result`` to every target at once, each within its ``timeout`` in wall-clock time.
+
+    A target's ``timeout`` bounds its whole delivery, not each read: a server that answers one
+    byte a second is given up when the time is over (half a second later, so that a plain read
+    timeout reports itself; its thread is left to end on its own; it
+    holds nothing of the run). All targets run in parallel, so the alerts take at most the
+    longest ``timeout``. Returns one :class:`AlertDelivery` per target, in order.
+    """
+    boxes: list[dict[str, Any]] = [{} for _ in targets]
+
+    def send(target: AlertTarget, box: dict[str, Any]) -> None:
         try:
             action = _gx_action(target, message)
             action._data_context = context
             action.run(checkpoint_result=result)
+            box["outcome"] = "sent"
         except Exception as error:  # noqa: BLE001 - any failure of a target is a warning
-            reason = str(error) if isinstance(error, AlertDeliveryError) else f"{type(error).__name__}: {error}"
-            reason = masker(reason)
-            deliveries.append(AlertDelivery(target.kind, target.shown, "failed", reason))
-            print(f"warning: alert {target.shown} was not delivered: {reason}. The validation "
-                  "results and Data Docs are saved; the exit code is that of the validation.",
-                  file=out, flush=True)
-            continue
-        deliveries.append(AlertDelivery(target.kind, target.shown, "sent"))
-        print(f"Alert sent: {target.shown}", file=out, flush=True)
+            box["error"] = str(error) if isinstance(error, AlertDeliveryError) else f"{type(error).__name__}: {error}"
+
+    started = time.monotonic()
+    threads = []
+    for index, (target, box) in enumerate(zip(targets, boxes, strict=True)):
+        thread = threading.Thread(target=send, args=(target, box), name=f"er-alert-{index}", daemon=True)
+        thread.start()
+        threads.append(thread)
+    deliveries = []
+    for target, box, thread in zip(targets, boxes, threads, strict=True):
+        limit = float(target.options["timeout"])
+        thread.join(max(0.0, started + limit + _GRACE - time.monotonic()))
+        if thread.is_alive():
+            deliveries.append(AlertDelivery(target.kind, target.shown, "failed",
+                                            f"not delivered within {limit:g} s (the server answers too slowly)"))
+        elif box.get("outcome") == "sent":
+            deliveries.append(AlertDelivery(target.kind, target.shown, "sent"))
+        else:
+            deliveries.append(AlertDelivery(target.kind, target.shown, "failed",
+                                            masker(str(box.get("error") or "unknown error"))))
     return deliveries

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
@@ -117,6 +117,8 @@ class AlertMessage:
             return None
         return (f"{self.skipped_checks} check{'s were' if self.skipped_checks != 1 else ' was'} skipped (not "
                 "evaluated, not counted as passed): see the run report or Data Docs for the reasons")
+    #: The project folder: local paths are shown relative to it in a webhook's JSON (not sent).
+    project_dir: str | None = field(default=None, compare=False)
 
     @property
     def title(self) -> str:
@@ -173,14 +175,41 @@ class AlertMessage:
         return "\n".join(out)
 
     def to_json(self) -> dict[str, Any]:
-        """The generic webhook's body (JSON-safe: no NaN, no infinity)."""
+        """The generic webhook's body (docs/run-report.md): JSON-safe (no NaN,
+        no infinity), with no local absolute path: a page or folder on this machine is given
+        relative to the project folder (a web address under ``base_url`` as it is)."""
+        safe = replace(self, data_docs=self._shared(self.data_docs), results_folder=self._shared(self.results_folder),
+                       releases=tuple(replace(r, pages=tuple(p for p in map(self._shared, r.pages) if p))
+                                      for r in self.releases))
         body = {
+            "schema": WEBHOOK_SCHEMA,
+            "version": WEBHOOK_VERSION,
             "source": "er-expectations",
-            "title": self.title,
-            **asdict(self),
-            "text": self.text(),
+            "title": safe.title,
+            **{k: v for k, v in asdict(safe).items() if k != "project_dir"},
+            "text": safe.text(),
         }
         return _json_safe(body)
+
+    def _shared(self, location: str | None) -> str | None:
+        """``location`` as a webhook may carry it: a web address, or a path relative to the project."""
+        if location is None or _is_web(location):
+            return location
+        text = str(location)
+        path = Path(url2pathname(urlsplit(text).path)) if text.startswith("file:") else Path(text)
+        if not path.is_absolute():
+            return path.as_posix()
+        if self.project_dir is not None:
+            try:
+                return path.resolve().relative_to(Path(self.project_dir).resolve()).as_posix()
+            except ValueError:
+                pass
+        return None  # a place on this machine outside the project: not sent
+
+
+#: The webhook's JSON document (docs/run-report.md): its schema name and version.
+WEBHOOK_SCHEMA = "er-expectations/alert"
+WEBHOOK_VERSION = 1
 
 
 # -- from the run -------------------------------------------------------------------------------
@@ -358,7 +387,7 @@ def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
         warning_releases=tuple(warning_only),
         skipped_checks=sum(len(r.skipped) for r in report.releases),
         data_docs=_link(report.data_docs_index, site, base_url),
-        results_folder=str(results_folder.resolve()),
+        results_folder=str(results_folder.resolve()), project_dir=str(report.project_dir),
     )
 
 
