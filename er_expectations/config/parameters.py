@@ -12,14 +12,13 @@ value gets), each at the place it was written.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from er_expectations.config.errors import ConfigIssue, IssueCollector, did_you_mean, quote_list
-from er_expectations.config.suite import SuiteConfig
+from er_expectations.config.suite import PARAMETER_NAME, SuiteConfig
 from er_expectations.config.yamlnodes import Node, compose_file, compose_text
 
 __all__ = [
@@ -32,8 +31,6 @@ __all__ = [
     "parse_param_options",
 ]
 
-#: A suite parameter's name: a letter or ``_``, then letters, digits and ``_``.
-PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ hint about how to write it in YAML.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -458,11 +459,13 @@ def _plain_kwargs(pairs: Mapping[str, _Pair], unusable: set[str], issues: IssueC
     return kwargs
 
 
+#: A suite parameter's name: a letter or ``_``, then letters, digits and ``_``.
+PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _suite_parameter_problem(key: str, node: Node, model: type | None) -> tuple[str, str | None] | None:
     """Why ``{$PARAMETER: name}`` cannot stand for parameter ``key``, or ``None`` when it can
     (GX fills it in from the run's values: ``run --param`` / ``--params``)."""
-    from er_expectations.config.parameters import PARAMETER_NAME
-
     field = model.parameter_fields().get(key) if model is not None else None  # type: ignore[attr-defined]
     if field is not None and not _takes_suite_parameter(field):
         return ("takes no suite parameter (only numeric thresholds and levels do)", "write the value itself")
