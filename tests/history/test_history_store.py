@@ -38,16 +38,6 @@ from er_expectations.history.schema import METADATA, VERSION_TABLE
 SECRET = "Pa55:w@rd/with'quote"  # a password with URL-special characters
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def url(request, tmp_path):
-    """A store URL with nothing in it yet."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'history.sqlite'}"
-        return
-    with postgres_schema_url() as url:
-        yield url
-
-
 def result(value=1.0, *, suite="s", kind="expect_average_cluster_size_to_be_between", success=True, **extra):
     kwargs = extra.pop("kwargs", {"prediction_column": "p", "min_value": 1.0})
     return ResultRecord(suite=suite, expectation_type=kind, kwargs=kwargs, label=extra.pop("label", "avg"),

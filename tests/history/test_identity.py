@@ -11,21 +11,11 @@ import json
 
 import pytest
 import sqlalchemy as sa
-from support.historytools import postgres_schema_url
 
 from er_expectations.history import HistoryError, HistoryStore, ReleaseRun, ResultRecord
 from er_expectations.history.store import identifying_kwargs, kwargs_key
 
 CHANGE = "expect_statistic_change_to_be_below"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'history.sqlite'}"
-        return
-    with postgres_schema_url() as url:
-        yield url
 
 
 def change(value: float, **kwargs) -> ResultRecord:
