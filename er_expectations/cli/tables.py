@@ -32,8 +32,9 @@ def _n_boot(value: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of resamples (e.g. 2000)") from None
     if n > MAX_N_BOOT:
-        raise argparse.ArgumentTypeError(f"{value}: give at most {MAX_N_BOOT:,} bootstrap resamples (the "
-                                         "interval does not get better beyond that; the run would not end)")
+        raise argparse.ArgumentTypeError(f"n_boot={value} is too large: give at most {MAX_N_BOOT:,} bootstrap "
+                                         "resamples (the interval does not get better beyond that; the run "
+                                         "would not end)")
     return n
 
 

@@ -129,7 +129,7 @@ class _DriftExpectation(SkippableExpectation):
     name_column: str | None = pydantic.Field(
         None, description="Column with the record's name: shown for the example clusters of a failed check's "
         "release diff (and, for homonymy_rate and name_variation_rate, the names they count).", column="batch")
-    min_overlap: float = pydantic.Field(
+    min_overlap: float | SuiteParameterDict = pydantic.Field(
         DEFAULT_MIN_OVERLAP, gt=0.0, description="Fewest records present in both releases for the check to be "
         "evaluated (SPEC 13): below 1, a share of the larger release's records (default 0.5: half of them); "
         "1 or more, a number of records. Below it the check is skipped, not passed: a comparison on a few "
@@ -140,7 +140,7 @@ class _DriftExpectation(SkippableExpectation):
 
     @pydantic.validator("min_overlap")
     def _check_overlap(cls, value):
-        if value >= 1.0 and not float(value).is_integer():
+        if isinstance(value, int | float) and value >= 1.0 and not float(value).is_integer():
             raise ParameterError(f"a count of records must be a whole number, got {value!r}", at="min_overlap",
                                  hint="write a share below 1 (0.5 = half of the larger release) or a whole "
                                  "number of records (e.g. 1000)")

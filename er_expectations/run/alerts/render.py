@@ -252,12 +252,14 @@ def expected_sentence(config: Any) -> str:
     from great_expectations.expectations.registry import get_expectation_impl
 
     from er_expectations.gx.data_docs import plain_text
+    from er_expectations.gx.render import without_severity_badge
 
     try:
         impl = get_expectation_impl(config.type)
         blocks = impl._prescriptive_renderer(configuration=config)  # GX's legacy prescriptive view
         if not isinstance(blocks, list):
             blocks = [blocks]
+        blocks = without_severity_badge(blocks)  # the alert line states the severity already
         text = " ".join(t for t in (plain_text(b) for b in blocks) if t)
     except Exception:  # noqa: BLE001 - a renderer that fails must not stop the alert
         text = ""
