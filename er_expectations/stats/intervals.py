@@ -337,9 +337,19 @@ def mover_interval(difference: np.ndarray | float, lower_a: np.ndarray | float, 
     above_a = np.asarray(upper_a, dtype=np.float64) - np.asarray(estimate_a, dtype=np.float64)
     below_b = np.asarray(estimate_b, dtype=np.float64) - np.asarray(lower_b, dtype=np.float64)
     above_b = np.asarray(upper_b, dtype=np.float64) - np.asarray(estimate_b, dtype=np.float64)
-    down = below_a**2 + above_b**2 - 2.0 * r * below_a * above_b
-    up = above_a**2 + below_b**2 - 2.0 * r * above_a * below_b
-    return d - np.sqrt(np.maximum(down, 0.0)), d + np.sqrt(np.maximum(up, 0.0))
+    return d - _half_width(below_a, above_b, r), d + _half_width(above_a, below_b, r)
+
+
+#: A recovered variance this small against its terms is rounding, not spread: 0 (the square
+#: root would turn ~1e-16 of cancellation into a half-width of ~1e-8, e.g. r = 1, equal sides).
+_VARIANCE_ROUNDING = 1e-12
+
+
+def _half_width(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """√(x² + y² − 2r·x·y), with cancellation below :data:`_VARIANCE_ROUNDING` of x² + y² as 0."""
+    scale = x**2 + y**2
+    variance = scale - 2.0 * r * x * y
+    return np.sqrt(np.where(variance <= _VARIANCE_ROUNDING * scale, 0.0, variance))
 
 
 def mover_p_value(limits: Callable[[float], tuple[float, float]], *, iterations: int = 48) -> float:

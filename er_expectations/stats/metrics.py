@@ -597,7 +597,9 @@ def with_interval_method(results: dict[str, RatioEstimate], values: Mapping[str,
         return {mid: with_logit(METRICS[mid], res, ci_level=ci_level) for mid, res in results.items()}
     if method not in BOOTSTRAP_METHODS or method == "bootstrap":
         raise ValueError(f"with_interval_method: {method!r} is not 'logit', 'bca' or 'studentized'")
-    assert seed is not None
+    if seed is None:
+        raise ValueError(f"with_interval_method: method {method!r} resamples the draws and needs a seed; "
+                         "pass the seed the caller resolved (resolve_seed)")
     reps, ses = metric_replicates(values, draws, tuple(results), beta=beta, bias_adjust=bias_adjust, n_boot=n_boot,
                                   seed=seed, order=order, with_se=method == "studentized")
     return {mid: apply_method(METRICS[mid], res, method, reps[mid], None if ses is None else ses[mid], draws,
@@ -630,14 +632,12 @@ def estimate_methods(sample: BenchmarkSample, metrics: tuple[str, ...] | list[st
     lin = estimate_metrics(sample, metrics, beta=beta, ci_level=level, bias_adjust=bias_adjust, domain=domain)
     needed = concrete_methods(wanted, tuple(lin))
     boot_methods = [m for m in needed if m in BOOTSTRAP_METHODS]
-    if boot_methods:
-        n_boot = check_n_boot(n_boot)
-        seed = resolve_seed(seed)
     out: dict[str, dict[str, RatioEstimate]] = {"linearization": lin}
     if "logit" in needed:
         out["logit"] = {mid: with_logit(METRICS[mid], res, ci_level=level) for mid, res in lin.items()}
     if boot_methods:
-        assert seed is not None
+        n_boot = check_n_boot(n_boot)
+        seed = resolve_seed(seed)  # an int from here on: every bootstrap method shares these resamples
         errors = cluster_errors(sample)
         need = [m for m in lin if METRICS[m].fg is not None]
         if "b_cubed_f" in lin:

@@ -69,3 +69,4 @@ def test_the_rules_are_nested(est, below, above, low, width):
     point = decide("estimate", estimate=est, lower=lower, upper=upper, low=low, high=high).passed
     not_beyond = decide("significant", estimate=est, lower=lower, upper=upper, low=low, high=high).passed
     assert (not within or point) and (not point or not_beyond)
+

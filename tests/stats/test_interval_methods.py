@@ -270,3 +270,14 @@ def test_recommended_takes_each_metric_from_its_method():
     # the seed is resolved once and recorded, as for any bootstrap
     fresh = estimate_metrics(sample, ("pairwise_recall",), ci_method="recommended", n_boot=200)
     assert isinstance(fresh["pairwise_recall"].seed, int)
+
+
+def test_a_resampling_method_without_a_seed_is_an_error_with_its_reason():
+    """Not a bare assert (which ``python -O`` drops): the message names the method and the fix."""
+    import numpy as np
+
+    from er_expectations.stats.metrics import with_interval_method
+
+    with pytest.raises(ValueError, match="method 'bca' resamples the draws and needs a seed"):
+        with_interval_method({}, {}, np.ones(3), method="bca", ci_level=0.95, beta=1.0, bias_adjust=True,
+                             n_boot=200, seed=None, order=None)
