@@ -74,7 +74,7 @@ def engine_pair(engine: str, df: pd.DataFrame, *, collation: bool = False, bind=
                 conn.execute(sa.text(f'CREATE TABLE "{table}" ({ddl})'))
             df.to_sql(table, bind, index=False, if_exists="append")
         else:
-            df.to_sql(table, bind, index=False, method="multi", chunksize=2000)
+            df.to_sql(table, bind, index=False)
             if collation:
                 with bind.begin() as conn:
                     for c in ("pred", "base"):

@@ -45,9 +45,12 @@ def sql_url(engine: str, tmp_path: Path) -> str:
     return url
 
 
-def validate(engine: str, df: pd.DataFrame, expectations: list, tmp_path: Path, *,
-             result_format: str = "COMPLETE"):
-    """Validate ``expectations`` on ``df`` through a GX datasource of ``engine``."""
+def validate(engine: str, df: pd.DataFrame | None, expectations: list, tmp_path: Path, *,
+             result_format: str = "COMPLETE", loaded: tuple[str, str] | None = None):
+    """Validate ``expectations`` on ``df`` through a GX datasource of ``engine``.
+
+    ``loaded`` = (database URL, table name): a SQL table the caller already wrote (``df`` is
+    then None, and the table is the caller's to drop)."""
     import great_expectations as gx
     import sqlalchemy as sa
 
@@ -60,17 +63,17 @@ def validate(engine: str, df: pd.DataFrame, expectations: list, tmp_path: Path, 
         sdf = spark_frame(spark_session(), df)
         bd = ctx.data_sources.add_spark("spark").add_dataframe_asset("release").add_batch_definition_whole_dataframe("all")
         return bd.get_batch(batch_parameters={"dataframe": sdf}).validate(suite, result_format=result_format)
-    url = sql_url(engine, tmp_path)
-    table = f"release_{uuid.uuid4().hex[:8]}"
+    url, table = loaded or (sql_url(engine, tmp_path), f"release_{uuid.uuid4().hex[:8]}")
     bind = sa.create_engine(url)
     try:
-        df.to_sql(table, bind, index=False)
+        if loaded is None:
+            df.to_sql(table, bind, index=False)
         ds = (ctx.data_sources.add_sqlite("sql", connection_string=url) if engine == "sqlite"
               else ctx.data_sources.add_postgres("sql", connection_string=url))
         bd = ds.add_table_asset("release", table_name=table).add_batch_definition_whole_table("all")
         return bd.get_batch().validate(suite, result_format=result_format)
     finally:
-        if engine == "postgres":
+        if engine == "postgres" and loaded is None:
             with bind.begin() as conn:
                 conn.execute(sa.text(f'DROP TABLE IF EXISTS "{table}"'))
         bind.dispose()

@@ -88,7 +88,7 @@ def postgres_warehouse(url: str, tables: dict[str, pd.DataFrame]) -> dict[str, s
     suffix = uuid.uuid4().hex[:8]
     for role, frame in tables.items():
         names[role] = f"{role}_{suffix}"
-        frame.to_sql(names[role], engine, index=False, method="multi", chunksize=5000)
+        frame.to_sql(names[role], engine, index=False)
     engine.dispose()
     return names
 
