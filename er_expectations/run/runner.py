@@ -308,6 +308,10 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
 
         report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
                                     combined, out=out, err=err)
+        if report.history_problem is None:
+            from er_expectations.run.history import record_alerts
+
+            record_alerts(checkpoint, run_time=run_time, deliveries=report.alerts, err=err)
         report.elapsed = time.perf_counter() - started
     print_done(report, out)
     return report
