@@ -131,7 +131,9 @@ def cmd_history(args: argparse.Namespace) -> int:
                                      "series": records, "alerts": _alert_records(alerts)},
                                     indent=2, default=str) + "\n")
     elif args.format == "csv":
-        sys.stdout.write(frame[_SHOWN].to_csv(index=False))
+        from er_expectations.core.io import csv_text
+
+        sys.stdout.write(csv_text(frame[_SHOWN]))
     else:
         print(f"{first['label']} ({first['expectation_type']}, suite '{first['suite']}') of checkpoint "
               f"'{checkpoint.name}' over {frame['release'].nunique()} release(s); store {store.where}")

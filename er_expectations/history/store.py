@@ -39,9 +39,9 @@ from typing import Any
 from er_expectations.core.errors import InputError
 from er_expectations.history.records import (
     CHANGE_KIND,
-    AlertRecord,
     CHECK_ID_KWARG,
     NON_IDENTIFYING_KWARGS,
+    AlertRecord,
     ReleaseRun,
     ResultRecord,
     identifying_kwargs,
