@@ -455,8 +455,14 @@ def _build_docs(project: Project, prepared: PreparedRun, report: RunReport, labe
     site = prepared.site_name
     if site is None:
         return
-    report.data_docs_index = project.build_docs(site, list(labels_by_result),
-                                                charts.pending if charts is not None else None)
+    from er_expectations.run.docs_problem import DataDocsError
+
+    try:
+        report.data_docs_index = project.build_docs(site, list(labels_by_result),
+                                                    charts.pending if charts is not None else None)
+    except DataDocsError as error:  # the results and history are written: say so, keep going
+        report.data_docs_problem = str(error)
+        return
     by_label = {o.label: o for o in report.releases}
     for identifier, label in labels_by_result.items():
         page = project.page(identifier, site)
