@@ -22,8 +22,8 @@ from typing import Any
 
 from er_expectations.cli.common import (
     EXIT_CODES,
-    EXIT_FAILED,
     EXIT_DOCS,
+    EXIT_FAILED,
     EXIT_HISTORY,
     EXIT_INCOMPLETE,
     EXIT_OK,

@@ -36,7 +36,6 @@ def docs_failure_message(failures: Sequence[SiteWriteFailure], *, site: Path,
     """The message of a build that failed: the site folder, the first error and its fix, the
     number of pages not written, and what was kept (results, history, whole older pages)."""
     first = failures[0]
-    folder = Path(first.path).parent if Path(first.path).parent.is_relative_to(site) else site
     results = Path(project_dir) / "gx" / "uncommitted" / "validations"
     count = len({f.path for f in failures})
     return (f"{count} page(s) of the Data Docs site {site} could not be written ({first.error}, "
