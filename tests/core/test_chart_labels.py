@@ -50,11 +50,11 @@ def assert_no_collision(svg: str) -> None:
         xs = {round(x, 3) for x, _, _ in labels}
         if len(xs) == 1:  # a vertical axis: labels one under the other
             spans = sorted((y - LINE / 2, y + (len(lines) - 1) * LINE + LINE / 2) for _, y, lines in labels)
-            for (_, end), (start, _) in zip(spans, spans[1:]):
+            for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
                 assert end <= start + 0.5, spans
         else:  # a horizontal axis: centred labels side by side
             spans = sorted((x - CHAR * len(lines[0]) / 2, x + CHAR * len(lines[0]) / 2) for x, _, lines in labels)
-            for (_, end), (start, _) in zip(spans, spans[1:]):
+            for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
                 assert end < start, spans
 
 
