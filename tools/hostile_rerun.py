@@ -529,10 +529,10 @@ def case_sqlite_read_only_url(root: Path) -> tuple[Answer, tuple[bool, str]]:
 
 
 def case_base_url_script(root: Path) -> tuple[Answer, tuple[bool, str]]:
-    path = toy(root, checkpoint=CHECKPOINT.replace("actions:\n  - build_data_docs\n", "actions:\n"
-               "  - build_data_docs\n  - webhook: {url: 'https://example.org/h', base_url: '\"><script>x</script>'}\n"))
+    path = toy(root, checkpoint=CHECKPOINT.replace("  - build_data_docs\n",
+                                                   "  - build_data_docs: {base_url: '\"><script>x</script>'}\n"))
     a = cli("validate", str(path))
-    return a, clear(a, 2, "base_url")
+    return a, clear(a, 2, "build_data_docs.base_url: expected an http(s) or file URL")
 
 
 def case_moved_project(root: Path) -> tuple[Answer, tuple[bool, str]]:
