@@ -60,6 +60,7 @@ def test_no_clipped_column_and_the_status_in_view(pages, name, width):
     assert layout["page_width"] <= width, layout["page_width"]
     assert layout["overflowing_cells"] == []
     assert layout["status_hidden"] == []
+    assert layout["nested_scrolling"] == []
     for table in layout["tables"]:
         if "er-results" in table["cls"]:  # the index: it fits, the status column at its left
             assert not table["scrolls"] and table["width"] <= table["box"] + 1, table

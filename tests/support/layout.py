@@ -12,7 +12,8 @@ page's styling changes, so the copy lays out as the page does.
   its neighbours), and cells that stick out of their table;
 * ``tables``: per table, its width, the width of the box it scrolls in, whether it scrolls
   inside that box, and the left and right edges of its status (first) column;
-* ``status_hidden``: status cells of validation tables not wholly inside the window.
+* ``status_hidden``: status cells of validation tables not wholly inside the window;
+* ``nested_scrolling``: tables inside a cell (examples, groups) that fit only by scrolling.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ window.addEventListener('load', () => {
       }
     }
   }
+  out.nested_scrolling = [];  // a table in a cell that only fits by scrolling sideways
+  for (const box of document.querySelectorAll('td .table-responsive'))
+    if (box.scrollWidth > box.clientWidth + 1) out.nested_scrolling.push(label(box));
   const pre = document.createElement('pre');
   pre.id = 'er-layout';
   pre.textContent = JSON.stringify(out);
