@@ -731,8 +731,14 @@ def plan_chart(frame: pd.DataFrame):
     data = data.merge(pd.DataFrame(marks, columns=["metric", "target", "needed", "at"]), on="metric", how="left")
     base = alt.Chart()
     curve = base.mark_line().encode(
-        x=alt.X("draws:Q", scale=alt.Scale(type="log"), title="draws"),
-        y=alt.Y("std_error:Q", scale=alt.Scale(type="log"), title="standard error"),
+        # log axes: labels at the powers of ten only, so that 10, 20, 50 … never run into each other
+        # (issue 18, item 6)
+        x=alt.X("draws:Q", scale=alt.Scale(type="log"), title="draws",
+                axis=alt.Axis(labelOverlap="greedy", labelFlush=False, format="~s",
+                              labelExpr="test(/^(1|10|100)(k|M|G)?$/, datum.label) ? datum.label : ''")),
+        y=alt.Y("std_error:Q", scale=alt.Scale(type="log"), title="standard error",
+                axis=alt.Axis(labelOverlap="greedy", format="~g",
+                              labelExpr="test(/^(1|0[.]0*1|1e-[0-9]+)$/, datum.label) ? datum.label : ''")),
         color=alt.Color("curve:N", title=None, legend=alt.Legend(orient="top")),
         strokeDash=alt.StrokeDash("curve:N", legend=None),
     )
@@ -741,7 +747,7 @@ def plan_chart(frame: pd.DataFrame):
     return (
         alt.layer(curve, target, needed, data=data)
         .properties(width=200, height=150)
-        .facet(facet=alt.Facet("metric:N", title=None), columns=3)
+        .facet(facet=alt.Facet("metric:N", title=None, header=alt.Header(labelLimit=200)), columns=3)
         .resolve_scale(y="independent")
         .properties(title=f"Draws needed (pilot of {int(frame['pilot_draws'].iloc[0]) if len(frame) else 0} draws, "
                           f"{frame.attrs.get('reps', 0)} resamples per size)")

@@ -132,7 +132,8 @@ def _csv_text(frame: pd.DataFrame, path: Path, *, separator: str, id_lists: Sequ
     are never changed: an id that would run as a formula, or that holds the list ``separator``
     in an id list, is refused with the way out.
     """
-    from er_expectations.core.text import runs_as_formula, spreadsheet_safe
+    from er_expectations.core.io import csv_text
+    from er_expectations.core.text import runs_as_formula
 
     display = {str(c) for c in frame.attrs.get("display_columns", ())}
     out = frame.copy()
@@ -158,10 +159,9 @@ def _csv_text(frame: pd.DataFrame, path: Path, *, separator: str, id_lists: Sequ
                             f"(--separator, e.g. '|') or write {path.with_suffix('.parquet')}")
             if items is not None:
                 v = joiner.join("" if x is None else str(x) for x in items)
-            cells.append(spreadsheet_safe(v) if name in display and isinstance(v, str) else v)
+            cells.append(v)
         out[c] = pd.Series(cells, index=out.index, dtype=object)
-    # CRLF ends a row (RFC 4180), so that a cell holding a lone CR is quoted, not split
-    return out.to_csv(index=False, sep="\t" if path.suffix.lower() == ".tsv" else ",", lineterminator="\r\n")
+    return csv_text(out, sep="\t" if path.suffix.lower() == ".tsv" else ",")  # display cells neutralised there
 
 
 def write_frame(frame: pd.DataFrame, path: str | os.PathLike, *, separator: str = ";",

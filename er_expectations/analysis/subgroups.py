@@ -14,6 +14,7 @@ imputation when it is used.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import numbers
 from collections import OrderedDict
@@ -55,6 +56,7 @@ __all__ = [
     "estimate_by_group",
     "groups_chart",
     "groups_spec",
+    "wrap_label",
     "groups_frame",
     "membership_from_attribute",
     "membership_from_ethnicity",
@@ -409,8 +411,22 @@ def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: st
              "ci_upper": _finite(r.get("ci_upper")), "comparison": _finite(r.get("comparison")),
              field: str(r.get(field) or "")} for r in rows]
 
+    labels = {str(r["group"]): wrap_label(str(r["group"])) for r in rows}
+    axis = {"labelLimit": 0, "labelLineHeight": 13}  # each line is at most _LABEL_WIDTH characters
+    long = {name: lines for name, lines in labels.items() if lines != [name]}
+    if long:  # long names on several lines (a Vega expression: group name -> its lines)
+        expr = "datum.value"
+        for name, lines in long.items():
+            expr = f"datum.value === {json.dumps(name)} ? {json.dumps(lines)} : ({expr})"
+        axis["labelExpr"] = expr
+        # lines run down from the tick: a label of k lines moves up by half its extra lines
+        by_lines = {k: [n for n, lines in long.items() if len(lines) == k] for k in range(2, _LABEL_LINES + 1)}
+        axis["labelOffset"] = {"condition": [{"test": f"indexof({json.dumps(names)}, datum.value) >= 0",
+                                              "value": -6.5 * (k - 1)} for k, names in by_lines.items() if names],
+                               "value": 0}
+
     def y() -> dict[str, Any]:
-        return {"field": "group", "sort": None, "title": None, "type": "nominal"}
+        return {"axis": axis, "field": "group", "sort": None, "title": None, "type": "nominal"}
 
     if field == "verdict":
         status = {"field": "verdict", "scale": {"domain": list(GROUP_VERDICTS), "range": list(GROUP_VERDICTS.values())},
@@ -421,7 +437,8 @@ def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: st
                   "title": "status", "type": "nominal"}
     layers = [
         {"mark": {"type": "rule", "strokeWidth": 2},
-         "encoding": {"color": status, "x": {"field": "ci_lower", "scale": {"zero": False},
+         "encoding": {"color": status, "x": {"axis": {"labelFlush": False, "labelOverlap": "greedy"},
+                                             "field": "ci_lower", "scale": {"zero": False},
                                              "title": "estimate and interval", "type": "quantitative"},
                       "x2": {"field": "ci_upper"}, "y": y()}},
         {"mark": {"type": "point", "filled": True, "size": 60},
@@ -431,10 +448,33 @@ def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: st
          "encoding": {"tooltip": {"value": None}, "x": {"field": "comparison", "type": "quantitative"},
                       "y": y()}},
     ]
-    return vega_lite({"layer": layers, "data": {"values": data}, "height": max(60, 28 * len(data)),
+    # one band per group, as high as the longest label (bands are equal): labels never overlap
+    height = len(data) * max([28, *(13 * len(lines) + 10 for lines in labels.values())])
+    return vega_lite({"layer": layers, "data": {"values": data}, "height": max(60, height),
                       "title": {"text": title,
                                 "subtitle": f"point: group estimate; line: its interval; tick: {comparison}"},
                       "width": 420})
+
+
+#: Characters per line of a group's label on a chart, and lines at most (then "…"): a long
+#: group name wraps instead of running into the next one or being cut to one line (issue 18,
+#: item 6); the check's table and the image's text give every name in full.
+_LABEL_WIDTH = 28
+_LABEL_LINES = 3
+
+
+def wrap_label(text: str, *, width: int = _LABEL_WIDTH, lines: int = _LABEL_LINES) -> list[str]:
+    """``text`` as at most ``lines`` lines of at most ``width`` characters, broken at spaces
+    (a word longer than a line is cut into pieces); the last line ends in "…" when text is left.
+    An empty or blank name reads "(empty)", not nothing."""
+    import textwrap
+
+    out = textwrap.wrap(" ".join(text.split()), width=width, break_long_words=True,
+                        break_on_hyphens=True) or ["(empty)"]
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] = out[-1][: width - 1].rstrip() + "…"
+    return out
 
 
 def groups_chart(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest") -> Any:

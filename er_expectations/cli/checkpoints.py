@@ -22,6 +22,7 @@ from typing import Any
 
 from er_expectations.cli.common import (
     EXIT_CODES,
+    EXIT_DOCS,
     EXIT_FAILED,
     EXIT_HISTORY,
     EXIT_INCOMPLETE,
@@ -99,6 +100,10 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         if code == EXIT_OK:  # a failed or broken release says more; the message says both
             code = EXIT_HISTORY
+    if report.data_docs_problem is not None:
+        print(f"er-expectations: error: Data Docs not complete: {report.data_docs_problem}", file=sys.stderr)
+        if code == EXIT_OK:
+            code = EXIT_DOCS
     if as_json:
         import json
 

@@ -16,6 +16,7 @@ from er_expectations.core.errors import InputError
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 EXIT_HISTORY = 6
 EXIT_SOURCE = 7
+EXIT_DOCS = 8
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process SIGTERM ended
 #: What every exit code means (documented in ``--help`` and docs/cli.md).
@@ -28,6 +29,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_BUSY: "the project stayed locked by another run longer than --lock-timeout",
     EXIT_HISTORY: "the releases passed but the history store could not be written (results and Data Docs kept)",
     EXIT_SOURCE: "the database or Spark of the checkpoint cannot be reached (nothing validated; retry later)",
+    EXIT_DOCS: "the releases passed but Data Docs could not be written (results and history kept)",
     EXIT_INTERRUPTED: "interrupted",
     EXIT_TERMINATED: "terminated (SIGTERM): the run stopped where it was; run it again",
 }

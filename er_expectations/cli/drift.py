@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from er_expectations.core.errors import InputError
+from er_expectations.core.io import csv_text
 
 __all__ = ["add_drift_commands", "cmd_diff", "diff_text"]
 
@@ -97,7 +98,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(json.dumps(diff.to_dict(), indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        emit(diff.to_frame().to_csv(), args.output)
+        emit(csv_text(diff.to_frame(), index=True), args.output)
     else:
         emit(diff_text(diff), args.output)
     return EXIT_OK

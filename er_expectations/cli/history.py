@@ -107,6 +107,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                               all_versions=args.all_versions)
         frame = select_expectation(frame, args.expectation, checkpoint=checkpoint.name,
                                    where=store.where)
+        alerts = store.alerts(checkpoint.name)
     if args.release:
         known = list(dict.fromkeys(frame["release"]))
         unknown = [r for r in args.release if r not in known]
@@ -121,18 +122,24 @@ def cmd_history(args: argparse.Namespace) -> int:
         keep = list(dict.fromkeys(frame["release"]))[-args.last:]
         frame = frame[frame["release"].isin(keep)].reset_index(drop=True)
     first = frame.iloc[0]
+    alerts = alerts[alerts["gx_run_time"].isin(set(frame["gx_run_time"].dropna()))].reset_index(drop=True)
     if args.format == "json":
         shown = frame[_SHOWN].astype(object).where(frame[_SHOWN].notna(), None)
         records = [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
                    for row in shown.to_dict(orient="records")]
         sys.stdout.write(json.dumps({"checkpoint": checkpoint.name, "expectation": first["label"],
-                                     "series": records}, indent=2, default=str) + "\n")
+                                     "series": records, "alerts": _alert_records(alerts)},
+                                    indent=2, default=str) + "\n")
     elif args.format == "csv":
-        sys.stdout.write(frame[_SHOWN].to_csv(index=False))
+        from er_expectations.core.io import csv_text
+
+        sys.stdout.write(csv_text(frame[_SHOWN]))
     else:
         print(f"{first['label']} ({first['expectation_type']}, suite '{first['suite']}') of checkpoint "
               f"'{checkpoint.name}' over {frame['release'].nunique()} release(s); store {store.where}")
         print(_table(frame))
+        for line in _alert_lines(alerts):
+            print(line)
     if args.chart:
         from er_expectations.core.charts import write_chart
         from er_expectations.history.chart import series_spec
@@ -140,6 +147,26 @@ def cmd_history(args: argparse.Namespace) -> int:
         path = write_chart(series_spec(frame, title=f"{first['label']} — {checkpoint.name}"), args.chart)
         print(f"Chart: {path}", file=sys.stderr if args.format != "table" else sys.stdout)
     return EXIT_OK
+
+
+def _alert_records(alerts: Any) -> list[dict[str, Any]]:
+    """The alert deliveries of the runs shown, JSON-ready (times in ISO 8601)."""
+    shown = alerts.astype(object).where(alerts.notna(), None)
+    return [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
+            for row in shown.to_dict(orient="records")]
+
+
+def _alert_lines(alerts: Any) -> list[str]:
+    """What became of the alerts of the runs shown: one line per target, failures with their error."""
+    if alerts.empty:
+        return []
+    lines = ["", "Alerts of these runs:"]
+    for _, a in alerts.iterrows():
+        when = f"{a['gx_run_time']:%Y-%m-%d %H:%M:%S}Z" if str(a["gx_run_time"]) != "NaT" else "-"
+        outcome = "NOT DELIVERED" if a["outcome"] == "failed" else a["outcome"]
+        error = f": {a['error']}" if isinstance(a["error"], str) and a["error"] else ""
+        lines.append(f"  run {when}  {a['action']} {a['target']}: {outcome}{error}")
+    return lines
 
 
 def _check_chart_path(chart: str, formats: dict[str, str]) -> None:

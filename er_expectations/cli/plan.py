@@ -32,6 +32,7 @@ from er_expectations.cli.common import (
     needed_name_cols,
 )
 from er_expectations.core.errors import InputError
+from er_expectations.core.io import csv_text
 from er_expectations.stats import DEFAULT_N_BOOT, MAX_N_BOOT
 
 __all__ = ["add_planning_commands", "cmd_plan", "cmd_simulate", "parse_targets"]
@@ -94,7 +95,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                    "rows": [{k: clean(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]}
         emit(json.dumps(payload, indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        emit(frame.to_csv(index=False), args.output)
+        emit(csv_text(frame), args.output)
     else:
         a = frame.attrs
         head = ["metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "sd", "mean se"]
@@ -175,7 +176,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         payload = {"attrs": {k: clean(v) for k, v in frame.attrs.items() if k != "curves"}, "rows": rows}
         emit(json.dumps(payload, indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        emit(frame.to_csv(index=False), args.output)
+        emit(csv_text(frame), args.output)
     else:
         a = frame.attrs
         head = ["metric", "pilot estimate", "pilot SE", "target SE", "draws needed", "SE there",

@@ -20,6 +20,7 @@ from er_expectations.cli.common import (
     name_arg,
     needed_name_cols,
 )
+from er_expectations.core.io import csv_text
 from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, MAX_N_BOOT, MIN_N_BOOT
 
 
@@ -48,7 +49,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(json.dumps({k: clean(float(v)) for k, v in s.items()}, indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        emit(s.rename("value").rename_axis("statistic").to_csv(), args.output)
+        emit(csv_text(s.rename("value").rename_axis("statistic").to_frame(), index=True), args.output)
     else:
         width = max(len(str(k)) for k in s.index)
         lines = [f"Summary of clustering {args.cluster!r} in {args.file}"]
@@ -82,7 +83,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         }
         emit(json.dumps(payload, indent=2, default=json_default) + "\n", args.output)
     elif args.format == "csv":
-        emit(est.to_csv(), args.output)
+        emit(csv_text(est, index=True), args.output)
     else:
         lvl = f"{est.attrs['ci_level'] * 100:g}% CI"
         head = ["metric", "estimate", "std error", lvl, "interval", "draws", "clusters"]

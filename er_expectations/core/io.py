@@ -14,7 +14,7 @@ import pandas as pd
 
 from er_expectations.core.errors import InputError
 
-__all__ = ["atomic_write", "atomic_write_text", "combine_name", "read_table", "remove_stale_temporaries",
+__all__ = ["atomic_write", "atomic_write_text", "combine_name", "csv_text", "read_table", "remove_stale_temporaries",
            "id_kind", "nested_columns", "nullable_integers", "same_id_kind", "table_columns"]
 
 _PARQUET = {".parquet", ".pq", ".parq"}
@@ -314,3 +314,35 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> list[Path]:
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """:func:`atomic_write` of a text (UTF-8)."""
     atomic_write(path, text)
+
+
+def csv_text(frame: pd.DataFrame, *, index: bool = False, sep: str = ",") -> str:
+    """The CSV text of ``frame`` for a file people open in a spreadsheet: THE one writer of every
+    CSV the package writes (worksheets, labels and benchmark files, diffs, history exports,
+    summaries, estimates, plans; issue 18, item 17).
+
+    Every text cell, index label and column name a spreadsheet would run as a formula (one
+    starting with ``=``, ``+``, ``-``, ``@``, a tab or a CR that is not a number:
+    :func:`~er_expectations.core.text.runs_as_formula`) is written with a leading apostrophe
+    (:func:`~er_expectations.core.text.spreadsheet_safe`); numbers are written as they are. Rows
+    end in CRLF (RFC 4180), so that a cell holding a lone CR is quoted, not split; a cell holding
+    the separator or a quote is quoted. A caller whose cells are ids that must be read back
+    unchanged refuses formula-like ids before (``analysis/sampling.py``)."""
+    from er_expectations.core.text import spreadsheet_safe
+
+    def safe(value: object) -> object:
+        return spreadsheet_safe(value) if isinstance(value, str) else value
+
+    out = frame.copy()
+    for position in range(out.shape[1]):
+        column = out.iloc[:, position]
+        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
+            out.isetitem(position, pd.Series([safe(v) for v in column.tolist()], index=out.index, dtype=object))
+    out.columns = [safe(c) for c in out.columns]
+    if index:
+        if isinstance(out.index, pd.MultiIndex):
+            out.index = pd.MultiIndex.from_tuples([tuple(safe(v) for v in t) for t in out.index],
+                                                  names=[safe(n) for n in out.index.names])
+        else:
+            out.index = pd.Index([safe(v) for v in out.index], name=safe(out.index.name))
+    return out.to_csv(index=index, sep=sep, lineterminator="\r\n")

@@ -8,6 +8,8 @@ escapes (Data Docs) or prints (terminal).
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections.abc import Mapping
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "range_phrase",
     "runs_as_formula",
     "spreadsheet_safe",
+    "without_local_paths",
 ]
 
 #: What a spreadsheet reads as the start of a formula (OWASP "CSV injection"): =, +, -, @, tab, CR.
@@ -41,6 +44,25 @@ def spreadsheet_safe(text: str) -> str:
     """A CSV cell a spreadsheet shows as text: ``'=1+1`` for ``=1+1`` (the apostrophe marks text);
     anything else unchanged. The one rule of every CSV file people open (diffs, worksheets)."""
     return "'" + text if runs_as_formula(text) else text
+
+#: An absolute local path in a message: a "/" not inside a word or a web address, then at least
+#: one more path part (``/tmp/x/y.json``, ``/home/me/project``), or a Windows drive path.
+_LOCAL_PATH = re.compile(r"(?<![\w.:/~>-])/(?:[^\s'\"/:<>|]+/)+[^\s'\",;:<>|)]*|\b[A-Za-z]:\\[^\s'\",;<>|]*")
+
+
+def without_local_paths(text: str, *, project_dir: str | None = None) -> str:
+    """``text`` with no absolute path of this machine: a path inside ``project_dir`` becomes
+    ``<project>/...`` (relative to the project), any other becomes ``<local path>``. Web
+    addresses (``https://host/path``) are kept. For what leaves the machine or is stored for
+    others: alert errors in the history store (issue 18, item 12)."""
+    if project_dir:
+        root = str(project_dir).rstrip("/")
+        real = os.path.realpath(root)
+        for prefix in dict.fromkeys((root, real)):
+            if prefix and prefix != "/":
+                text = re.sub(re.escape(prefix) + r"(?=/|\b|$)", "<project>", text)
+    return _LOCAL_PATH.sub("<local path>", text)
+
 
 def fmt_q(q: float | None) -> str:
     if q is None:

@@ -11,8 +11,7 @@ er-expectations runner) writes offline pages directly; nothing is rewritten afte
   (suite names, run names, column names, observed values, notes, cluster ids) is escaped by
   construction. Pages carry a strict Content-Security-Policy ``<meta>`` (no scripts, no remote
   loads), an inline stylesheet from ``templates/docs.css``, no ``<script>`` and no external
-  resource; collapsible sections are native ``<details>`` elements and the "failed only" filter
-  is a CSS-only checkbox.
+  resource; collapsible sections are native ``<details>``, the "failed only" filter CSS only.
 * :class:`SeverityValidationResultsPageRenderer` is GX's validation page renderer whose status
   cells carry the expectation's **severity** and whose overview states the severity-aware status
   of :mod:`er_expectations.core.severity` (failed / error / passed with warnings / passed).
@@ -106,13 +105,14 @@ _OLD_CACHE_FILE = ".er-offline-index-cache.json"  # written by the post-processo
 def site_config(base: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``base`` (a ``data_docs_sites`` entry) with this module's renderer, views and index builder.
 
-    The store backend and every other key of ``base`` are kept; a new entry stores its pages in
-    ``uncommitted/data_docs/local_site/`` like GX's default site.
+    GX's filesystem store becomes :class:`~.site_store.AtomicSiteStoreBackend` (pages written atomically); every
+    other key of ``base`` is kept; a new entry stores its pages in ``uncommitted/data_docs/local_site/``.
     """
     config = copy.deepcopy(dict(base or {}))
     config.setdefault("class_name", "SiteBuilder")
-    config.setdefault("store_backend", {"class_name": "TupleFilesystemStoreBackend",
-                                        "base_directory": "uncommitted/data_docs/local_site/"})
+    backend = config.setdefault("store_backend", {"base_directory": "uncommitted/data_docs/local_site/"})
+    if backend.get("class_name", "TupleFilesystemStoreBackend") == "TupleFilesystemStoreBackend":  # atomic pages
+        backend.update(class_name="AtomicSiteStoreBackend", module_name="er_expectations.gx.site_store")
     config["show_how_to_buttons"] = False
     view = {"module_name": _MODULE, "class_name": "OfflinePageView"}
     sections = config.get("site_section_builders")

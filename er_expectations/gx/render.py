@@ -66,8 +66,12 @@ def with_severity(block: RenderedStringTemplateContent, severity: str) -> Render
     st = block.string_template
     st["template"] = str(st.get("template", "")) + _SEVERITY_SUFFIX
     st.setdefault("params", {})[_SEVERITY_PARAM] = severity
-    styling = st.setdefault("styling", {})
-    styling.setdefault("params", {})[_SEVERITY_PARAM] = {"classes": ["er-sev", f"er-sev-{severity}"]}
+    # copies: GX's renderers share one styling dict between the sentences of a page, so a change
+    # in place gave every badge the class of the last expectation drawn
+    styling = dict(st.get("styling") or {})
+    styling["params"] = {**(styling.get("params") or {}),
+                         _SEVERITY_PARAM: {"classes": ["er-sev", f"er-sev-{severity}"]}}
+    st["styling"] = styling
     return block
 
 

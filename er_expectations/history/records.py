@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["CHANGE_KIND", "CHECK_ID_KWARG", "NON_IDENTIFYING_KWARGS", "ReleaseRun", "ResultRecord",
+__all__ = ["CHANGE_KIND", "CHECK_ID_KWARG", "AlertRecord", "NON_IDENTIFYING_KWARGS", "ReleaseRun", "ResultRecord",
            "identifying_kwargs", "json_safe", "kwargs_key"]
 
 #: Expectation parameters that say what is *acceptable*, not what is *measured*: they do not
@@ -35,6 +35,18 @@ NON_IDENTIFYING_KWARGS: frozenset[str] = frozenset({
 CHANGE_KIND = "change_kind"
 #: The key of a check's own name (a suite's ``id:``) in its identity.
 CHECK_ID_KWARG = "check_id"
+
+
+@dataclass(frozen=True)
+class AlertRecord:
+    """What became of one alert target of a run, as the history store keeps it: the action
+    (slack, microsoft_teams, webhook, email), the target as messages show it (secrets masked),
+    the outcome (``sent``, ``not needed``, ``failed``) and a failure's error text."""
+
+    action: str
+    target: str
+    outcome: str
+    error: str | None = None
 
 
 def json_safe(value: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["METADATA", "RESULTS", "RUNS", "VERSION_TABLE"]
+__all__ = ["ALERTS", "METADATA", "RESULTS", "RUNS", "VERSION_TABLE"]
 
 #: Table where Alembic keeps the schema version (not ``alembic_version``: a shared
 #: database may hold another application's migrations).
@@ -62,4 +62,23 @@ RESULTS = sa.Table(
     sa.Column("observed_text", sa.Text, nullable=True),
     sa.Column("details_json", sa.Text, nullable=True),  # schema version 0002
     sa.Column("outcome", sa.String(16), nullable=True),  # schema version 0003: passed/failed/skipped/error
+)
+
+#: One row per alert target of a checkpoint run (schema version 0004): sent, not needed or failed,
+#: with the error of a failure (secrets masked, no local absolute paths).
+ALERTS = sa.Table(
+    "er_history_alerts",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("checkpoint", sa.String(255), nullable=False),
+    sa.Column("project", sa.String(255), nullable=True),
+    sa.Column("gx_run_name", sa.String(255), nullable=True),
+    sa.Column("gx_run_time", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),  # the target's place in the checkpoint file
+    sa.Column("action", sa.String(64), nullable=False),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Index("ix_er_history_alerts_run", "checkpoint", "gx_run_time"),
 )

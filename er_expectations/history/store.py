@@ -41,16 +41,19 @@ from er_expectations.history.records import (
     CHANGE_KIND,
     CHECK_ID_KWARG,
     NON_IDENTIFYING_KWARGS,
+    AlertRecord,
     ReleaseRun,
     ResultRecord,
     identifying_kwargs,
     json_safe,
     kwargs_key,
 )
-from er_expectations.history.schema import RESULTS, RUNS, VERSION_TABLE
+from er_expectations.history.schema import ALERTS, RESULTS, RUNS, VERSION_TABLE
 
 __all__ = [
+    "ALERT_COLUMNS",
     "HISTORY_FILE",
+    "AlertRecord",
     "CHANGE_KIND",
     "CHECK_ID_KWARG",
     "NON_IDENTIFYING_KWARGS",
@@ -412,6 +415,45 @@ class HistoryStore:
                                           f"failed: {_first_line(error)}", self.url)) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def record_alerts(self, *, checkpoint: str, run_name: str | None, run_time: datetime | None,
+                      alerts: Sequence[AlertRecord]) -> int:
+        """Write what became of each alert of one checkpoint run (one transaction); returns the
+        number of rows. ``run_time`` is the run's GX run time, the one its release runs carry.
+        Error texts are stored without local absolute paths (issue 18, item 12); the caller
+        masks secrets. Raises :class:`HistoryError`; nothing is written then."""
+        from sqlalchemy import insert
+
+        from er_expectations.core.text import without_local_paths
+
+        now = datetime.now(UTC)
+        rows = [{"checkpoint": checkpoint, "project": self.project, "gx_run_name": run_name,
+                 "gx_run_time": _utc(run_time), "recorded_at": now, "position": index,
+                 "action": a.action, "target": without_local_paths(a.target), "outcome": a.outcome,
+                 "error": None if a.error is None else without_local_paths(a.error)}
+                for index, a in enumerate(alerts)]
+        if rows:
+            with self._transaction("writing the alert deliveries", write=True) as conn:
+                conn.execute(insert(ALERTS), rows)
+        return len(rows)
+
+    def alerts(self, checkpoint: str, *, run_times: Sequence[Any] | None = None) -> Any:
+        """The alert deliveries recorded for ``checkpoint`` (every run, or the runs whose GX run
+        time is in ``run_times``), oldest run first, each run's targets in the checkpoint
+        file's order: a DataFrame with the columns :data:`ALERT_COLUMNS`."""
+        from sqlalchemy import select
+
+        mine = () if self.project is None else (ALERTS.c.project.is_(None) | (ALERTS.c.project == self.project),)
+        query = select(ALERTS).where(ALERTS.c.checkpoint == checkpoint, *mine)
+        with self._transaction("reading the alert deliveries") as conn:
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+        for row in rows:
+            row["gx_run_time"], row["recorded_at"] = _utc(row["gx_run_time"]), _utc(row["recorded_at"])
+        if run_times is not None:
+            wanted = {_utc(t.to_pydatetime() if hasattr(t, "to_pydatetime") else t) for t in run_times}
+            rows = [r for r in rows if r["gx_run_time"] in wanted]
+        rows.sort(key=lambda r: (r["recorded_at"], r["id"]))
+        return _frame(rows, ALERT_COLUMNS)
+
     # -- reading ------------------------------------------------------------------------
     def checkpoints(self) -> list[str]:
         """The checkpoints with recorded runs."""
@@ -552,6 +594,9 @@ SERIES_COLUMNS: tuple[str, ...] = (
     "expectation_type", "metric", "column", "kwargs_key", "kwargs_json", "label", "observed_text",
     "details_json",
 )
+#: The columns of :meth:`HistoryStore.alerts`.
+ALERT_COLUMNS: tuple[str, ...] = ("gx_run_name", "gx_run_time", "recorded_at", "position", "action", "target",
+                                  "outcome", "error")
 _FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
 
 

@@ -29,7 +29,7 @@ from er_expectations.history.store import (
     sqlite_uri_mode,
 )
 
-__all__ = ["PROJECT_ID_FILE", "HistoryRecorder", "check_history", "history_action", "history_url", "project_key",
+__all__ = ["PROJECT_ID_FILE", "HistoryRecorder", "check_history", "record_alerts", "history_action", "history_url", "project_key",
            "release_run"]
 
 
@@ -221,3 +221,31 @@ class HistoryRecorder:
         versions = sorted(set(self.recorded.values()))
         rerun = f"; reruns: version {', '.join(map(str, versions))}" if versions and versions != [1] else ""
         return f"History: {len(self.recorded)} release(s) recorded in {shown}{rerun}."
+
+
+def record_alerts(checkpoint: CheckpointConfig, *, run_time: Any, deliveries: Sequence[Any],
+                  err: TextIO | None = None) -> bool:
+    """Record what became of each alert of a finished run in the history store (issue 18, item
+    12): target, outcome and a failure's error, secrets masked (the deliveries are) and no local
+    absolute path (a path in the project is written relative to it). A store that cannot be
+    written costs nothing of the run: a warning goes to ``err`` and ``False`` is returned."""
+    from er_expectations.core.text import without_local_paths
+    from er_expectations.history.records import AlertRecord
+
+    try:
+        url = history_url(checkpoint)
+        if url is None or not deliveries:
+            return False
+        project_dir = str(checkpoint.project_dir)
+        rows = [AlertRecord(action=d.action, target=without_local_paths(d.target, project_dir=project_dir),
+                            outcome=d.outcome,
+                            error=None if d.error is None else without_local_paths(d.error, project_dir=project_dir))
+                for d in deliveries]
+        with HistoryStore.open(url, project=project_key(checkpoint)) as store:
+            store.record_alerts(checkpoint=checkpoint.name, run_name=checkpoint.name, run_time=run_time,
+                                alerts=rows)
+    except HistoryError as error:
+        if err is not None:
+            print(f"warning: the alert outcomes were not recorded in the history: {error}", file=err, flush=True)
+        return False
+    return True

@@ -709,8 +709,18 @@ class Project:
         """One Data Docs build for the run's ``results`` (``pending``: charts drawn elsewhere, by
         cache key); returns the index page."""
         from er_expectations.gx.data_docs import build_site, local_site_dir
+        from er_expectations.gx.site_store import SiteWriteFailure, site_write_failures
+        from er_expectations.run.docs_problem import DataDocsError, docs_failure_message
 
-        build_site(self.ctx, site, results, pending)
+        with site_write_failures() as failures:
+            try:
+                build_site(self.ctx, site, results, pending)
+            except OSError as error:  # GX copying its static files, or writing the index: after the results
+                failures.append(SiteWriteFailure(str(error.filename or local_site_dir(self.ctx, site)), error.errno,
+                                                 error.strerror or str(error)))
+        if failures:
+            raise DataDocsError(docs_failure_message(failures, site=Path(local_site_dir(self.ctx, site)),
+                                                     project_dir=self.prepared.checkpoint.project_dir))
         return (Path(local_site_dir(self.ctx, site)) / "index.html").resolve()
 
 

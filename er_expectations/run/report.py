@@ -92,6 +92,9 @@ class RunReport:
     #: could not be written (the results and Data Docs are kept; exit code 6).
     history: str | None = None
     history_problem: str | None = None
+    #: Why the Data Docs are not complete (a page or the index could not be written: full disk,
+    #: read-only folder); the results and history are kept (exit code 8).
+    data_docs_problem: str | None = None
     #: The run's provenance (:mod:`er_expectations.run.provenance`), without the release part.
     provenance: dict[str, Any] | None = None
 
@@ -136,6 +139,7 @@ class RunReport:
             "data_docs_index": str(self.data_docs_index) if self.data_docs_index else None,
             "history": self.history,
             "history_problem": self.history_problem,
+            "data_docs_problem": self.data_docs_problem,
             "provenance": self.provenance,
             "releases": [
                 {
@@ -216,7 +220,9 @@ def print_summary(report: RunReport, out: TextIO) -> None:
         )
     if report.history is not None:
         print(report.history, file=out)
-    if report.data_docs_index is not None:
+    if report.data_docs_problem is not None:
+        print(f"Data Docs NOT complete: {report.data_docs_problem}", file=out)
+    elif report.data_docs_index is not None:
         print(f"Data Docs: {report.data_docs_index}", file=out)
     else:
         results = report.project_dir / "gx" / "uncommitted" / "validations"

@@ -308,6 +308,10 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
 
         report.alerts = send_alerts(prepared.alerts, report, project.ctx, labels_by_result,
                                     combined, out=out, err=err)
+        if report.history_problem is None:
+            from er_expectations.run.history import record_alerts
+
+            record_alerts(checkpoint, run_time=run_time, deliveries=report.alerts, err=err)
         report.elapsed = time.perf_counter() - started
     print_done(report, out)
     return report
@@ -451,8 +455,14 @@ def _build_docs(project: Project, prepared: PreparedRun, report: RunReport, labe
     site = prepared.site_name
     if site is None:
         return
-    report.data_docs_index = project.build_docs(site, list(labels_by_result),
-                                                charts.pending if charts is not None else None)
+    from er_expectations.run.docs_problem import DataDocsError
+
+    try:
+        report.data_docs_index = project.build_docs(site, list(labels_by_result),
+                                                    charts.pending if charts is not None else None)
+    except DataDocsError as error:  # the results and history are written: say so, keep going
+        report.data_docs_problem = str(error)
+        return
     by_label = {o.label: o for o in report.releases}
     for identifier, label in labels_by_result.items():
         page = project.page(identifier, site)

@@ -482,7 +482,9 @@ def test_a_project_config_left_truncated_by_a_killed_run_is_restored(tmp_path, c
     assert main(["run", str(path), "--no-progress"]) == 2
     err = capsys.readouterr().err
     _no_traceback(err)
-    assert "great_expectations.yml: cannot open the Great Expectations project" in err and "delete the folder" in err
+    # where the cut falls decides whether YAML names a line and column: both are clear
+    assert re.search(r"great_expectations\.yml(:\d+:\d+)?: cannot open the Great Expectations project", err)
+    assert "delete the folder" in err
 
 
 def test_a_new_project_appears_whole(tmp_path, capsys):

@@ -64,9 +64,12 @@ def altair_groups(rows, *, title, comparison="the rest"):
     data = [{"group": str(r["group"]), "estimate": finite(r.get("estimate")), "ci_lower": finite(r.get("ci_lower")),
              "ci_upper": finite(r.get("ci_upper")), "comparison": finite(r.get("comparison")),
              "status": str(r.get("status") or "")} for r in rows]
-    base = alt.Chart(alt.Data(values=data)).encode(y=alt.Y("group:N", title=None, sort=None))
+    # issue 18, item 6: group labels on lines of their own (no limit), value labels thinned, not flushed
+    base = alt.Chart(alt.Data(values=data)).encode(
+        y=alt.Y("group:N", title=None, sort=None, axis=alt.Axis(labelLimit=0, labelLineHeight=13)))
     bars = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_lower:Q", title="estimate and interval", scale=alt.Scale(zero=False)), x2="ci_upper:Q",
+        x=alt.X("ci_lower:Q", title="estimate and interval", scale=alt.Scale(zero=False),
+                axis=alt.Axis(labelFlush=False, labelOverlap="greedy")), x2="ci_upper:Q",
         color=alt.Color("status:N", title="status",
                         scale=alt.Scale(domain=["ok", "too small", "undefined"],
                                         range=["#1f5fa8", "#9a9a9a", "#c0392b"])))

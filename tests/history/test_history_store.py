@@ -469,7 +469,7 @@ def test_identifying_kwargs_leave_out_acceptance_parameters():
 
 def test_schema_from_an_empty_database_matches_the_tables_the_code_queries(url):
     with HistoryStore.open(url) as store:
-        assert store.schema_version() == HistoryStore.code_schema_version() == "0003"
+        assert store.schema_version() == HistoryStore.code_schema_version() == "0004"
     engine = sa.create_engine(url)
     inspector = sa.inspect(engine)
     tables = set(inspector.get_table_names())
@@ -508,7 +508,7 @@ def test_a_database_at_the_previous_version_is_upgraded_keeping_its_rows(url):
         assert "details_json" not in columns
     engine.dispose()
     with HistoryStore.open(url, create=False) as store:
-        assert store.schema_version() == "0003"
+        assert store.schema_version() == "0004"
         store.record(run("new", 1, result(7.5, details={"n_records": 100, "n_clusters": 13,
                                                       "top_clusters": [{"c": 1}], "observed_text": "x"})))
         s = store.series(checkpoint="cp", metric="average_cluster_size")
@@ -540,7 +540,7 @@ def test_rows_written_at_0002_get_their_outcome_skipped_included(url):
                  "error": error, "details": details})
     engine.dispose()
     with HistoryStore.open(url, create=False) as store:
-        assert store.schema_version() == "0003"
+        assert store.schema_version() == "0004"
         got = {m: store.series(checkpoint="cp", metric=m)["outcome"].iloc[0] for m in "espf"}
         assert got == {"e": "error", "s": "skipped", "p": "passed", "f": "failed"}
     engine = sa.create_engine(url)
@@ -571,7 +571,8 @@ def test_migrations_ship_inside_the_package():
     migrations = Path(store_module.__file__).parent / "migrations"
     assert (migrations / "env.py").is_file()
     assert sorted(p.name for p in (migrations / "versions").glob("*.py")) == [
-        "0001_history_tables.py", "0002_result_details.py", "0003_result_outcome.py"]
+        "0001_history_tables.py", "0002_result_details.py", "0003_result_outcome.py",
+        "0004_alert_deliveries.py"]
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"history/migrations/versions/*.py"' in text and '"history/migrations/*.py"' in text
 
@@ -626,3 +627,32 @@ def test_the_history_command_prefers_an_exact_label_to_a_metric_id(tmp_path):
                                   where="x")["label"]) == {"average_cluster_size_control"}
     with pytest.raises(HistoryError, match="matches 2 expectations"):
         select_expectation(frame.assign(label="x"), "average_cluster_size", checkpoint="cp", where="x")
+
+
+def test_a_store_at_0003_opens_at_0004_with_its_runs_and_takes_alert_outcomes(url):
+    """Schema 0004 adds the alert outcomes of each run (issue 18, item 12); the release runs
+    written before are kept, and a run with no alerts recorded reads back as none."""
+    from datetime import UTC, datetime
+
+    from alembic import command
+
+    from er_expectations.history.records import AlertRecord
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        command.upgrade(HistoryStore(engine, url)._alembic_config(conn), "0003")
+    engine.dispose()
+    when = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=UTC)
+    with HistoryStore.open(url) as store:
+        assert store.schema_version() == "0004"
+        store.record(run("a", 0, result(1.0)))
+        assert store.alerts("cp").empty
+        assert store.record_alerts(checkpoint="cp", run_name="cp", run_time=when, alerts=[
+            AlertRecord("webhook", "webhook http://127.0.0.1:1/***", "failed", "refused at /srv/secret/x.pem"),
+            AlertRecord("email", "email b@example.org", "sent")]) == 2
+    with HistoryStore.open(url, create=False) as store:
+        got = store.alerts("cp", run_times=[when])
+        assert len(store.runs("cp")) == 1
+    assert list(got["outcome"]) == ["failed", "sent"]
+    assert got["error"].iloc[0] == "refused at <local path>" and got["error"].iloc[1] is None
+    assert got["gx_run_time"].iloc[0] == when

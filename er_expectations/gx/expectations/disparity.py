@@ -463,4 +463,6 @@ def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
         uri = data_uri(_chart_spec(groups, details, other))
     except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not break the page
         return None
-    return image_block(uri, alt=f"{details.get('label', 'estimate')} by group with intervals")
+    # the full group names (the chart wraps and may shorten them): the image's text and tooltip
+    names = "; ".join(str(g.get("group")) for g in groups)
+    return image_block(uri, alt=f"{details.get('label', 'estimate')} by group with intervals: {names}")
