@@ -165,3 +165,12 @@ compiler  # unused variable (er_expectations/run/sql_source.py:58)
 _postgresql  # unused function (er_expectations/run/sql_source.py:61)
 compiler  # unused variable (er_expectations/run/sql_source.py:62)
 comparison_draws  # unused variable (er_expectations/stats/subgroups.py:218)
+# the workbench store (issue 19): its interface is used by the web app (er_expectations/web/,
+# docs/dev/workbench.md) and the tests; row_factory is sqlite3's hook
+_._how_drawn  # pydantic model validator (er_expectations/workbench/project.py)
+per_labeller  # Progress field (er_expectations/workbench/store.py)
+_.remaining  # Progress property (er_expectations/workbench/store.py)
+_.row_factory  # sqlite3 hook (er_expectations/workbench/store.py)
+_.labellers  # LabelStore method (er_expectations/workbench/store.py)
+_.next_draw  # LabelStore method (er_expectations/workbench/store.py)
+_.add_tag  # LabelStore method (er_expectations/workbench/store.py)
