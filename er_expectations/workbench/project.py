@@ -101,6 +101,7 @@ class Project:
     config: ProjectConfig
     store: LabelStore
     _records: pd.DataFrame | None = field(default=None, repr=False)
+    _search: object | None = field(default=None, repr=False)
 
     @property
     def name_column(self) -> str | None:
@@ -133,6 +134,18 @@ class Project:
                                  f"draws were made from (records: in {self.folder / CONFIG_FILE})")
             self._records = frame
         return self._records
+
+    def search(self):  # -> RecordSearch (imported when used: the index is built once)
+        """The record search over the project's names (:class:`~.search.RecordSearch`), built once."""
+        if self._search is None:
+            from er_expectations.workbench.search import RecordSearch
+
+            if self.name_column is None:
+                raise InputError(f"{self.folder / CONFIG_FILE}: no 'name:' column; name the records' name column "
+                                 "(or columns) to search them")
+            self._search = RecordSearch.build(self.records(), record_id=self.config.record_id, name=self.name_column,
+                                              block=self.config.block, prediction=self.config.prediction)
+        return self._search
 
     def close(self) -> None:
         """Close the store."""

@@ -114,3 +114,13 @@ def test_predictions_in_their_own_file_and_a_name_of_two_columns(tmp_path):
     assert frame[project.name_column].tolist() == ["Ann Lee", "Bo Li", "Cy Ng"]
     project.close()
     assert open_project(tmp_path / "proj").config.prediction == "2021-12-30"
+
+
+def test_the_project_search_uses_its_name_block_and_prediction(tmp_path):
+    pd.DataFrame({"id": ["a", "b", "c"], "first": ["José", "Jose", "Ann"], "last": ["Ruiz", "Ruis", "Lee"],
+                  "block": ["r", "r", "l"], "pred": ["x", "y", "z"]}).to_parquet(tmp_path / "r.parquet")
+    project = init_project(tmp_path / "proj", records=tmp_path / "r.parquet", record_id="id", prediction="pred",
+                           name=["first", "last"], block="block", draws=3, seed=0)
+    hits = project.search().search("Ruiz Jose", near="a")
+    assert [h.record for h in hits[:2]] == ["a", "b"] and hits[0].in_predicted and not hits[1].in_predicted
+    assert project.search() is project.search()

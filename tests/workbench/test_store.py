@@ -120,7 +120,7 @@ import sys
 from er_expectations.workbench.store import Decision, LabelStore
 store = LabelStore.open(sys.argv[1])
 for i in range(10**6):
-    out = store.save(1 + i % 4, "ann", Decision(added=[str(i)]), expected_version=version if i < 4 else (i // 4))
+    out = store.save(1 + i % 4, "ann", Decision(added=[str(i)]), expected_version=i // 4)
     print(i, flush=True)
 """
 
