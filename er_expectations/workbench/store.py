@@ -634,10 +634,3 @@ class LabelStore:
             raise InputError(f"{path}: is a symbolic link; give a plain file name inside the project")
         resolved.parent.mkdir(parents=True, exist_ok=True)
         return write_frame(self.labels_frame(**options), resolved)  # type: ignore[arg-type]
-
-    def agreement(self) -> object:
-        """The agreement of the doubly labelled draws (:func:`er_expectations.workbench.agreement.agreement`,
-        without the estimates, which need the records)."""
-        from er_expectations.workbench.agreement import agreement
-
-        return agreement(self)
