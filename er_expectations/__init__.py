@@ -45,6 +45,8 @@ __all__ = [
     "check_labels",
     "draw_sample",
     "labelling_batch",
+    # the labelling workbench's local web page (issue 19), loaded on first use
+    "workbench",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562): importing the package
@@ -68,6 +70,7 @@ _LAZY = {
     "labelling_batch": "analysis.labelling_batch",
     "diff_releases": "analysis.drift",  # SPEC 10
     "estimate_change": "analysis.drift",  # SPEC 10: the paired change of an estimate between two releases
+    "workbench": "web.server",  # issue 19: serve a labelling project from a notebook
 }
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from er_expectations.cli.labels import draw_count
 
-__all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init"]
+__all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init", "cmd_label_serve"]
 
 
 def _share(value: str) -> float:
@@ -70,6 +70,22 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port(value: str) -> int:
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a port from 1 to 65535, or 0 for any free port")
+    return int(value)
+
+
+def cmd_label_serve(args: argparse.Namespace) -> int:
+    import sys
+
+    from er_expectations.web.server import serve
+
+    return serve(args.project, host=args.host, port=args.port, open_browser=args.browser,
+                 say=lambda text: print(text, flush=True),
+                 warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True))
+
+
 def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
     """Add ``label`` (``init``, ``export``) to the ``er-expectations`` sub-commands."""
     label = sub.add_parser("label", help="the labelling workbench: make a project, export its labels (issue 19)",
@@ -105,3 +121,14 @@ def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labeller", default=None, help="only this labeller's answers")
     p.add_argument("--force", action="store_true", help="replace the output file if it exists")
     p.set_defaults(func=cmd_label_export)
+
+    p = commands.add_parser("serve", help="serve the labelling page (local web server with a token)",
+                            description="Serve the project's labelling page on a local web server until Ctrl+C or "
+                            "SIGTERM. The printed URL carries a random token (as Jupyter's does): open it in a "
+                            "browser; requests without it are refused.")
+    p.add_argument("project", help="the project folder")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; another one is reachable by other machines)")
+    p.add_argument("--port", type=_port, default=0, help="port (default 0: any free port)")
+    p.add_argument("--browser", action="store_true", help="open the page in the default browser")
+    p.set_defaults(func=cmd_label_serve)
