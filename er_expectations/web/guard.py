@@ -37,7 +37,7 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
      b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
      b"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # "no-referrer" makes a form post send Origin: null
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 )

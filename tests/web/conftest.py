@@ -23,10 +23,13 @@ HOSTILE_NAME = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 FORMULA = '=HYPERLINK("http://example.invalid","click")'
 BIG_ID = 2**62 + 1
 LONG_TITLE = "A very long patent title " + "with many words " * 40 + "END-OF-TITLE"
-#: chromium flags for Playwright: the network cut as in tests/support/chromium.py
+#: chromium flags for Playwright: the network cut of tests/support/chromium.py, whose resolver rule
+#: maps every host (the IP literal 127.0.0.1 too) to "not found" except localhost: the server's
+#: own address is excluded as well, nothing else
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
                  "--disable-extensions", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--force-device-scale-factor=1", "--lang=en-US", *OFFLINE_FLAGS]
+                 "--disable-sync", "--force-device-scale-factor=1", "--lang=en-US",
+                 *(f"{flag} , EXCLUDE 127.0.0.1" for flag in OFFLINE_FLAGS)]
 
 
 def hostile_records() -> pd.DataFrame:

@@ -87,7 +87,7 @@ def test_security_headers_on_every_page(client):
     r = client.get("/draw/1")
     csp = r.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "default-src 'none'" in csp
-    assert r.headers["referrer-policy"] == "no-referrer"
+    assert r.headers["referrer-policy"] == "same-origin"
     assert r.headers["x-content-type-options"] == "nosniff"
 
 

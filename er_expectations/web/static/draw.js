@@ -197,6 +197,7 @@
   async function save(status) {
     status = status || ($("#unsure").checked ? "unsure" : "labelled");
     $("#status").textContent = "saving…";
+    $("#status").className = "pending";
     let res, data;
     try {
       res = await fetch("/api/draw/" + encodeURIComponent(state.draw) + "/save", {
