@@ -217,10 +217,12 @@ def test_hostile_records_are_inert(chromium, tmp_path, serve):
     assert "<b>eve</b>" in page.inner_text("header")  # the name, literally
     open_draw(page, served, 1)
     page.fill("#search", "script alert img")
-    page.wait_for_selector("#hits li")
+    page.wait_for_selector("#hits li[data-id='1']")
+    assert "show all (" in page.inner_text("#hits li[data-id='1']")  # the long title folded there too
     page.fill("#search", "hyperlink click")
-    page.wait_for_selector("#hits li")
-    page.click("button.more")
+    page.wait_for_selector("#hits li[data-id='4']")
+    assert FORMULA in page.inner_text("#hits")
+    page.click("#drawn button.more")
     shot(page, "7-hostile")
     assert page.dialogs == []
     assert page.locator("img").count() == 0

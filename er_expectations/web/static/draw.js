@@ -14,9 +14,15 @@
   let dirty = false;
   let cursor = -1;
   const tbody = $("#members tbody");
-  const rows = Array.from(tbody.rows);
-  const byId = new Map(rows.map((r) => [r.dataset.id, r]));
-  const rowText = new Map(rows.map((r) => [r, r.textContent.toLowerCase()]));
+  let rows = [];
+  let byId = new Map();
+  let rowText = new Map();
+  function index() {
+    rows = Array.from(tbody.rows);
+    byId = new Map(rows.map((r) => [r.dataset.id, r]));
+    rowText = new Map(rows.map((r) => [r, r.textContent.toLowerCase()]));
+  }
+  index();
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
@@ -29,6 +35,17 @@
     b.type = "button";
     b.addEventListener("click", onClick);
     return b;
+  }
+  const FOLD_AT = 160; // as the server folds table cells: long texts behind "show all", never cut
+  function folded(text) {
+    if (text.length <= FOLD_AT) return el("span", text);
+    const box = el("span", null, "fold");
+    const full = el("span", text, "full");
+    full.hidden = true;
+    const more = el("button", "show all (" + text.length.toLocaleString("en") + " characters)", "more");
+    more.type = "button";
+    box.append(el("span", text.slice(0, FOLD_AT) + "…", "short"), full, " ", more);
+    return box;
   }
   function nameOf(id) {
     if (names[id]) return names[id];
@@ -57,8 +74,8 @@
     for (const [id, r] of byId) {
       const box = r.querySelector("input[type=checkbox]");
       const out = removed.has(id);
-      if (box) box.checked = out;
-      r.classList.toggle("removed", out);
+      if (box && box.checked !== out) box.checked = out;
+      if (r.classList.contains("removed") !== out) r.classList.toggle("removed", out);
     }
     let kept = 0;
     for (const id of members) if (!removed.has(id)) kept += 1;
@@ -95,8 +112,9 @@
     const q = $("#filter").value.trim().toLowerCase();
     let shown = 0;
     for (const r of rows) {
-      r.hidden = q !== "" && !rowText.get(r).includes(q);
-      if (!r.hidden) shown += 1;
+      const hide = q !== "" && !rowText.get(r).includes(q);
+      if (r.hidden !== hide) r.hidden = hide;
+      if (!hide) shown += 1;
     }
     $("#shown").textContent = "showing " + shown.toLocaleString("en") + " of " + rows.length.toLocaleString("en");
   }
@@ -155,7 +173,9 @@
       const head = el("div");
       head.append(el("span", h.name || "(no name)", "name"), " ", el("span", h.id, "mono"));
       if (h.same_block) head.append(" ", el("span", "same block", "tag"));
-      li.append(head, el("div", h.cells.join(" · "), "cells"));
+      const cells = el("div", null, "cells");
+      cells.append(folded(h.cells.join(" · ")));
+      li.append(head, cells);
       if (h.in_predicted) {
         li.append(removed.has(h.id) ? button("keep in cluster", () => { removed.delete(h.id); changed(); search(); })
           : el("span", "in ĉ(r) already", "hint"));
@@ -326,14 +346,29 @@
     b.closest(".overlay").hidden = true;
   }));
 
-  if (state.decision) {
-    load(state.decision);
-    $("#status").textContent = "saved before (" + state.decision.status + ", version " + version + ")";
-    $("#status").className = "ok";
-    findings(state.findings);
-  } else {
-    render();
+  function start() {
+    if (state.decision) {
+      load(state.decision);
+      $("#status").textContent = "saved before (" + state.decision.status + ", version " + version + ")";
+      $("#status").className = "ok";
+      findings(state.findings);
+    } else {
+      render();
+    }
+    applyFilter();
+    document.body.dataset.ready = "1";
+    if (window.performance && performance.mark) performance.mark("erx-ready");
   }
-  applyFilter();
-  document.body.dataset.ready = "1";
+  // a large cluster: the first rows are painted first, the rest (a <template>) move in right after
+  const more = document.getElementById("more-rows");
+  if (more) {
+    requestAnimationFrame(() => setTimeout(() => {
+      tbody.append(more.content);
+      more.remove();
+      index();
+      start();
+    }, 0));
+  } else {
+    start();
+  }
 })();
