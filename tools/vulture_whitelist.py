@@ -182,3 +182,7 @@ _.added_equal_rate  # Agreement property, shown by the web page (er_expectations
 _.same_true_cluster_rate  # Agreement property, shown by the web page (er_expectations/workbench/agreement.py)
 _.disagreements  # Agreement property, the reconciliation list of the web page (er_expectations/workbench/agreement.py)
 _.export  # LabelStore.export, the web page's export inside the project (er_expectations/workbench/store.py)
+# the workbench's web app (issue 19, er_expectations/web/)
+_.__class__  # the package's module type keeps erx.workbench the function (er_expectations/__init__.py)
+_._repr_html_  # Jupyter's rich display of a running Workbench (er_expectations/web/server.py)
+_.capture_signals  # uvicorn.Server hook overridden (er_expectations/web/server.py)

@@ -152,7 +152,7 @@ class _Server:
                     for s, h in previous.items():
                         signal.signal(s, h)
 
-            def _stop(self, signum, frame) -> None:
+            def _stop(self, _signum, _frame) -> None:
                 self.should_exit = True
 
         self.inner = Quiet(config)

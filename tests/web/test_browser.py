@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import DATA, FORMULA, RELEASE, HOSTILE_NAME, make_demo_project, make_hostile_project
+from conftest import DATA, FORMULA, HOSTILE_NAME, RELEASE, make_demo_project, make_hostile_project
 
 pytestmark = [pytest.mark.browser]
 
