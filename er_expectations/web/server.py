@@ -23,9 +23,21 @@ from dataclasses import dataclass, field
 
 from er_expectations.core.errors import InputError
 
-__all__ = ["LOOPBACK", "RemoteHostWarning", "Workbench", "open_server", "serve", "workbench"]
+__all__ = ["LOOPBACK", "RemoteHostWarning", "is_loopback", "Workbench", "open_server", "serve", "workbench"]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address only this machine reaches (``localhost``, 127.0.0.0/8, ``::1``)."""
+    import ipaddress
+
+    if host in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class RemoteHostWarning(UserWarning):
@@ -106,7 +118,7 @@ def open_server(project, *, host: str = "127.0.0.1", port: int = 0, quiet: bool 
 
     if not isinstance(host, str) or not host.strip():
         raise InputError(f"host={host!r}: give an address such as 127.0.0.1")
-    if host not in LOOPBACK:
+    if not is_loopback(host):
         text = (f"the workbench listens on {host}, which other machines may reach; only the token in the URL "
                 "keeps them out. Use --host 127.0.0.1 unless you mean it.")
         if warn is None:
