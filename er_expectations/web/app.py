@@ -42,7 +42,7 @@ __all__ = ["build_app", "labeller_cookie"]
 
 HERE = Path(__file__).resolve().parent
 #: Member rows laid out before the first paint; the rest follow at once after it (draw.js).
-FIRST_ROWS = 100
+FIRST_ROWS = 50
 #: Keys a save request may carry.
 SAVE_KEYS = frozenset({"status", "removed", "added", "note", "reason", "expected_version", "seen", "true_cluster"})
 
@@ -187,7 +187,7 @@ class WebApp:
         members = space.members(draw.predicted_cluster)
         drawn = space.member(space.drawn_row(draw))
         return self.page("draw.html.j2", request, state=state, draw=draw, members=members, drawn=drawn,
-                         columns=space.columns, widths=column_widths(members, len(space.columns)))
+                         columns=space.columns)
 
     async def agreement_page(self, request: Request) -> Response:
         from er_expectations.workbench.agreement import agreement
@@ -316,17 +316,6 @@ class WebApp:
         findings = check_draw(space.project, space.store, draw.draw, result.decision)
         return JSONResponse({"saved": decision_json(result.decision), "findings": [_finding(f) for f in findings],
                              "progress": _progress(space.store.progress())})
-
-
-def column_widths(members, n: int) -> list[int]:
-    """Percent widths of the shown columns (the table is laid out fixed, so that a cluster of
-    a thousand members renders at once): each column's mean text length, between 4 and 40."""
-    if n == 0:
-        return []
-    sample = members[:200]
-    weights = [min(40.0, max(4.0, sum(len(m.cells[i]) for m in sample) / max(1, len(sample)))) for i in range(n)]
-    total = sum(weights)
-    return [max(1, round(100 * w / total)) for w in weights]
 
 
 def _finding(f) -> dict:
