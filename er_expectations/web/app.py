@@ -209,7 +209,9 @@ class WebApp:
         others = [d for d in space.store.decisions(draw.draw) if d.labeller != me]
         earlier = earlier_answer(space.project, space.store, draw.draw)
         findings = check_draw(space.project, space.store, draw.draw, mine) if mine is not None else []
-        visible = [] if draw.double else others
+        # a draw labelled twice stays blind until this labeller answered it; then both answers
+        # show, to reconcile (the agreement page links here)
+        visible = [] if draw.double and mine is None else others
         return {
             "draw": draw.draw, "record": draw.record, "predicted_cluster": draw.predicted_cluster,
             "double": draw.double, "labeller": me, "members": space.member_ids(draw.predicted_cluster),

@@ -255,3 +255,19 @@ def test_queue_progress_and_agreement_pages(client):
     assert client.get("/api/progress").json()["per_labeller"] == {"ann": 1}
     assert client.get("/next").headers["location"] == "/draw/2"
     assert client.get("/agreement").status_code == 200
+
+
+def test_a_double_draw_is_blind_until_answered(web, hostile_project):
+    from er_expectations.workbench.store import Decision
+
+    store = hostile_project.store
+    store._db.execute("UPDATE draws SET double = 1 WHERE draw = 2")  # make draw 2 a blind double
+    store.save(2, "bob", Decision(removed=["6"]), expected_version=0)
+    ann = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    ann.get("/?token=secret-token")
+    ann.post("/signin", content="name=ann", headers={**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
+    state = ann.get("/api/draw/2").json()
+    assert state["double"] is True and state["others"] == [] and "bob" not in ann.get("/draw/2").text
+    assert save(ann, "2", removed=["7"], seen={}).status_code == 200  # no conflict: blind doubles differ
+    state = ann.get("/api/draw/2").json()
+    assert [o["labeller"] for o in state["others"]] == ["bob"]  # answered: now shown, to reconcile
