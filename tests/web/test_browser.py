@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import DATA, FORMULA, HOSTILE_NAME, RELEASE, make_demo_project, make_hostile_project
+from support.workbench_web import (
+    DATA,
+    FORMULA,
+    HOSTILE_NAME,
+    RELEASE,
+    make_demo_project,
+    make_hostile_project,
+)
 
 pytestmark = [pytest.mark.browser]
 
@@ -27,6 +34,7 @@ def shot(page, name: str) -> None:
     folder = os.environ.get("ER_WORKBENCH_SHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
+        page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=False)
 
 

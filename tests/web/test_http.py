@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BIG_ID, FORMULA, HOSTILE_NAME, LONG_TITLE
 from starlette.testclient import TestClient
+from support.workbench_web import BIG_ID, FORMULA, HOSTILE_NAME, LONG_TITLE
 
 from er_expectations.web.app import build_app
 from er_expectations.web.guard import MAX_BODY, cookie_name

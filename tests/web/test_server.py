@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Served, make_hostile_project
+from support.workbench_web import Served, make_hostile_project
 
 import er_expectations as erx
 from er_expectations.core.errors import InputError
