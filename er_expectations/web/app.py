@@ -13,6 +13,7 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 ``GET /next``               the next draw of the queue for the labeller
 ``GET /draw/N``             the draw page
 ``GET /agreement``          agreement of the doubly labelled draws, disagreements to reconcile
+``GET /estimates``          the estimates so far (SPEC 6) and the draws still needed (``?target_se=``)
 ``GET /api/draw/N``         the draw's state as JSON
 ``GET /api/search``         ``?draw=N&q=TEXT``: ranked records to add (typo tolerant)
 ``POST /api/draw/N/save``   a decision; 200 saved (with QC findings), 409 conflict, 4xx bad input
@@ -84,6 +85,7 @@ class WebApp:
             Route("/", self.home), Route("/signin", self.signin, methods=["GET", "POST"]),
             Route("/signout", self.signout, methods=["POST"]), Route("/next", self.next_draw),
             Route("/draw/{n}", self.draw_page), Route("/agreement", self.agreement_page),
+            Route("/estimates", self.estimates_page),
             Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
             Route("/api/search", self.search_api), Route("/api/progress", self.progress_api),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
@@ -196,6 +198,20 @@ class WebApp:
             return RedirectResponse("/signin", status_code=303)
         result = await run_in_threadpool(agreement, self.space.store, self.space.project)
         return self.page("agreement.html.j2", request, result=result)
+
+    async def estimates_page(self, request: Request) -> Response:
+        from er_expectations.web.estimates import estimates_so_far
+
+        if self.labeller(request) is None:
+            return RedirectResponse("/signin", status_code=303)
+        text = request.query_params.get("target_se", "0.02")
+        try:
+            target = float(text)
+            result = await run_in_threadpool(estimates_so_far, self.space.project, target_se=target)
+        except (ValueError, InputError) as exc:
+            message = str(exc) if isinstance(exc, InputError) else f"target_se={text[:20]!r}: give a number such as 0.02"
+            return self.page("error.html.j2", request, status=422, message=message)
+        return self.page("estimates.html.j2", request, result=result)
 
     # -- JSON -------------------------------------------------------------------------------------------
     def state(self, n: str, me: str) -> dict:
