@@ -13,6 +13,8 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 ``GET /next``               the next draw of the queue for the labeller
 ``GET /draw/N``             the draw page
 ``GET /agreement``          agreement of the doubly labelled draws, disagreements to reconcile
+``GET /review/N``           review mode: the true cluster by predicted cluster, error tags
+``POST /api/review/N/tag``  ``{tag, kind, records}``: an error tag on the draw's true cluster
 ``GET /estimates``          the estimates so far (SPEC 6) and the draws still needed (``?target_se=``)
 ``GET /api/draw/N``         the draw's state as JSON
 ``GET /api/search``         ``?draw=N&q=TEXT``: ranked records to add (typo tolerant)
@@ -85,7 +87,8 @@ class WebApp:
             Route("/", self.home), Route("/signin", self.signin, methods=["GET", "POST"]),
             Route("/signout", self.signout, methods=["POST"]), Route("/next", self.next_draw),
             Route("/draw/{n}", self.draw_page), Route("/agreement", self.agreement_page),
-            Route("/estimates", self.estimates_page),
+            Route("/estimates", self.estimates_page), Route("/review/{n}", self.review_page),
+            Route("/api/review/{n}/tag", self.tag_api, methods=["POST"]),
             Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
             Route("/api/search", self.search_api), Route("/api/progress", self.progress_api),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
@@ -212,6 +215,70 @@ class WebApp:
             message = str(exc) if isinstance(exc, InputError) else f"target_se={text[:20]!r}: give a number such as 0.02"
             return self.page("error.html.j2", request, status=422, message=message)
         return self.page("estimates.html.j2", request, result=result)
+
+    def _reviewed(self, n: str, me: str):
+        from er_expectations.web.review import picture
+
+        space = self.space
+        draw = space.draw(n)
+        answers = [d for d in space.store.decisions(draw.draw) if d.status != "skipped"]
+        decision = next((d for d in answers if d.labeller == me), answers[0] if answers else None)
+        if decision is None:
+            raise InputError(f"draw {draw.draw} has no answer yet: label it first (/draw/{draw.draw})")
+        return picture(space, draw, decision)
+
+    async def review_page(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return RedirectResponse("/signin", status_code=303)
+        try:
+            pic = await run_in_threadpool(self._reviewed, request.path_params["n"], me)
+        except InputError as exc:
+            return self.page("error.html.j2", request, status=404, message=str(exc))
+        space = self.space
+        details = {i: " · ".join(c for c in space.member(space.row(i)).cells if c)
+                   for row in pic.rows for i, _, _ in row.members}
+        return self.page("review.html.j2", request, pic=pic, details=details, tags=space.store.tags(pic.key),
+                         tag_names=list(space.project.config.tags))
+
+    async def tag_api(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return _json_error(401, "sign in first: open / and give your name")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _json_error(415, "send the tag as JSON (Content-Type: application/json)")
+        try:
+            payload = json.loads(await _body(request))
+        except BodyTooLarge as exc:
+            return _json_error(413, str(exc))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _json_error(400, f"the body is not JSON: {exc}")
+        try:
+            return await run_in_threadpool(self._tag, request.path_params["n"], me, payload)
+        except BadRequest as exc:
+            return _json_error(exc.status, exc.message)
+
+    def _tag(self, n: str, me: str, payload: object) -> Response:
+        try:
+            pic = self._reviewed(n, me)
+        except InputError as exc:
+            raise BadRequest(404, str(exc)) from None
+        if not isinstance(payload, dict) or set(payload) - {"tag", "kind", "records"}:
+            raise BadRequest(422, "give the tag as a JSON object {tag, kind, records}")
+        tag, kind = payload.get("tag"), payload.get("kind")
+        if not isinstance(tag, str) or not isinstance(kind, str):
+            raise BadRequest(422, "tag and kind: give text (kind 'over' or 'under')")
+        ids = _ids(payload.get("records", []), "records")
+        unknown = self.space.unknown(list(ids))
+        if unknown:
+            raise BadRequest(422, f"records: {', '.join(map(repr, unknown[:5]))} are not records of this project")
+        try:
+            saved = self.space.store.add_tag(pic.key, tag, kind=kind, records=ids, labeller=me,
+                                             allowed=list(self.space.project.config.tags))
+        except InputError as exc:
+            raise BadRequest(422, str(exc)) from None
+        return JSONResponse({"tag": {"id": saved.id, "cluster": saved.cluster, "tag": saved.tag, "kind": saved.kind,
+                                     "records": list(saved.records), "labeller": saved.labeller, "at": saved.at}})
 
     # -- JSON -------------------------------------------------------------------------------------------
     def state(self, n: str, me: str) -> dict:

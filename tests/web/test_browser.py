@@ -130,6 +130,26 @@ def test_label_a_demo_draw_end_to_end(chromium, demo, serve):
     assert sorted(row["removed"]) == sorted([first, second])
     assert sorted(row["added"]) == sorted(truth.added)
     assert row["note"] == "checked the co-inventors" and row["status"] == "labelled"
+    # review mode: the picture of the true cluster, a tag on the records added
+    page.goto(f"{served.base}/review/{DRAW}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("button.pt.in").count() == n_pred - 2 + len(truth.added)
+    assert page.locator(".drawn-row button.pt:not(.in)").count() == 2  # the two removed
+    for added in truth.added:
+        page.click(f"button.pt[data-id='{added}']")
+    page.select_option("#kind", "under")
+    page.select_option("#tag", "name variant")
+    page.click("#add-tag")
+    page.wait_for_selector("#status.ok")
+    shot(page, "8-review")
+    from er_expectations.workbench.store import LabelStore
+
+    store = LabelStore.open(demo / "workbench.sqlite")
+    try:
+        (tag,) = store.tags(f"draw-{DRAW}")
+    finally:
+        store.close()
+    assert tag.tag == "name variant" and tag.kind == "under" and sorted(tag.records) == sorted(truth.added)
     # the queue shows it
     page.goto(served.base + "/")
     assert "1</b> of <b>401</b>" in page.content()

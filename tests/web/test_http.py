@@ -271,3 +271,35 @@ def test_a_double_draw_is_blind_until_answered(web, hostile_project):
     assert save(ann, "2", removed=["7"], seen={}).status_code == 200  # no conflict: blind doubles differ
     state = ann.get("/api/draw/2").json()
     assert [o["labeller"] for o in state["others"]] == ["bob"]  # answered: now shown, to reconcile
+
+
+# -- review mode ----------------------------------------------------------------------------------------
+def test_review_picture_by_hand_and_tags(client, hostile_project):
+    from er_expectations.web.review import picture
+
+    # draw 2: record 5 in c2 = {5, 6, 7, 10}; remove 7, add 2 (c1) and 9 (outside the release)
+    assert save(client, "2", removed=["7"], added=["2", "9"]).status_code == 200
+    assert client.get("/review/1").status_code == 404  # not answered yet
+    html = client.get("/review/2").text
+    assert "outside the release" in html and "draw-2" in html
+    space = Workspace(hostile_project)
+    pic = picture(space, hostile_project.store.draw(2), hostile_project.store.decision(2, "ann"))
+    assert set(pic.true_ids) == {"5", "6", "10", "2", "9"}
+    rows = {r.cluster: {i: inside for i, _, inside in r.members} for r in pic.rows}
+    assert rows["c2"] == {"5": True, "6": True, "7": False, "10": True}
+    assert rows["c1"] == {"1": False, "2": True, "3": False, "4": False, str(BIG_ID): False}
+    assert rows[None] == {"9": True}
+    assert [r.cluster for r in pic.rows][0] == "c2" and pic.rows[0].drawn
+    h = {**ORIGIN, "Content-Type": "application/json"}
+    r = client.post("/api/review/2/tag", content=json.dumps({"tag": "typo", "kind": "under", "records": ["2"]}),
+                    headers=h)
+    assert r.status_code == 200 and r.json()["tag"]["cluster"] == "draw-2"
+    assert [t.tag for t in hostile_project.store.tags("draw-2")] == ["typo"]
+    for body, needle in (({"tag": "nope", "kind": "over", "records": []}, "tag list"),
+                         ({"tag": "typo", "kind": "sideways", "records": []}, "kind"),
+                         ({"tag": "typo", "kind": "over", "records": ["404"]}, "not records"),
+                         ({"tag": 1, "kind": "over"}, "text"), ([], "JSON object")):
+        r = client.post("/api/review/2/tag", content=json.dumps(body), headers=h)
+        assert r.status_code == 422 and needle in r.json()["error"], body
+    assert client.post("/api/review/99/tag", content="{}", headers=h).status_code == 404
+    assert "typo (under)" in client.get("/review/2").text
