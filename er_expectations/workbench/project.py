@@ -102,6 +102,8 @@ class Project:
     store: LabelStore
     _records: pd.DataFrame | None = field(default=None, repr=False)
     _search: object | None = field(default=None, repr=False)
+    _members: np.ndarray | None = field(default=None, repr=False)
+    _id_index: pd.Index | None = field(default=None, repr=False)
 
     @property
     def name_column(self) -> str | None:
@@ -134,6 +136,24 @@ class Project:
                                  f"draws were made from (records: in {self.folder / CONFIG_FILE})")
             self._records = frame
         return self._records
+
+    def qc_records(self, ids: Sequence[object]) -> pd.DataFrame:
+        """The rows of :meth:`records` the labelling rules read (SPEC 9): the members of the drawn
+        records' predicted clusters (found once) and the records ``ids`` name (ids in the records'
+        type; one not in the records is absent). The rules give the same findings on it as on
+        the whole table, without a pass over the table per check."""
+        frame = self.records()
+        if self._members is None or self._id_index is None:
+            clusters = [d.predicted_cluster for d in self.store.draws()]
+            wanted = [int(c) for c in clusters] if self.store.cluster_kind == "integer" else clusters
+            pred = frame[self.config.prediction]
+            self._members = np.flatnonzero(pred.isin(pd.Index(list(dict.fromkeys(wanted)))).to_numpy(
+                dtype=bool, na_value=False))
+            self._id_index = pd.Index(frame[self.config.record_id])
+        named = list(dict.fromkeys(ids))
+        pos = self._id_index.get_indexer(pd.Index(named, dtype=self._id_index.dtype)) if named else np.empty(0, dtype=np.int64)
+        rows = np.union1d(self._members, pos[pos >= 0])
+        return frame.iloc[rows]
 
     def search(self):  # -> RecordSearch (imported when used: the index is built once)
         """The record search over the project's names (:class:`~.search.RecordSearch`), built once."""

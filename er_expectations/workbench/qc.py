@@ -102,7 +102,9 @@ def check_draw(project: Project, store: LabelStore, draw: int, decision: Decisio
         return []
     labels, bad = labels_with(store, draw, decision)
     config = project.config
-    records = project.records()
+    named = [*labels["record_id"].tolist(), *(i for ids in labels["removed"] for i in ids),
+             *(i for ids in labels["added"] for i in ids)]
+    records = project.qc_records(named)
     qc = qc_labels(labels, records, config.prediction, record_id=config.record_id, block=config.block,
                    name=project.name_column, similarity=config.similarity)
     mine = qc.violations[qc.violations["draw"] == draw]

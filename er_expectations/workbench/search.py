@@ -95,9 +95,10 @@ class RecordSearch:
 
     def __init__(self) -> None:  # filled by build()
         self.size = 0
-        self._ids: np.ndarray = np.empty(0)
-        self._names: np.ndarray = np.empty(0)
-        self._blocks: np.ndarray | None = None
+        self._ids: object = np.empty(0)  # the id column's array (numpy or Arrow): no Python object per record
+        self._name_code: np.ndarray = np.empty(0, dtype=np.int64)  # row -> distinct name as written
+        self._name_text: list = []
+        self._block_text: list = []
         self._block_code: np.ndarray | None = None
         self._cluster_code: np.ndarray | None = None
         self._row_key: np.ndarray = np.empty(0, dtype=np.int32)
@@ -123,10 +124,10 @@ class RecordSearch:
                               (("name", name), ("block", block)))
         self = cls()
         self.size = len(frame)
-        self._ids = frame[record_id].to_numpy()
-        self._names = frame[name].to_numpy(dtype=object)
+        self._ids = frame[record_id].array
         raw_codes, raw_names = pd.factorize(frame[name], use_na_sentinel=True)
-        keys = [_key(v) for v in raw_names.tolist()]
+        self._name_code, self._name_text = raw_codes, raw_names.tolist()
+        keys = [_key(v) for v in self._name_text]
         key_codes, unique_keys = pd.factorize(pd.Series(keys, dtype=object))
         empty = np.flatnonzero(unique_keys == "")
         key_of_raw = key_codes.astype(np.int64)
@@ -152,9 +153,8 @@ class RecordSearch:
             ids = np.flatnonzero(lengths == length)
             self._by_length[int(length)] = ([words[i] for i in ids.tolist()], ids)
         if block is not None:
-            codes, _ = pd.factorize(frame[block], use_na_sentinel=True)
-            self._block_code = codes
-            self._blocks = frame[block].to_numpy(dtype=object)
+            codes, blocks = pd.factorize(frame[block], use_na_sentinel=True)
+            self._block_code, self._block_text = codes, blocks.tolist()
         if prediction is not None:
             self._cluster_code, _ = pd.factorize(frame[prediction], use_na_sentinel=True)
         return self
@@ -285,11 +285,19 @@ class RecordSearch:
                 c = int(self._cluster_code[near_row])
                 in_pred = (self._cluster_code[r] == c) & (c >= 0)
         order = np.argsort(-rank, kind="stable")[:limit]
-        return [Hit(record=_plain(self._ids[r[j]]), row=int(r[j]), name=self._names[r[j]],
-                    block=None if self._blocks is None else self._blocks[r[j]], score=round(float(s[j]), 6),
+        return [Hit(record=_plain(self._ids[int(r[j])]), row=int(r[j]),
+                    name=self._text(self._name_code, self._name_text, r[j]), block=self._text(self._block_code, self._block_text, r[j]), score=round(float(s[j]), 6),
                     rank=round(float(rank[j]), 6), same_block=None if same is None else bool(same[j]),
                     name_similarity=None if near_row is None else round(float(row_like[j]), 6),
                     in_predicted=None if in_pred is None else bool(in_pred[j])) for j in order.tolist()]
+
+
+    @staticmethod
+    def _text(codes: np.ndarray | None, texts: list, row: int) -> object:
+        """A row's value as written (None when null), from its code."""
+        if codes is None or codes[row] < 0:
+            return None
+        return texts[int(codes[row])]
 
 
 def _plain(value: object) -> object:

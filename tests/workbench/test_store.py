@@ -285,3 +285,43 @@ def test_labels_frame_is_the_last_save_per_draw_and_labeller(tmp_path_factory, s
             for k, d in last.items()}
     assert got == want
     assert len(store.history()) == len(saves)
+
+
+def test_export_refuses_a_folder_linked_outside_the_project(tmp_path):
+    project, outside = tmp_path / "p", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    store = _store(project)
+    (project / "exports").symlink_to(outside)
+    with pytest.raises(InputError, match="outside the project folder"):
+        store.export("exports/labels.parquet")
+    (project / "l.parquet").symlink_to(outside / "l.parquet")
+    with pytest.raises(InputError, match="symbolic link"):
+        store.export("l.parquet")
+    assert list(outside.iterdir()) == []
+
+
+def test_threads_sharing_a_store_and_stores_sharing_a_file(tmp_path):
+    import threading
+
+    store = _store(tmp_path, n=40)
+    other = LabelStore.open(tmp_path / "workbench.sqlite")
+    taken: dict[str, list[int]] = {"ann": [], "bob": []}
+    errors = []
+
+    def work(s: LabelStore, who: str) -> None:
+        try:
+            while (draw := s.next_draw(who)) is not None:
+                taken[who].append(draw)
+                assert isinstance(s.save(draw, who, Decision(note=who), expected_version=0), Saved)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s, who)) for s, who in ((store, "ann"), (other, "bob"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert sorted(taken["ann"] + taken["bob"]) == list(range(1, 41))  # every draw once, none twice
+    assert store.progress().done == 40 and len(store.history()) == 40
