@@ -136,7 +136,7 @@ def earlier_answer(project: Project, store: LabelStore, draw: int) -> EarlierAns
                   if (row.predicted_cluster == cluster and record not in row.removed) or record in row.added]
     if not candidates:
         return None
-    records = project.records()
+    records = project.qc_records([])  # the members of every drawn cluster: all this needs
     mine = _members(records, config.prediction, config.record_id, cluster)
     for row in candidates:  # by draw number
         members = mine if row.predicted_cluster == cluster else \

@@ -124,3 +124,23 @@ def test_the_project_search_uses_its_name_block_and_prediction(tmp_path):
     hits = project.search().search("Ruiz Jose", near="a")
     assert [h.record for h in hits[:2]] == ["a", "b"] and hits[0].in_predicted and not hits[1].in_predicted
     assert project.search() is project.search()
+
+
+def test_a_hand_written_workbench_yml(tmp_path):
+    from er_expectations.workbench.project import load_config
+
+    path = tmp_path / CONFIG_FILE
+    path.write_text("records: r.parquet\nrecord_id: 7\nprediction: 2021-12-30\nname: full name\n"
+                    "sample: s.csv\ntags: [typo, typo]\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert f"{path}:6:" in str(info.value) and "'typo' is listed twice" in str(info.value)
+    path.write_text("records: r.parquet\nrecord_id: 7\nprediction: 2021-12-30\nname: full name\nsample: s.csv\n")
+    config = load_config(path)
+    assert (config.record_id, config.prediction, config.name) == ("7", "2021-12-30", ("full name",))
+    path.write_text("record_id: id\nprediction: p\n")
+    with pytest.raises(ConfigError, match=r"workbench.yml:1:1: .*missing required key 'records'"):
+        load_config(path)
+    path.write_text("records: r.parquet\nrecord_id: id\nprediction: p\n")
+    with pytest.raises(ConfigError, match=r"say how the draws were made; give 'sample: <worksheet file>'"):
+        load_config(path)
