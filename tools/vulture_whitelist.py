@@ -182,3 +182,4 @@ _.added_equal_rate  # Agreement property, shown by the web page (er_expectations
 _.same_true_cluster_rate  # Agreement property, shown by the web page (er_expectations/workbench/agreement.py)
 _.disagreements  # Agreement property, the reconciliation list of the web page (er_expectations/workbench/agreement.py)
 _.export  # LabelStore.export, the web page's export inside the project (er_expectations/workbench/store.py)
+_.members  # Project.members, the draw page's table of ĉ(r) (er_expectations/workbench/project.py)

@@ -155,6 +155,18 @@ class Project:
         rows = np.union1d(self._members, pos[pos >= 0])
         return frame.iloc[rows]
 
+    def members(self, draw: int) -> pd.DataFrame:
+        """The records of the draw's predicted cluster ĉ(r) (SPEC 2.2), drawn record first, then by
+        id: the columns of :meth:`records` (name, block, attributes), ids in their exact type."""
+        info = self.store.draw(draw)
+        subset = self.qc_records([])
+        cluster = int(info.predicted_cluster) if self.store.cluster_kind == "integer" else info.predicted_cluster
+        rows = subset[(subset[self.config.prediction] == cluster).to_numpy(dtype=bool, na_value=False)]
+        record = int(info.record) if self.store.id_kind == "integer" else info.record
+        first = (rows[self.config.record_id] != record).to_numpy()
+        return rows.assign(_first=first).sort_values(["_first", self.config.record_id],
+                                                     kind="stable").drop(columns="_first")
+
     def search(self):  # -> RecordSearch (imported when used: the index is built once)
         """The record search over the project's names (:class:`~.search.RecordSearch`), built once."""
         if self._search is None:

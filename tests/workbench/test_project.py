@@ -144,3 +144,14 @@ def test_a_hand_written_workbench_yml(tmp_path):
     path.write_text("records: r.parquet\nrecord_id: id\nprediction: p\n")
     with pytest.raises(ConfigError, match=r"say how the draws were made; give 'sample: <worksheet file>'"):
         load_config(path)
+
+
+def test_members_of_a_draws_predicted_cluster(tmp_path, records):
+    project = init_project(tmp_path / "p", records=records, record_id="id", prediction="pred", name="name",
+                           draws=10, seed=4)
+    frame = pd.read_parquet(records)
+    for d in project.store.draws():
+        got = project.members(d.draw)
+        want = frame.loc[frame["pred"] == int(d.predicted_cluster), "id"]
+        assert got["id"].iloc[0] == int(d.record) and sorted(got["id"]) == sorted(want)
+        assert got["id"].dtype == "int64" and list(got.columns) == ["id", "pred", "name"]
