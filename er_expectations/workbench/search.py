@@ -23,6 +23,7 @@ answers such queries over a records table:
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Hashable
@@ -105,7 +106,9 @@ class RecordSearch:
         self._keys: list[str] = []
         self._key_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
         self._token_keys: tuple[np.ndarray, np.ndarray] = (np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
-        self._by_length: dict[int, tuple[list[str], np.ndarray]] = {}
+        self._words: list[str] = []  # the vocabulary, by length
+        self._word_ids: np.ndarray = np.empty(0, dtype=np.int64)
+        self._length_start: np.ndarray = np.zeros(1, dtype=np.int64)  # words of length L: [start[L], start[L+1])
         self._index: pd.Index | None = None
 
     @classmethod
@@ -149,9 +152,10 @@ class RecordSearch:
         self._token_keys = (owner_arr[order], start)
         words = list(vocab)
         lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
-        for length in np.unique(lengths).tolist():
-            ids = np.flatnonzero(lengths == length)
-            self._by_length[int(length)] = ([words[i] for i in ids.tolist()], ids)
+        by_length = np.argsort(lengths, kind="stable")
+        self._words = [words[i] for i in by_length.tolist()]
+        self._word_ids = by_length
+        self._length_start = np.searchsorted(lengths[by_length], np.arange(int(lengths.max(initial=0)) + 2))
         if block is not None:
             codes, blocks = pd.factorize(frame[block], use_na_sentinel=True)
             self._block_code, self._block_text = codes, blocks.tolist()
@@ -186,21 +190,19 @@ class RecordSearch:
         weight = np.asarray([len(t) for t in tokens], dtype=np.float64)
         weight = weight / weight.sum()
         for t, w in zip(tokens, weight.tolist(), strict=True):
-            found_ids, found_sims = [], []
-            spread = 1 if len(t) <= 3 else 2
-            for length in range(max(1, len(t) - spread), len(t) + spread + 1):
-                bucket = self._by_length.get(length)
-                if bucket is None:
-                    continue
-                words, ids = bucket
-                sims = process.cdist([t], words, scorer=fuzz.ratio, score_cutoff=TOKEN_CUTOFF, dtype=np.float32,
-                                     workers=1)[0]
-                hit = np.flatnonzero(sims)
-                found_ids.append(ids[hit])
-                found_sims.append(sims[hit])
-            if not found_ids:
+            # ratio = 2·LCS / (|t| + |u|) ≤ 2·min / (|t| + |u|): only these lengths |u| can reach the cutoff
+            cut = TOKEN_CUTOFF / 100.0
+            low, high = math.ceil(len(t) * cut / (2 - cut) - 1e-9), math.floor(len(t) * (2 - cut) / cut + 1e-9)
+            last = len(self._length_start) - 1
+            a, b = int(self._length_start[min(low, last)]), int(self._length_start[min(high + 1, last)])
+            if a == b:
                 continue
-            tids, sims = np.concatenate(found_ids), np.concatenate(found_sims) / np.float32(100.0)
+            sims = process.cdist([t], self._words[a:b], scorer=fuzz.ratio, score_cutoff=TOKEN_CUTOFF, dtype=np.float32,
+                                 workers=1)[0]
+            hit = np.flatnonzero(sims)
+            if hit.size == 0:
+                continue
+            tids, sims = self._word_ids[a + hit], sims[hit] / np.float32(100.0)
             if tids.size > MAX_TOKEN_MATCHES:
                 best = np.argpartition(-sims, MAX_TOKEN_MATCHES - 1)[:MAX_TOKEN_MATCHES]
                 tids, sims = tids[best], sims[best]
@@ -237,10 +239,11 @@ class RecordSearch:
         if not tokens or not self._keys:
             return []
         total = self._token_scores(tokens)
-        n_top = min(MAX_RESCORED, int(np.count_nonzero(total)))
+        found = np.flatnonzero(total)
+        n_top = min(MAX_RESCORED, int(found.size))
         if n_top == 0:
             return []
-        top = np.argpartition(-total, n_top - 1)[:n_top]
+        top = found[np.argpartition(-total[found], n_top - 1)[:n_top]] if found.size > n_top else found
         query = " ".join(sorted(tokens))
         names = [self._keys[k] for k in top.tolist()]
         whole = process.cdist([query], names, scorer=fuzz.token_sort_ratio, dtype=np.float32, workers=1)[0] / 100.0
