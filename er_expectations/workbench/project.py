@@ -104,6 +104,7 @@ class Project:
     _search: object | None = field(default=None, repr=False)
     _members: np.ndarray | None = field(default=None, repr=False)
     _id_index: pd.Index | None = field(default=None, repr=False)
+    _member_rows: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def name_column(self) -> str | None:
@@ -150,10 +151,13 @@ class Project:
             self._members = np.flatnonzero(pred.isin(pd.Index(list(dict.fromkeys(wanted)))).to_numpy(
                 dtype=bool, na_value=False))
             self._id_index = pd.Index(frame[self.config.record_id])
+            self._member_rows = frame.iloc[self._members]
         named = list(dict.fromkeys(ids))
-        pos = self._id_index.get_indexer(pd.Index(named, dtype=self._id_index.dtype)) if named else np.empty(0, dtype=np.int64)
-        rows = np.union1d(self._members, pos[pos >= 0])
-        return frame.iloc[rows]
+        if not named:
+            return self._member_rows
+        pos = self._id_index.get_indexer(pd.Index(named, dtype=self._id_index.dtype))
+        extra = np.setdiff1d(pos[pos >= 0], self._members)
+        return pd.concat([self._member_rows, frame.iloc[extra]]) if extra.size else self._member_rows
 
     def members(self, draw: int) -> pd.DataFrame:
         """The records of the draw's predicted cluster ĉ(r) (SPEC 2.2), drawn record first, then by
