@@ -325,3 +325,19 @@ def test_threads_sharing_a_store_and_stores_sharing_a_file(tmp_path):
     assert not errors
     assert sorted(taken["ann"] + taken["bob"]) == list(range(1, 41))  # every draw once, none twice
     assert store.progress().done == 40 and len(store.history()) == 40
+
+
+def test_a_store_locked_by_another_process_is_reported_and_nothing_written(tmp_path):
+    from er_expectations.core.errors import ProjectBusyError
+
+    store = _store(tmp_path)
+    store._db.execute("PRAGMA busy_timeout = 100")  # not 30 s in a test
+    blocker = sqlite3.connect(tmp_path / "workbench.sqlite", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(ProjectBusyError, match="locked by another process"):
+            store.save(1, "ann", Decision(), expected_version=0)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert store.history() == [] and isinstance(store.save(1, "ann", Decision(), expected_version=0), Saved)
