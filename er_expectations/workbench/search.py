@@ -12,8 +12,10 @@ answers such queries over a records table:
   name → records. Nothing scans the names per query.
 * **A query.** Each query token is compared (rapidfuzz ``ratio``, an edit similarity: a
   transposed, missing or extra letter keeps it high) with the vocabulary tokens of similar
-  length; the matching tokens' postings give every name a token score (the query tokens'
-  best similarities, weighted by their lengths). The best names are rescored with
+  length; an initial and a token it starts ("j", "john") have similarity 0.8. The matching
+  tokens' postings give every name a token score (the query tokens' best similarities,
+  weighted by their lengths). A one-letter query token finds no name by itself: it adds to
+  the names the other tokens found. The best names are rescored with
   rapidfuzz's ``token_sort_ratio`` of the whole name: ``score = 0.7 · token score + 0.3 ·
   whole-name similarity``, in [0, 1].
 * **Near the drawn record.** With ``near=r`` the records of r's block and with names like
@@ -44,6 +46,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 MAX_QUERY = 500
 #: Token similarity (rapidfuzz ratio, 0-100) below which a vocabulary token does not match.
 TOKEN_CUTOFF = 70
+#: Similarity of an initial and a name token it starts ("j" and "john").
+INITIAL_SIMILARITY = 0.8
 #: Most vocabulary tokens one query token matches (the most similar) and names rescored.
 MAX_TOKEN_MATCHES, MAX_RESCORED = 2000, 500
 
@@ -109,6 +113,7 @@ class RecordSearch:
         self._words: list[str] = []  # the vocabulary, by length
         self._word_ids: np.ndarray = np.empty(0, dtype=np.int64)
         self._length_start: np.ndarray = np.zeros(1, dtype=np.int64)  # words of length L: [start[L], start[L+1])
+        self._initials: dict[str, int] = {}  # the one-letter words (initials) of the vocabulary
         self._index: pd.Index | None = None
 
     @classmethod
@@ -156,6 +161,7 @@ class RecordSearch:
         self._words = [words[i] for i in by_length.tolist()]
         self._word_ids = by_length
         self._length_start = np.searchsorted(lengths[by_length], np.arange(int(lengths.max(initial=0)) + 2))
+        self._initials = {w: i for w, i in vocab.items() if len(w) == 1}
         if block is not None:
             codes, blocks = pd.factorize(frame[block], use_na_sentinel=True)
             self._block_code, self._block_text = codes, blocks.tolist()
@@ -181,28 +187,36 @@ class RecordSearch:
             raise InputError(f"record id {record!r} appears more than once in the records; each record appears once")
         raise InputError(f"near={record!r}: no such record id in the records")
 
-    def _token_scores(self, tokens: list[str]) -> np.ndarray:
-        """Per distinct name, the length-weighted best similarity of each query token, in [0, 1]."""
+    def _similar_words(self, t: str) -> tuple[np.ndarray, np.ndarray]:
+        """The vocabulary words whose rapidfuzz ratio with ``t`` reaches :data:`TOKEN_CUTOFF`, and
+        their similarities in [0, 1]. Only the words of a length that can reach it are compared:
+        ratio = 2·LCS / (|t| + |u|) ≤ 2·min(|t|, |u|) / (|t| + |u|)."""
         from rapidfuzz import fuzz, process
 
+        cut = TOKEN_CUTOFF / 100.0
+        low, high = math.ceil(len(t) * cut / (2 - cut) - 1e-9), math.floor(len(t) * (2 - cut) / cut + 1e-9)
+        last = len(self._length_start) - 1
+        a, b = int(self._length_start[min(low, last)]), int(self._length_start[min(high + 1, last)])
+        if a == b:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        sims = process.cdist([t], self._words[a:b], scorer=fuzz.ratio, score_cutoff=TOKEN_CUTOFF, dtype=np.float32,
+                             workers=1)[0]
+        hit = np.flatnonzero(sims)
+        return self._word_ids[a + hit], sims[hit] / np.float32(100.0)
+
+    def _token_scores(self, tokens: list[str]) -> np.ndarray:
+        """Per distinct name, the length-weighted best similarity of each query token, in [0, 1]."""
         total = np.zeros(len(self._keys), dtype=np.float32)
         owners, start = self._token_keys
-        weight = np.asarray([len(t) for t in tokens], dtype=np.float64)
-        weight = weight / weight.sum()
+        weight = _weights(tokens)
         for t, w in zip(tokens, weight.tolist(), strict=True):
-            # ratio = 2·LCS / (|t| + |u|) ≤ 2·min / (|t| + |u|): only these lengths |u| can reach the cutoff
-            cut = TOKEN_CUTOFF / 100.0
-            low, high = math.ceil(len(t) * cut / (2 - cut) - 1e-9), math.floor(len(t) * (2 - cut) / cut + 1e-9)
-            last = len(self._length_start) - 1
-            a, b = int(self._length_start[min(low, last)]), int(self._length_start[min(high + 1, last)])
-            if a == b:
+            tids, sims = self._similar_words(t)
+            initial = self._initials.get(t[0]) if len(t) > 1 else None
+            if initial is not None:  # "john" meets the initial "j" of "J. Smith"
+                tids = np.append(tids, np.int64(initial))
+                sims = np.append(sims, np.float32(INITIAL_SIMILARITY))
+            if tids.size == 0:
                 continue
-            sims = process.cdist([t], self._words[a:b], scorer=fuzz.ratio, score_cutoff=TOKEN_CUTOFF, dtype=np.float32,
-                                 workers=1)[0]
-            hit = np.flatnonzero(sims)
-            if hit.size == 0:
-                continue
-            tids, sims = self._word_ids[a + hit], sims[hit] / np.float32(100.0)
             if tids.size > MAX_TOKEN_MATCHES:
                 best = np.argpartition(-sims, MAX_TOKEN_MATCHES - 1)[:MAX_TOKEN_MATCHES]
                 tids, sims = tids[best], sims[best]
@@ -247,7 +261,12 @@ class RecordSearch:
         query = " ".join(sorted(tokens))
         names = [self._keys[k] for k in top.tolist()]
         whole = process.cdist([query], names, scorer=fuzz.token_sort_ratio, dtype=np.float32, workers=1)[0] / 100.0
-        score = 0.7 * np.minimum(total[top], 1.0) + 0.3 * whole
+        token_score = total[top].astype(np.float64)
+        for t, w in zip(tokens, _weights(tokens).tolist(), strict=True):
+            if len(t) == 1:  # the initial "j" meets "john" of the names found by the other tokens
+                token_score += [w * INITIAL_SIMILARITY if t not in n.split() and any(u.startswith(t) for u in n.split())
+                                else 0.0 for n in names]
+        score = 0.7 * np.minimum(token_score, 1.0) + 0.3 * whole
         like_near = None
         if near_key is not None and near_key >= 0:
             like_near = process.cdist([self._keys[near_key]], names, scorer=fuzz.token_sort_ratio, dtype=np.float32,
@@ -301,6 +320,12 @@ class RecordSearch:
         if codes is None or codes[row] < 0:
             return None
         return texts[int(codes[row])]
+
+
+def _weights(tokens: list[str]) -> np.ndarray:
+    """Each query token's weight: its share of the query's letters."""
+    weight = np.asarray([len(t) for t in tokens], dtype=np.float64)
+    return weight / weight.sum()
 
 
 def _plain(value: object) -> object:
