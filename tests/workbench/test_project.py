@@ -155,3 +155,14 @@ def test_members_of_a_draws_predicted_cluster(tmp_path, records):
         want = frame.loc[frame["pred"] == int(d.predicted_cluster), "id"]
         assert got["id"].iloc[0] == int(d.record) and sorted(got["id"]) == sorted(want)
         assert got["id"].dtype == "int64" and list(got.columns) == ["id", "pred", "name"]
+
+
+def test_csv_records_keep_ids_as_written(tmp_path):
+    (tmp_path / "r.csv").write_text("id,pred,name\n007,A,Ann\n7,A,Ann\n 7,B,Bo\n")
+    project = init_project(tmp_path / "p", records=tmp_path / "r.csv", record_id="id", prediction="pred", name="name",
+                           draws=30, seed=0)
+    assert {d.record for d in project.store.draws()} == {"007", "7", " 7"}
+    d = next(d for d in project.store.draws() if d.record == "007")
+    assert sorted(project.members(d.draw)["id"]) == ["007", "7"]
+    project.store.save(d.draw, "ann", Decision(removed=["7"]), expected_version=0)
+    assert project.store.labels_frame()["removed"].tolist() == [["7"]]
