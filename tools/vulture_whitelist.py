@@ -183,3 +183,4 @@ _.same_true_cluster_rate  # Agreement property, shown by the web page (er_expect
 _.disagreements  # Agreement property, the reconciliation list of the web page (er_expectations/workbench/agreement.py)
 _.export  # LabelStore.export, the web page's export inside the project (er_expectations/workbench/store.py)
 _.members  # Project.members, the draw page's table of ĉ(r) (er_expectations/workbench/project.py)
+labelled  # SoFar field, shown by the web page (er_expectations/workbench/estimates.py)
