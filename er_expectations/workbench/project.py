@@ -105,6 +105,7 @@ class Project:
     _members: np.ndarray | None = field(default=None, repr=False)
     _id_index: pd.Index | None = field(default=None, repr=False)
     _member_rows: pd.DataFrame | None = field(default=None, repr=False)
+    _cluster_index: tuple | None = field(default=None, repr=False)
 
     @property
     def name_column(self) -> str | None:
@@ -170,6 +171,22 @@ class Project:
         first = (rows[self.config.record_id] != record).to_numpy()
         return rows.assign(_first=first).sort_values(["_first", self.config.record_id],
                                                      kind="stable").drop(columns="_first")
+
+    def cluster_rows(self, clusters: Sequence[object]) -> pd.DataFrame:
+        """The records of the predicted clusters ``clusters`` (ids in the prediction's type):
+        through an index of the prediction column, built once (no pass over the records per call)."""
+        frame = self.records()
+        if self._cluster_index is None:
+            codes, uniques = pd.factorize(frame[self.config.prediction], use_na_sentinel=True)
+            keep = np.flatnonzero(codes >= 0)
+            order = keep[np.argsort(codes[keep], kind="stable")]
+            start = np.zeros(len(uniques) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(codes[keep], minlength=len(uniques)), out=start[1:])
+            self._cluster_index = (pd.Index(uniques), order, start)
+        index, order, start = self._cluster_index
+        found = index.get_indexer(pd.Index(list(dict.fromkeys(clusters)), dtype=index.dtype)) if clusters else []
+        rows = [order[start[c]:start[c + 1]] for c in found if c >= 0]
+        return frame.iloc[np.sort(np.concatenate(rows))] if rows else frame.iloc[:0]
 
     def search(self):  # -> RecordSearch (imported when used: the index is built once)
         """The record search over the project's names (:class:`~.search.RecordSearch`), built once."""

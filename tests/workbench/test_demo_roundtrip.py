@@ -44,6 +44,15 @@ def test_demo_labels_through_the_store(tmp_path):
     assert set(violations["rule"]) == {5} and len(flagged) == 4  # as the data README says
     for draw in flagged[:2]:
         assert [f.rule for f in check_draw(project, store, draw)] == [5]
+    # review mode's true cluster is the benchmark's cluster, restricted to the release
+    from er_expectations.workbench.review import picture
+
+    by_reference = {ref: tuple(sorted(g["mention_id"])) for ref, g in want.groupby("reference")}
+    for row in labels.head(25).itertuples():
+        pic = picture(project, row.draw)
+        assert pic.true_cluster == by_reference[row.true_cluster]
+        assert sum(len(r.shared) for r in pic.rows) == len(pic.true_cluster)
+        assert all(r.size == len(r.shared) + len(r.beyond) for r in pic.rows)
     # an entity labelled in the demo: a new draw of one of its records would get its answer
     assert earlier_answer(project, store, int(labels["draw"].iloc[0])) is None  # one draw per cluster
     project.close()
