@@ -189,12 +189,21 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
 
 
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (a lone surrogate, possible in a Python str, is not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def id_text(value: object, *, what: str = "record id") -> str:
     """An id as the exact text the store keeps: text as it is, a whole number as its digits
     (an int, a numpy integer or an integral float below 2^53); anything else is refused."""
     if isinstance(value, str):
-        if not value or "\x00" in value:
-            raise InputError(f"{what} {value!r}: an id is a non-empty text without NUL characters")
+        if not value or "\x00" in value or not _encodable(value):
+            raise InputError(f"{what} {value!r}: an id is a non-empty text of Unicode characters, without NUL")
         return value
     if isinstance(value, (bool, np.bool_)) or value is None:
         raise InputError(f"{what} {value!r}: not an id; give the id as text or a whole number")
@@ -223,6 +232,8 @@ def _text(value: object, what: str, limit: int) -> str:
         raise InputError(f"{what}: {len(value):,} characters; at most {limit:,}")
     if "\x00" in value:
         raise InputError(f"{what}: holds a NUL character; remove it")
+    if not _encodable(value):
+        raise InputError(f"{what}: holds a lone surrogate (not a Unicode character); remove it")
     return value
 
 

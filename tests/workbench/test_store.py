@@ -69,6 +69,8 @@ def test_a_stale_version_is_a_conflict_and_writes_nothing(tmp_path):
     (Decision(added=[None]), "not an id"),
     (Decision(added=[2.0**60]), "lost digits"),
     (Decision(note="x" * 20_001), "at most 20,000"),
+    (Decision(note="bad \ud800"), "lone surrogate"),
+    (Decision(added=["r\udfff"]), "Unicode"),
 ])
 def test_bad_decisions_are_refused_before_writing(tmp_path, decision, match):
     store = _store(tmp_path)
