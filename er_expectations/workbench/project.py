@@ -129,9 +129,9 @@ class Project:
                                  attributes=self.config.attributes or (),
                                  predictions=None if self.config.predictions is None
                                  else self.path(self.config.predictions))
-            drawn = pd.Index([d.record for d in self.store.draws()])
-            have = pd.Index(frame[self.config.record_id].astype(str))
-            gone = drawn[~drawn.isin(have)]
+            texts = list(dict.fromkeys(d.record for d in self.store.draws()))
+            drawn = pd.Index([int(t) for t in texts] if self.store.id_kind == "integer" else texts, dtype=object)
+            gone = drawn[~drawn.isin(frame[self.config.record_id])]
             if len(gone):
                 raise InputError(f"{self.path(self.config.records)}: the drawn record(s) {', '.join(map(repr, gone[:5]))} "
                                  f"({len(gone)} in all) are no longer in the records; give the records file the "
