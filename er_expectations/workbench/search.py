@@ -72,7 +72,8 @@ class Hit:
     """One record found: its id (exact, in the records' type), row, name and block as written,
     ``score`` (query similarity in [0, 1]), ``rank`` (the score with the ``near`` bonuses), and
     with ``near``: ``same_block``, ``name_similarity`` (to r's name) and ``in_predicted``
-    (already in ĉ(r): nothing to add)."""
+    (already in ĉ(r): nothing to add); with a prediction, ``in_release`` (False: the record has
+    no predicted cluster, so it cannot be added, SPEC 9 rule 4)."""
 
     record: object
     row: int
@@ -83,6 +84,7 @@ class Hit:
     same_block: bool | None = None
     name_similarity: float | None = None
     in_predicted: bool | None = None
+    in_release: bool | None = None
 
 
 def _csr(groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -311,7 +313,9 @@ class RecordSearch:
                     name=self._text(self._name_code, self._name_text, r[j]), block=self._text(self._block_code, self._block_text, r[j]), score=round(float(s[j]), 6),
                     rank=round(float(rank[j]), 6), same_block=None if same is None else bool(same[j]),
                     name_similarity=None if near_row is None else round(float(row_like[j]), 6),
-                    in_predicted=None if in_pred is None else bool(in_pred[j])) for j in order.tolist()]
+                    in_predicted=None if in_pred is None else bool(in_pred[j]),
+                    in_release=None if self._cluster_code is None else bool(self._cluster_code[r[j]] >= 0))
+                for j in order.tolist()]
 
 
     @staticmethod

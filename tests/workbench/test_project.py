@@ -123,6 +123,7 @@ def test_the_project_search_uses_its_name_block_and_prediction(tmp_path):
                            name=["first", "last"], block="block", draws=3, seed=0)
     hits = project.search().search("Ruiz Jose", near="a")
     assert [h.record for h in hits[:2]] == ["a", "b"] and hits[0].in_predicted and not hits[1].in_predicted
+    assert all(h.in_release for h in hits)
     assert project.search() is project.search()
 
 

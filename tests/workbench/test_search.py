@@ -24,7 +24,7 @@ def index():
     frame = pd.DataFrame({"id": pd.Series([BIG + i for i in range(len(NAMES))], dtype="int64"), "name": NAMES,
                           "block": ["smith", "smith", "smith", "alvarez", "muller", "muller", "li", "li", "obrien",
                                     "smith", "jones", "x", "y", "z", "o", "s"],
-                          "pred": [1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]})
+                          "pred": pd.Series([1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, None], dtype="Int64")})
     return RecordSearch.build(frame, record_id="id", name="name", block="block", prediction="pred")
 
 
@@ -72,6 +72,11 @@ def test_near_ranks_the_block_first_and_marks_the_predicted_cluster(index):
     assert john.in_predicted and john.same_block
     assert next(h for h in hits if h.name == "Jon Smyth").in_predicted is False
     assert index.search("", near=str(BIG + 1), limit=3)[0].name == "Jane Smith"  # its own name
+
+
+def test_records_outside_the_release_are_marked(index):
+    assert index.search("Hans Strasse", limit=1)[0].in_release is False
+    assert index.search("John Smith", limit=1)[0].in_release is True
 
 
 def test_hostile_and_empty_queries(index):
