@@ -303,8 +303,9 @@ class LabelStore:
         numbers = [r[0] for r in rows]
         if len(set(numbers)) != len(numbers):
             raise InputError("draws: a draw number appears twice; every draw has its own number")
-        tmp = p.with_name(f".{p.name}.creating")
-        tmp.unlink(missing_ok=True)
+        import uuid
+
+        tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex}.creating")
         try:
             db = sqlite3.connect(tmp, isolation_level=None)
             try:
@@ -318,12 +319,19 @@ class LabelStore:
                 db.execute("COMMIT")
             finally:
                 db.close()
-            with open(tmp, "rb+") as fh:
+            with open(tmp, "rb+") as fh:  # no SQLite connection holds it any more
                 os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
+            try:
+                os.link(tmp, p)  # appears whole, and never over a store made meanwhile
+            except FileExistsError:
+                raise InputError(f"{p}: the file exists already (made by another process just now); open it") from None
+            folder = os.open(p.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        finally:
             tmp.unlink(missing_ok=True)
-            raise
         return cls.open(p)
 
     @classmethod

@@ -193,6 +193,10 @@ def test_create_refuses_an_existing_file(tmp_path):
     with pytest.raises(InputError, match="exists already"):
         _store(tmp_path)
     assert (tmp_path / "workbench.sqlite").read_text() == "mine"
+    assert [f.name for f in tmp_path.iterdir()] == ["workbench.sqlite"]  # no temporary file left
+    (tmp_path / "new").mkdir()
+    _store(tmp_path / "new").close()
+    assert sorted(f.name for f in (tmp_path / "new").iterdir()) == ["workbench.sqlite"]
 
 
 # -- the queue -------------------------------------------------------------------------------------
