@@ -10,12 +10,16 @@ swapped or the accents stripped), are searched with ``near=`` another random rec
 page does. Reported: p50/p95/max of the search time, and the share of queries whose record
 is among the 20 hits (typo recall). Side by side, the scan the index avoids: rapidfuzz's
 ``process.extract`` of the query over every distinct name (one C++ pass), timed on the same
-queries; ratio = search p95 / scan p95.
+queries (100 over PatentsView, 20 over a synthetic table); ratio = search p95 / scan p95.
 
 Save (``LabelStore.save``): ``--saves`` (500) decisions on a 1,000-draw store (WAL,
 synchronous=FULL: one fsync'd transaction each), each removing 35 ids (the median
 PatentsView cluster size); side by side, a bare SQLite insert + commit of the same JSON in
 the same folder with the same settings. Ratio = save p95 / bare p95.
+
+QC (no target): ``check_draw`` (SPEC 9 on the labels with one draw's decision) and
+``earlier_answer`` on the demo project (401 PatentsView draws labelled, release 2021-12-30),
+100 draws.
 
 Targets (issue 19, absolute, on this 2-core machine): search p95 ≤ 50 ms over PatentsView;
 ≤ 250 ms over 10M synthetic records after a build ≤ 2 min; save p95 ≤ 50 ms.
@@ -41,6 +45,8 @@ import synthetic
 from bench_core import environment
 
 from er_expectations.core.io import atomic_write_text
+from er_expectations.workbench.project import init_project
+from er_expectations.workbench.qc import check_draw, earlier_answer
 from er_expectations.workbench.search import RecordSearch, name_tokens
 from er_expectations.workbench.store import Decision, LabelStore
 
@@ -72,7 +78,7 @@ def with_typo(name: str, rng: np.random.Generator) -> str:
 
 
 def bench_search(frame: pd.DataFrame, *, record_id: str, name: str, block: str | None, prediction: str | None,
-                 queries: int, seed: int, scan: bool) -> dict:
+                 queries: int, seed: int, scan: int) -> dict:
     from rapidfuzz import fuzz, process
 
     t = time.perf_counter()
@@ -97,7 +103,7 @@ def bench_search(frame: pd.DataFrame, *, record_id: str, name: str, block: str |
     if scan:
         distinct = pd.unique(frame[name].dropna()).tolist()
         scan_times = []
-        for q in texts[: min(queries, 100)]:
+        for q in texts[:scan]:
             t = time.perf_counter()
             process.extract(q, distinct, scorer=fuzz.token_sort_ratio, limit=20)
             scan_times.append(time.perf_counter() - t)
@@ -137,6 +143,35 @@ def bench_save(saves: int, seed: int) -> dict:
     return out
 
 
+def bench_qc(draws: int) -> dict:
+    """check_draw and earlier_answer on the demo project: the 401 demo labels saved, the records
+    read once (as the server does), then ``draws`` draws checked."""
+    folder = next((d for d in DATA if (d / "labels.parquet").is_file()), None)
+    if folder is None:
+        return {"skipped": "no demo labels"}
+    labels = pd.read_parquet(folder / "labels.parquet")
+    with tempfile.TemporaryDirectory(dir=HERE) as tmp:
+        project = init_project(Path(tmp) / "demo", records=folder / "records.parquet",
+                               predictions=folder / "predictions.parquet", record_id="mention_id",
+                               prediction="inventor_id_20211230", name=["name_first", "name_last"], block="block",
+                               sample=folder / "labels.parquet", double_label_share=0)
+        for row in labels.itertuples():
+            project.store.save(row.draw, "demo", Decision(removed=list(row.removed), added=list(row.added)),
+                               expected_version=0)
+        project.records()
+        check, earlier = [], []
+        for draw in labels["draw"].tolist()[:draws]:
+            t = time.perf_counter()
+            check_draw(project, project.store, draw)
+            check.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            earlier_answer(project, project.store, draw)
+            earlier.append(time.perf_counter() - t)
+        project.close()
+    return {"draws_checked": len(check), "labelled_draws": len(labels), "check_draw": percentiles(check),
+            "earlier_answer": percentiles(earlier)}
+
+
 def patentsview() -> pd.DataFrame:
     folder = next((d for d in DATA if (d / "records.parquet").is_file()), None)
     if folder is None:
@@ -160,10 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     pv = patentsview()
     results["patentsview"] = bench_search(pv, record_id="mention_id", name="name", block="block",
                                           prediction="inventor_id_20211230", queries=args.queries, seed=args.seed,
-                                          scan=True)
+                                          scan=100)
     print("search, PatentsView:", json.dumps(results["patentsview"]), flush=True)
     results["save"] = bench_save(args.saves, args.seed)
     print("save:", json.dumps(results["save"]), flush=True)
+    results["qc"] = bench_qc(100)
+    print("qc, demo project:", json.dumps(results["qc"]), flush=True)
     for size in args.synthetic:
         n = int(size)
         t = time.perf_counter()
@@ -172,10 +209,13 @@ def main(argv: list[str] | None = None) -> int:
         loaded = time.perf_counter() - t
         key = f"synthetic_{n:.0e}"
         results[key] = bench_search(frame, record_id="mention_id", name="name", block="block",
-                                    prediction="inventor_id", queries=args.queries, seed=args.seed, scan=False)
+                                    prediction="inventor_id", queries=args.queries, seed=args.seed, scan=20)
         results[key]["distinct_names"] = int(frame["name"].nunique())
         results[key]["load_s"] = round(loaded, 1)
         print(f"search, {n:,} synthetic records:", json.dumps(results[key]), flush=True)
+    import resource
+
+    results["max_rss_gib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
     out = Path(args.out) if args.out else HERE / "results" / f"workbench-{dt.date.today().isoformat()}.json"
     atomic_write_text(out, json.dumps(results, indent=2) + "\n")
     print(f"written to {out}")

@@ -143,23 +143,16 @@ def agreement(store: LabelStore, project: Project | None = None) -> Agreement:
 
 def _estimates(store: LabelStore, project: Project, draws: list[int]) -> list[LabellerEstimates]:
     """Pairwise precision and recall from each labeller's answers to ``draws`` (SPEC 6)."""
-    from er_expectations.analysis.benchmark import benchmark_from_labels
-    from er_expectations.analysis.release import estimate
     from er_expectations.core.errors import InputError
+    from er_expectations.workbench.estimates import estimates_from_labels
 
-    cfg = project.config
-    records = project.records()
     every = store.labels_frame(every=True)
     every = every[every["draw"].isin(draws)]
-    release = records[[cfg.record_id, cfg.prediction]]
     out = []
     for name in sorted(every["labeller"].unique().tolist()):
         labels = every[every["labeller"] == name].reset_index(drop=True)
         try:
-            bench = benchmark_from_labels(labels, records, cfg.prediction, record_id=cfg.record_id)
-            df = release.merge(bench, on=cfg.record_id, how="left")
-            est = estimate(df, prediction=cfg.prediction, reference="reference", weights="cluster_size",
-                           draws="draws", metrics=list(METRICS))
+            est = estimates_from_labels(project, labels, metrics=METRICS)
         except InputError as exc:
             out.append(LabellerEstimates(labeller=str(name), draws=len(labels), error=str(exc)))
             continue

@@ -102,6 +102,10 @@ class Project:
     store: LabelStore
     _records: pd.DataFrame | None = field(default=None, repr=False)
     _search: object | None = field(default=None, repr=False)
+    _members: np.ndarray | None = field(default=None, repr=False)
+    _id_index: pd.Index | None = field(default=None, repr=False)
+    _member_rows: pd.DataFrame | None = field(default=None, repr=False)
+    _cluster_index: tuple | None = field(default=None, repr=False)
 
     @property
     def name_column(self) -> str | None:
@@ -125,15 +129,64 @@ class Project:
                                  attributes=self.config.attributes or (),
                                  predictions=None if self.config.predictions is None
                                  else self.path(self.config.predictions))
-            drawn = pd.Index([d.record for d in self.store.draws()])
-            have = pd.Index(frame[self.config.record_id].astype(str))
-            gone = drawn[~drawn.isin(have)]
+            texts = list(dict.fromkeys(d.record for d in self.store.draws()))
+            drawn = pd.Index([int(t) for t in texts] if self.store.id_kind == "integer" else texts, dtype=object)
+            gone = drawn[~drawn.isin(frame[self.config.record_id])]
             if len(gone):
                 raise InputError(f"{self.path(self.config.records)}: the drawn record(s) {', '.join(map(repr, gone[:5]))} "
                                  f"({len(gone)} in all) are no longer in the records; give the records file the "
                                  f"draws were made from (records: in {self.folder / CONFIG_FILE})")
             self._records = frame
         return self._records
+
+    def qc_records(self, ids: Sequence[object]) -> pd.DataFrame:
+        """The rows of :meth:`records` the labelling rules read (SPEC 9): the members of the drawn
+        records' predicted clusters (found once) and the records ``ids`` name (ids in the records'
+        type; one not in the records is absent). The rules give the same findings on it as on
+        the whole table, without a pass over the table per check."""
+        frame = self.records()
+        if self._members is None or self._id_index is None:
+            clusters = [d.predicted_cluster for d in self.store.draws()]
+            wanted = [int(c) for c in clusters] if self.store.cluster_kind == "integer" else clusters
+            pred = frame[self.config.prediction]
+            self._members = np.flatnonzero(pred.isin(pd.Index(list(dict.fromkeys(wanted)))).to_numpy(
+                dtype=bool, na_value=False))
+            self._id_index = pd.Index(frame[self.config.record_id])
+            self._member_rows = frame.iloc[self._members]
+        named = list(dict.fromkeys(ids))
+        if not named:
+            return self._member_rows
+        pos = self._id_index.get_indexer(pd.Index(named, dtype=self._id_index.dtype))
+        extra = np.setdiff1d(pos[pos >= 0], self._members)
+        return pd.concat([self._member_rows, frame.iloc[extra]]) if extra.size else self._member_rows
+
+    def members(self, draw: int) -> pd.DataFrame:
+        """The records of the draw's predicted cluster ĉ(r) (SPEC 2.2), drawn record first, then by
+        id: the columns of :meth:`records` (name, block, attributes), ids in their exact type."""
+        info = self.store.draw(draw)
+        subset = self.qc_records([])
+        cluster = int(info.predicted_cluster) if self.store.cluster_kind == "integer" else info.predicted_cluster
+        rows = subset[(subset[self.config.prediction] == cluster).to_numpy(dtype=bool, na_value=False)]
+        record = int(info.record) if self.store.id_kind == "integer" else info.record
+        first = (rows[self.config.record_id] != record).to_numpy()
+        return rows.assign(_first=first).sort_values(["_first", self.config.record_id],
+                                                     kind="stable").drop(columns="_first")
+
+    def cluster_rows(self, clusters: Sequence[object]) -> pd.DataFrame:
+        """The records of the predicted clusters ``clusters`` (ids in the prediction's type):
+        through an index of the prediction column, built once (no pass over the records per call)."""
+        frame = self.records()
+        if self._cluster_index is None:
+            codes, uniques = pd.factorize(frame[self.config.prediction], use_na_sentinel=True)
+            keep = np.flatnonzero(codes >= 0)
+            order = keep[np.argsort(codes[keep], kind="stable")]
+            start = np.zeros(len(uniques) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(codes[keep], minlength=len(uniques)), out=start[1:])
+            self._cluster_index = (pd.Index(uniques), order, start)
+        index, order, start = self._cluster_index
+        found = index.get_indexer(pd.Index(list(dict.fromkeys(clusters)), dtype=index.dtype)) if clusters else []
+        rows = [order[start[c]:start[c + 1]] for c in found if c >= 0]
+        return frame.iloc[np.sort(np.concatenate(rows))] if rows else frame.iloc[:0]
 
     def search(self):  # -> RecordSearch (imported when used: the index is built once)
         """The record search over the project's names (:class:`~.search.RecordSearch`), built once."""

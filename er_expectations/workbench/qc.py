@@ -20,7 +20,7 @@ from er_expectations.analysis.labels import RULES, int64_text
 from er_expectations.workbench.project import Project
 from er_expectations.workbench.store import ANSWERED, Decision, LabelStore, checked_decision
 
-__all__ = ["EarlierAnswer", "Finding", "check_draw", "earlier_answer", "labels_with"]
+__all__ = ["EarlierAnswer", "Finding", "check_draw", "earlier_answer", "labels_with", "related_draws"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +101,11 @@ def check_draw(project: Project, store: LabelStore, draw: int, decision: Decisio
     if decision is None or decision.status not in ANSWERED:
         return []
     labels, bad = labels_with(store, draw, decision)
+    labels = related_draws(project, labels, draw)
     config = project.config
-    records = project.records()
+    named = [*labels["record_id"].tolist(), *(i for ids in labels["removed"] for i in ids),
+             *(i for ids in labels["added"] for i in ids)]
+    records = project.qc_records(named)
     qc = qc_labels(labels, records, config.prediction, record_id=config.record_id, block=config.block,
                    name=project.name_column, similarity=config.similarity)
     mine = qc.violations[qc.violations["draw"] == draw]
@@ -114,6 +117,37 @@ def check_draw(project: Project, store: LabelStore, draw: int, decision: Decisio
                                         f"records' ids are whole numbers; fix the id(s)"))
         findings.sort(key=lambda f: f.rule)
     return findings
+
+
+def related_draws(project: Project, labels: pd.DataFrame, draw: int) -> pd.DataFrame:
+    """The rows of ``labels`` that can change the findings of ``draw``: the draw itself, every draw
+    whose true cluster may share a record with c(r) (its predicted cluster holds a record of
+    c(r), or it adds one), and every draw with the same true cluster id. The rules give ``draw``
+    the same findings on them as on the whole table (rule 6 compares c(r) only with the draws
+    it meets; rule 7 with the draws of its id or its set); an empty c(r) keeps every draw."""
+    config = project.config
+    mine = labels[labels["draw"] == draw]
+    if mine.empty:
+        return labels
+    row = mine.iloc[0]
+    added = list(row["added"])
+    sub = project.qc_records(added)
+    ids, preds = sub[config.record_id], sub[config.prediction]
+    in_cluster = (preds == row["predicted_cluster"]).to_numpy(dtype=bool, na_value=False)
+    inside = preds.notna().to_numpy(dtype=bool)
+    outside_members = (ids.isin(pd.Index(added, dtype=ids.dtype)).to_numpy(dtype=bool) & inside) if added \
+        else inside & False
+    truth = (set(ids[in_cluster].tolist()) - set(row["removed"])) | set(ids[outside_members].tolist())
+    if not truth:
+        return labels
+    clusters = {row["predicted_cluster"], *preds[outside_members].tolist()}
+    keep = labels["predicted_cluster"].isin(pd.Index(list(clusters), dtype=object)).to_numpy(dtype=bool).copy()
+    keep |= labels["added"].map(lambda xs: not truth.isdisjoint(xs)).to_numpy(dtype=bool)
+    if row["true_cluster"] is not None:
+        keep |= (labels["true_cluster"].map(lambda t: t is not None and str(t) == str(row["true_cluster"]))
+                 .to_numpy(dtype=bool))
+    keep |= (labels["draw"] == draw).to_numpy()
+    return labels[keep].reset_index(drop=True)
 
 
 def _members(records: pd.DataFrame, prediction: str, record_id: str, cluster: object) -> list:
@@ -134,7 +168,7 @@ def earlier_answer(project: Project, store: LabelStore, draw: int) -> EarlierAns
                   if (row.predicted_cluster == cluster and record not in row.removed) or record in row.added]
     if not candidates:
         return None
-    records = project.records()
+    records = project.qc_records([])  # the members of every drawn cluster: all this needs
     mine = _members(records, config.prediction, config.record_id, cluster)
     for row in candidates:  # by draw number
         members = mine if row.predicted_cluster == cluster else \

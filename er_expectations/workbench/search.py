@@ -12,8 +12,10 @@ answers such queries over a records table:
   name → records. Nothing scans the names per query.
 * **A query.** Each query token is compared (rapidfuzz ``ratio``, an edit similarity: a
   transposed, missing or extra letter keeps it high) with the vocabulary tokens of similar
-  length; the matching tokens' postings give every name a token score (the query tokens'
-  best similarities, weighted by their lengths). The best names are rescored with
+  length; an initial and a token it starts ("j", "john") have similarity 0.8. The matching
+  tokens' postings give every name a token score (the query tokens' best similarities,
+  weighted by their lengths). A one-letter query token finds no name by itself: it adds to
+  the names the other tokens found. The best names are rescored with
   rapidfuzz's ``token_sort_ratio`` of the whole name: ``score = 0.7 · token score + 0.3 ·
   whole-name similarity``, in [0, 1].
 * **Near the drawn record.** With ``near=r`` the records of r's block and with names like
@@ -23,6 +25,7 @@ answers such queries over a records table:
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Hashable
@@ -43,6 +46,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 MAX_QUERY = 500
 #: Token similarity (rapidfuzz ratio, 0-100) below which a vocabulary token does not match.
 TOKEN_CUTOFF = 70
+#: Similarity of an initial and a name token it starts ("j" and "john").
+INITIAL_SIMILARITY = 0.8
 #: Most vocabulary tokens one query token matches (the most similar) and names rescored.
 MAX_TOKEN_MATCHES, MAX_RESCORED = 2000, 500
 
@@ -67,7 +72,8 @@ class Hit:
     """One record found: its id (exact, in the records' type), row, name and block as written,
     ``score`` (query similarity in [0, 1]), ``rank`` (the score with the ``near`` bonuses), and
     with ``near``: ``same_block``, ``name_similarity`` (to r's name) and ``in_predicted``
-    (already in ĉ(r): nothing to add)."""
+    (already in ĉ(r): nothing to add); with a prediction, ``in_release`` (False: the record has
+    no predicted cluster, so it cannot be added, SPEC 9 rule 4)."""
 
     record: object
     row: int
@@ -78,6 +84,7 @@ class Hit:
     same_block: bool | None = None
     name_similarity: float | None = None
     in_predicted: bool | None = None
+    in_release: bool | None = None
 
 
 def _csr(groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -95,16 +102,20 @@ class RecordSearch:
 
     def __init__(self) -> None:  # filled by build()
         self.size = 0
-        self._ids: np.ndarray = np.empty(0)
-        self._names: np.ndarray = np.empty(0)
-        self._blocks: np.ndarray | None = None
+        self._ids: object = np.empty(0)  # the id column's array (numpy or Arrow): no Python object per record
+        self._name_code: np.ndarray = np.empty(0, dtype=np.int64)  # row -> distinct name as written
+        self._name_text: list = []
+        self._block_text: list = []
         self._block_code: np.ndarray | None = None
         self._cluster_code: np.ndarray | None = None
         self._row_key: np.ndarray = np.empty(0, dtype=np.int32)
         self._keys: list[str] = []
         self._key_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
         self._token_keys: tuple[np.ndarray, np.ndarray] = (np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
-        self._by_length: dict[int, tuple[list[str], np.ndarray]] = {}
+        self._words: list[str] = []  # the vocabulary, by length
+        self._word_ids: np.ndarray = np.empty(0, dtype=np.int64)
+        self._length_start: np.ndarray = np.zeros(1, dtype=np.int64)  # words of length L: [start[L], start[L+1])
+        self._initials: dict[str, int] = {}  # the one-letter words (initials) of the vocabulary
         self._index: pd.Index | None = None
 
     @classmethod
@@ -123,10 +134,10 @@ class RecordSearch:
                               (("name", name), ("block", block)))
         self = cls()
         self.size = len(frame)
-        self._ids = frame[record_id].to_numpy()
-        self._names = frame[name].to_numpy(dtype=object)
+        self._ids = frame[record_id].array
         raw_codes, raw_names = pd.factorize(frame[name], use_na_sentinel=True)
-        keys = [_key(v) for v in raw_names.tolist()]
+        self._name_code, self._name_text = raw_codes, raw_names.tolist()
+        keys = [_key(v) for v in self._name_text]
         key_codes, unique_keys = pd.factorize(pd.Series(keys, dtype=object))
         empty = np.flatnonzero(unique_keys == "")
         key_of_raw = key_codes.astype(np.int64)
@@ -148,13 +159,14 @@ class RecordSearch:
         self._token_keys = (owner_arr[order], start)
         words = list(vocab)
         lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
-        for length in np.unique(lengths).tolist():
-            ids = np.flatnonzero(lengths == length)
-            self._by_length[int(length)] = ([words[i] for i in ids.tolist()], ids)
+        by_length = np.argsort(lengths, kind="stable")
+        self._words = [words[i] for i in by_length.tolist()]
+        self._word_ids = by_length
+        self._length_start = np.searchsorted(lengths[by_length], np.arange(int(lengths.max(initial=0)) + 2))
+        self._initials = {w: i for w, i in vocab.items() if len(w) == 1}
         if block is not None:
-            codes, _ = pd.factorize(frame[block], use_na_sentinel=True)
-            self._block_code = codes
-            self._blocks = frame[block].to_numpy(dtype=object)
+            codes, blocks = pd.factorize(frame[block], use_na_sentinel=True)
+            self._block_code, self._block_text = codes, blocks.tolist()
         if prediction is not None:
             self._cluster_code, _ = pd.factorize(frame[prediction], use_na_sentinel=True)
         return self
@@ -177,30 +189,36 @@ class RecordSearch:
             raise InputError(f"record id {record!r} appears more than once in the records; each record appears once")
         raise InputError(f"near={record!r}: no such record id in the records")
 
-    def _token_scores(self, tokens: list[str]) -> np.ndarray:
-        """Per distinct name, the length-weighted best similarity of each query token, in [0, 1]."""
+    def _similar_words(self, t: str) -> tuple[np.ndarray, np.ndarray]:
+        """The vocabulary words whose rapidfuzz ratio with ``t`` reaches :data:`TOKEN_CUTOFF`, and
+        their similarities in [0, 1]. Only the words of a length that can reach it are compared:
+        ratio = 2·LCS / (|t| + |u|) ≤ 2·min(|t|, |u|) / (|t| + |u|)."""
         from rapidfuzz import fuzz, process
 
+        cut = TOKEN_CUTOFF / 100.0
+        low, high = math.ceil(len(t) * cut / (2 - cut) - 1e-9), math.floor(len(t) * (2 - cut) / cut + 1e-9)
+        last = len(self._length_start) - 1
+        a, b = int(self._length_start[min(low, last)]), int(self._length_start[min(high + 1, last)])
+        if a == b:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        sims = process.cdist([t], self._words[a:b], scorer=fuzz.ratio, score_cutoff=TOKEN_CUTOFF, dtype=np.float32,
+                             workers=1)[0]
+        hit = np.flatnonzero(sims)
+        return self._word_ids[a + hit], sims[hit] / np.float32(100.0)
+
+    def _token_scores(self, tokens: list[str]) -> np.ndarray:
+        """Per distinct name, the length-weighted best similarity of each query token, in [0, 1]."""
         total = np.zeros(len(self._keys), dtype=np.float32)
         owners, start = self._token_keys
-        weight = np.asarray([len(t) for t in tokens], dtype=np.float64)
-        weight = weight / weight.sum()
+        weight = _weights(tokens)
         for t, w in zip(tokens, weight.tolist(), strict=True):
-            found_ids, found_sims = [], []
-            spread = 1 if len(t) <= 3 else 2
-            for length in range(max(1, len(t) - spread), len(t) + spread + 1):
-                bucket = self._by_length.get(length)
-                if bucket is None:
-                    continue
-                words, ids = bucket
-                sims = process.cdist([t], words, scorer=fuzz.ratio, score_cutoff=TOKEN_CUTOFF, dtype=np.float32,
-                                     workers=1)[0]
-                hit = np.flatnonzero(sims)
-                found_ids.append(ids[hit])
-                found_sims.append(sims[hit])
-            if not found_ids:
+            tids, sims = self._similar_words(t)
+            initial = self._initials.get(t[0]) if len(t) > 1 else None
+            if initial is not None:  # "john" meets the initial "j" of "J. Smith"
+                tids = np.append(tids, np.int64(initial))
+                sims = np.append(sims, np.float32(INITIAL_SIMILARITY))
+            if tids.size == 0:
                 continue
-            tids, sims = np.concatenate(found_ids), np.concatenate(found_sims) / np.float32(100.0)
             if tids.size > MAX_TOKEN_MATCHES:
                 best = np.argpartition(-sims, MAX_TOKEN_MATCHES - 1)[:MAX_TOKEN_MATCHES]
                 tids, sims = tids[best], sims[best]
@@ -237,14 +255,20 @@ class RecordSearch:
         if not tokens or not self._keys:
             return []
         total = self._token_scores(tokens)
-        n_top = min(MAX_RESCORED, int(np.count_nonzero(total)))
+        found = np.flatnonzero(total)
+        n_top = min(MAX_RESCORED, int(found.size))
         if n_top == 0:
             return []
-        top = np.argpartition(-total, n_top - 1)[:n_top]
+        top = found[np.argpartition(-total[found], n_top - 1)[:n_top]] if found.size > n_top else found
         query = " ".join(sorted(tokens))
         names = [self._keys[k] for k in top.tolist()]
         whole = process.cdist([query], names, scorer=fuzz.token_sort_ratio, dtype=np.float32, workers=1)[0] / 100.0
-        score = 0.7 * np.minimum(total[top], 1.0) + 0.3 * whole
+        token_score = total[top].astype(np.float64)
+        for t, w in zip(tokens, _weights(tokens).tolist(), strict=True):
+            if len(t) == 1:  # the initial "j" meets "john" of the names found by the other tokens
+                token_score += [w * INITIAL_SIMILARITY if t not in n.split() and any(u.startswith(t) for u in n.split())
+                                else 0.0 for n in names]
+        score = 0.7 * np.minimum(token_score, 1.0) + 0.3 * whole
         like_near = None
         if near_key is not None and near_key >= 0:
             like_near = process.cdist([self._keys[near_key]], names, scorer=fuzz.token_sort_ratio, dtype=np.float32,
@@ -285,11 +309,27 @@ class RecordSearch:
                 c = int(self._cluster_code[near_row])
                 in_pred = (self._cluster_code[r] == c) & (c >= 0)
         order = np.argsort(-rank, kind="stable")[:limit]
-        return [Hit(record=_plain(self._ids[r[j]]), row=int(r[j]), name=self._names[r[j]],
-                    block=None if self._blocks is None else self._blocks[r[j]], score=round(float(s[j]), 6),
+        return [Hit(record=_plain(self._ids[int(r[j])]), row=int(r[j]),
+                    name=self._text(self._name_code, self._name_text, r[j]), block=self._text(self._block_code, self._block_text, r[j]), score=round(float(s[j]), 6),
                     rank=round(float(rank[j]), 6), same_block=None if same is None else bool(same[j]),
                     name_similarity=None if near_row is None else round(float(row_like[j]), 6),
-                    in_predicted=None if in_pred is None else bool(in_pred[j])) for j in order.tolist()]
+                    in_predicted=None if in_pred is None else bool(in_pred[j]),
+                    in_release=None if self._cluster_code is None else bool(self._cluster_code[r[j]] >= 0))
+                for j in order.tolist()]
+
+
+    @staticmethod
+    def _text(codes: np.ndarray | None, texts: list, row: int) -> object:
+        """A row's value as written (None when null), from its code."""
+        if codes is None or codes[row] < 0:
+            return None
+        return texts[int(codes[row])]
+
+
+def _weights(tokens: list[str]) -> np.ndarray:
+    """Each query token's weight: its share of the query's letters."""
+    weight = np.asarray([len(t) for t in tokens], dtype=np.float64)
+    return weight / weight.sum()
 
 
 def _plain(value: object) -> object:

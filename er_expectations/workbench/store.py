@@ -189,12 +189,21 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
 
 
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (a lone surrogate, possible in a Python str, is not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def id_text(value: object, *, what: str = "record id") -> str:
     """An id as the exact text the store keeps: text as it is, a whole number as its digits
     (an int, a numpy integer or an integral float below 2^53); anything else is refused."""
     if isinstance(value, str):
-        if not value or "\x00" in value:
-            raise InputError(f"{what} {value!r}: an id is a non-empty text without NUL characters")
+        if not value or "\x00" in value or not _encodable(value):
+            raise InputError(f"{what} {value!r}: an id is a non-empty text of Unicode characters, without NUL")
         return value
     if isinstance(value, (bool, np.bool_)) or value is None:
         raise InputError(f"{what} {value!r}: not an id; give the id as text or a whole number")
@@ -223,6 +232,8 @@ def _text(value: object, what: str, limit: int) -> str:
         raise InputError(f"{what}: {len(value):,} characters; at most {limit:,}")
     if "\x00" in value:
         raise InputError(f"{what}: holds a NUL character; remove it")
+    if not _encodable(value):
+        raise InputError(f"{what}: holds a lone surrogate (not a Unicode character); remove it")
     return value
 
 
@@ -292,8 +303,9 @@ class LabelStore:
         numbers = [r[0] for r in rows]
         if len(set(numbers)) != len(numbers):
             raise InputError("draws: a draw number appears twice; every draw has its own number")
-        tmp = p.with_name(f".{p.name}.creating")
-        tmp.unlink(missing_ok=True)
+        import uuid
+
+        tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex}.creating")
         try:
             db = sqlite3.connect(tmp, isolation_level=None)
             try:
@@ -307,12 +319,19 @@ class LabelStore:
                 db.execute("COMMIT")
             finally:
                 db.close()
-            with open(tmp, "rb+") as fh:
+            with open(tmp, "rb+") as fh:  # no SQLite connection holds it any more
                 os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
+            try:
+                os.link(tmp, p)  # appears whole, and never over a store made meanwhile
+            except FileExistsError:
+                raise InputError(f"{p}: the file exists already (made by another process just now); open it") from None
+            folder = os.open(p.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        finally:
             tmp.unlink(missing_ok=True)
-            raise
         return cls.open(p)
 
     @classmethod
@@ -387,13 +406,22 @@ class LabelStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE``: other writers wait, readers go on)."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    from er_expectations.core.errors import ProjectBusyError
+
+                    raise ProjectBusyError(f"{self.path}: the labels store stayed locked by another process for "
+                                           "30 s; nothing was written: try again") from exc
+                raise
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
         with self._lock:

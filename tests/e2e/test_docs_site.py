@@ -416,12 +416,14 @@ def cli_help() -> dict[str, str]:
     try:
         top = help_of()
         commands = re.search(r"\{([a-z,-]+)\}", top).group(1).split(",")
-        helps = {"": top, **{command: help_of(command) for command in commands}}
-        for command in commands:  # sub-commands such as `label init`
-            nested = re.search(r"^usage: er-expectations \S+ .*?\{([a-z,-]+)\}", helps[command], re.M)
-            for sub in nested.group(1).split(",") if nested else ():
-                helps[f"{command} {sub}"] = help_of(command, sub)
-        return helps
+
+        def with_subcommands(command: str) -> str:
+            # a command group (``label init|export``): its sub-commands' options are the group's
+            text = help_of(command)
+            group = re.search(r"^\s+\{([a-z,-]+)\}", text, re.M)
+            return text + "".join(help_of(command, sub) for sub in group.group(1).split(",")) if group else text
+
+        return {"": top, **{command: with_subcommands(command) for command in commands}}
     finally:
         if old is None:
             del os.environ["COLUMNS"]

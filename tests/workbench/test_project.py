@@ -100,7 +100,7 @@ def test_records_that_lost_a_drawn_record_are_refused(tmp_path, records):
     frame = pd.read_parquet(records)
     frame[frame["id"] != gone].to_parquet(records)
     project.close()
-    with pytest.raises(InputError, match=rf"records.parquet: the drawn record\(s\) '{gone}'"):
+    with pytest.raises(InputError, match=rf"records.parquet: the drawn record\(s\) {gone} \(1 in all\)"):
         open_project(tmp_path / "p").records()
 
 
@@ -123,4 +123,47 @@ def test_the_project_search_uses_its_name_block_and_prediction(tmp_path):
                            name=["first", "last"], block="block", draws=3, seed=0)
     hits = project.search().search("Ruiz Jose", near="a")
     assert [h.record for h in hits[:2]] == ["a", "b"] and hits[0].in_predicted and not hits[1].in_predicted
+    assert all(h.in_release for h in hits)
     assert project.search() is project.search()
+
+
+def test_a_hand_written_workbench_yml(tmp_path):
+    from er_expectations.workbench.project import load_config
+
+    path = tmp_path / CONFIG_FILE
+    path.write_text("records: r.parquet\nrecord_id: 7\nprediction: 2021-12-30\nname: full name\n"
+                    "sample: s.csv\ntags: [typo, typo]\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert f"{path}:6:" in str(info.value) and "'typo' is listed twice" in str(info.value)
+    path.write_text("records: r.parquet\nrecord_id: 7\nprediction: 2021-12-30\nname: full name\nsample: s.csv\n")
+    config = load_config(path)
+    assert (config.record_id, config.prediction, config.name) == ("7", "2021-12-30", ("full name",))
+    path.write_text("record_id: id\nprediction: p\n")
+    with pytest.raises(ConfigError, match=r"workbench.yml:1:1: .*missing required key 'records'"):
+        load_config(path)
+    path.write_text("records: r.parquet\nrecord_id: id\nprediction: p\n")
+    with pytest.raises(ConfigError, match=r"say how the draws were made; give 'sample: <worksheet file>'"):
+        load_config(path)
+
+
+def test_members_of_a_draws_predicted_cluster(tmp_path, records):
+    project = init_project(tmp_path / "p", records=records, record_id="id", prediction="pred", name="name",
+                           draws=10, seed=4)
+    frame = pd.read_parquet(records)
+    for d in project.store.draws():
+        got = project.members(d.draw)
+        want = frame.loc[frame["pred"] == int(d.predicted_cluster), "id"]
+        assert got["id"].iloc[0] == int(d.record) and sorted(got["id"]) == sorted(want)
+        assert got["id"].dtype == "int64" and list(got.columns) == ["id", "pred", "name"]
+
+
+def test_csv_records_keep_ids_as_written(tmp_path):
+    (tmp_path / "r.csv").write_text("id,pred,name\n007,A,Ann\n7,A,Ann\n 7,B,Bo\n")
+    project = init_project(tmp_path / "p", records=tmp_path / "r.csv", record_id="id", prediction="pred", name="name",
+                           draws=30, seed=0)
+    assert {d.record for d in project.store.draws()} == {"007", "7", " 7"}
+    d = next(d for d in project.store.draws() if d.record == "007")
+    assert sorted(project.members(d.draw)["id"]) == ["007", "7"]
+    project.store.save(d.draw, "ann", Decision(removed=["7"]), expected_version=0)
+    assert project.store.labels_frame()["removed"].tolist() == [["7"]]

@@ -3,6 +3,7 @@ erx.check_labels on the same labels; the earlier answer of an entity already lab
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -118,3 +119,40 @@ class _Reset:
 
     def __exit__(self, *exc):
         return False
+
+
+@pytest.fixture(scope="module")
+def wider(tmp_path_factory):
+    """30 records in 8 predicted clusters (2 records outside the release), 12 draws."""
+    tmp = tmp_path_factory.mktemp("wider")
+    rng = np.random.default_rng(5)
+    pred = pd.Series(list(rng.integers(0, 8, size=28)) + [None, None], dtype="Int64")
+    names = [f"{['Ann', 'Bo', 'Cy', 'Di'][i % 4]} {['Lee', 'Li'][i % 2]}" for i in range(30)]
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(30)], "pred": pred, "name": names,
+                          "block": [n.split()[1] for n in names]})
+    frame.to_parquet(tmp / "records.parquet")
+    p = init_project(tmp / "p", records=tmp / "records.parquet", record_id="id", prediction="pred", name="name",
+                     block="block", draws=12, seed=3, double_label_share=0)
+    yield p
+    p.close()
+
+
+_WIDE_IDS = st.lists(st.integers(0, 31), max_size=4).map(lambda xs: [f"r{i}" for i in xs])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(answers=st.lists(st.tuples(st.integers(1, 12), _WIDE_IDS, _WIDE_IDS, st.sampled_from([None, "E1", "E2", "E3"])),
+                        min_size=1, max_size=14))
+def test_findings_equal_check_labels_on_a_wider_release(wider, answers):
+    store = wider.store
+    with _Reset(store):
+        for draw, removed, added, true in answers:
+            cur = store.decision(draw, "ann")
+            store.save(draw, "ann", Decision(removed=removed, added=added, true_cluster=true),
+                       expected_version=cur.version if cur else 0)
+        labels = store.labels_frame()
+        want = check_labels(labels, wider.records(), "pred", record_id="id", block="block", name="name")
+        for draw in labels["draw"].tolist():
+            got = [(f.rule, list(f.records), f.message) for f in check_draw(wider, store, draw)]
+            rows = want[want["draw"] == draw]
+            assert got == [(int(r.rule), list(r.records), r.message) for r in rows.itertuples()]

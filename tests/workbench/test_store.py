@@ -69,6 +69,8 @@ def test_a_stale_version_is_a_conflict_and_writes_nothing(tmp_path):
     (Decision(added=[None]), "not an id"),
     (Decision(added=[2.0**60]), "lost digits"),
     (Decision(note="x" * 20_001), "at most 20,000"),
+    (Decision(note="bad \ud800"), "lone surrogate"),
+    (Decision(added=["r\udfff"]), "Unicode"),
 ])
 def test_bad_decisions_are_refused_before_writing(tmp_path, decision, match):
     store = _store(tmp_path)
@@ -191,6 +193,10 @@ def test_create_refuses_an_existing_file(tmp_path):
     with pytest.raises(InputError, match="exists already"):
         _store(tmp_path)
     assert (tmp_path / "workbench.sqlite").read_text() == "mine"
+    assert [f.name for f in tmp_path.iterdir()] == ["workbench.sqlite"]  # no temporary file left
+    (tmp_path / "new").mkdir()
+    _store(tmp_path / "new").close()
+    assert sorted(f.name for f in (tmp_path / "new").iterdir()) == ["workbench.sqlite"]
 
 
 # -- the queue -------------------------------------------------------------------------------------
@@ -285,3 +291,59 @@ def test_labels_frame_is_the_last_save_per_draw_and_labeller(tmp_path_factory, s
             for k, d in last.items()}
     assert got == want
     assert len(store.history()) == len(saves)
+
+
+def test_export_refuses_a_folder_linked_outside_the_project(tmp_path):
+    project, outside = tmp_path / "p", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    store = _store(project)
+    (project / "exports").symlink_to(outside)
+    with pytest.raises(InputError, match="outside the project folder"):
+        store.export("exports/labels.parquet")
+    (project / "l.parquet").symlink_to(outside / "l.parquet")
+    with pytest.raises(InputError, match="symbolic link"):
+        store.export("l.parquet")
+    assert list(outside.iterdir()) == []
+
+
+def test_threads_sharing_a_store_and_stores_sharing_a_file(tmp_path):
+    import threading
+
+    store = _store(tmp_path, n=40)
+    other = LabelStore.open(tmp_path / "workbench.sqlite")
+    taken: dict[str, list[int]] = {"ann": [], "bob": []}
+    errors = []
+
+    def work(s: LabelStore, who: str) -> None:
+        try:
+            while (draw := s.next_draw(who)) is not None:
+                taken[who].append(draw)
+                assert isinstance(s.save(draw, who, Decision(note=who), expected_version=0), Saved)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s, who)) for s, who in ((store, "ann"), (other, "bob"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert sorted(taken["ann"] + taken["bob"]) == list(range(1, 41))  # every draw once, none twice
+    assert store.progress().done == 40 and len(store.history()) == 40
+
+
+def test_a_store_locked_by_another_process_is_reported_and_nothing_written(tmp_path):
+    from er_expectations.core.errors import ProjectBusyError
+
+    store = _store(tmp_path)
+    store._db.execute("PRAGMA busy_timeout = 100")  # not 30 s in a test
+    blocker = sqlite3.connect(tmp_path / "workbench.sqlite", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(ProjectBusyError, match="locked by another process"):
+            store.save(1, "ann", Decision(), expected_version=0)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert store.history() == [] and isinstance(store.save(1, "ann", Decision(), expected_version=0), Saved)
