@@ -186,6 +186,5 @@ _.export  # LabelStore.export, the web page's export inside the project (er_expe
 _.__class__  # the package's module type keeps erx.workbench the function (er_expectations/__init__.py)
 _._repr_html_  # Jupyter's rich display of a running Workbench (er_expectations/web/server.py)
 _.capture_signals  # uvicorn.Server hook overridden (er_expectations/web/server.py)
-_.true_ids  # Picture field, shown by web/templates/review.html.j2 (er_expectations/web/review.py)
 _.members  # Project.members, the draw page's table of ĉ(r) (er_expectations/workbench/project.py)
 labelled  # SoFar field, shown by the web page (er_expectations/workbench/estimates.py)

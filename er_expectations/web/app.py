@@ -46,6 +46,9 @@ __all__ = ["build_app", "labeller_cookie"]
 HERE = Path(__file__).resolve().parent
 #: Member rows laid out before the first paint; the rest follow at once after it (draw.js).
 FIRST_ROWS = 50
+#: The metrics of the estimates page (SPEC 5) and the replicates of its plan (fast enough to update).
+ESTIMATED = ("pairwise_precision", "pairwise_recall", "pairwise_f")
+PLAN_REPS = 300
 #: Keys a save request may carry.
 SAVE_KEYS = frozenset({"status", "removed", "added", "note", "reason", "expected_version", "seen", "true_cluster"})
 
@@ -203,29 +206,51 @@ class WebApp:
         return self.page("agreement.html.j2", request, result=result)
 
     async def estimates_page(self, request: Request) -> Response:
-        from er_expectations.web.estimates import estimates_so_far
-
         if self.labeller(request) is None:
             return RedirectResponse("/signin", status_code=303)
         text = request.query_params.get("target_se", "0.02")
         try:
             target = float(text)
-            result = await run_in_threadpool(estimates_so_far, self.space.project, target_se=target)
-        except (ValueError, InputError) as exc:
-            message = str(exc) if isinstance(exc, InputError) else f"target_se={text[:20]!r}: give a number such as 0.02"
-            return self.page("error.html.j2", request, status=422, message=message)
-        return self.page("estimates.html.j2", request, result=result)
+        except ValueError:
+            target = float("nan")
+        if not 0 < target < 1:
+            return self.page("error.html.j2", request, status=422,
+                             message=f"target_se={text[:20]!r}: give a standard error between 0 and 1, such as 0.02")
+        result = await run_in_threadpool(self._estimates, target)
+        return self.page("estimates.html.j2", request, **result)
+
+    def _estimates(self, target: float) -> dict:
+        """wb-core's estimates so far (SPEC 6) and plan, as rows for the page."""
+        from er_expectations.workbench.estimates import estimates_so_far
+
+        try:
+            so_far = estimates_so_far(self.space.project, metrics=ESTIMATED, target_se=target, reps=PLAN_REPS)
+        except InputError as exc:  # the planner refuses a pilot it cannot resample (too few draws)
+            so_far, plan_problem = estimates_so_far(self.space.project, metrics=ESTIMATED), str(exc)
+        else:
+            plan_problem = ""
+        rows = []
+        if so_far.estimates is not None:
+            needed = {} if so_far.plan is None else {
+                str(r["metric"]): r for r in so_far.plan.to_dict("records")}
+            for metric, row in so_far.estimates.to_dict("index").items():
+                plan = needed.get(str(metric), {})
+                need = plan.get("draws_needed")
+                rows.append({"metric": str(metric), "estimate": row["estimate"], "std_error": row["std_error"],
+                             "ci_lower": row["ci_lower"], "ci_upper": row["ci_upper"],
+                             "draws_needed": None if need is None or need != need else int(need),
+                             "note": "; ".join(x for x in (str(row.get("note") or ""), str(plan.get("note") or ""))
+                                               if x)})
+        return {"so_far": so_far, "rows": rows, "target_se": target, "plan_problem": plan_problem}
 
     def _reviewed(self, n: str, me: str):
-        from er_expectations.web.review import picture
+        """wb-core's picture of the draw's true cluster: my answer if I gave one, else the first."""
+        from er_expectations.workbench.review import picture
 
-        space = self.space
-        draw = space.draw(n)
-        answers = [d for d in space.store.decisions(draw.draw) if d.status != "skipped"]
-        decision = next((d for d in answers if d.labeller == me), answers[0] if answers else None)
-        if decision is None:
-            raise InputError(f"draw {draw.draw} has no answer yet: label it first (/draw/{draw.draw})")
-        return picture(space, draw, decision)
+        draw = self.space.draw(n)
+        mine = self.space.store.decision(draw.draw, me)
+        return picture(self.space.project, draw.draw,
+                       labeller=me if mine is not None and mine.status != "skipped" else None)
 
     async def review_page(self, request: Request) -> Response:
         me = self.labeller(request)
@@ -235,11 +260,26 @@ class WebApp:
             pic = await run_in_threadpool(self._reviewed, request.path_params["n"], me)
         except InputError as exc:
             return self.page("error.html.j2", request, status=404, message=str(exc))
+        return self.page("review.html.j2", request, pic=pic, rows=self._picture_rows(pic),
+                         tag_names=list(self.space.project.config.tags))
+
+    def _picture_rows(self, pic) -> list[dict]:
+        """The picture's rows for the page: ids as text, each record's name and shown cells."""
         space = self.space
-        details = {i: " · ".join(c for c in space.member(space.row(i)).cells if c)
-                   for row in pic.rows for i, _, _ in row.members}
-        return self.page("review.html.j2", request, pic=pic, details=details, tags=space.store.tags(pic.key),
-                         tag_names=list(space.project.config.tags))
+        drawn = space.store.draw(pic.draw)
+        out = []
+        for i, row in enumerate(pic.rows):
+            points = []
+            for ids, inside in ((row.shared, True), (row.beyond, False)):
+                for rid in ids:
+                    text = text_of(rid)
+                    at = space.row(text)
+                    cells = "" if at is None else " · ".join(c for c in space.member(at).cells if c)
+                    points.append({"id": text, "name": "" if at is None else space.names[at], "inside": inside,
+                                   "drawn": text == drawn.record, "detail": cells})
+            out.append({"cluster": text_of(row.predicted_cluster), "drawn": i == 0, "size": row.size,
+                        "inside": len(row.shared), "points": points})
+        return out
 
     async def tag_api(self, request: Request) -> Response:
         me = self.labeller(request)
