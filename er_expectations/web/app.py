@@ -143,11 +143,13 @@ class WebApp:
         for d in store.decisions():
             answers.setdefault(int(d.draw or 0), []).append(d)
         rows = []
-        for d in store.draws():
+        draws = store.draws()
+        sizes = self.space.sizes([d.predicted_cluster for d in draws])
+        for d in draws:
             row = self.space.row(d.record)
             mine = next((x for x in answers.get(d.draw, []) if x.labeller == me), None)
             rows.append({"draw": d.draw, "record": d.record, "name": self.space.names[row] if row is not None else "",
-                         "size": len(self.space.member_ids(d.predicted_cluster)), "double": d.double,
+                         "size": sizes.get(d.predicted_cluster, 0), "double": d.double,
                          "answers": len(answers.get(d.draw, [])), "mine": mine.status if mine else ""})
         return self.page("queue.html.j2", request, rows=rows, labellers=store.labellers())
 
@@ -192,7 +194,7 @@ class WebApp:
     def _draw_page(self, request: Request, state: dict) -> Response:
         space = self.space
         draw = space.store.draw(state["draw"])
-        members = space.members(draw.predicted_cluster)
+        members = space.members(draw)
         drawn = space.member(space.drawn_row(draw))
         return self.page("draw.html.j2", request, state=state, draw=draw, members=members, drawn=drawn,
                          columns=space.columns)

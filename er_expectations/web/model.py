@@ -75,11 +75,6 @@ class Workspace:
             shown = [c for c in [*(cfg.name or []), cfg.block] if c]
         self.columns: tuple[str, ...] = tuple(dict.fromkeys(shown))
         self._cells = {c: records[c].map(text_of).to_numpy(dtype=object) for c in self.columns}
-        pred = records[cfg.prediction]
-        inside = pred.notna().to_numpy()
-        keys = pred[inside].map(text_of)
-        self._members: dict[str, np.ndarray] = {
-            str(k): np.flatnonzero(inside)[v] for k, v in keys.groupby(keys, sort=False).indices.items()}
         self.search = project.search() if name_col else None
 
     # -- records ------------------------------------------------------------------------------
@@ -99,15 +94,29 @@ class Workspace:
         """The record in ``row`` as a table row."""
         return Member(id=self.ids[row], name=self.names[row], cells=tuple(self._cells[c][row] for c in self.columns))
 
-    def members(self, cluster: str) -> list[Member]:
-        """ĉ: the records whose prediction is ``cluster`` (in the records' order)."""
-        rows = self._members.get(cluster, np.empty(0, dtype=np.int64))
-        return [self.member(int(r)) for r in rows.tolist()]
+    def members(self, draw: Draw) -> list[Member]:
+        """ĉ(r) of ``draw`` as table rows, drawn record first (wb-core's :meth:`Project.members`)."""
+        frame = self.project.members(draw.draw)
+        cfg = self.project.config
+        ids = frame[cfg.record_id].map(text_of).tolist()
+        names = frame[self.project.name_column].map(text_of).tolist() if self.project.name_column else ids
+        cells = [frame[c].map(text_of).tolist() for c in self.columns]
+        return [Member(id=i, name=n, cells=tuple(col[k] for col in cells))
+                for k, (i, n) in enumerate(zip(ids, names, strict=True))]
+
+    def _clusters(self, clusters: list[str]) -> pd.DataFrame:
+        typed = [int(c) for c in clusters] if self.store.cluster_kind == "integer" else clusters
+        return self.project.cluster_rows(typed)
 
     def member_ids(self, cluster: str) -> list[str]:
-        """The ids of ĉ, as text."""
-        rows = self._members.get(cluster, np.empty(0, dtype=np.int64))
-        return self.ids[rows].tolist()
+        """The ids of the predicted cluster ``cluster`` (its text), as text (wb-core's
+        :meth:`Project.cluster_rows`)."""
+        return self._clusters([cluster])[self.project.config.record_id].map(text_of).tolist()
+
+    def sizes(self, clusters: list[str]) -> dict[str, int]:
+        """The size of each predicted cluster of ``clusters`` (their text)."""
+        pred = self._clusters(list(dict.fromkeys(clusters)))[self.project.config.prediction].map(text_of)
+        return {str(k): int(v) for k, v in pred.value_counts().items()}
 
     # -- draws ----------------------------------------------------------------------------------
     def draw(self, text: str) -> Draw:
