@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from support.workbench_web import (
+    BIG_ID,
     DATA,
     FORMULA,
     HOSTILE_NAME,
@@ -268,3 +269,60 @@ def test_no_token_no_page(chromium, demo, serve):
     assert "needs its token" in page.inner_text("body")
     response = page.goto(served.base + "/?token=not-the-token")
     assert response.status == 403
+
+
+def test_filter_sort_fold_unsure_skip_and_the_earlier_answer(chromium, tmp_path, serve):
+    make_hostile_project(tmp_path).close()
+    served = serve(tmp_path / "project")
+    page = new_page(chromium, served, "dan")
+    open_draw(page, served, 1)
+    rows = page.locator("#members tbody tr")
+    # filter: any column, case-insensitive; the count follows
+    page.fill("#filter", "JO")  # John, Jon, Johnny Smith
+    assert page.inner_text("#shown") == "showing 3 of 5"
+    assert [rows.nth(i).get_attribute("data-id") for i in range(5) if rows.nth(i).is_visible()] == \
+        ["2", "3", str(BIG_ID)]
+    page.fill("#filter", "")
+    assert page.inner_text("#shown") == "showing 5 of 5"
+    # sort by name, then the other way
+    page.click("button.sort:has-text('name')")
+    names = [rows.nth(i).locator("td").nth(2).inner_text() for i in range(5)]
+    assert names == sorted(names, key=str)
+    page.click("button.sort:has-text('name')")
+    assert [rows.nth(i).locator("td").nth(2).inner_text() for i in range(5)] == names[::-1]
+    # a long text folded, opened, folded again; never cut
+    fold = page.locator("#members .fold").first
+    assert "END-OF-TITLE" not in fold.inner_text()
+    fold.locator("button.more").click()
+    assert "END-OF-TITLE" in fold.inner_text()
+    fold.locator("button.more").click()
+    assert "END-OF-TITLE" not in fold.inner_text()
+    # unsure: saved with that status; then remove 4 and save
+    page.check("tr[data-id='4'] input[type=checkbox]")
+    page.check("#unsure")
+    page.click("#save")
+    page.wait_for_selector("#status.ok")
+    assert "saved (unsure, version 1)" in page.inner_text("#status")
+    # draw 3 (same entity): the earlier answer is offered before starting, and used
+    open_draw(page, served, 3)
+    assert "labelled before: draw 1 by dan" in page.inner_text("#banners")
+    page.click("#banners button")
+    assert page.is_checked("tr[data-id='4'] input[type=checkbox]")
+    # skip needs a reason
+    page.click("#skip")
+    assert "reason" in page.inner_text("#status")
+    page.fill("#reason", "the records are unreadable")
+    page.click("#skip")
+    page.wait_for_selector("#status.ok")
+    assert "saved (skipped" in page.inner_text("#status")
+    frame = labels_of(tmp_path / "project", "dan")
+    assert frame.set_index("draw").loc[1, "status"] == "unsure"
+    from er_expectations.workbench.store import LabelStore
+
+    store = LabelStore.open(tmp_path / "project" / "workbench.sqlite")
+    try:
+        skipped = store.decision(3, "dan")
+    finally:
+        store.close()
+    assert skipped.status == "skipped" and skipped.reason == "the records are unreadable"
+    assert page.dialogs == []

@@ -303,3 +303,14 @@ def test_review_picture_by_hand_and_tags(client, hostile_project):
         assert r.status_code == 422 and needle in r.json()["error"], body
     assert client.post("/api/review/99/tag", content="{}", headers=h).status_code == 404
     assert "typo (under)" in client.get("/review/2").text
+
+
+def test_an_earlier_answer_of_the_same_entity_is_offered(client):
+    # draws 1 and 3 draw records 1 and 2^62+1, both of c1: once draw 1 says {1, 2, 3, 2^62+1}
+    # (4 removed), draw 3's record is in that true cluster: its answer for draw 3 removes 4 too
+    assert client.get("/api/draw/3").json()["earlier"] is None
+    assert save(client, "1", removed=["4"]).status_code == 200
+    earlier = client.get("/api/draw/3").json()["earlier"]
+    assert earlier["draw"] == 1 and earlier["labeller"] == "ann"
+    assert earlier["removed"] == ["4"] and earlier["added"] == []
+    assert client.get("/api/draw/2").json()["earlier"] is None  # another entity
