@@ -270,6 +270,8 @@
       ? "You saved this draw in another tab or window after this page was opened."
       : (theirs ? theirs.labeller : "Another labeller") + " saved an answer to this draw after this page was opened. " +
         "Keep mine saves yours as a second answer (the two are then reconciled on the agreement page).";
+    $("#status").textContent = "not saved yet: this draw was saved meanwhile; choose in the dialog";
+    $("#status").className = "pending";
     describe($("#conflict-theirs"), theirs);
     describe($("#conflict-mine"), mine);
     $("#conflict").hidden = false;
