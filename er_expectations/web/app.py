@@ -18,7 +18,8 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 ``GET /estimates``          the estimates so far (SPEC 6) and the draws still needed (``?target_se=``)
 ``GET /api/draw/N``         the draw's state as JSON
 ``GET /api/search``         ``?draw=N&q=TEXT``: ranked records to add (typo tolerant)
-``POST /api/draw/N/save``   a decision; 200 saved (with QC findings), 409 conflict, 4xx bad input
+``POST /api/draw/N/save``   a decision; 200 saved, 409 conflict, 4xx bad input
+``GET /api/draw/N/findings``  SPEC 9's findings for my saved decision (the page asks right after a save)
 ``GET /api/progress``       progress as JSON
 """
 
@@ -93,6 +94,7 @@ class WebApp:
             Route("/estimates", self.estimates_page), Route("/review/{n}", self.review_page),
             Route("/api/review/{n}/tag", self.tag_api, methods=["POST"]),
             Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
+            Route("/api/draw/{n}/findings", self.findings_api),
             Route("/api/search", self.search_api), Route("/api/progress", self.progress_api),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
         ]
@@ -417,8 +419,6 @@ class WebApp:
             return _json_error(exc.status, exc.message)
 
     def _save(self, n: str, me: str, payload: object) -> Response:
-        from er_expectations.workbench.qc import check_draw
-
         space = self.space
         try:
             draw = space.draw(n)
@@ -440,9 +440,28 @@ class WebApp:
             raise BadRequest(422, str(exc)) from None
         if isinstance(result, Conflict):
             return JSONResponse({"conflict": "version", "theirs": decision_json(result.current)}, status_code=409)
-        findings = check_draw(space.project, space.store, draw.draw, result.decision)
-        return JSONResponse({"saved": decision_json(result.decision), "findings": [_finding(f) for f in findings],
-                             "progress": _progress(space.store.progress())})
+        # the findings of SPEC 9 come from GET .../findings right after: the save answers at once
+        return JSONResponse({"saved": decision_json(result.decision), "progress": _progress(space.store.progress())})
+
+    async def findings_api(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return _json_error(401, "sign in first: open / and give your name")
+        try:
+            found = await run_in_threadpool(self._findings, request.path_params["n"], me)
+        except InputError as exc:
+            return _json_error(404, str(exc))
+        return JSONResponse({"findings": found})
+
+    def _findings(self, n: str, me: str) -> list[dict]:
+        """SPEC 9's findings for my saved decision of draw ``n`` (none when I have not saved it)."""
+        from er_expectations.workbench.qc import check_draw
+
+        draw = self.space.draw(n)
+        mine = self.space.store.decision(draw.draw, me)
+        if mine is None:
+            return []
+        return [_finding(f) for f in check_draw(self.space.project, self.space.store, draw.draw, mine)]
 
 
 def _finding(f) -> dict:

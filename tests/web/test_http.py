@@ -136,11 +136,12 @@ def test_ids_beyond_2_53_stay_exact(client):
 
 
 def test_save_then_read_back_through_the_store(client, hostile_project):
+    assert client.get("/api/draw/2/findings").json() == {"findings": []}  # nothing saved yet
     r = save(client, "2", removed=["7"], added=["2"], note="<b>note</b>")
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["saved"]["version"] == 1
-    rules = {f["rule"] for f in body["findings"]}
+    rules = {f["rule"] for f in client.get("/api/draw/2/findings").json()["findings"]}
     assert 5 in rules  # "John Smith" added to Maria Núñez's cluster: another block and name (SPEC 9 rule 5)
     frame = hostile_project.store.labels_frame()
     row = frame[frame["draw"] == 2].iloc[0]
@@ -174,7 +175,8 @@ def test_another_labellers_answer_is_shown_before_mine_is_saved(client, web):
 # -- bad input: a clear 4xx JSON error ----------------------------------------------------------------------
 @pytest.mark.parametrize("n", ["999", "0", "-1", "abc", "1e3", "9" * 40])
 def test_unknown_draws(client, n):
-    for r in (client.get(f"/api/draw/{n}"), save(client, n), client.get(f"/api/search?draw={n}&q=smith")):
+    for r in (client.get(f"/api/draw/{n}"), save(client, n), client.get(f"/api/search?draw={n}&q=smith"),
+              client.get(f"/api/draw/{n}/findings")):
         assert r.status_code == 404, (n, r.status_code, r.text)
         assert "draw" in r.json()["error"]
     assert client.get(f"/draw/{n}").status_code == 404
@@ -245,6 +247,7 @@ def test_not_signed_in_api_is_401(web):
     c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
     c.get("/?token=secret-token")
     assert c.get("/api/draw/1").status_code == 401
+    assert c.get("/api/draw/1/findings").status_code == 401
     assert save(c, "1").status_code == 401
     assert c.get("/draw/1").headers["location"] == "/signin"
 

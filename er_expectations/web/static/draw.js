@@ -239,9 +239,21 @@
     dirty = false;
     $("#status").textContent = "saved (" + data.saved.status + ", version " + version + ") at " + data.saved.saved_at;
     $("#status").className = "ok";
-    findings(data.findings);
+    checkQuality();
     $("#progress").textContent = data.progress.done.toLocaleString("en") + " of " +
       data.progress.draws.toLocaleString("en") + " draws labelled";
+  }
+  async function checkQuality() {
+    const ul = $("#findings");
+    ul.replaceChildren(el("li", "quality control: checking…", "pending"));
+    try {
+      const res = await fetch("/api/draw/" + encodeURIComponent(state.draw) + "/findings", { credentials: "same-origin" });
+      const data = await res.json();
+      if (!res.ok) throw new Error(data.error || res.status);
+      findings(data.findings);
+    } catch (err) {
+      ul.replaceChildren(el("li", "quality control could not run: " + err.message, "soft"));
+    }
   }
   function findings(list) {
     const ul = $("#findings");
