@@ -84,6 +84,13 @@ def test_label_a_demo_draw_end_to_end(chromium, demo, serve):
     page = new_page(chromium, served, "alice")
     assert page.locator("#queue tbody tr").count() == 401
     shot(page, "2-queue")
+    page.fill("#queue-filter", "kristin jarman")
+    assert page.locator("#queue tbody tr:visible").count() == 1
+    assert page.locator("#queue tbody tr:visible td").first.inner_text().startswith(str(DRAW))
+    page.fill("#queue-filter", "")
+    page.locator("body").click()
+    page.keyboard.press("n")  # the next draw of the queue: the first nobody answered
+    page.wait_for_url("**/draw/1")
     open_draw(page, served, DRAW)
     assert page.dialogs == []
     # remove: tick the first wrong member with the mouse, the second with the keyboard (j … x)
