@@ -19,6 +19,9 @@ API needs only numpy and pandas. To use the expectations from GX, register them 
 
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
+
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.version import __version__
 
@@ -45,6 +48,8 @@ __all__ = [
     "check_labels",
     "draw_sample",
     "labelling_batch",
+    # the labelling workbench's local web page (issue 19), loaded on first use
+    "workbench",
 ]
 
 #: Public names loaded on first use (module attribute lookup, PEP 562): importing the package
@@ -68,6 +73,7 @@ _LAZY = {
     "labelling_batch": "analysis.labelling_batch",
     "diff_releases": "analysis.drift",  # SPEC 10
     "estimate_change": "analysis.drift",  # SPEC 10: the paired change of an estimate between two releases
+    "workbench": "web.server",  # issue 19: serve a labelling project from a notebook
 }
 
 
@@ -79,3 +85,19 @@ def __getattr__(name: str) -> object:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(_types.ModuleType):
+    """This package's module type. ``erx.workbench`` is the notebook function of the labelling
+    workbench (``web/server.py``), while ``er_expectations.workbench`` is also a subpackage:
+    Python's import system would set the subpackage as the attribute on its first import and
+    hide the function. The subpackage stays importable (``from er_expectations.workbench.store
+    import LabelStore``); only that attribute is kept for the function."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "workbench" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from er_expectations.core.errors import InputError
 
-__all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample"]
+__all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample", "draw_count"]
 
 
 def _check_target(args: argparse.Namespace, *, force: bool = True) -> None:
@@ -26,7 +26,7 @@ def _check_target(args: argparse.Namespace, *, force: bool = True) -> None:
     file_kind(Path(args.output))
 
 
-def _draws(value: str) -> int:
+def draw_count(value: str) -> int:
     """``-n``: a whole number of draws from 1 to :data:`MAX_DRAWS` (checked before any work)."""
     from er_expectations.analysis.sampling import MAX_DRAWS
 
@@ -112,7 +112,7 @@ def add_label_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", help="record table (.parquet or .csv), one row per record")
     _records_args(p)
-    p.add_argument("-n", type=_draws, required=True, help="number of draws (at most 100,000)")
+    p.add_argument("-n", type=draw_count, required=True, help="number of draws (at most 100,000)")
     p.add_argument("--force", action="store_true", help="replace the output file if it exists (a worksheet "
                    "already filled in is lost)")
     p.add_argument("--seed", type=int, required=True, help="random seed (the same seed gives the same draws)")

@@ -262,7 +262,7 @@ def test_mkdocs_builds_strictly_and_offline(tmp_path):
 #: The names the API reference documents (the brief of the documentation: the public API).
 PUBLIC_API = ("summarize", "estimate", "exact_metrics", "cluster_errors", "estimate_by_group",
               "diff_releases", "estimate_change", "draw_sample", "check_labels", "benchmark_from_labels",
-              "labelling_batch", "plan_sample_size", "simulate", "impute_ethnicity", "Release",
+              "labelling_batch", "workbench", "plan_sample_size", "simulate", "impute_ethnicity", "Release",
               "InputError")
 
 
@@ -416,7 +416,14 @@ def cli_help() -> dict[str, str]:
     try:
         top = help_of()
         commands = re.search(r"\{([a-z,-]+)\}", top).group(1).split(",")
-        return {"": top, **{command: help_of(command) for command in commands}}
+
+        def with_subcommands(command: str) -> str:
+            # a command group (``label init|export``): its sub-commands' options are the group's
+            text = help_of(command)
+            group = re.search(r"^\s+\{([a-z,-]+)\}", text, re.M)
+            return text + "".join(help_of(command, sub) for sub in group.group(1).split(",")) if group else text
+
+        return {"": top, **{command: with_subcommands(command) for command in commands}}
     finally:
         if old is None:
             del os.environ["COLUMNS"]
@@ -441,7 +448,7 @@ def test_the_cli_page_names_every_command_option_and_exit_code():
     for command, text in helps.items():
         if not command:
             continue
-        title = f"`er-expectations {command}`"
+        title = f"`er-expectations {command.split()[0]}`"  # a sub-command on its command's section
         assert title in sections, f"docs/cli.md has no section '## {title}'"
         body = sections[title]
         pool = body + (shared if "#options-of-the-table-commands" in body else "")
@@ -482,6 +489,9 @@ def test_every_command_line_in_the_docs_uses_existing_options():
                     continue
                 command, rest = found.groups()
                 assert command in helps, f"{block.where}: no command {command!r}: {line}"
+                sub = re.match(r"\s+([a-z-]+)", rest)
+                if sub and f"{command} {sub.group(1)}" in helps:
+                    command, rest = f"{command} {sub.group(1)}", rest[sub.end():]
                 for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
                     assert option in long_options(helps[command]) | {"--help", "--debug"}, (
                         f"{block.where}: er-expectations {command} has no option {option}")

@@ -1,0 +1,108 @@
+"""The labelling workbench's draw page in a real browser (issue 19): time to first render.
+
+    .venv/bin/python benchmarks/bench_workbench_web.py [--runs 15]
+
+A project on the bundled PatentsView records (release 2021-12-30) whose one draw is a record
+of the largest predicted cluster (1,033 members, ``fl:ju_ln:li-150``) is served on 127.0.0.1
+(``erx.workbench``); Debian's chromium, driven by Playwright with the network cut
+(``--host-resolver-rules``), signs in and opens the draw ``--runs`` times (after one warm-up
+load). Measured with the browser's own performance timings, from the start of the navigation:
+
+* ``server``: until the first byte of the page (``responseStart``): rendering the HTML;
+* ``first paint``: ``first-contentful-paint``, the first render the labeller sees;
+* ``ready``: the page's script done (``performance.mark("erx-ready")``: rows indexed, ticks live);
+* ``html``: the page's size.
+
+Target (issue 19): first render ≤ 300 ms. Results go to
+``benchmarks/results/workbench-web-<date>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import statistics
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "er_expectations" / "data" / "patentsview"
+RELEASE = "inventor_id_20211230"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-extensions", "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1"]
+TIMINGS = """() => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  const paint = performance.getEntriesByName("first-contentful-paint")[0];
+  const ready = performance.getEntriesByName("erx-ready")[0];
+  return {server: nav.responseStart, first_paint: paint ? paint.startTime : null,
+          ready: ready ? ready.startTime : null, html: nav.transferSize || nav.encodedBodySize};
+}"""
+
+
+def project(folder: Path) -> tuple[Path, int]:
+    from er_expectations.workbench.project import init_project
+
+    pred = pd.read_parquet(DATA / "predictions.parquet", columns=["mention_id", RELEASE])
+    biggest = pred[RELEASE].value_counts().index[0]
+    members = pred.loc[pred[RELEASE] == biggest, "mention_id"]
+    pd.DataFrame({"draw": [1], "record_id": [members.iloc[0]], "predicted_cluster": [biggest],
+                  "removed": [[]], "added": [[]]}).to_parquet(folder / "sheet.parquet")
+    init_project(folder / "project", records=DATA / "records.parquet", predictions=DATA / "predictions.parquet",
+                 record_id="mention_id", prediction=RELEASE, name=["name_first", "name_last"], block="block",
+                 attributes=["name_first", "name_last", "block", "patent_date", "city", "country",
+                             "assignee_organization", "patent_title"], sample=folder / "sheet.parquet",
+                 double_label_share=0).close()
+    return folder / "project", len(members)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    import er_expectations as erx
+
+    with tempfile.TemporaryDirectory(prefix="erx-bench-web-") as tmp:
+        folder, size = project(Path(tmp))
+        bench = erx.workbench(folder)
+        try:
+            base = bench.url.split("/?token=")[0]
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.goto(bench.url)
+                page.fill("#name", "bench")
+                page.click("button[type=submit]")
+                page.wait_for_url(base + "/")
+                runs = []
+                for i in range(args.runs + 1):
+                    page.goto(f"{base}/draw/1")
+                    page.wait_for_selector("body[data-ready='1']")
+                    rows = page.locator("#members tbody tr").count()
+                    if i:
+                        runs.append(page.evaluate(TIMINGS))
+                browser.close()
+        finally:
+            bench.stop()
+    out = {"members": size, "rows_rendered": rows, "runs": len(runs),
+           "machine": platform.platform(), "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    for key in ("server", "first_paint", "ready"):
+        values = sorted(r[key] for r in runs)
+        out[f"{key}_ms"] = {"median": round(statistics.median(values), 1), "max": round(values[-1], 1)}
+    out["html_bytes"] = runs[-1]["html"]
+    out["target_first_render_ms"] = 300
+    out["ok"] = out["first_paint_ms"]["median"] <= 300
+    print(json.dumps(out, indent=2))
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(exist_ok=True)
+    (results / f"workbench-web-{dt.date.today().isoformat()}.json").write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Command line of the labelling workbench: ``er-expectations label init|export`` (issue 19).
+
+``label init PROJECT`` makes a labelling project (docs/dev/workbench.md): ``workbench.yml``
+and the labels store in the folder PROJECT, with the draws of a ``sample`` worksheet or drawn
+from the release (SPEC 1). ``label export PROJECT -o FILE`` writes the labels table (SPEC 2.2)
+that ``er-expectations benchmark`` and the labelling checks read. Errors exit with code 2 and
+write nothing (see :mod:`er_expectations.cli.main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from er_expectations.cli.labels import draw_count
+
+__all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init", "cmd_label_serve"]
+
+
+def _share(value: str) -> float:
+    try:
+        share = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number; give a share from 0 to 1 (e.g. 0.1)") from None
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value}: give a share from 0 to 1 (e.g. 0.1)")
+    return share
+
+
+def cmd_label_init(args: argparse.Namespace) -> int:
+    from er_expectations.workbench.project import init_project
+
+    if args.sample is None and args.draws is None:
+        from er_expectations.core.errors import InputError
+
+        raise InputError("give --sample FILE (a worksheet from 'er-expectations sample') or --draws N --seed S")
+    project = init_project(args.project, records=args.records, predictions=args.predictions, record_id=args.record_id,
+                           prediction=args.prediction, name=args.name, block=args.block,
+                           attributes=args.attributes or (), sample=args.sample, draws=args.draws, seed=args.seed,
+                           double_label_share=args.double_share, **({"tags": args.tags} if args.tags else {}))
+    try:
+        draws = project.store.draws()
+        doubles = sum(d.double for d in draws)
+        print(f"labelling project {args.project}: {len(draws)} draws ({doubles} to be labelled twice, blind) of "
+              f"prediction {args.prediction!r}; label them with 'er-expectations label serve {args.project}'")
+    finally:
+        project.close()
+    return 0
+
+
+def cmd_label_export(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.sampling import write_frame
+    from er_expectations.cli.common import check_output
+    from er_expectations.core.io import file_kind
+    from er_expectations.workbench.project import CONFIG_FILE, STORE_FILE, open_project
+
+    folder = Path(args.project)
+    check_output(args.output, [str(folder / CONFIG_FILE), str(folder / STORE_FILE)], force=args.force)
+    file_kind(Path(args.output))
+    project = open_project(folder)
+    try:
+        frame = project.store.labels_frame(labeller=args.labeller)
+        write_frame(frame, args.output)
+        progress = project.store.progress()
+    finally:
+        project.close()
+    print(f"{len(frame)} labelled draws of {progress.draws} written to {args.output}"
+          + (f" (labeller {args.labeller!r})" if args.labeller else "")
+          + f"; build the benchmark with 'er-expectations benchmark {args.output} RECORDS --prediction ...'")
+    return 0
+
+
+def _port(value: str) -> int:
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a port from 1 to 65535, or 0 for any free port")
+    return int(value)
+
+
+def cmd_label_serve(args: argparse.Namespace) -> int:
+    import sys
+
+    from er_expectations.web.server import serve
+
+    return serve(args.project, host=args.host, port=args.port, open_browser=args.browser,
+                 say=lambda text: print(text, flush=True),
+                 warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True))
+
+
+def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
+    """Add ``label`` (``init``, ``export``) to the ``er-expectations`` sub-commands."""
+    label = sub.add_parser("label", help="the labelling workbench: make a project, export its labels (issue 19)",
+                           description="A labelling project is a folder with workbench.yml and the labels store "
+                           "(docs/dev/workbench.md).")
+    commands = label.add_subparsers(dest="label_command", required=True)
+
+    p = commands.add_parser("init", help="make a labelling project",
+                            description="Make a labelling project in PROJECT: the draws of a worksheet (--sample) or "
+                            "N records drawn uniformly with replacement from the release (--draws, --seed).")
+    p.add_argument("project", help="the project folder (created; its parent must exist)")
+    p.add_argument("--records", required=True, help="record table (.parquet or .csv), one row per record")
+    p.add_argument("--predictions", default=None, help="a table with the prediction column, joined on --record-id")
+    p.add_argument("--record-id", required=True, help="record id column")
+    p.add_argument("--prediction", "-p", required=True, help="predicted cluster column of the release")
+    p.add_argument("--name", nargs="+", default=None, metavar="COL",
+                   help="name column(s) searched and compared (QC rule 5); several are joined with spaces")
+    p.add_argument("--block", default=None, help="block column (ranks search candidates; QC rule 5)")
+    p.add_argument("--attributes", nargs="+", default=None, metavar="COL", help="columns shown to the labeller")
+    p.add_argument("--sample", default=None, help="the draws: a worksheet from 'er-expectations sample'")
+    p.add_argument("--draws", type=draw_count, default=None, help="the draws: this many records drawn from the release")
+    p.add_argument("--seed", type=int, default=None, help="random seed of --draws and of the doubly labelled draws")
+    p.add_argument("--double-share", type=_share, default=0.1,
+                   help="share of the draws labelled twice, blind (default 0.1)")
+    p.add_argument("--tags", nargs="+", default=None, metavar="TAG", help="error tags of review mode")
+    p.set_defaults(func=cmd_label_init)
+
+    p = commands.add_parser("export", help="write the labels table (SPEC 2.2)",
+                            description="Write the project's labels table (one row per answered draw, the first "
+                            "labeller's answer) to a .parquet or .csv file, atomically.")
+    p.add_argument("project", help="the project folder")
+    p.add_argument("--output", "-o", required=True, help="file to write (.parquet or .csv)")
+    p.add_argument("--labeller", default=None, help="only this labeller's answers")
+    p.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    p.set_defaults(func=cmd_label_export)
+
+    p = commands.add_parser("serve", help="serve the labelling page (local web server with a token)",
+                            description="Serve the project's labelling page on a local web server until Ctrl+C or "
+                            "SIGTERM. The printed URL carries a random token (as Jupyter's does): open it in a "
+                            "browser; requests without it are refused.")
+    p.add_argument("project", help="the project folder")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; another one is reachable by other machines)")
+    p.add_argument("--port", type=_port, default=0, help="port (default 0: any free port)")
+    p.add_argument("--browser", action="store_true", help="open the page in the default browser")
+    p.set_defaults(func=cmd_label_serve)

@@ -1,0 +1,536 @@
+"""The workbench's web app: pages and JSON endpoints over a labelling project (docs/dev/workbench.md).
+
+Pages are rendered on the server by Jinja2 (``autoescape=True``, ``StrictUndefined``) from
+``web/templates``; the small script ``web/static/draw.js`` makes the draw page interactive
+through the JSON endpoints. Every write goes through
+:meth:`~er_expectations.workbench.store.LabelStore.save` (SPEC 2.2: A_r, B_r); the findings
+of SPEC 9 come from :func:`~er_expectations.workbench.qc.check_draw` after each save.
+
+Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
+
+``GET /``                   the queue and progress (k of n, per labeller); sign-in first
+``GET|POST /signin``        the labeller's name (a cookie; no password on localhost)
+``GET /next``               the next draw of the queue for the labeller
+``GET /draw/N``             the draw page
+``GET /agreement``          agreement of the doubly labelled draws, disagreements to reconcile
+``GET /review/N``           review mode: the true cluster by predicted cluster, error tags
+``POST /api/review/N/tag``  ``{tag, kind, records}``: an error tag on the draw's true cluster
+``GET /estimates``          the estimates so far (SPEC 6) and the draws still needed (``?target_se=``)
+``GET /api/draw/N``         the draw's state as JSON
+``GET /api/search``         ``?draw=N&q=TEXT``: ranked records to add (typo tolerant)
+``POST /api/draw/N/save``   a decision; 200 saved, 409 conflict, 4xx bad input
+``GET /api/draw/N/findings``  SPEC 9's findings for my saved decision (the page asks right after a save)
+``GET /api/progress``       progress as JSON
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, unquote
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from er_expectations.core.errors import InputError
+from er_expectations.web.guard import MAX_BODY, BodyTooLarge, Guard
+from er_expectations.web.model import FOLD_AT, Workspace, decision_json, text_of
+from er_expectations.workbench.store import Conflict, Decision, labeller_name
+
+__all__ = ["build_app", "labeller_cookie"]
+
+HERE = Path(__file__).resolve().parent
+#: Member rows laid out before the first paint; the rest follow at once after it (draw.js).
+FIRST_ROWS = 50
+#: The metrics of the estimates page (SPEC 5) and the replicates of its plan (fast enough to update).
+ESTIMATED = ("pairwise_precision", "pairwise_recall", "pairwise_f")
+PLAN_REPS = 300
+#: Keys a save request may carry.
+SAVE_KEYS = frozenset({"status", "removed", "added", "note", "reason", "expected_version", "seen", "true_cluster"})
+
+
+def labeller_cookie(port: int) -> str:
+    """The cookie holding the signed-in labeller's name on the server on ``port``."""
+    return f"erx-labeller-{int(port)}"
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.globals["FOLD_AT"] = FOLD_AT
+    env.globals["FIRST_ROWS"] = FIRST_ROWS
+    env.filters["count"] = lambda n: f"{int(n):,}"
+    return env
+
+
+class BadRequest(Exception):
+    """A request the app refuses: its status and message (sent as JSON or an HTML page)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _json_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class WebApp:
+    """The routes over one :class:`Workspace`; :attr:`guard` is the ASGI app to serve."""
+
+    def __init__(self, space: Workspace, *, token: str) -> None:
+        self.space = space
+        self.env = _environment()
+        routes = [
+            Route("/", self.home), Route("/signin", self.signin, methods=["GET", "POST"]),
+            Route("/signout", self.signout, methods=["POST"]), Route("/next", self.next_draw),
+            Route("/draw/{n}", self.draw_page), Route("/agreement", self.agreement_page),
+            Route("/estimates", self.estimates_page), Route("/review/{n}", self.review_page),
+            Route("/api/review/{n}/tag", self.tag_api, methods=["POST"]),
+            Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
+            Route("/api/draw/{n}/findings", self.findings_api),
+            Route("/api/search", self.search_api), Route("/api/progress", self.progress_api),
+            Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+        ]
+        self.starlette = Starlette(routes=routes, exception_handlers={404: self._not_found, 405: self._not_allowed})
+        self.guard = Guard(self._catch, token=token)
+
+    # -- plumbing -----------------------------------------------------------------------------------
+    async def _catch(self, scope, receive, send) -> None:
+        try:
+            await self.starlette(scope, receive, send)
+        except BodyTooLarge as exc:
+            await _json_error(413, str(exc))(scope, receive, send)
+
+    async def _not_found(self, request: Request, exc: Exception) -> Response:
+        if request.url.path.startswith("/api/"):
+            return _json_error(404, f"no such endpoint: {request.url.path[:100]}")
+        return self.page("error.html.j2", request, status=404, message="No such page.")
+
+    async def _not_allowed(self, request: Request, exc: Exception) -> Response:
+        return _json_error(405, f"{request.method} is not allowed on {request.url.path[:100]}")
+
+    def labeller(self, request: Request) -> str | None:
+        raw = request.cookies.get(labeller_cookie(self.guard.port))
+        if not raw:
+            return None
+        try:
+            return labeller_name(unquote(raw))
+        except InputError:
+            return None
+
+    def page(self, template: str, request: Request, *, status: int = 200, **context) -> HTMLResponse:
+        store = self.space.store
+        html = self.env.get_template(template).render(
+            labeller=self.labeller(request), project=self.space.project.folder.name, progress=store.progress(),
+            **context)
+        return HTMLResponse(html, status_code=status)
+
+    # -- pages ------------------------------------------------------------------------------------------
+    async def home(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return RedirectResponse("/signin", status_code=303)
+        return await run_in_threadpool(self._home, request, me)
+
+    def _home(self, request: Request, me: str) -> Response:
+        store = self.space.store
+        answers: dict[int, list] = {}
+        for d in store.decisions():
+            answers.setdefault(int(d.draw or 0), []).append(d)
+        rows = []
+        draws = store.draws()
+        sizes = self.space.sizes([d.predicted_cluster for d in draws])
+        for d in draws:
+            row = self.space.row(d.record)
+            mine = next((x for x in answers.get(d.draw, []) if x.labeller == me), None)
+            rows.append({"draw": d.draw, "record": d.record, "name": self.space.names[row] if row is not None else "",
+                         "size": sizes.get(d.predicted_cluster, 0), "double": d.double,
+                         "answers": len(answers.get(d.draw, [])), "mine": mine.status if mine else ""})
+        return self.page("queue.html.j2", request, rows=rows, labellers=store.labellers())
+
+    async def signin(self, request: Request) -> Response:
+        error = ""
+        if request.method == "POST":
+            body = await _body(request)
+            form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+            try:
+                name = labeller_name(form.get("name", ""))
+            except InputError as exc:
+                error = str(exc)
+            else:
+                response = RedirectResponse("/", status_code=303)
+                response.set_cookie(labeller_cookie(self.guard.port), quote(name, safe=""), httponly=True,
+                                    samesite="strict", path="/")
+                return response
+        return self.page("signin.html.j2", request, error=error, status=400 if error else 200)
+
+    async def signout(self, request: Request) -> Response:
+        response = RedirectResponse("/signin", status_code=303)
+        response.delete_cookie(labeller_cookie(self.guard.port), path="/")
+        return response
+
+    async def next_draw(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return RedirectResponse("/signin", status_code=303)
+        n = await run_in_threadpool(self.space.store.next_draw, me)
+        return RedirectResponse(f"/draw/{n}" if n is not None else "/?done=1", status_code=303)
+
+    async def draw_page(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return RedirectResponse("/signin", status_code=303)
+        try:
+            state = await run_in_threadpool(self.state, request.path_params["n"], me)
+        except InputError as exc:
+            return self.page("error.html.j2", request, status=404, message=str(exc))
+        return await run_in_threadpool(self._draw_page, request, state)
+
+    def _draw_page(self, request: Request, state: dict) -> Response:
+        space = self.space
+        draw = space.store.draw(state["draw"])
+        members = space.members(draw)
+        drawn = space.member(space.drawn_row(draw))
+        return self.page("draw.html.j2", request, state=state, draw=draw, members=members, drawn=drawn,
+                         columns=space.columns)
+
+    async def agreement_page(self, request: Request) -> Response:
+        from er_expectations.workbench.agreement import agreement
+
+        if self.labeller(request) is None:
+            return RedirectResponse("/signin", status_code=303)
+        result = await run_in_threadpool(agreement, self.space.store, self.space.project)
+        return self.page("agreement.html.j2", request, result=result)
+
+    async def estimates_page(self, request: Request) -> Response:
+        if self.labeller(request) is None:
+            return RedirectResponse("/signin", status_code=303)
+        text = request.query_params.get("target_se", "0.02")
+        try:
+            target = float(text)
+        except ValueError:
+            target = float("nan")
+        if not 0 < target < 1:
+            return self.page("error.html.j2", request, status=422,
+                             message=f"target_se={text[:20]!r}: give a standard error between 0 and 1, such as 0.02")
+        result = await run_in_threadpool(self._estimates, target)
+        return self.page("estimates.html.j2", request, **result)
+
+    def _estimates(self, target: float) -> dict:
+        """wb-core's estimates so far (SPEC 6) and plan, as rows for the page."""
+        from er_expectations.workbench.estimates import estimates_so_far
+
+        try:
+            so_far = estimates_so_far(self.space.project, metrics=ESTIMATED, target_se=target, reps=PLAN_REPS)
+        except InputError as exc:  # the planner refuses a pilot it cannot resample (too few draws)
+            so_far, plan_problem = estimates_so_far(self.space.project, metrics=ESTIMATED), str(exc)
+        else:
+            plan_problem = ""
+        rows = []
+        if so_far.estimates is not None:
+            needed = {} if so_far.plan is None else {
+                str(r["metric"]): r for r in so_far.plan.to_dict("records")}
+            for metric, row in so_far.estimates.to_dict("index").items():
+                plan = needed.get(str(metric), {})
+                need = plan.get("draws_needed")
+                rows.append({"metric": str(metric), "estimate": row["estimate"], "std_error": row["std_error"],
+                             "ci_lower": row["ci_lower"], "ci_upper": row["ci_upper"],
+                             "draws_needed": None if need is None or need != need else int(need),
+                             "note": "; ".join(x for x in (str(row.get("note") or ""), str(plan.get("note") or ""))
+                                               if x)})
+        return {"so_far": so_far, "rows": rows, "target_se": target, "plan_problem": plan_problem}
+
+    def _reviewed(self, n: str, me: str):
+        """wb-core's picture of the draw's true cluster: my answer if I gave one, else the first."""
+        from er_expectations.workbench.review import picture
+
+        draw = self.space.draw(n)
+        mine = self.space.store.decision(draw.draw, me)
+        return picture(self.space.project, draw.draw,
+                       labeller=me if mine is not None and mine.status != "skipped" else None)
+
+    async def review_page(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return RedirectResponse("/signin", status_code=303)
+        try:
+            pic = await run_in_threadpool(self._reviewed, request.path_params["n"], me)
+        except InputError as exc:
+            return self.page("error.html.j2", request, status=404, message=str(exc))
+        return self.page("review.html.j2", request, pic=pic, rows=self._picture_rows(pic),
+                         tag_names=list(self.space.project.config.tags))
+
+    def _picture_rows(self, pic) -> list[dict]:
+        """The picture's rows for the page: ids as text, each record's name and shown cells."""
+        space = self.space
+        drawn = space.store.draw(pic.draw)
+        out = []
+        for i, row in enumerate(pic.rows):
+            points = []
+            for ids, inside in ((row.shared, True), (row.beyond, False)):
+                for rid in ids:
+                    text = text_of(rid)
+                    at = space.row(text)
+                    cells = "" if at is None else " · ".join(c for c in space.member(at).cells if c)
+                    points.append({"id": text, "name": "" if at is None else space.names[at], "inside": inside,
+                                   "drawn": text == drawn.record, "detail": cells})
+            out.append({"cluster": text_of(row.predicted_cluster), "drawn": i == 0, "size": row.size,
+                        "inside": len(row.shared), "points": points})
+        return out
+
+    async def tag_api(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return _json_error(401, "sign in first: open / and give your name")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _json_error(415, "send the tag as JSON (Content-Type: application/json)")
+        try:
+            payload = json.loads(await _body(request))
+        except BodyTooLarge as exc:
+            return _json_error(413, str(exc))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _json_error(400, f"the body is not JSON: {exc}")
+        try:
+            return await run_in_threadpool(self._tag, request.path_params["n"], me, payload)
+        except BadRequest as exc:
+            return _json_error(exc.status, exc.message)
+
+    def _tag(self, n: str, me: str, payload: object) -> Response:
+        try:
+            pic = self._reviewed(n, me)
+        except InputError as exc:
+            raise BadRequest(404, str(exc)) from None
+        if not isinstance(payload, dict) or set(payload) - {"tag", "kind", "records"}:
+            raise BadRequest(422, "give the tag as a JSON object {tag, kind, records}")
+        tag, kind = payload.get("tag"), payload.get("kind")
+        if not isinstance(tag, str) or not isinstance(kind, str):
+            raise BadRequest(422, "tag and kind: give text (kind 'over' or 'under')")
+        ids = _ids(payload.get("records", []), "records")
+        unknown = self.space.unknown(list(ids))
+        if unknown:
+            raise BadRequest(422, f"records: {', '.join(map(repr, unknown[:5]))} are not records of this project")
+        try:
+            saved = self.space.store.add_tag(pic.key, tag, kind=kind, records=ids, labeller=me,
+                                             allowed=list(self.space.project.config.tags))
+        except InputError as exc:
+            raise BadRequest(422, str(exc)) from None
+        return JSONResponse({"tag": {"id": saved.id, "cluster": saved.cluster, "tag": saved.tag, "kind": saved.kind,
+                                     "records": list(saved.records), "labeller": saved.labeller, "at": saved.at}})
+
+    # -- JSON -------------------------------------------------------------------------------------------
+    def state(self, n: str, me: str) -> dict:
+        """The draw page's state: the draw, ĉ's ids, my decision, others' answers (not for blind
+        doubles), the earlier answer of the same entity and the QC findings of my decision."""
+        from er_expectations.workbench.qc import check_draw, earlier_answer
+
+        space = self.space
+        draw = space.draw(n)
+        mine = space.store.decision(draw.draw, me)
+        others = [d for d in space.store.decisions(draw.draw) if d.labeller != me]
+        earlier = earlier_answer(space.project, space.store, draw.draw)
+        findings = check_draw(space.project, space.store, draw.draw, mine) if mine is not None else []
+        # a draw labelled twice stays blind until this labeller answered it; then both answers
+        # show, to reconcile (the agreement page links here)
+        visible = [] if draw.double and mine is None else others
+        return {
+            "draw": draw.draw, "record": draw.record, "predicted_cluster": draw.predicted_cluster,
+            "double": draw.double, "labeller": me, "members": space.member_ids(draw.predicted_cluster),
+            "decision": decision_json(mine), "others": [decision_json(d) for d in visible],
+            "seen": {str(d.labeller): d.version for d in visible},
+            "earlier": None if earlier is None or earlier.draw == draw.draw else {
+                "draw": earlier.draw, "labeller": earlier.labeller, "removed": [text_of(i) for i in earlier.removed],
+                "added": [text_of(i) for i in earlier.added],
+                "added_names": [self._name(text_of(i)) for i in earlier.added]},
+            "findings": [_finding(f) for f in findings],
+            "names": {i: self._name(i) for d in [mine, *visible] if d is not None for i in d.added},
+        }
+
+    def _name(self, record: str) -> str:
+        row = self.space.row(record)
+        return "" if row is None else self.space.names[row]
+
+    async def draw_api(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return _json_error(401, "sign in first: open / and give your name")
+        try:
+            return JSONResponse(await run_in_threadpool(self.state, request.path_params["n"], me))
+        except InputError as exc:
+            return _json_error(404, str(exc))
+
+    async def progress_api(self, request: Request) -> Response:
+        p = await run_in_threadpool(self.space.store.progress)
+        return JSONResponse({"draws": p.draws, "done": p.done, "skipped": p.skipped, "unsure": p.unsure,
+                             "remaining": p.remaining, "doubles": p.doubles, "doubles_done": p.doubles_done,
+                             "per_labeller": p.per_labeller})
+
+    async def search_api(self, request: Request) -> Response:
+        try:
+            hits = await run_in_threadpool(self._search, request.query_params)
+        except BadRequest as exc:
+            return _json_error(exc.status, exc.message)
+        except InputError as exc:
+            return _json_error(422, str(exc))
+        return JSONResponse({"hits": hits})
+
+    def _search(self, params) -> list[dict]:
+        space = self.space
+        if space.search is None:
+            raise BadRequest(409, "this project names no 'name:' column in workbench.yml: nothing to search")
+        q = params.get("q", "")
+        try:
+            draw = space.draw(params.get("draw", ""))
+        except InputError as exc:
+            raise BadRequest(404, str(exc)) from None
+        limit_text = params.get("limit", "20")
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= 100:
+            raise BadRequest(422, f"limit={limit_text[:20]!r}: give a whole number from 1 to 100")
+        hits = space.search.search(q, near=space.ids[space.drawn_row(draw)], limit=int(limit_text))
+        out = []
+        for h in hits:
+            rid = text_of(h.record)
+            m = space.member(h.row)
+            out.append({"id": rid, "name": text_of(h.name), "block": text_of(h.block), "score": h.score,
+                        "same_block": h.same_block, "in_predicted": h.in_predicted, "cells": list(m.cells)})
+        return out
+
+    async def save_api(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return _json_error(401, "sign in first: open / and give your name")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _json_error(415, "send the decision as JSON (Content-Type: application/json)")
+        try:
+            payload = json.loads(await _body(request))
+        except BodyTooLarge as exc:
+            return _json_error(413, str(exc))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _json_error(400, f"the body is not JSON: {exc}")
+        try:
+            return await run_in_threadpool(self._save, request.path_params["n"], me, payload)
+        except BadRequest as exc:
+            return _json_error(exc.status, exc.message)
+
+    def _save(self, n: str, me: str, payload: object) -> Response:
+        space = self.space
+        try:
+            draw = space.draw(n)
+        except InputError as exc:
+            raise BadRequest(404, str(exc)) from None
+        decision, expected, seen = _parse_save(payload)
+        unknown = space.unknown(list(decision.removed) + list(decision.added))
+        if unknown:
+            raise BadRequest(422, f"{len(unknown)} id(s) are not records of this project: "
+                                  f"{', '.join(map(repr, unknown[:5]))}; give ids from the records table")
+        if not draw.double and seen is not None:  # someone else answered meanwhile: show it, let me choose
+            for other in space.store.decisions(draw.draw):
+                if other.labeller != me and seen.get(str(other.labeller)) != other.version:
+                    return JSONResponse({"conflict": "other", "theirs": decision_json(other),
+                                         "seen": {**seen, str(other.labeller): other.version}}, status_code=409)
+        try:
+            result = space.store.save(draw.draw, me, decision, expected_version=expected)
+        except InputError as exc:
+            raise BadRequest(422, str(exc)) from None
+        if isinstance(result, Conflict):
+            return JSONResponse({"conflict": "version", "theirs": decision_json(result.current)}, status_code=409)
+        # the findings of SPEC 9 come from GET .../findings right after: the save answers at once
+        return JSONResponse({"saved": decision_json(result.decision), "progress": _progress(space.store.progress())})
+
+    async def findings_api(self, request: Request) -> Response:
+        me = self.labeller(request)
+        if me is None:
+            return _json_error(401, "sign in first: open / and give your name")
+        try:
+            found = await run_in_threadpool(self._findings, request.path_params["n"], me)
+        except InputError as exc:
+            return _json_error(404, str(exc))
+        return JSONResponse({"findings": found})
+
+    def _findings(self, n: str, me: str) -> list[dict]:
+        """SPEC 9's findings for my saved decision of draw ``n`` (none when I have not saved it)."""
+        from er_expectations.workbench.qc import check_draw
+
+        draw = self.space.draw(n)
+        mine = self.space.store.decision(draw.draw, me)
+        if mine is None:
+            return []
+        return [_finding(f) for f in check_draw(self.space.project, self.space.store, draw.draw, mine)]
+
+
+def _finding(f) -> dict:
+    return {"rule": f.rule, "rule_name": f.rule_name, "critical": f.critical,
+            "records": [text_of(r) for r in f.records], "message": f.message}
+
+
+def _progress(p) -> dict:
+    return {"draws": p.draws, "done": p.done, "per_labeller": p.per_labeller}
+
+
+async def _body(request: Request) -> bytes:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise BodyTooLarge(f"request body over {MAX_BODY:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _ids(value: object, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise BadRequest(422, f"{key}: give a list of record ids (as text), got {type(value).__name__}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise BadRequest(422, f"{key}: {v!r} is not a record id; give ids as text")
+        out.append(str(v))
+    return tuple(out)
+
+
+def _parse_save(payload: object) -> tuple[Decision, int, dict[str, int] | None]:
+    """The decision, the version it was started from and the other answers seen, from a save
+    request; every bad key or type raises :class:`BadRequest` (422) naming it."""
+    if not isinstance(payload, dict):
+        raise BadRequest(422, "give the decision as a JSON object {status, removed, added, note, reason, "
+                              "expected_version}")
+    extra = sorted(set(payload) - SAVE_KEYS)
+    if extra:
+        raise BadRequest(422, f"unknown key {extra[0][:40]!r}; a decision has {', '.join(sorted(SAVE_KEYS))}")
+    status = payload.get("status", "labelled")
+    if not isinstance(status, str):
+        raise BadRequest(422, f"status={status!r}: give 'labelled', 'unsure' or 'skipped'")
+    expected = payload.get("expected_version")
+    if isinstance(expected, bool) or not isinstance(expected, int) or not 0 <= expected < 2**62:
+        raise BadRequest(422, f"expected_version={expected!r}: give the version the page started from (0 when new)")
+    for key in ("note", "reason"):
+        if not isinstance(payload.get(key, ""), str):
+            raise BadRequest(422, f"{key}: give text")
+    true_cluster = payload.get("true_cluster")
+    if true_cluster is not None and not isinstance(true_cluster, str):
+        raise BadRequest(422, "true_cluster: give the id as text")
+    seen = payload.get("seen")
+    if seen is not None and (not isinstance(seen, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in seen.items())):
+        raise BadRequest(422, "seen: give an object {labeller: version} of the answers the page showed")
+    try:
+        from er_expectations.workbench.store import checked_decision
+
+        decision = checked_decision(Decision(status=status, removed=_ids(payload.get("removed", []), "removed"),
+                                             added=_ids(payload.get("added", []), "added"),
+                                             true_cluster=true_cluster, note=payload.get("note", ""),
+                                             reason=payload.get("reason", "")))
+    except InputError as exc:
+        raise BadRequest(422, str(exc)) from None
+    return decision, expected, seen
+
+
+def build_app(space: Workspace, *, token: str) -> WebApp:
+    """The web app over ``space``; serve ``.guard`` after :meth:`Guard.bind` names its address."""
+    return WebApp(space, token=token)

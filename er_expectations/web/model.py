@@ -1,0 +1,134 @@
+"""What the pages of the workbench show, read once from a labelling project (docs/dev/workbench.md).
+
+:class:`Workspace` holds the opened :class:`~er_expectations.workbench.project.Project`, its
+records table with an index from the exact id text to the row, the members of every predicted
+cluster ĉ (SPEC 1: records with the same prediction; null = outside the release), the columns
+shown to the labeller and the record search (:class:`~er_expectations.workbench.search.RecordSearch`).
+Every value leaves here as text: the pages escape it (Jinja2 autoescape, ``textContent`` in
+the JavaScript) and ids stay exact (an id beyond 2^53 is never a JavaScript number).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from er_expectations.core.errors import InputError
+from er_expectations.workbench.project import Project
+from er_expectations.workbench.store import Decision, Draw
+
+__all__ = ["FOLD_AT", "Member", "Workspace", "decision_json", "text_of"]
+
+#: Cells longer than this many characters are folded behind a "show all" button (never cut).
+FOLD_AT = 160
+
+
+def text_of(value: object) -> str:
+    """A cell as the page shows it: empty for a missing value, else its text."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    if value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One record as a table row: its exact id text, its name and its shown cells."""
+
+    id: str
+    name: str
+    cells: tuple[str, ...]
+
+
+def decision_json(decision: Decision | None) -> dict | None:
+    """A stored decision as the page's JSON (ids as text)."""
+    if decision is None:
+        return None
+    return {"status": decision.status, "removed": list(decision.removed), "added": list(decision.added),
+            "note": decision.note, "reason": decision.reason, "version": decision.version,
+            "labeller": decision.labeller, "saved_at": decision.saved_at}
+
+
+class Workspace:
+    """The project as the web app reads it: records, ĉ members, shown columns and search."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.store = project.store
+        cfg = project.config
+        records = project.records()
+        self.records = records
+        self.ids = records[cfg.record_id].map(text_of).to_numpy(dtype=object)
+        self.index = pd.Index(self.ids)
+        name_col = project.name_column
+        self.names = records[name_col].map(text_of).to_numpy(dtype=object) if name_col else self.ids
+        shown = list(cfg.attributes or [])
+        if not shown:
+            shown = [c for c in [*(cfg.name or []), cfg.block] if c]
+        self.columns: tuple[str, ...] = tuple(dict.fromkeys(shown))
+        self._cells = {c: records[c].map(text_of).to_numpy(dtype=object) for c in self.columns}
+        self.search = project.search() if name_col else None
+
+    # -- records ------------------------------------------------------------------------------
+    def row(self, record: str) -> int | None:
+        """The row of a record id's exact text, or None when no record has it."""
+        loc = self.index.get_indexer([record])[0]
+        return None if loc < 0 else int(loc)
+
+    def unknown(self, ids: list[str]) -> list[str]:
+        """The ids of ``ids`` that are not record ids."""
+        if not ids:
+            return []
+        found = self.index.get_indexer(pd.Index(ids, dtype=object))
+        return [i for i, f in zip(ids, found.tolist(), strict=True) if f < 0]
+
+    def member(self, row: int) -> Member:
+        """The record in ``row`` as a table row."""
+        return Member(id=self.ids[row], name=self.names[row], cells=tuple(self._cells[c][row] for c in self.columns))
+
+    def members(self, draw: Draw) -> list[Member]:
+        """ĉ(r) of ``draw`` as table rows, drawn record first (wb-core's :meth:`Project.members`)."""
+        frame = self.project.members(draw.draw)
+        cfg = self.project.config
+        ids = frame[cfg.record_id].map(text_of).tolist()
+        names = frame[self.project.name_column].map(text_of).tolist() if self.project.name_column else ids
+        cells = [frame[c].map(text_of).tolist() for c in self.columns]
+        return [Member(id=i, name=n, cells=tuple(col[k] for col in cells))
+                for k, (i, n) in enumerate(zip(ids, names, strict=True))]
+
+    def _clusters(self, clusters: list[str]) -> pd.DataFrame:
+        typed = [int(c) for c in clusters] if self.store.cluster_kind == "integer" else clusters
+        return self.project.cluster_rows(typed)
+
+    def member_ids(self, cluster: str) -> list[str]:
+        """The ids of the predicted cluster ``cluster`` (its text), as text (wb-core's
+        :meth:`Project.cluster_rows`)."""
+        return self._clusters([cluster])[self.project.config.record_id].map(text_of).tolist()
+
+    def sizes(self, clusters: list[str]) -> dict[str, int]:
+        """The size of each predicted cluster of ``clusters`` (their text)."""
+        pred = self._clusters(list(dict.fromkeys(clusters)))[self.project.config.prediction].map(text_of)
+        return {str(k): int(v) for k, v in pred.value_counts().items()}
+
+    # -- draws ----------------------------------------------------------------------------------
+    def draw(self, text: str) -> Draw:
+        """The draw numbered ``text`` (from a URL); a bad or unknown number raises InputError."""
+        text = text.strip()
+        if not text.isdigit() or len(text) > 18:
+            raise InputError(f"draw {text[:40]!r}: give a draw number (a whole number from 1)")
+        return self.store.draw(int(text))
+
+    def drawn_row(self, draw: Draw) -> int:
+        """The row of the drawn record (the project checked it is in the records)."""
+        row = self.row(draw.record)
+        if row is None:
+            raise InputError(f"draw {draw.draw}: the drawn record {draw.record!r} is not in the records")
+        return row

@@ -1,0 +1,224 @@
+"""Serving the workbench: ``er-expectations label serve`` and ``erx.workbench(...)`` (docs/dev/workbench.md).
+
+The server is uvicorn on a socket bound before it starts (``port=0`` picks a free port, so
+the printed URL is right). It binds ``127.0.0.1`` unless told otherwise; any other host is
+reachable from other machines and gets a warning. The URL carries the token as Jupyter's
+does (:mod:`er_expectations.web.guard`). SIGINT and SIGTERM stop the command cleanly: the
+requests in flight finish, the store is closed (each decision was committed when it was
+saved), exit code 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from er_expectations.core.errors import InputError
+
+__all__ = ["LOOPBACK", "RemoteHostWarning", "is_loopback", "Workbench", "open_server", "serve", "workbench"]
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address only this machine reaches (``localhost``, 127.0.0.0/8, ``::1``)."""
+    import ipaddress
+
+    if host in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class RemoteHostWarning(UserWarning):
+    """The workbench listens on an address other machines can reach."""
+
+
+def _socket(host: str, port: int) -> socket.socket:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError(f"port={port!r}: give a port from 1 to 65535, or 0 for a free one")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise InputError(f"host={host!r}: not an address of this machine ({exc}); give 127.0.0.1") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}; choose another --port (0: any free "
+                         "port)") from None
+    sock.listen(128)
+    return sock
+
+
+@dataclass
+class Workbench:
+    """A running workbench: open :attr:`url` (it carries the token) in a browser; :meth:`stop` ends it."""
+
+    url: str
+    host: str
+    port: int
+    token: str = field(repr=False)
+    _server: object = field(repr=False, default=None)
+    _thread: threading.Thread | None = field(repr=False, default=None)
+    _close: Callable[[], None] | None = field(repr=False, default=None)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server and close the project's store (saved decisions are on disk already)."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self._close is not None:
+            self._close()
+            self._close = None
+
+    def __enter__(self) -> Workbench:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _repr_html_(self) -> str:  # a link in Jupyter
+        from markupsafe import escape
+
+        return f'<a href="{escape(self.url)}" target="_blank" rel="noopener">{escape(self.url)}</a>'
+
+
+def _url(host: str, port: int, token: str) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else ("[::1]" if host == "::" else host)
+    shown = f"[{shown}]" if ":" in shown and not shown.startswith("[") else shown
+    return f"http://{shown}:{port}/?token={token}"
+
+
+def open_server(project, *, host: str = "127.0.0.1", port: int = 0, quiet: bool = True,
+                warn: Callable[[str], None] | None = None):
+    """Open the project, build the app and bind its socket: ``(Workbench, uvicorn.Server, socket)``,
+    not yet serving. ``project`` is a folder or an opened Project; ``warn`` tells of a host other
+    machines can reach (default: a :class:`RemoteHostWarning`)."""
+    import uvicorn
+
+    from er_expectations.web.app import build_app
+    from er_expectations.web.model import Workspace
+    from er_expectations.workbench.project import Project, open_project
+
+    if not isinstance(host, str) or not host.strip():
+        raise InputError(f"host={host!r}: give an address such as 127.0.0.1")
+    if not is_loopback(host):
+        text = (f"the workbench listens on {host}, which other machines may reach; only the token in the URL "
+                "keeps them out. Use --host 127.0.0.1 unless you mean it.")
+        if warn is None:
+            warnings.warn(text, RemoteHostWarning, stacklevel=3)
+        else:
+            warn(text)
+    opened = project if isinstance(project, Project) else open_project(project)
+    try:
+        space = Workspace(opened)
+        token = secrets.token_urlsafe(32)
+        web = build_app(space, token=token)
+        sock = _socket(host, port)
+    except BaseException:
+        if opened is not project:
+            opened.close()
+        raise
+    bound = sock.getsockname()[1]
+    web.guard.bind(host, bound)
+    config = uvicorn.Config(web.guard, log_level="warning" if quiet else "info", access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=5)
+    server = _Server(config)
+    close = opened.close if opened is not project else None
+    bench = Workbench(url=_url(host, bound, token), host=host, port=bound, token=token, _server=server, _close=close)
+    return bench, server, sock
+
+
+class _Server:
+    """uvicorn's server with signals handled here: SIGINT/SIGTERM end it without re-raising."""
+
+    def __init__(self, config) -> None:
+        import uvicorn
+
+        class Quiet(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:  # our own handlers, restored afterwards
+                if threading.current_thread() is not threading.main_thread():
+                    yield
+                    return
+                previous = {s: signal.signal(s, self._stop) for s in (signal.SIGINT, signal.SIGTERM)}
+                try:
+                    yield
+                finally:
+                    for s, h in previous.items():
+                        signal.signal(s, h)
+
+            def _stop(self, _signum, _frame) -> None:
+                self.should_exit = True
+
+        self.inner = Quiet(config)
+
+    @property
+    def should_exit(self) -> bool:
+        return self.inner.should_exit
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        self.inner.should_exit = value
+
+    @property
+    def started(self) -> bool:
+        return self.inner.started
+
+    def run(self, sock: socket.socket) -> None:
+        self.inner.run(sockets=[sock])
+
+
+def serve(project, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
+          say: Callable[[str], None] = print, warn: Callable[[str], None] | None = None) -> int:
+    """Serve ``project`` until SIGINT or SIGTERM (the CLI's ``label serve``); returns 0."""
+    bench, server, sock = open_server(project, host=host, port=port, warn=warn)
+    say(f"labelling workbench of {os.fspath(project)} at\n    {bench.url}\n"
+        "open it in a browser (the token in it is needed); stop with Ctrl+C")
+    if open_browser:
+        import webbrowser
+
+        threading.Timer(0.5, webbrowser.open, args=(bench.url,)).start()
+    try:
+        server.run(sock)
+    finally:
+        sock.close()
+        bench.stop()
+    say("workbench stopped; every saved decision is in the project's store")
+    return 0
+
+
+def workbench(project, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0) -> Workbench:
+    """Serve a labelling project from a notebook, in a background thread.
+
+    ``project`` is the project folder (``er-expectations label init``) or an opened
+    :class:`~er_expectations.workbench.project.Project`. Returns a :class:`Workbench` whose
+    ``url`` (with its token) opens the page and whose ``stop()`` ends the server.
+    """
+    bench, server, sock = open_server(project, host=host, port=port)
+    thread = threading.Thread(target=server.run, args=(sock,), name="er-workbench", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            bench.stop()
+            raise RuntimeError(f"the workbench did not start within {timeout:g} s on {host}:{bench.port}")
+        time.sleep(0.02)
+    bench._server, bench._thread = server, thread
+    return bench

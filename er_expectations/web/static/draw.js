@@ -1,0 +1,388 @@
+// The draw page of the labelling workbench (er-expectations, issue 19): tick members of ĉ(r) to
+// remove (A_r), search records to add (B_r), see the true cluster, save. No framework; every
+// record value is put in the page with textContent (never as HTML); ids stay text.
+"use strict";
+(function () {
+  const state = JSON.parse(document.getElementById("state").textContent);
+  const $ = (sel) => document.querySelector(sel);
+  const members = new Set(state.members);
+  const removed = new Set();
+  const added = new Map(); // id -> name
+  const names = Object.assign({}, state.names || {});
+  let version = state.decision ? state.decision.version : 0;
+  let seen = state.seen || {};
+  let dirty = false;
+  let cursor = -1;
+  const tbody = $("#members tbody");
+  let rows = [];
+  let byId = new Map();
+  let rowText = new Map();
+  function index() {
+    rows = Array.from(tbody.rows);
+    byId = new Map(rows.map((r) => [r.dataset.id, r]));
+    rowText = new Map(rows.map((r) => [r, r.textContent.toLowerCase()]));
+  }
+  index();
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+  function button(text, onClick, cls) {
+    const b = el("button", text, cls);
+    b.type = "button";
+    b.addEventListener("click", onClick);
+    return b;
+  }
+  const FOLD_AT = 160; // as the server folds table cells: long texts behind "show all", never cut
+  function folded(text) {
+    if (text.length <= FOLD_AT) return el("span", text);
+    const box = el("span", null, "fold");
+    const full = el("span", text, "full");
+    full.hidden = true;
+    const more = el("button", "show all (" + text.length.toLocaleString("en") + " characters)", "more");
+    more.type = "button";
+    box.append(el("span", text.slice(0, FOLD_AT) + "…", "short"), full, " ", more);
+    return box;
+  }
+  function nameOf(id) {
+    if (names[id]) return names[id];
+    const r = byId.get(id);
+    return r && r.cells.length > 2 ? r.cells[2].textContent : "";
+  }
+
+  // -- the decision in the page -------------------------------------------------------------------
+  function load(decision) {
+    removed.clear();
+    added.clear();
+    for (const id of decision.removed || []) removed.add(id);
+    for (const id of decision.added || []) added.set(id, nameOf(id));
+    $("#note").value = decision.note || "";
+    $("#reason").value = decision.reason || "";
+    $("#unsure").checked = decision.status === "unsure";
+    render();
+  }
+  function changed() {
+    dirty = true;
+    $("#status").textContent = "not saved yet";
+    $("#status").className = "pending";
+    render();
+  }
+  function render() {
+    for (const [id, r] of byId) {
+      const box = r.querySelector("input[type=checkbox]");
+      const out = removed.has(id);
+      if (box && box.checked !== out) box.checked = out;
+      if (r.classList.contains("removed") !== out) r.classList.toggle("removed", out);
+    }
+    let kept = 0;
+    for (const id of members) if (!removed.has(id)) kept += 1;
+    let plus = 0;
+    for (const id of added.keys()) if (!members.has(id)) plus += 1;
+    const minus = members.size - kept;
+    $("#truth-count").textContent = (kept + plus).toLocaleString("en") + " records = " +
+      members.size.toLocaleString("en") + " predicted − " + minus.toLocaleString("en") + " removed + " +
+      plus.toLocaleString("en") + " added";
+    chips($("#removed"), Array.from(removed), (id) => { removed.delete(id); changed(); });
+    chips($("#added"), Array.from(added.keys()), (id) => { added.delete(id); changed(); });
+  }
+  function chips(list, ids, undo) {
+    list.replaceChildren();
+    if (!ids.length) list.append(el("li", "none", "none"));
+    for (const id of ids) {
+      const li = el("li");
+      li.append(el("span", nameOf(id) || "(no name)", "name"), " ", el("span", id, "mono"), " ",
+        button("undo", () => undo(id), "link"));
+      list.append(li);
+    }
+  }
+
+  // -- members: tick, filter, sort, fold ---------------------------------------------------------------
+  tbody.addEventListener("change", (ev) => {
+    const box = ev.target;
+    if (!(box instanceof HTMLInputElement)) return;
+    const id = box.closest("tr").dataset.id;
+    if (box.checked) removed.add(id); else removed.delete(id);
+    changed();
+  });
+  function visibleRows() { return Array.from(tbody.rows).filter((r) => !r.hidden); }
+  function applyFilter() {
+    const q = $("#filter").value.trim().toLowerCase();
+    let shown = 0;
+    for (const r of rows) {
+      const hide = q !== "" && !rowText.get(r).includes(q);
+      if (r.hidden !== hide) r.hidden = hide;
+      if (!hide) shown += 1;
+    }
+    $("#shown").textContent = "showing " + shown.toLocaleString("en") + " of " + rows.length.toLocaleString("en");
+  }
+  $("#filter").addEventListener("input", applyFilter);
+  const sortState = { col: -1, dir: 1 };
+  document.querySelectorAll("button.sort").forEach((b) => b.addEventListener("click", () => {
+    const col = Number(b.dataset.col);
+    sortState.dir = sortState.col === col ? -sortState.dir : 1;
+    sortState.col = col;
+    const key = (r) => r.cells[col].textContent.trim();
+    const sorted = Array.from(tbody.rows).sort((a, c) => {
+      const x = key(a), y = key(c);
+      const nx = Number(x), ny = Number(y);
+      const cmp = x !== "" && y !== "" && !isNaN(nx) && !isNaN(ny) ? nx - ny : x.localeCompare(y);
+      return sortState.dir * cmp;
+    });
+    tbody.append(...sorted);
+    document.querySelectorAll("button.sort").forEach((o) => o.removeAttribute("aria-sort"));
+    b.setAttribute("aria-sort", sortState.dir > 0 ? "ascending" : "descending");
+  }));
+  document.addEventListener("click", (ev) => {
+    const more = ev.target.closest && ev.target.closest("button.more");
+    if (!more) return;
+    const fold = more.closest(".fold");
+    const full = fold.querySelector(".full");
+    const open = full.hidden;
+    full.hidden = !open;
+    fold.querySelector(".short").hidden = open;
+    if (!more.dataset.label) more.dataset.label = more.textContent;
+    more.textContent = open ? "show less" : more.dataset.label;
+  });
+
+  // -- search (B_r) ---------------------------------------------------------------------------------
+  let timer = null;
+  let asked = 0;
+  $("#search").addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(search, 200);
+  });
+  async function search() {
+    const q = $("#search").value;
+    const mine = ++asked;
+    const list = $("#hits");
+    if (!q.trim()) { list.replaceChildren(); return; }
+    const res = await fetch("/api/search?draw=" + encodeURIComponent(state.draw) + "&q=" + encodeURIComponent(q),
+      { credentials: "same-origin" });
+    const data = await res.json();
+    if (mine !== asked) return; // a newer query is on its way
+    list.replaceChildren();
+    if (!res.ok) { list.append(el("li", data.error || "search failed", "error")); return; }
+    if (!data.hits.length) list.append(el("li", "no record found", "none"));
+    for (const h of data.hits) {
+      names[h.id] = names[h.id] || h.name;
+      const li = el("li");
+      li.dataset.id = h.id;
+      const head = el("div");
+      head.append(el("span", h.name || "(no name)", "name"), " ", el("span", h.id, "mono"));
+      if (h.same_block) head.append(" ", el("span", "same block", "tag"));
+      const cells = el("div", null, "cells");
+      cells.append(folded(h.cells.join(" · ")));
+      li.append(head, cells);
+      if (h.in_predicted) {
+        li.append(removed.has(h.id) ? button("keep in cluster", () => { removed.delete(h.id); changed(); search(); })
+          : el("span", "in ĉ(r) already", "hint"));
+      } else if (added.has(h.id)) {
+        li.append(el("span", "added", "hint"));
+      } else {
+        li.append(button("add", () => { added.set(h.id, h.name); changed(); search(); }, "add"));
+      }
+      list.append(li);
+    }
+  }
+
+  // -- banners: an earlier answer of the same entity, others' answers -----------------------------------
+  function banner(text, label, decision) {
+    const div = el("div", null, "banner");
+    div.append(el("span", text), " ");
+    div.append(button(label, () => {
+      for (const id of decision.added || []) names[id] = names[id] || "";
+      load(decision); changed();
+    }));
+    $("#banners").append(div);
+  }
+  if (state.earlier) {
+    const e = state.earlier;
+    (e.added || []).forEach((id, i) => { names[id] = (e.added_names || [])[i] || ""; });
+    banner("This entity was labelled before: draw " + e.draw + " by " + e.labeller + ". For this draw that answer " +
+      "removes " + e.removed.length + " and adds " + e.added.length + " record(s).", "Use that answer", e);
+  }
+  for (const o of state.others || []) {
+    banner(o.labeller + " answered this draw (" + o.status + ", " + o.saved_at + "): removes " + o.removed.length +
+      " and adds " + o.added.length + " record(s).", "Use their answer", o);
+  }
+
+  // -- saving ---------------------------------------------------------------------------------------------
+  function decision(status) {
+    return { status: status, removed: Array.from(removed), added: Array.from(added.keys()),
+      note: $("#note").value, reason: $("#reason").value, expected_version: version, seen: seen };
+  }
+  async function save(status) {
+    status = status || ($("#unsure").checked ? "unsure" : "labelled");
+    $("#status").textContent = "saving…";
+    $("#status").className = "pending";
+    let res, data;
+    try {
+      res = await fetch("/api/draw/" + encodeURIComponent(state.draw) + "/save", {
+        method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(decision(status)) });
+      data = await res.json();
+    } catch (err) {
+      $("#status").textContent = "not saved: the server did not answer (" + err + "); your answer is still here, save again";
+      $("#status").className = "error";
+      return;
+    }
+    if (res.status === 409) { conflict(data, status); return; }
+    if (!res.ok) {
+      $("#status").textContent = "not saved: " + (data.error || res.status);
+      $("#status").className = "error";
+      return;
+    }
+    version = data.saved.version;
+    dirty = false;
+    $("#status").textContent = "saved (" + data.saved.status + ", version " + version + ") at " + data.saved.saved_at;
+    $("#status").className = "ok";
+    checkQuality();
+    $("#progress").textContent = data.progress.done.toLocaleString("en") + " of " +
+      data.progress.draws.toLocaleString("en") + " draws labelled";
+  }
+  async function checkQuality() {
+    const ul = $("#findings");
+    ul.replaceChildren(el("li", "quality control: checking…", "pending"));
+    try {
+      const res = await fetch("/api/draw/" + encodeURIComponent(state.draw) + "/findings", { credentials: "same-origin" });
+      const data = await res.json();
+      if (!res.ok) throw new Error(data.error || res.status);
+      findings(data.findings);
+    } catch (err) {
+      ul.replaceChildren(el("li", "quality control could not run: " + err.message, "soft"));
+    }
+  }
+  function findings(list) {
+    const ul = $("#findings");
+    ul.replaceChildren();
+    if (!list.length) { ul.append(el("li", "quality control: no finding (SPEC 9 rules 1–7)", "ok")); return; }
+    for (const f of list) {
+      ul.append(el("li", "rule " + f.rule + " (" + f.rule_name + (f.critical ? ", critical" : ", soft") + "): " +
+        f.message, f.critical ? "critical" : "soft"));
+    }
+  }
+  function describe(box, d) {
+    box.replaceChildren();
+    if (!d) { box.append(el("p", "(deleted)")); return; }
+    box.append(el("p", d.status + (d.labeller ? " · " + d.labeller : "") + (d.saved_at ? " · " + d.saved_at : "")));
+    for (const [what, ids] of [["removed", d.removed], ["added", d.added]]) {
+      const p = el("p", what + " (" + ids.length + "): ");
+      p.append(el("span", ids.map((id) => (nameOf(id) || "") + " " + id).join("; "), "mono"));
+      box.append(p);
+    }
+    if (d.note) box.append(el("p", "note: " + d.note));
+  }
+  function conflict(data, status) {
+    const theirs = data.theirs;
+    const mine = decision(status);
+    $("#conflict-what").textContent = data.conflict === "version"
+      ? "You saved this draw in another tab or window after this page was opened."
+      : (theirs ? theirs.labeller : "Another labeller") + " saved an answer to this draw after this page was opened. " +
+        "Keep mine saves yours as a second answer (the two are then reconciled on the agreement page).";
+    $("#status").textContent = "not saved yet: this draw was saved meanwhile; choose in the dialog";
+    $("#status").className = "pending";
+    describe($("#conflict-theirs"), theirs);
+    describe($("#conflict-mine"), mine);
+    $("#conflict").hidden = false;
+    $("#keep-mine").onclick = () => {
+      $("#conflict").hidden = true;
+      if (data.conflict === "version") version = theirs ? theirs.version : 0; else seen = data.seen;
+      save(status);
+    };
+    $("#take-theirs").onclick = () => {
+      $("#conflict").hidden = true;
+      if (theirs) load(theirs);
+      if (data.conflict === "version") {
+        version = theirs ? theirs.version : 0;
+        dirty = false;
+        $("#status").textContent = "their save is kept (version " + version + ")";
+      } else {
+        seen = data.seen;
+        dirty = false;
+        $("#status").textContent = "their answer is kept; nothing saved for you";
+      }
+      $("#status").className = "ok";
+    };
+  }
+  $("#save").addEventListener("click", () => save());
+  $("#skip").addEventListener("click", () => {
+    if (!$("#reason").value.trim()) {
+      $("#status").textContent = "give the reason for skipping first";
+      $("#status").className = "error";
+      $("#reason").focus();
+      return;
+    }
+    save("skipped");
+  });
+  for (const id of ["#note", "#reason"]) $(id).addEventListener("input", () => { dirty = true; });
+  $("#unsure").addEventListener("change", () => { dirty = true; });
+  window.addEventListener("beforeunload", (ev) => { if (dirty) { ev.preventDefault(); ev.returnValue = ""; } });
+
+  // -- keyboard ---------------------------------------------------------------------------------------------
+  function moveCursor(step) {
+    const vis = visibleRows();
+    if (!vis.length) return;
+    const current = vis.indexOf(tbody.rows[cursor]);
+    const next = Math.min(vis.length - 1, Math.max(0, current < 0 ? 0 : current + step));
+    rows.forEach((r) => r.classList.remove("cursor"));
+    vis[next].classList.add("cursor");
+    cursor = Array.from(tbody.rows).indexOf(vis[next]);
+    vis[next].scrollIntoView({ block: "nearest" });
+  }
+  document.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    const typing = t instanceof HTMLInputElement && t.type !== "checkbox" || t instanceof HTMLTextAreaElement;
+    if (ev.key === "Escape") {
+      $("#help").hidden = true;
+      if (typing) t.blur();
+      return;
+    }
+    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const key = ev.key;
+    if (key === "j") moveCursor(1);
+    else if (key === "k") moveCursor(-1);
+    else if (key === "x") {
+      const r = tbody.rows[cursor];
+      const box = r && r.querySelector("input[type=checkbox]");
+      if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }
+    } else if (key === "/") $("#search").focus();
+    else if (key === "f") $("#filter").focus();
+    else if (key === "s") save();
+    else if (key === "n") window.location.assign("/next");
+    else if (key === "?") $("#help").hidden = !$("#help").hidden;
+    else return;
+    ev.preventDefault();
+  });
+  document.querySelectorAll(".overlay .close").forEach((b) => b.addEventListener("click", () => {
+    b.closest(".overlay").hidden = true;
+  }));
+
+  function start() {
+    if (state.decision) {
+      load(state.decision);
+      $("#status").textContent = "saved before (" + state.decision.status + ", version " + version + ")";
+      $("#status").className = "ok";
+      findings(state.findings);
+    } else {
+      render();
+    }
+    applyFilter();
+    document.body.dataset.ready = "1";
+    if (window.performance && performance.mark) performance.mark("erx-ready");
+  }
+  // a large cluster: the first rows are painted first, the rest (a <template>) move in right after
+  const more = document.getElementById("more-rows");
+  if (more) {
+    requestAnimationFrame(() => setTimeout(() => {
+      tbody.append(more.content);
+      more.remove();
+      index();
+      start();
+    }, 0));
+  } else {
+    start();
+  }
+})();

@@ -1,0 +1,160 @@
+"""Agreement of two labellers on the draws labelled twice, blind (issue 19; SPEC 2.2, 5, 6).
+
+For each draw with two answers (labelled or unsure; the first two labellers by their first
+save): the Jaccard index of their A_r (``removed``) and of their B_r (``added``), 1 when both
+sets are empty, whether each set is identical, and whether the true clusters
+c(r) = (ĉ(r) \\ A_r) ∪ B_r are identical (computed with ĉ(r)'s members when the project is
+given; else from A_r and B_r, which is the same when rules 1 and 3 of SPEC 9 hold).
+
+With the project, the estimates of pairwise precision and recall (``erx.estimate``, SPEC 6)
+are computed from each labeller's version of the doubly labelled draws: the benchmark built
+from that labeller's answers (``benchmark_from_labels``) joined onto the release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from er_expectations.workbench.project import Project
+from er_expectations.workbench.store import ANSWERED, Decision, LabelStore
+
+__all__ = ["Agreement", "DrawAgreement", "LabellerEstimates", "agreement", "jaccard"]
+
+#: The metrics estimated from each labeller's version.
+METRICS = ("pairwise_precision", "pairwise_recall")
+
+
+def jaccard(a: set, b: set) -> float:
+    """|a ∩ b| / |a ∪ b|, and 1 for two empty sets (they agree)."""
+    union = a | b
+    return 1.0 if not union else len(a & b) / len(union)
+
+
+@dataclass(frozen=True, slots=True)
+class DrawAgreement:
+    """Two labellers' answers on one draw, compared."""
+
+    draw: int
+    labellers: tuple[str, str]
+    removed_jaccard: float
+    added_jaccard: float
+    removed_equal: bool
+    added_equal: bool
+    same_true_cluster: bool
+
+
+@dataclass(frozen=True)
+class LabellerEstimates:
+    """Estimates from one labeller's answers to the doubly labelled draws: one row per metric
+    (``erx.estimate``'s columns), or ``error`` when their labels break a critical rule."""
+
+    labeller: str
+    draws: int
+    estimates: pd.DataFrame | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement over the doubly labelled draws: per draw, and as rates (None with no pair)."""
+
+    draws: list[DrawAgreement]
+    estimates: list[LabellerEstimates] = field(default_factory=list)
+
+    @property
+    def pairs(self) -> int:
+        """Draws with two answers."""
+        return len(self.draws)
+
+    def _mean(self, values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    @property
+    def removed_jaccard(self) -> float | None:
+        """Mean Jaccard index of A_r."""
+        return self._mean([d.removed_jaccard for d in self.draws])
+
+    @property
+    def added_jaccard(self) -> float | None:
+        """Mean Jaccard index of B_r."""
+        return self._mean([d.added_jaccard for d in self.draws])
+
+    @property
+    def removed_equal_rate(self) -> float | None:
+        """Share of the pairs with identical A_r."""
+        return self._mean([float(d.removed_equal) for d in self.draws])
+
+    @property
+    def added_equal_rate(self) -> float | None:
+        """Share of the pairs with identical B_r."""
+        return self._mean([float(d.added_equal) for d in self.draws])
+
+    @property
+    def same_true_cluster_rate(self) -> float | None:
+        """Share of the pairs with identical true clusters."""
+        return self._mean([float(d.same_true_cluster) for d in self.draws])
+
+    @property
+    def disagreements(self) -> list[int]:
+        """Draws whose true clusters differ (the reconciliation screen's list)."""
+        return [d.draw for d in self.draws if not d.same_true_cluster]
+
+
+def _pairs(store: LabelStore) -> dict[int, tuple[Decision, Decision]]:
+    out: dict[int, list[Decision]] = {}
+    for d in store.decisions():  # each draw's labellers in the order of their first save
+        if d.status in ANSWERED:
+            out.setdefault(int(d.draw or 0), []).append(d)
+    return {draw: (ds[0], ds[1]) for draw, ds in sorted(out.items()) if len(ds) >= 2}
+
+
+def agreement(store: LabelStore, project: Project | None = None) -> Agreement:
+    """The agreement of the draws answered twice (see the module); with ``project`` the true
+    clusters are compared exactly and each labeller's estimates are computed."""
+    pairs = _pairs(store)
+    members: dict[str, set[str]] = {}
+    if project is not None and pairs:
+        records = project.records()
+        cfg = project.config
+        wanted = {store.draw(n).predicted_cluster for n in pairs}
+        pred = records[cfg.prediction]
+        inside = pred.notna().to_numpy()
+        texts = pred[inside].astype(str)
+        hit = texts.isin(wanted).to_numpy()
+        ids = records.loc[inside, cfg.record_id].to_numpy()[hit]
+        for cluster, rid in zip(texts.to_numpy()[hit].tolist(), ids.tolist(), strict=True):
+            members.setdefault(cluster, set()).add(str(rid))
+    rows = []
+    for n, (a, b) in pairs.items():
+        ra, rb, aa, ab = set(a.removed), set(b.removed), set(a.added), set(b.added)
+        if project is not None:
+            chat = members.get(store.draw(n).predicted_cluster, set())
+            same = (chat - ra) | aa == (chat - rb) | ab
+        else:
+            same = ra == rb and aa == ab
+        rows.append(DrawAgreement(draw=n, labellers=(str(a.labeller), str(b.labeller)),
+                                  removed_jaccard=jaccard(ra, rb), added_jaccard=jaccard(aa, ab),
+                                  removed_equal=ra == rb, added_equal=aa == ab, same_true_cluster=same))
+    estimates = _estimates(store, project, sorted(pairs)) if project is not None and pairs else []
+    return Agreement(draws=rows, estimates=estimates)
+
+
+def _estimates(store: LabelStore, project: Project, draws: list[int]) -> list[LabellerEstimates]:
+    """Pairwise precision and recall from each labeller's answers to ``draws`` (SPEC 6)."""
+    from er_expectations.core.errors import InputError
+    from er_expectations.workbench.estimates import estimates_from_labels
+
+    every = store.labels_frame(every=True)
+    every = every[every["draw"].isin(draws)]
+    out = []
+    for name in sorted(every["labeller"].unique().tolist()):
+        labels = every[every["labeller"] == name].reset_index(drop=True)
+        try:
+            est = estimates_from_labels(project, labels, metrics=METRICS)
+        except InputError as exc:
+            out.append(LabellerEstimates(labeller=str(name), draws=len(labels), error=str(exc)))
+            continue
+        out.append(LabellerEstimates(labeller=str(name), draws=len(labels), estimates=est))
+    return out

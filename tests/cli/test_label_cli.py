@@ -1,0 +1,86 @@
+"""``er-expectations label init|export`` (issue 19): exit codes, messages, nothing overwritten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from er_expectations.cli.common import EXIT_OK, EXIT_USAGE
+from er_expectations.cli.main import main
+from er_expectations.workbench.project import STORE_FILE, open_project
+from er_expectations.workbench.store import Decision
+
+BIG = 2**62 + 1
+
+
+@pytest.fixture()
+def release(tmp_path) -> Path:
+    path = tmp_path / "records.parquet"
+    pd.DataFrame({"mention_id": pd.Series([BIG + i for i in range(12)], dtype="int64"),
+                  "pred": [f"c{i // 3}" for i in range(12)],
+                  "first": ["=cmd()", "Ann", "Ann", "Bo", "Bo", "Bo", "Cy", "Cy", "Cy", "Di", "Di", "Di"],
+                  "last": ["Lee"] * 12}).to_parquet(path, index=False)
+    return path
+
+
+def _init(release: Path, project: Path, *extra: str) -> int:
+    return main(["label", "init", str(project), "--records", str(release), "--record-id", "mention_id",
+                 "-p", "pred", "--name", "first", "last", *extra])
+
+
+def test_init_then_export(release, tmp_path, capsys):
+    project = tmp_path / "proj"
+    assert _init(release, project, "--draws", "6", "--seed", "2", "--double-share", "0.5") == EXIT_OK
+    out = capsys.readouterr().out
+    assert "6 draws (3 to be labelled twice" in out and "label serve" in out
+    p = open_project(project)
+    first = p.store.draws()[0]
+    p.store.save(first.draw, "=ann", Decision(removed=[str(BIG + 99)]), expected_version=0)
+    p.close()
+    target = tmp_path / "labels.parquet"
+    assert main(["label", "export", str(project), "-o", str(target)]) == EXIT_OK
+    labels = pd.read_parquet(target)
+    assert labels["record_id"].tolist() == [int(first.record)] and labels["removed"].tolist()[0].tolist() == [BIG + 99]
+    assert main(["label", "export", str(project), "-o", str(tmp_path / "labels.csv")]) == EXIT_OK
+    assert "'=ann" in (tmp_path / "labels.csv").read_text()  # the labeller's name neutralised
+    # the exported labels are a labels table: the benchmark command reads them (rule 4 breaks here)
+    code = main(["benchmark", str(target), str(release), "--record-id", "mention_id", "-p", "pred",
+                 "-o", str(tmp_path / "bench.parquet")])
+    assert code == EXIT_USAGE and "rule 4" in capsys.readouterr().err
+
+
+def test_init_refuses_bad_input_with_exit_2(release, tmp_path, capsys):
+    project = tmp_path / "proj"
+    assert _init(release, project) == EXIT_USAGE
+    assert "--sample FILE" in capsys.readouterr().err
+    assert _init(release, project, "--draws", "0", "--seed", "1") == EXIT_USAGE
+    assert _init(release, project, "--draws", "3", "--seed", "1", "--double-share", "2") == EXIT_USAGE
+    assert main(["label", "init", str(project), "--records", str(release), "--record-id", "nope", "-p", "pred",
+                 "--draws", "3", "--seed", "1"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "nope" in err and "Traceback" not in err
+    assert not (project / STORE_FILE).exists()
+    assert _init(release, project, "--draws", "3", "--seed", "1") == EXIT_OK
+    before = (project / STORE_FILE).read_bytes()
+    assert _init(release, project, "--draws", "3", "--seed", "9") == EXIT_USAGE
+    assert "already" in capsys.readouterr().err and (project / STORE_FILE).read_bytes() == before
+
+
+def test_export_refuses_to_overwrite_and_bad_stores(release, tmp_path, capsys):
+    project = tmp_path / "proj"
+    assert _init(release, project, "--draws", "3", "--seed", "1") == EXIT_OK
+    target = tmp_path / "labels.csv"
+    target.write_text("filled in by hand\n")
+    assert main(["label", "export", str(project), "-o", str(target)]) == EXIT_USAGE
+    assert target.read_text() == "filled in by hand\n" and "--force" in capsys.readouterr().err
+    assert main(["label", "export", str(project), "-o", str(project / STORE_FILE)]) == EXIT_USAGE
+    (project / STORE_FILE).write_bytes(b"not a database at all" * 100)
+    before = (project / STORE_FILE).read_bytes()
+    assert main(["label", "export", str(project), "-o", str(tmp_path / "x.parquet")]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert str(project / STORE_FILE) in err and "Traceback" not in err
+    assert (project / STORE_FILE).read_bytes() == before and not (tmp_path / "x.parquet").exists()
+    assert main(["label", "export", str(tmp_path / "none"), "-o", str(tmp_path / "x.parquet")]) == EXIT_USAGE
+    assert "label init" in capsys.readouterr().err
