@@ -31,6 +31,8 @@ __all__ = [
     "UndefinedMetricWarning",
     "cluster_errors",
     "diff_releases",
+    "error_audit",
+    "expected_error_probabilities",
     "estimate",
     "estimate_by_group",
     "estimate_change",
@@ -68,6 +70,8 @@ _LAZY = {
     "labelling_batch": "analysis.labelling_batch",
     "diff_releases": "analysis.drift",  # SPEC 10
     "estimate_change": "analysis.drift",  # SPEC 10: the paired change of an estimate between two releases
+    "error_audit": "analysis.error_audit",  # SPEC 12.1
+    "expected_error_probabilities": "analysis.expected_errors",  # SPEC 12.3
 }
 
 
