@@ -64,6 +64,10 @@ def check_floor(floor: object, *, parameter: str = "floor") -> float:
     return float(floor)
 
 
+def _plain(v: object) -> object:
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _row(frame: pd.DataFrame, pos: int) -> str:
     return f"row {pos + 1} (index {frame.index[pos]!r})"
 
@@ -135,14 +139,17 @@ def expected_error_probabilities(
     if p_col.dtype == object or pd.api.types.is_bool_dtype(p_col) or not pd.api.types.is_numeric_dtype(p_col):
         bad = pd.to_numeric(p_col, errors="coerce").isna().to_numpy() | p_col.map(
             lambda v: isinstance(v, (bool, np.bool_))).to_numpy()
-        pos = int(np.flatnonzero(bad)[0]) if bad.any() else 0
-        raise InputError(f"{source}, {_row(pairs, pos)}, column {cols.p!r}: {p_col.iloc[pos]!r} is not a probability; "
+        if not bad.any():
+            raise InputError(f"{source}, column {cols.p!r}: holds text, not numbers (row 1: {p_col.iloc[0]!r}); "
+                             "convert it to numbers in [0, 1] (pd.to_numeric)")
+        pos = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{source}, {_row(pairs, pos)}, column {cols.p!r}: {_plain(p_col.iloc[pos])!r} is not a probability; "
                          "give numbers in [0, 1]")
     p = p_col.to_numpy(dtype=np.float64)
     out_of_range = ~((p >= 0.0) & (p <= 1.0))  # NaN and ±inf included
     if out_of_range.any():
         pos = int(np.flatnonzero(out_of_range)[0])
-        raise InputError(f"{source}, {_row(pairs, pos)}, column {cols.p!r}: {p[pos]!r} is outside [0, 1]; "
+        raise InputError(f"{source}, {_row(pairs, pos)}, column {cols.p!r}: {float(p[pos])!r} is outside [0, 1]; "
                          f"{int(out_of_range.sum())} row(s) are. Give match probabilities (not scores or weights: "
                          "convert a match weight m to 2^m / (1 + 2^m))")
     a = _codes(pairs[cols.record_a], ids, column=cols.record_a, frame=pairs, source=source)
