@@ -33,7 +33,7 @@ from er_expectations.stats.estimator import (
 from er_expectations.stats.metrics import label_order
 
 __all__ = ["KINDS", "RATE_COLUMNS", "UNTAGGED", "ErrorAudit", "TagColumns", "Tags", "audit_sample",
-           "error_audit", "parse_tags"]
+           "decode_tags", "encode_tags", "error_audit", "parse_tags"]
 
 #: The two kinds of error a tag names (SPEC 2.2: A_r over-clustering, B_r under-clustering).
 KINDS = ("over", "under")
@@ -387,3 +387,72 @@ def error_audit(
     return audit_sample(sample, parsed, ci_level=ci_level, bias_adjust=bias_adjust, ci_method=ci_method,
                         n_boot=n_boot, seed=seed, examples=examples)
 
+
+
+# -- the tags as a column of the records (for GX batches and checkpoints) ---------------------------
+
+
+def _json_id(v: object) -> object:
+    v = v.item() if isinstance(v, np.generic) else v
+    if isinstance(v, (str, int)) and not isinstance(v, bool):
+        return v
+    raise InputError(f"the record id {v!r} cannot be written in a tags column: give ids as integers or text")
+
+
+def encode_tags(tags: Tags, df: pd.DataFrame, reference: Hashable) -> pd.Series:
+    """The column that carries ``tags`` on every record of its benchmark cluster, for a GX batch
+    (``tags_column`` of ``expect_error_cause_rate_to_be_below``): JSON text, a list of
+    ``[kind, tag, [record ids]]`` per cluster, null on records of untagged clusters. JSON keeps
+    any tag text (quotes, HTML, separators) and integer ids beyond 2^53 exactly."""
+    import json
+
+    per: dict[object, list] = {}
+    for c, kind, tag, ids in zip(tags.cluster, tags.kind, tags.tag, tags.records, strict=True):
+        per.setdefault(c, []).append([kind, tag, [_json_id(i) for i in ids]])
+    text = {c: json.dumps(rows, ensure_ascii=False) for c, rows in per.items()}
+    ref = df[reference]
+    index = pd.Index(list(text), dtype=object) if ref.dtype == object else pd.Index(list(text))
+    pos = index.get_indexer(ref) if len(index) else np.full(len(ref), -1)
+    values = np.asarray(list(text.values()), dtype=object)
+    out = np.where(pos >= 0, values[np.maximum(pos, 0)] if len(values) else None, None)
+    return pd.Series(out, index=df.index, dtype=object)
+
+
+def decode_tags(df: pd.DataFrame, *, reference: Hashable, column: Hashable, record_id: Hashable | None,
+                known_tags: Sequence[str] | None = None) -> Tags:
+    """The tags carried by ``column`` (written by :func:`encode_tags`), checked: the value must be
+    the same on every record of a benchmark cluster, valid JSON of ``[kind, tag, [ids]]`` rows, and
+    each row passes :func:`parse_tags` (the errors name the column and the cluster)."""
+    import json
+
+    where = f"column {column!r}"
+    if column not in df.columns:
+        raise InputError(f"tags_column={column!r}: the batch has no such column; a checkpoint writes it from its "
+                         "data.tags source (or add it with erx's encode_tags)")
+    rows = df.loc[df[reference].notna() & df[column].notna(), [reference, column]]
+    per = rows.drop_duplicates()
+    dup = per[reference].duplicated(keep=False)
+    if dup.any():
+        c = per.loc[dup, reference].iloc[0]
+        raise InputError(f"{where}: the records of benchmark cluster {_id_text(c)} carry different tags; the tags "
+                         "of a cluster must be the same on each of its records")
+    cluster, kind, tag, recs = [], [], [], []
+    for c, value in per.itertuples(index=False, name=None):
+        try:
+            parsed = json.loads(value) if isinstance(value, str) else None
+        except ValueError:
+            parsed = None
+        ok = isinstance(parsed, list) and all(
+            isinstance(r, list) and len(r) == 3 and isinstance(r[2], list) for r in parsed)
+        if not ok:
+            raise InputError(f"{where}, benchmark cluster {_id_text(c)}: {str(value)[:80]!r} is not a list of "
+                             "[kind, tag, [record ids]] in JSON (write the column with encode_tags)")
+        for k, t, ids in parsed:
+            cluster.append(c)
+            kind.append(k)
+            tag.append(t)
+            recs.append(ids)
+    table = pd.DataFrame({"cluster": pd.Series(cluster, dtype=object), "kind": kind, "tag": tag, "records": recs})
+    return parse_tags(table, benchmark_ids=df[reference].dropna(),
+                      record_ids=None if record_id is None else df[record_id], known_tags=known_tags,
+                      source=where)
