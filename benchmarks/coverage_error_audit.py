@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from er_expectations.analysis.examples import rldata_frame
 from er_expectations.analysis.error_audit import UNTAGGED
+from er_expectations.analysis.examples import rldata_frame
 from er_expectations.stats.error_audit import SHARES, share_values, tag_shares
 from er_expectations.stats.resample import draw_clusters
 

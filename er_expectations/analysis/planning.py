@@ -19,13 +19,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from er_expectations.analysis.expected_errors import EXPECTED_ERRORS, check_floor, true_cluster_inclusion
 from er_expectations.analysis.coverage import (
     CoverageCell,
     cell_row,
     check_ci_methods,
     group_truth,
     method_cells,
+)
+from er_expectations.analysis.expected_errors import (
+    EXPECTED_ERRORS,
+    check_floor,
+    true_cluster_inclusion,
 )
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean, quote_list

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from support.gxtools import validate_frame
 
 import er_expectations as erx
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations.analysis.error_audit import encode_tags, parse_tags
 from er_expectations.gx.expectations import ExpectErrorCauseRateToBeBelow
-from support.gxtools import validate_frame
 
 HOSTILE = '<img src=x onerror=alert(1)>"=HYPERLINK("http://x")'
 

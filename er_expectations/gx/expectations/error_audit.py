@@ -23,7 +23,11 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from er_expectations.core.text import fmt_level, fmt_number, observed_estimate
 from er_expectations.gx.error_audit_view import audit_blocks
 from er_expectations.gx.expectations.base import PANDAS_ONLY, ERExpectation, json_number
-from er_expectations.gx.expectations.decisions import DECISION_RULES, decision_details, decision_field
+from er_expectations.gx.expectations.decisions import (
+    DECISION_RULES,
+    decision_details,
+    decision_field,
+)
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.intervals import (
     ESTIMATE_CI_METHODS,
