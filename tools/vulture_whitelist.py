@@ -169,3 +169,4 @@ _.rate  # public API: ErrorAudit.rate(tag, share) (er_expectations/analysis/erro
 _._tags_need_a_benchmark  # pydantic model validator (er_expectations/config/data.py)
 _check_known  # pydantic validator (er_expectations/gx/expectations/error_audit.py)
 _tag_known  # pydantic root validator (er_expectations/gx/expectations/error_audit.py)
+_check_tag  # pydantic validator (er_expectations/gx/expectations/error_audit.py)

@@ -137,14 +137,16 @@ def _type_hint(value: object, index: pd.Index) -> str:
 
 def parse_tags(tags: pd.DataFrame, *, benchmark_ids: Iterable[object], record_ids: Iterable[object] | None = None,
                known_tags: Sequence[str] | None = None, columns: TagColumns | Mapping[str, str] | None = None,
-               separator: str = ";", source: str = "tags table") -> Tags:
+               separator: str = ";", source: str = "tags table", text_ids: bool = False) -> Tags:
     """Validate a tags table (SPEC 12.1) against the benchmark's cluster ids and the record ids.
 
     Errors name ``source`` (the file, or "tags table"), the row (1 = first data row) and the
     column: a missing column, an empty cell, a kind other than over/under, a tag that is not
     text, too long, reserved ("untagged errors") or, with ``known_tags``, not in that list,
     a cluster id the benchmark does not hold, a record id the records do not hold (or record
-    ids without ``record_ids``), and rows given twice.
+    ids without ``record_ids``), and rows given twice. ``text_ids`` (a CSV file, where every
+    cell is text): an id written as a whole number matches an integer id of the benchmark or
+    the records.
     """
     if not isinstance(tags, pd.DataFrame):
         raise InputError(f"{source}: give the tags as a table (a pandas DataFrame), not {type(tags).__name__}")
@@ -165,6 +167,15 @@ def parse_tags(tags: pd.DataFrame, *, benchmark_ids: Iterable[object], record_id
             raise InputError(f"known_tags: {UNTAGGED!r} is the name of the untagged errors' row; rename that tag")
     bench = pd.Index(pd.unique(pd.Series(list(benchmark_ids), dtype=object)))
     rec_index = None if record_ids is None else pd.Index(record_ids)
+
+    def as_id(value: object, index: pd.Index | None) -> object:
+        if text_ids and isinstance(value, str) and index is not None and len(index) and all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in index[:1]):
+            text = value.strip()
+            if text.lstrip("-").isdigit():
+                return int(text)
+        return value
+
     has_records = cols.records in tags.columns
     out_c: list[object] = []
     out_k: list[str] = []
@@ -173,7 +184,7 @@ def parse_tags(tags: pd.DataFrame, *, benchmark_ids: Iterable[object], record_id
     seen: dict[tuple[str, str, str], int] = {}
     for i, row in enumerate(tags.itertuples(index=False, name=None)):
         rec = dict(zip(tags.columns, row, strict=True))
-        c, kind, tag = rec[cols.cluster], rec[cols.kind], rec[cols.tag]
+        c, kind, tag = as_id(rec[cols.cluster], bench), rec[cols.kind], rec[cols.tag]
         for value, col in ((c, cols.cluster), (kind, cols.kind), (tag, cols.tag)):
             if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or (
                     isinstance(value, str) and not value.strip()):
@@ -218,7 +229,7 @@ def parse_tags(tags: pd.DataFrame, *, benchmark_ids: Iterable[object], record_id
             if parsed is None:
                 raise InputError(f"{_where(source, i, cols.records)}: {rec[cols.records]!r} is not a list of record "
                                  f"ids; give a list or ids joined by {separator!r}")
-            ids = parsed
+            ids = [as_id(v, rec_index) for v in parsed]
         if ids:
             if rec_index is None:
                 raise InputError(f"{_where(source, i, cols.records)}: the row names records but no record ids were "

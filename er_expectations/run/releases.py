@@ -224,6 +224,7 @@ class ReleaseData(BatchLayout):
         table = read_table(t.path, columns, format=t.format)
         parsed = parse_tags(table, benchmark_ids=bench[reference].dropna(), record_ids=record_ids,
                             known_tags=t.known_tags, separator=t.separator, source=str(t.path),
+                            text_ids=t.format == "csv",
                             columns=TagColumns(cluster=t.id_column, kind=t.kind_column, tag=t.tag_column,
                                                records=t.records_column or "records"))
         return encode_tags(parsed, bench, reference)

@@ -189,3 +189,12 @@ def test_ids_beyond_2_53_and_hostile_tags():
         parse_tags(tags.assign(cluster=[big + 2]), benchmark_ids=[big, big + 1])
     with pytest.raises(InputError, match=r"the benchmark has '4611686018427387905', of type str"):
         parse_tags(tags, benchmark_ids=[str(big)])
+
+
+def test_text_ids_of_a_csv_match_integer_ids_only_when_asked():
+    big = 2**62 + 1
+    tags = pd.DataFrame({"cluster": [str(big)], "kind": ["under"], "tag": ["typo"], "records": [f"{big};7"]})
+    parsed = parse_tags(tags, benchmark_ids=[big, 3], record_ids=[big, 7, 8], text_ids=True)
+    assert parsed.cluster == (big,) and parsed.records == ((big, 7),)
+    with pytest.raises(InputError, match="of type int"):
+        parse_tags(tags, benchmark_ids=[big, 3], record_ids=[big, 7, 8])

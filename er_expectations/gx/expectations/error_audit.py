@@ -56,7 +56,7 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
     tags_column: str = pydantic.Field(
         ..., description="Column carrying, on every record of a benchmark cluster, that cluster's error tags "
         "(written by a checkpoint from its data.tags file, or by encode_tags).", column="batch")
-    tag: str = pydantic.Field(..., min_length=1, description="The cause checked, as reviewers wrote it; "
+    tag: str = pydantic.Field(..., description="The cause checked, as reviewers wrote it; "
                               "'untagged errors' checks the errors nobody tagged.")
     max_rate: float | SuiteParameterDict = pydantic.Field(
         ..., ge=0.0, le=1.0, description="Largest acceptable share, in [0, 1].")
@@ -81,6 +81,12 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
         "tag", "max_rate", "share", "known_tags", "decision", "ci_level", "ci_method", "n_boot", "seed", "examples",
         *SampledExpectation.SKIP_KEYS,
     )
+
+    @pydantic.validator("tag")
+    def _check_tag(cls, value):
+        if not value.strip():
+            raise ParameterError("expected a tag name, got an empty string", hint="write the cause, e.g. tag: name typo")
+        return value.strip()
 
     @pydantic.validator("known_tags")
     def _check_known(cls, value):
