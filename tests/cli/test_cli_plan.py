@@ -117,3 +117,31 @@ def test_plan_bad_targets(files, capsys, tmp_path, target, message):
     code = main(["plan", str(pp), "-p", "pred", "-r", "ref", *target])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_simulate_the_expected_errors_design(files, capsys, tmp_path):
+    """``--designs expected_errors --match-probabilities FILE`` (SPEC 12.3): the numbers of the API;
+    a CSV pairs file (all text) reads p as numbers; a bad p is an error naming the row."""
+    rp, tp, df = files
+    a = np.arange(0, df.shape[0] - 1)
+    pairs = pd.DataFrame({"record_a": a, "record_b": a + 1, "p": np.linspace(0.05, 0.95, a.size)})
+    pp = tmp_path / "pairs.parquet"
+    pairs.to_parquet(pp)
+    args = ["simulate", str(rp), "--join", str(tp), "--on", "rid", "-p", "pred", "-t", "truth", "--record-id", "rid",
+            "--sizes", "20", "--reps", "200", "--seed", "5", "--metrics", "pairwise_precision",
+            "--designs", "cluster_size", "expected_errors", "--match-probabilities", str(pp), "--floor", "0.3",
+            "--format", "json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    api = erx.simulate(df, "pred", "truth", sizes=(20,), reps=200, seed=5, metrics=["pairwise_precision"],
+                       designs=("cluster_size", "expected_errors"), record_id="rid", match_probabilities=pairs,
+                       floor=0.3)
+    assert [r["design"] for r in out["rows"]] == ["cluster_size", "expected_errors"]
+    for got, row in zip(out["rows"], api.to_dict(orient="records"), strict=True):
+        assert got["sd"] == pytest.approx(row["sd"], rel=1e-12)
+    bad = tmp_path / "bad.parquet"
+    pairs.assign(p=np.r_[pairs["p"].to_numpy()[:-1], 1.5]).to_parquet(bad)
+    args[args.index(str(pp))] = str(bad)
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert f"row {a.size} " in err and "column 'p': 1.5 is outside [0, 1]" in err, err
