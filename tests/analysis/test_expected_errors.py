@@ -249,3 +249,28 @@ def test_no_expected_error_gives_the_size_design_with_a_note():
     pairs = pd.DataFrame({"record_a": ["m0"], "record_b": ["m1"], "p": [1.0]})
     got = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=0.3)
     assert np.allclose(got["inclusion"], 1 / 7) and "1/N" in got.attrs["note"]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_worksheet_round_trip_to_weighted_benchmark(tmp_path, suffix):
+    from er_expectations.analysis.sampling import write_frame
+    from er_expectations.core.io import read_table
+
+    rec, pairs = small()
+    sheet = draw_sample(rec, "pred", 6, seed=2, record_id="id", design="expected_errors",
+                        match_probabilities=pairs, floor=0.3)
+    rel = rec[rec["pred"].notna()]
+    chat = rel.groupby("pred")["id"].agg(set).to_dict()
+    c = rel.groupby("truth")["id"].agg(set).to_dict()
+    pred = dict(zip(rel["id"], rel["pred"], strict=True))
+    truth = dict(zip(rel["id"], rel["truth"], strict=True))
+    sheet["removed"] = [sorted(chat[pred[r]] - c[truth[r]]) for r in sheet["record_id"]]
+    sheet["added"] = [sorted(c[truth[r]] - chat[pred[r]]) for r in sheet["record_id"]]
+    back = read_table(write_frame(sheet, tmp_path / f"labels{suffix}"))
+    inc = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=0.3)
+    bench = benchmark_from_labels(back, rec, "pred", record_id="id", design="expected_errors", inclusion=inc)
+    q = dict(zip(inc["id"], inc["inclusion"], strict=True))
+    for ref, grp in bench.groupby("reference"):
+        assert grp["weight"].iloc[0] == pytest.approx(1 / sum(q[r] for r in grp["id"]))
+    # the drawn clusters were drawn as often as the sheet says
+    assert int(bench.groupby("reference")["draws"].first().sum()) == 6

@@ -64,6 +64,7 @@ def test_bad_tags_files_are_located(tmp_path, change, message):
     path = _project(tmp_path, change(good_tags()))
     with pytest.raises(InputError, match=message):
         run_checkpoint(path, releases=["alpha"], progress=False, out=io.StringIO())
+    assert not (tmp_path / "project").exists()  # a data error before any write
 
 
 def test_tags_config_errors(tmp_path):
