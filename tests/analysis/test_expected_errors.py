@@ -270,7 +270,7 @@ def test_worksheet_round_trip_to_weighted_benchmark(tmp_path, suffix):
     inc = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=0.3)
     bench = benchmark_from_labels(back, rec, "pred", record_id="id", design="expected_errors", inclusion=inc)
     q = dict(zip(inc["id"], inc["inclusion"], strict=True))
-    for ref, grp in bench.groupby("reference"):
+    for _, grp in bench.groupby("reference"):
         assert grp["weight"].iloc[0] == pytest.approx(1 / sum(q[r] for r in grp["id"]))
     # the drawn clusters were drawn as often as the sheet says
     assert int(bench.groupby("reference")["draws"].first().sum()) == 6
