@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -53,6 +54,15 @@ def test_tags_reach_the_batches_and_the_check_runs(tmp_path):
     # alpha is perfect: no error, the share is 0; beta merges every entity: E0, E1 tagged, 8 of 40 records
     assert alpha.success and not beta.success
     assert beta.observed == pytest.approx(0.2)
+    # the Data Docs page of beta: the rates, the chart and the examples, every tag escaped
+    release = next(r for r in report.releases if r.label == "beta")
+    pages = [p for p in release.pages if p.endswith(".html")]
+    assert pages, release.pages
+    from urllib.parse import unquote, urlparse
+
+    html = "".join(Path(unquote(urlparse(p).path)).read_text(encoding="utf-8") for p in pages)
+    assert "Example clusters per tag" in html and "by cause" in html and "data:image/svg+xml" in html
+    assert "&lt;b&gt;typo&lt;/b&gt;" in html and "<b>typo</b>" not in html
 
 
 @pytest.mark.parametrize("change, message", [
