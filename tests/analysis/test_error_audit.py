@@ -198,3 +198,72 @@ def test_text_ids_of_a_csv_match_integer_ids_only_when_asked():
     assert parsed.cluster == (big,) and parsed.records == ((big, 7),)
     with pytest.raises(InputError, match="of type int"):
         parse_tags(tags, benchmark_ids=[big, 3], record_ids=[big, 7, 8])
+
+
+# -- against an independent implementation of SPEC 4, 6 and 12.1 ------------------------------------
+
+
+def _reference_audit(df: pd.DataFrame, tags: pd.DataFrame) -> dict:
+    """Every share of every tag by brute force: sets of records per cluster (restricted to the
+    release), EI by comparing sets, the draws expanded into rows, and SPEC 6's formulas."""
+    from support.reference_impl import ratio_estimator
+
+    rel = df[df["pred"].notna()]
+    chat: dict = {}
+    for r, p in zip(rel["record"], rel["pred"], strict=True):
+        chat.setdefault(p, set()).add(r)
+    rows = []
+    for t, grp in rel[rel["ref"].notna()].groupby("ref", sort=False):
+        c = set(grp["record"])
+        ei = any(chat[p] != c for p in grp["pred"])
+        rows.append({"t": t, "s": len(c), "w": float(grp["w"].iloc[0]), "d": int(grp["n_draws"].iloc[0]),
+                     "err": ei})
+    wmax = max(r["w"] for r in rows)
+    out = {}
+    names = list(dict.fromkeys(tags["tag"]))
+    tagged = {name: set(tags.loc[tags["tag"] == name, "cluster"]) for name in names}
+    for name in [*names, UNTAGGED]:
+        def has(r, name=name):
+            if not r["err"]:
+                return False
+            if name == UNTAGGED:
+                return not any(r["t"] in s for s in tagged.values())
+            return r["t"] in tagged[name]
+        expanded = [r for r in rows for _ in range(r["d"])]
+        fg = {
+            "records": ([r["s"] * has(r) * r["w"] / wmax for r in expanded], [r["s"] * r["w"] / wmax for r in expanded]),
+            "entities": ([has(r) * r["w"] / wmax for r in expanded], [r["w"] / wmax for r in expanded]),
+            "erroneous": ([has(r) * r["w"] / wmax for r in expanded], [r["err"] * r["w"] / wmax for r in expanded]),
+        }
+        out[name] = {share: ratio_estimator(*fg[share]) for share in fg}
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_cases_equal_the_reference(seed):
+    from support.reference_impl import random_case
+
+    df = random_case(seed, n_max=60)
+    rng = np.random.default_rng(seed)
+    bench = list(pd.unique(df["ref"].dropna()))
+    picked = [c for c in bench if rng.random() < 0.5]
+    tags = pd.DataFrame({"cluster": picked, "kind": rng.choice(["over", "under"], size=len(picked)),
+                         "tag": rng.choice(["a", "b"], size=len(picked))}).drop_duplicates(["cluster", "kind", "tag"])
+    try:
+        got = erx.error_audit(df, "pred", "ref", tags, weights={"column": "w"}, draws="n_draws", record_id="record")
+    except InputError as error:
+        assert "empty after restriction" in str(error)
+        return
+    want = _reference_audit(df, tags)
+    assert set(got.estimates) == set(want)
+    for name, shares in want.items():
+        for share, ref in shares.items():
+            res = got.rate(name, share)
+            if ref["case"] == "undefined":
+                assert math.isnan(res.estimate), (name, share)
+                continue
+            assert res.estimate == pytest.approx(ref["estimate"], rel=1e-9, abs=1e-12), (name, share)
+            if ref["case"] == "ok":
+                assert res.std_error == pytest.approx(ref["std_error"], rel=1e-9, abs=1e-12), (name, share)
+            else:
+                assert math.isnan(res.std_error)
