@@ -30,6 +30,7 @@ from er_expectations.cli.common import (
     load_frame,
     name_arg,
     needed_name_cols,
+    read_match_probabilities,
 )
 from er_expectations.core.errors import InputError
 from er_expectations.stats import DEFAULT_N_BOOT, MAX_N_BOOT
@@ -69,24 +70,6 @@ def _num(x: float, fmt: str) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
 
 
-def _match_probabilities(path: str | None):
-    """The pairs file of ``--match-probabilities`` (columns record_a, record_b, p; SPEC 12.3). A CSV
-    file is all text: p is read as a number where every cell is one (else the table's check says
-    which row is not)."""
-    if path is None:
-        return None
-    import pandas as pd
-
-    from er_expectations.core.io import read_table
-
-    pairs = read_table(path)
-    if "p" in pairs.columns and pairs["p"].dtype == object:
-        converted = pd.to_numeric(pairs["p"], errors="coerce")
-        if converted.notna().sum() == pairs["p"].notna().sum():
-            pairs["p"] = converted
-    return pairs
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from er_expectations.analysis.planning import simulate
 
@@ -96,7 +79,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     needed = [args.prediction, args.truth, *needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
     needed += [c for c in (args.group_column, args.baseline) if c]
     df = load_frame(args, needed)
-    pairs = _match_probabilities(args.match_probabilities)
+    pairs = read_match_probabilities(args.match_probabilities)
     frame = simulate(df, args.prediction, args.truth, sizes=args.sizes, designs=args.designs, reps=args.reps,
                      seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
                      bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id,
