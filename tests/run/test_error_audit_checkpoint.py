@@ -87,3 +87,14 @@ def test_tags_config_errors(tmp_path):
     with pytest.raises(ConfigError) as caught:
         prepare_run(path)
     assert "nope.csv" in str(caught.value)
+
+
+def test_tags_need_a_benchmark(tmp_path):
+    no_bench = CHECKPOINT.replace("  benchmark: {path: ../data/benchmark.parquet, id_column: rid, reference_column: truth}\n",
+                                  "  tags: {path: ../data/tags.csv}\n")
+    path = make_toy(tmp_path / "a", checkpoint=no_bench)
+    good_tags().to_csv(tmp_path / "a" / "data" / "tags.csv", index=False)
+    with pytest.raises(ConfigError) as caught:
+        prepare_run(path)
+    assert "data.tags: error tags belong to benchmark clusters" in str(caught.value)
+    assert f"{path}:" in str(caught.value)
