@@ -34,6 +34,8 @@ __all__ = [
     "UndefinedMetricWarning",
     "cluster_errors",
     "diff_releases",
+    "error_audit",
+    "expected_error_probabilities",
     "estimate",
     "estimate_by_group",
     "estimate_change",
@@ -74,6 +76,8 @@ _LAZY = {
     "diff_releases": "analysis.drift",  # SPEC 10
     "estimate_change": "analysis.drift",  # SPEC 10: the paired change of an estimate between two releases
     "workbench": "web.server",  # issue 19: serve a labelling project from a notebook
+    "error_audit": "analysis.error_audit",  # SPEC 12.1
+    "expected_error_probabilities": "analysis.expected_errors",  # SPEC 12.3
 }
 
 

@@ -189,3 +189,8 @@ _._repr_html_  # Jupyter's rich display of a running Workbench (er_expectations/
 _.capture_signals  # uvicorn.Server hook overridden (er_expectations/web/server.py)
 _.members  # Project.members, the draw page's table of ĉ(r) (er_expectations/workbench/project.py)
 labelled  # SoFar field, shown by the web page (er_expectations/workbench/estimates.py)
+_.rate  # public API: ErrorAudit.rate(tag, share) (er_expectations/analysis/error_audit.py)
+_._tags_need_a_benchmark  # pydantic model validator (er_expectations/config/data.py)
+_check_known  # pydantic validator (er_expectations/gx/expectations/error_audit.py)
+_tag_known  # pydantic root validator (er_expectations/gx/expectations/error_audit.py)
+_check_tag  # pydantic validator (er_expectations/gx/expectations/error_audit.py)

@@ -32,6 +32,40 @@ def _reference_ids(parsed: Labels, groups: list[list[int]]) -> list[object]:
     return out
 
 
+def _record_inclusion(inclusion: pd.DataFrame | Hashable, records: pd.DataFrame, prediction: Hashable, *,
+                      record_id: Hashable, wanted: np.ndarray) -> np.ndarray:
+    """q_r of the records ``wanted`` (SPEC 12.3): from the frame of ``expected_error_probabilities``
+    or a column of ``records``; 0 for a record outside the release (it cannot be drawn)."""
+    if isinstance(inclusion, pd.DataFrame):
+        if record_id not in inclusion.columns or "inclusion" not in inclusion.columns:
+            raise InputError(f"inclusion: the frame needs the columns {record_id!r} and 'inclusion' (the frame that "
+                             "expected_error_probabilities returns)")
+        table = pd.Series(inclusion["inclusion"].to_numpy(dtype=np.float64), index=pd.Index(inclusion[record_id]))
+        where = "the inclusion frame"
+    else:
+        if inclusion not in records.columns:
+            raise InputError(f"inclusion={inclusion!r}: no such column in the records; give the column of q_r or the "
+                             "frame of expected_error_probabilities")
+        rows = records[prediction].notna().to_numpy()
+        table = pd.Series(pd.to_numeric(records[inclusion], errors="coerce").to_numpy(dtype=np.float64)[rows],
+                          index=pd.Index(records[record_id].to_numpy()[rows]))
+        where = f"column {inclusion!r} of the records"
+    if not table.index.is_unique:
+        raise InputError(f"inclusion: {where} lists a record twice; give one q_r per record")
+    bad = ~np.isfinite(table.to_numpy()) | (table.to_numpy() < 0) | (table.to_numpy() > 1)
+    if bad.any():
+        raise InputError(f"inclusion: {where} has q_r = {table.iloc[int(np.flatnonzero(bad)[0])]!r} for the record "
+                         f"{table.index[int(np.flatnonzero(bad)[0])]!r}; every q_r is a probability in [0, 1]")
+    pos = table.index.get_indexer(pd.Index(wanted))
+    in_release = pd.Index(records[record_id].to_numpy()[records[prediction].notna().to_numpy()])
+    missing = np.flatnonzero((pos < 0) & np.asarray(pd.Index(wanted).isin(in_release)))
+    if missing.size:
+        raise InputError(f"inclusion: {where} has no q_r for the record {wanted[int(missing[0])]!r} of a labelled "
+                         f"cluster ({missing.size} such records); compute it on the release the sample was drawn from")
+    q = np.where(pos >= 0, table.to_numpy()[np.maximum(pos, 0)], 0.0)
+    return q
+
+
 def benchmark_from_labels(
     labels: pd.DataFrame,
     records: pd.DataFrame,
@@ -42,6 +76,7 @@ def benchmark_from_labels(
     reference: str = "reference",
     columns: LabelColumns | Mapping[str, str] | None = None,
     separator: str = ";",
+    inclusion: pd.DataFrame | Hashable | None = None,
 ) -> pd.DataFrame:
     """The benchmark built from labels that pass the critical rules (SPEC 2.1, 2.2, 9).
 
@@ -51,7 +86,13 @@ def benchmark_from_labels(
     records), ``reference`` (the labeller's ``true_cluster`` id, else ``"draw-<first
     draw>"``), ``draws`` (how many draws gave that cluster) and ``weight`` w_c = 1/p_c of the
     design: ``"cluster_size"`` (records drawn uniformly, p_c ∝ |c|: w = 1/|c|, |c| counted
-    in the labelled release) or ``"uniform"`` (w = 1).
+    in the labelled release), ``"uniform"`` (w = 1) or ``"expected_errors"`` (SPEC 12.3:
+    records drawn with probability q_r; w = 1/π_c with π_c = Σ_{r∈c} q_r over every record of
+    the true cluster, the records the labeller added included). ``inclusion`` gives q_r for
+    that design: the frame of ``erx.expected_error_probabilities`` (same records, prediction,
+    match probabilities and floor as ``draw_sample``), or the name of a column of ``records``
+    holding it. The benchmark then has a column ``inclusion`` (q_r of each record), so that
+    the weights can be checked and recomputed.
 
     Join it onto a release and estimate with ``erx.estimate(df, prediction=…,
     reference="reference", weights="cluster_size", draws="draws")`` (the size design is
@@ -59,9 +100,14 @@ def benchmark_from_labels(
     design given by the weight column. Labels that break a critical rule (all but rule 5)
     raise :class:`InputError` listing the violations.
     """
-    if design not in ("cluster_size", "uniform"):
-        raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly) or 'uniform' "
-                         "(true clusters drawn uniformly)")
+    if design not in ("cluster_size", "uniform", "expected_errors"):
+        raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly), 'uniform' "
+                         "(true clusters drawn uniformly) or 'expected_errors' (records drawn by expected errors, "
+                         "SPEC 12.3)")
+    if (design == "expected_errors") != (inclusion is not None):
+        raise InputError("design='expected_errors' needs inclusion= (the frame of expected_error_probabilities, or "
+                         "a column of the records with q_r)" if inclusion is None else
+                         f"inclusion= is given but design={design!r} does not use it; pass design='expected_errors'")
     if not isinstance(reference, str) or not reference:
         raise InputError(f"reference={reference!r}: give the name of the reference column to write")
     if reference in ("draws", "weight", record_id):
@@ -95,8 +141,15 @@ def benchmark_from_labels(
     codes = truth.codes[np.repeat(truth.start[reps], lengths) + within]
     ref_col = np.repeat(np.asarray(ids, dtype=object), lengths)
     draws_col = np.repeat(np.asarray([len(idx) for idx in members], dtype=np.int64), lengths)
-    weight_col = np.repeat(1.0 / lengths if design == "cluster_size" else np.ones(len(reps)), lengths)
     rec_col = truth.ids[codes]
+    q_col = None
+    if design == "expected_errors":
+        q_col = _record_inclusion(inclusion, records, prediction, record_id=record_id, wanted=rec_col)
+        cluster_of = np.repeat(np.arange(len(reps)), lengths)
+        pi = np.bincount(cluster_of, weights=q_col, minlength=len(reps))
+        weight_col = np.repeat(1.0 / pi, lengths)
+    else:
+        weight_col = np.repeat(1.0 / lengths if design == "cluster_size" else np.ones(len(reps)), lengths)
     id_dtype = records[record_id].dtype
     out = pd.DataFrame({
         record_id: pd.Series(rec_col, dtype=id_dtype if len(rec_col) else object),
@@ -104,5 +157,7 @@ def benchmark_from_labels(
         "draws": draws_col,
         "weight": np.asarray(weight_col, dtype=np.float64),
     })
+    if q_col is not None:
+        out["inclusion"] = q_col
     out.attrs.update({"design": design, "draws": len(parsed), "clusters": len(sets), "prediction": prediction})
     return out

@@ -26,6 +26,11 @@ from er_expectations.analysis.coverage import (
     group_truth,
     method_cells,
 )
+from er_expectations.analysis.expected_errors import (
+    EXPECTED_ERRORS,
+    check_floor,
+    true_cluster_inclusion,
+)
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import DESIGNS, WeightsSpec
@@ -117,23 +122,30 @@ def check_sizes(sizes: object, *, parameter: str = "sizes") -> tuple[int, ...]:
     return tuple(out)
 
 
+#: The designs :func:`simulate` replays: those of SPEC 1 and the expected-errors design of
+#: SPEC 12.3 (records drawn with probability q_r from the ER system's match probabilities).
+SIM_DESIGNS = (*DESIGNS, EXPECTED_ERRORS)
+
+
 def check_designs(designs: object, *, parameter: str = "designs") -> tuple[str, ...]:
-    """Sampling designs of SPEC 1: 'cluster_size' and/or 'uniform' (did-you-mean on a typo)."""
+    """Sampling designs of SPEC 1 and 12.3: 'cluster_size', 'uniform' and/or 'expected_errors'
+    (did-you-mean on a typo)."""
     if isinstance(designs, str):
         designs = (designs,)
     if isinstance(designs, (bytes, Mapping)) or not isinstance(designs, Iterable):
-        raise InputError(f"{parameter}={designs!r}: give {quote_list(DESIGNS)} or both")
+        raise InputError(f"{parameter}={designs!r}: give one or more of {quote_list(SIM_DESIGNS, conjunction='and')}")
     out: list[str] = []
     for d in designs:
-        if not isinstance(d, str) or d not in DESIGNS:
-            close = did_you_mean(str(d), DESIGNS)
+        if not isinstance(d, str) or d not in SIM_DESIGNS:
+            close = did_you_mean(str(d), SIM_DESIGNS)
             hint = f"; {close}" if close else ""
-            raise InputError(f"{parameter}: unknown design {d!r}{hint} Known designs: {quote_list(DESIGNS, conjunction='and')} "
-                             "(records drawn uniformly, i.e. clusters ∝ size; or clusters drawn uniformly)")
+            raise InputError(f"{parameter}: unknown design {d!r}{hint} Known designs: "
+                             f"{quote_list(SIM_DESIGNS, conjunction='and')} (records drawn uniformly, i.e. clusters ∝ "
+                             "size; clusters drawn uniformly; records drawn by their expected errors)")
         if d not in out:
             out.append(d)
     if not out:
-        raise InputError(f"{parameter}=[] gives no design; give {quote_list(DESIGNS)}")
+        raise InputError(f"{parameter}=[] gives no design; give {quote_list(SIM_DESIGNS)}")
     return tuple(out)
 
 
@@ -181,14 +193,34 @@ class Population:
                                   if METRICS[m].kind == "statistic" and m in truth_stats}}
         self.errors = cluster_errors(self.sample)
         self.beta = beta
+        #: π_c per true cluster under the expected-errors design (SPEC 12.3), once set
+        self.inclusion: np.ndarray | None = None
+        self._df, self._prediction, self._truth = df, prediction, truth
+
+    def set_expected_errors(self, *, record_id: Hashable | None, match_probabilities: pd.DataFrame | None,
+                            floor: float, pair_columns: Mapping[str, str] | None) -> None:
+        """Compute π_c = Σ_{r∈c} q_r of every true cluster for the expected-errors design (SPEC 12.3)."""
+        self.inclusion = true_cluster_inclusion(self._df, self._prediction, self._truth, self.sample.labels,
+                                                record_id=record_id, match_probabilities=match_probabilities,
+                                                floor=floor, pair_columns=pair_columns)
 
     def design_sample(self, design: str) -> BenchmarkSample:
         """The population with the weights ``erx.estimate`` gives ``design`` (SPEC 2.1):
-        w = 1/|c| for 'cluster_size', 1 for 'uniform'."""
+        w = 1/|c| for 'cluster_size', 1 for 'uniform', 1/π_c for 'expected_errors'."""
         s = self.sample
         if design == "uniform":
             return s
+        if design == EXPECTED_ERRORS:
+            if self.inclusion is None:
+                raise InputError("design 'expected_errors': the inclusion probabilities are not set")
+            return replace(s, weight=1.0 / self.inclusion, design=design)
         return replace(s, weight=1.0 / s.size, design=design)
+
+    def draw(self, rng: np.random.Generator, *, design: str, sample: BenchmarkSample, draws: int,
+             replicates: int) -> np.ndarray:
+        """Cluster indices of ``replicates`` benchmarks of ``draws`` draws under ``design``."""
+        return draw_clusters(rng, design=design, sizes=sample.size, draws=draws, replicates=replicates,
+                             probabilities=self.inclusion if design == EXPECTED_ERRORS else None)
 
 
 def _replicate_block(pop: Population, sample: BenchmarkSample, idx: np.ndarray, ids: tuple[str, ...], *,
@@ -233,7 +265,7 @@ def design_rng(seed: int, design: str, size: int) -> np.random.Generator:
     """The random stream of one (design, size) cell of :func:`simulate`, from its ``seed``: one stream
     per cell, so that the rows of a size do not depend on the other sizes asked (a replicate can be
     redrawn alone, as ``benchmarks/bench_simulate.py`` does)."""
-    return np.random.default_rng([seed, DESIGNS.index(design), size])
+    return np.random.default_rng([seed, SIM_DESIGNS.index(design), size])
 
 
 def replicate_estimates(pop: Population, *, design: str, size: int, reps: int, seed: int, ids: tuple[str, ...],
@@ -245,7 +277,7 @@ def replicate_estimates(pop: Population, *, design: str, size: int, reps: int, s
     sample = pop.design_sample(design)
     values = _values(pop, sample, ids)
     rng = design_rng(seed, design, size)
-    idx = draw_clusters(rng, design=design, sizes=sample.size, draws=size, replicates=reps)
+    idx = pop.draw(rng, design=design, sample=sample, draws=size, replicates=reps)
     return idx, _replicate_block(pop, sample, idx, ids, values=values, ci_level=ci_level, bias_adjust=bias_adjust)
 
 
@@ -270,6 +302,9 @@ def simulate(
     n_boot: int = DEFAULT_N_BOOT,
     group_column: Hashable | None = None,
     baseline: Hashable | None = None,
+    match_probabilities: pd.DataFrame | None = None,
+    floor: float = 0.1,
+    pair_columns: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Replay a benchmark's sampling design many times on data whose truth is known.
 
@@ -293,6 +328,12 @@ def simulate(
     ``attrs`` records the seed (a fresh one when ``seed`` is None), level and options.
     ``target`` is "estimate" and ``ci_method`` "linearization" on these rows.
 
+    ``expected_errors`` (SPEC 12.3) draws records with probability q_r from the ER system's
+    ``match_probabilities`` (record pairs with p, ``pair_columns`` naming its columns; ids
+    of ``record_id``) and the uniform ``floor`` λ, so true cluster c with π_c = Σ_{r∈c} q_r,
+    weights 1/π_c: compare its ``sd`` with the size-proportional design's at the same
+    number of draws to see what labelling where the errors are buys.
+
     Every interval method (SPEC 6; issue 21): ``ci_methods`` ("all", or a list of
     "linearization", "logit", "bootstrap", "bca", "studentized", "recommended") adds one row
     per (metric, design, size, method) for the other methods, computed on the *same*
@@ -314,7 +355,17 @@ def simulate(
     ids = resolve_metrics(metrics, names=name is not None)
     methods = check_ci_methods(ci_methods)
     _, n_boot, _ = check_interval_options("linearization", n_boot, None)
+    if EXPECTED_ERRORS in designs_:
+        check_floor(floor)
+        if baseline is not None:
+            raise InputError("baseline= with design 'expected_errors' is not supported: the change of an estimate "
+                             "is simulated under the designs of SPEC 1 only")
+    elif match_probabilities is not None:
+        raise InputError("match_probabilities is given but no design uses it; add 'expected_errors' to designs")
     pop = Population(df, prediction=prediction, truth=truth, name=name, record_id=record_id, beta=beta)
+    if EXPECTED_ERRORS in designs_:
+        pop.set_expected_errors(record_id=record_id, match_probabilities=match_probabilities, floor=floor,
+                                pair_columns=pair_columns)
     extra = _Extra(df, pop, prediction=prediction, truth=truth, record_id=record_id, name=name, beta=beta,
                    ids=ids, group_column=group_column, baseline=baseline)
     per_replicate = any(m != "linearization" for m in methods) or extra.membership is not None or (
@@ -331,7 +382,7 @@ def simulate(
             done = 0
             while done < reps:
                 b = min(block, reps - done)
-                idx = draw_clusters(rng, design=design, sizes=sample.size, draws=size, replicates=b)
+                idx = pop.draw(rng, design=design, sample=sample, draws=size, replicates=b)
                 res = _replicate_block(pop, sample, idx, ids, values=values, ci_level=level, bias_adjust=bias_adjust)
                 for m in ids:
                     acc[m].append(res[m])
@@ -353,6 +404,7 @@ def simulate(
                         "true_clusters": int(pop.sample.labels.shape[0]),
                         "predicted_clusters": pop.sample.n_clusters, "notes": pop.notes,
                         **({"n_boot": n_boot} if any(uses_bootstrap(m) for m in methods) else {}),
+                        **({"floor": check_floor(floor)} if EXPECTED_ERRORS in designs_ else {}),
                         **extra.attrs})
     return frame
 

@@ -47,8 +47,12 @@ def draw_sample(
     record_id: Hashable,
     columns: Sequence[Hashable] = (),
     label_columns: LabelColumns | Mapping[str, str] | None = None,
+    design: str = "cluster_size",
+    match_probabilities: pd.DataFrame | None = None,
+    floor: float = 0.1,
+    pair_columns: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Draw ``n`` records uniformly with replacement from the release and build the worksheet.
+    """Draw ``n`` records with replacement from the release and build the worksheet.
 
     ``df`` has one row per record; rows whose ``prediction`` is null are outside the release
     (SPEC 2.1) and never drawn. The same ``seed`` gives the same draws (numpy's
@@ -58,12 +62,31 @@ def draw_sample(
     members' ``members_c`` (aligned with ``members``), then empty ``removed`` and ``added``
     lists and empty ``true_cluster``, ``labeller`` and ``labelled_at`` for the labeller to
     fill. Labels-table column names follow ``label_columns`` (SPEC 2.2).
+
+    ``design`` (SPEC 1, 12.3): ``"cluster_size"`` draws records uniformly (true clusters ∝
+    size); ``"expected_errors"`` draws record r with probability q_r = (1 − λ)·e_r/Σe + λ/N,
+    e_r = E|A_r| + E|B_r| from the ER system's ``match_probabilities`` (a table of record
+    pairs with p, see :func:`~er_expectations.analysis.expected_errors.expected_error_probabilities`)
+    and the uniform ``floor`` λ in (0, 1]. The worksheet then has a column ``inclusion``
+    (q_r of the drawn record). The benchmark needs q_r of every record of each labelled
+    cluster (records the labeller added too): ``erx.expected_error_probabilities`` with the
+    same table and floor gives it, and ``benchmark_from_labels(design="expected_errors",
+    inclusion=…)`` sums it over each true cluster (π_c) for the weights w_c = 1/π_c.
     """
     from er_expectations.engines.pandas.release import check_column, check_frame, check_id_types
     from er_expectations.stats import check_seed
 
     frame = check_frame(df)
     n = _check_n(n)
+    if design not in ("cluster_size", "expected_errors"):
+        raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly) or 'expected_errors' "
+                         "(records drawn by their expected errors, SPEC 12.3)")
+    if design == "cluster_size" and match_probabilities is not None:
+        raise InputError("match_probabilities is given but design='cluster_size' does not use it; "
+                         "pass design='expected_errors' to draw by expected errors")
+    if design == "expected_errors" and match_probabilities is None:
+        raise InputError("design='expected_errors' needs match_probabilities: a table of record pairs with the "
+                         "ER system's match probability p (columns record_a, record_b, p)")
     if seed is None or check_seed(seed) is None:
         raise InputError("seed=None: give a seed (an integer ≥ 0) so that the sample can be drawn again")
     check_column(frame, prediction, "prediction")
@@ -74,7 +97,7 @@ def draw_sample(
     for c in columns:
         check_column(frame, c, "columns")
     cols = LabelColumns.of(label_columns)
-    clash = {cols.draw, cols.record_id, cols.predicted_cluster, "size", MEMBERS, cols.removed, cols.added,
+    clash = {cols.draw, cols.record_id, cols.predicted_cluster, "size", MEMBERS, "inclusion", cols.removed, cols.added,
              cols.true_cluster, cols.labeller, cols.labelled_at}
     for c in columns:
         if str(c) in clash or f"{MEMBERS}_{c}" in clash:
@@ -84,7 +107,20 @@ def draw_sample(
     if population.size == 0:
         raise InputError(f"prediction column {prediction!r} is null on every row: the release is empty")
     rng = np.random.default_rng(int(seed))
-    picks = population[rng.integers(0, population.size, size=n)]
+    inclusion = None
+    if design == "expected_errors":
+        from er_expectations.analysis.expected_errors import INCLUSION, expected_error_probabilities
+
+        inclusion = expected_error_probabilities(frame, prediction, record_id=record_id,
+                                                 match_probabilities=match_probabilities, floor=floor,
+                                                 pair_columns=pair_columns)
+        q = inclusion[INCLUSION].to_numpy()
+        # inverse CDF: record j with cum[j−1] ≤ u < cum[j], exactly q_j per draw
+        cum = np.cumsum(q)
+        choice = np.minimum(np.searchsorted(cum, rng.random(n) * cum[-1], side="right"), population.size - 1)
+        picks = population[choice]
+    else:
+        picks = population[rng.integers(0, population.size, size=n)]
     drawn = frame.iloc[picks]
     if drawn[record_id].isna().any():
         raise InputError(f"record_id column {record_id!r} is null on a drawn record; every record needs an id")
@@ -109,12 +145,16 @@ def draw_sample(
     for c in columns:
         data[str(c)] = drawn[c].to_numpy()
         data[f"{MEMBERS}_{c}"] = [grouped[k][c].tolist() for k in keys]
+    if inclusion is not None:
+        data["inclusion"] = inclusion["inclusion"].to_numpy()[choice]
     data[cols.removed] = [[] for _ in range(n)]
     data[cols.added] = [[] for _ in range(n)]
     for c in (cols.true_cluster, cols.labeller, cols.labelled_at):
         data[c] = pd.Series([None] * n, dtype="object")
     sheet = pd.DataFrame(data)
-    sheet.attrs.update({"seed": int(seed), "design": "cluster_size", "prediction": prediction,
+    if inclusion is not None:
+        sheet.attrs.update({"floor": inclusion.attrs["floor"]})
+    sheet.attrs.update({"seed": int(seed), "design": design, "prediction": prediction,
                         "population": int(population.size),
                         # shown to the labeller, never read back as ids: CSV neutralises their formulas
                         "display_columns": [str(c) for c in columns] + [f"{MEMBERS}_{c}" for c in columns]

@@ -180,3 +180,19 @@ def hill_order(value: str) -> float:
         return parse_hill_orders((value,), parameter="--hill-orders")[0]
     except InputError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def read_match_probabilities(path: str | None) -> pd.DataFrame | None:
+    """The pairs file of ``--match-probabilities`` (columns record_a, record_b, p; SPEC 12.3). A CSV
+    file is all text: p is read as a number where every cell is one (else the table's check says
+    which row is not)."""
+    if path is None:
+        return None
+    from er_expectations.core.io import read_table
+
+    pairs = read_table(path)
+    if "p" in pairs.columns and not pd.api.types.is_numeric_dtype(pairs["p"]):
+        converted = pd.to_numeric(pairs["p"], errors="coerce")
+        if converted.notna().sum() == pairs["p"].notna().sum():
+            pairs["p"] = converted
+    return pairs

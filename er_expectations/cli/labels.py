@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from er_expectations.cli.common import read_match_probabilities
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample", "draw_count"]
@@ -63,7 +64,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
     record_id = args.record_id or args.on
     columns = list(args.columns or [])
     df = _records(args, [record_id, args.prediction, *columns])
-    sheet = draw_sample(df, args.prediction, args.n, seed=args.seed, record_id=record_id, columns=columns)
+    sheet = draw_sample(df, args.prediction, args.n, seed=args.seed, record_id=record_id, columns=columns,
+                        design=args.design, match_probabilities=read_match_probabilities(args.match_probabilities),
+                        floor=args.floor)
     write_frame(sheet, args.output, separator=args.separator)
     clusters = sheet["predicted_cluster"].nunique()
     print(f"{len(sheet)} draws ({clusters} distinct predicted clusters, seed {args.seed}) from "
@@ -81,14 +84,34 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     record_id = args.record_id or args.on
     labels = read_table(args.labels)
     df = _records(args, [record_id, args.prediction])
+    inclusion = None
+    if args.design == "expected_errors" or args.match_probabilities:
+        from er_expectations.analysis.expected_errors import expected_error_probabilities
+
+        pairs = read_match_probabilities(args.match_probabilities)
+        if pairs is None:
+            raise InputError("--design expected_errors needs --match-probabilities FILE and the --floor the "
+                             "sample was drawn with: the weights are recomputed from them (SPEC 12.3)")
+        inclusion = expected_error_probabilities(df, args.prediction, record_id=record_id,
+                                                 match_probabilities=pairs, floor=args.floor,
+                                                 source=str(args.match_probabilities))
     bench = benchmark_from_labels(labels, df, args.prediction, record_id=record_id, design=args.design,
                                   reference=args.reference, columns=_label_columns(args.label_column),
-                                  separator=args.separator)
+                                  separator=args.separator, inclusion=inclusion)
     write_frame(bench, args.output)
     print(f"benchmark of {bench.attrs['clusters']} true clusters ({len(bench):,} records) from "
           f"{bench.attrs['draws']} draws, design {args.design}, written to {args.output}; estimate with "
           f"--reference {args.reference} --draws draws")
     return 0
+
+
+def _design_args(p: argparse.ArgumentParser) -> None:
+    """``--match-probabilities`` and ``--floor`` of the expected-errors design (SPEC 12.3)."""
+    p.add_argument("--match-probabilities", default=None, metavar="FILE",
+                   help="for --design expected_errors: the ER system's pair probabilities (columns record_a, "
+                        "record_b, p; ids of the record id column)")
+    p.add_argument("--floor", type=float, default=0.1,
+                   help="for --design expected_errors: the uniform floor λ in (0, 1] (default 0.1)")
 
 
 def _records_args(p: argparse.ArgumentParser) -> None:
@@ -118,6 +141,10 @@ def add_label_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, required=True, help="random seed (the same seed gives the same draws)")
     p.add_argument("--columns", nargs="+", default=None, metavar="COL",
                    help="record columns to show the labeller (e.g. name, block)")
+    p.add_argument("--design", choices=("cluster_size", "expected_errors"), default="cluster_size",
+                   help="cluster_size (default: records drawn uniformly) or expected_errors (records drawn by "
+                        "their expected errors from --match-probabilities, SPEC 12.3)")
+    _design_args(p)
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser(
@@ -129,8 +156,10 @@ def add_label_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("labels", help="labels table (.parquet or .csv), one row per draw (SPEC 2.2)")
     p.add_argument("file", help="record table of the release the labels were drawn from")
     _records_args(p)
-    p.add_argument("--design", choices=("cluster_size", "uniform"), default="cluster_size",
-                   help="sampling design of the draws (default cluster_size: records drawn uniformly)")
+    p.add_argument("--design", choices=("cluster_size", "uniform", "expected_errors"), default="cluster_size",
+                   help="sampling design of the draws (default cluster_size: records drawn uniformly; "
+                        "expected_errors: weights 1/π_c recomputed from --match-probabilities and --floor)")
+    _design_args(p)
     p.add_argument("--reference", default="reference", help="name of the reference column to write")
     p.add_argument("--label-column", action="append", metavar="ROLE=COLUMN",
                    help="name of a labels column, e.g. record_id=mention_id (roles: draw, record_id, "

@@ -30,6 +30,7 @@ from er_expectations.cli.common import (
     load_frame,
     name_arg,
     needed_name_cols,
+    read_match_probabilities,
 )
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import csv_text
@@ -74,16 +75,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from er_expectations.analysis.planning import simulate
 
     name = name_arg(args)
-    check_output(args.output, input_files(args))
+    check_output(args.output, [*input_files(args), *([args.match_probabilities] if args.match_probabilities else [])])
     _check_chart_path(args.chart)
     needed = [args.prediction, args.truth, *needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
     needed += [c for c in (args.group_column, args.baseline) if c]
     df = load_frame(args, needed)
+    pairs = read_match_probabilities(args.match_probabilities)
     frame = simulate(df, args.prediction, args.truth, sizes=args.sizes, designs=args.designs, reps=args.reps,
                      seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
                      bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id,
                      ci_methods=args.ci_methods, n_boot=args.n_boot, group_column=args.group_column,
-                     baseline=args.baseline)
+                     baseline=args.baseline, match_probabilities=pairs, floor=args.floor)
     if args.chart:
         from er_expectations.analysis.planning import simulation_chart
         from er_expectations.core.charts import write_chart
@@ -212,7 +214,13 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sizes", nargs="+", type=int, default=[200, 400, 800], metavar="N",
                    help="numbers of draws per benchmark (default 200 400 800)")
     p.add_argument("--designs", nargs="+", default=["cluster_size", "uniform"], metavar="DESIGN",
-                   help="'cluster_size' (records drawn uniformly) and/or 'uniform' (clusters drawn uniformly)")
+                   help="'cluster_size' (records drawn uniformly), 'uniform' (clusters drawn uniformly) and/or "
+                        "'expected_errors' (records drawn by their expected errors, SPEC 12.3)")
+    p.add_argument("--match-probabilities", default=None, metavar="FILE",
+                   help="for 'expected_errors': the ER system's pair probabilities (columns record_a, record_b, "
+                        "p; ids of --record-id)")
+    p.add_argument("--floor", type=float, default=0.1,
+                   help="for 'expected_errors': the uniform floor λ in (0, 1] (default 0.1)")
     p.add_argument("--reps", type=int, default=1000, help="replications per design and size (default 1000)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, printed)")
     p.add_argument("--metrics", nargs="+", default=None, help="metric ids (default: all)")

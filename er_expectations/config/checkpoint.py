@@ -528,6 +528,11 @@ def check_checkpoint_references(
             bench.reference_column,
             "data.benchmark.reference_column",
         )
+    tags = getattr(data, "tags", None)
+    if tags is not None:
+        for key in ("id_column", "kind_column", "tag_column", "records_column"):
+            if getattr(tags, key) is not None:
+                require(tags.path, "data.tags.path", getattr(tags, key), f"data.tags.{key}")
     issues.raise_if_any()
 
 

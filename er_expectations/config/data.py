@@ -115,6 +115,27 @@ class BenchmarkSource(TableSource):
     reference_column: Text
 
 
+class TagsSource(TableSource):
+    """The error tags of the benchmark clusters (SPEC 12.1): one row per (cluster, kind, tag).
+
+    ``id_column`` is the column of the benchmark (true) cluster id, ``kind_column`` holds
+    over/under, ``tag_column`` the cause, ``records_column`` (optional) the records concerned
+    (a list, or ids joined by ``separator``); ``known_tags`` (optional) the causes reviewers choose
+    from. Each release batch gets the tags of each benchmark cluster on its records in the
+    column ``column`` (default ``error_tags``), which ``expect_error_cause_rate_to_be_below``
+    names as its ``tags_column``.
+    """
+
+    example: ClassVar[str] = "tags: {path: <file>, id_column: <cluster id column>, tag_column: tag}"
+    id_column: Text = "cluster"
+    kind_column: Text = "kind"
+    tag_column: Text = "tag"
+    records_column: Text | None = None
+    separator: Text = ";"
+    known_tags: list[Text] | None = None
+    column: Text = "error_tags"
+
+
 class ReleaseFile(NamedTuple):
     """The prediction file of one release, in the one-file-per-release layout."""
 
@@ -263,8 +284,16 @@ class DataSources(ConfigModel):
         Discriminator(_layout),
     ]
     benchmark: BenchmarkSource | None = None
+    tags: TagsSource | None = None
     name: NameSpec | None = None
     labels: LabelsSource | None = None
+
+    @model_validator(mode="after")
+    def _tags_need_a_benchmark(self) -> DataSources:
+        if self.tags is not None and self.benchmark is None:
+            raise problem("data.tags: error tags belong to benchmark clusters, but the checkpoint has no "
+                          "data.benchmark", "add data.benchmark, or remove data.tags", at=("tags",))
+        return self
 
     @field_validator("predictions", mode="before")
     @classmethod

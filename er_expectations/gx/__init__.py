@@ -22,6 +22,7 @@ from er_expectations.gx.guard import (
 )
 from er_expectations.gx.metrics import (
     drift,  # noqa: F401  (registers the drift metric providers)
+    error_audit,  # noqa: F401  (registers the error-audit metric)
     labels,  # noqa: F401  (registers the labelling QC metric)
     release,  # noqa: F401  (registers the release metric providers)
 )

@@ -102,16 +102,22 @@ class BatchLayout(abc.ABC):
             if self.data.benchmark is not None
             else ()
         )
+        # the error tags of the benchmark clusters (SPEC 12.1), carried on their records
+        tags = getattr(self.data, "tags", None)
+        self.tags_column = tags.column if tags is not None else None
+        self.extra_columns = tuple(c for c in self.extra_columns if c != self.tags_column)
         # record columns the suites name (surnames and group attributes for SPEC 8 subgroups)
         self.record_columns = tuple(
-            c for c in dict.fromkeys(extra_record_columns) if c not in core and c not in self.extra_columns
+            c for c in dict.fromkeys(extra_record_columns)
+            if c not in core and c not in self.extra_columns and c != self.tags_column
         )
 
     def batch_columns(self) -> list[str]:
         """The columns of every release table: id, prediction, reference, name, extras."""
         columns = [self.id_column, self.prediction_column]
         columns += [c for c in (self.reference_column, self.name_column) if c is not None]
-        return columns + list(self.extra_columns) + list(self.record_columns)
+        tags = [self.tags_column] if self.tags_column is not None else []
+        return columns + list(self.extra_columns) + tags + list(self.record_columns)
 
     @abc.abstractmethod
     def all_releases(self) -> list[ReleaseSource]:
@@ -201,9 +207,27 @@ class ReleaseData(BatchLayout):
                         f"{b.path}: {int(unknown.sum())} benchmark record ids are not in the records table "
                         f"{rec.path} (e.g. {ex}); the benchmark must label records of the table"
                     )
+                if self.tags_column is not None:
+                    bench[self.tags_column] = self._tags(bench, base[rec.id_column])
                 base = base.merge(bench, on=rec.id_column, how="left", validate="one_to_one")
             self._base = base
         return self._base
+
+    def _tags(self, bench: pd.DataFrame, record_ids: pd.Series) -> pd.Series:
+        """The tags file (``data.tags``) checked against the benchmark's clusters and the records,
+        as the column of each benchmark record's cluster tags (SPEC 12.1)."""
+        from er_expectations.analysis.error_audit import TagColumns, encode_tags, parse_tags
+
+        t = self.data.tags
+        reference = self.data.benchmark.reference_column
+        columns = [t.id_column, t.kind_column, t.tag_column, *([t.records_column] if t.records_column else [])]
+        table = read_table(t.path, columns, format=t.format)
+        parsed = parse_tags(table, benchmark_ids=bench[reference].dropna(), record_ids=record_ids,
+                            known_tags=t.known_tags, separator=t.separator, source=str(t.path),
+                            text_ids=t.format == "csv",
+                            columns=TagColumns(cluster=t.id_column, kind=t.kind_column, tag=t.tag_column,
+                                               records=t.records_column or "records"))
+        return encode_tags(parsed, bench, reference)
 
     def _aligned_wide(self) -> pd.DataFrame:
         """Every release column of the wide file joined to the records once (outer join).

@@ -57,14 +57,21 @@ class Replicates:
 
 
 def draw_clusters(rng: np.random.Generator, *, design: str, sizes: np.ndarray, draws: int,
-                  replicates: int) -> np.ndarray:
+                  replicates: int, probabilities: np.ndarray | None = None) -> np.ndarray:
     """Cluster indices of ``replicates`` samples of ``draws`` draws each, with replacement.
 
     ``cluster_size``: records are drawn uniformly and each brings its true cluster, so a
     cluster is drawn with probability |c|/N (SPEC 1); ``uniform``: every cluster with
-    probability 1/K.
+    probability 1/K; ``expected_errors``: cluster c with probability π_c = Σ_{r∈c} q_r
+    (``probabilities``, SPEC 12.3), by the inverse of their cumulative sum.
     """
     k = sizes.shape[0]
+    if design == "expected_errors":
+        if probabilities is None or probabilities.shape != (k,):
+            raise ValueError("draw_clusters: design 'expected_errors' needs one probability per cluster")
+        cum = np.cumsum(np.asarray(probabilities, dtype=np.float64))
+        u = rng.random(size=(replicates, draws)) * cum[-1]
+        return np.minimum(np.searchsorted(cum, u, side="right"), k - 1)
     if design == "cluster_size":
         # record u (0 ≤ u < N, in cluster order) belongs to the cluster j with end[j−1] ≤ u < end[j]
         end = np.cumsum(sizes.astype(np.int64))

@@ -117,3 +117,74 @@ def test_plan_bad_targets(files, capsys, tmp_path, target, message):
     code = main(["plan", str(pp), "-p", "pred", "-r", "ref", *target])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_simulate_the_expected_errors_design(files, capsys, tmp_path):
+    """``--designs expected_errors --match-probabilities FILE`` (SPEC 12.3): the numbers of the API;
+    a CSV pairs file (all text) reads p as numbers; a bad p is an error naming the row."""
+    rp, tp, df = files
+    a = np.arange(0, df.shape[0] - 1)
+    pairs = pd.DataFrame({"record_a": a, "record_b": a + 1, "p": np.linspace(0.05, 0.95, a.size)})
+    pp = tmp_path / "pairs.parquet"
+    pairs.to_parquet(pp)
+    args = ["simulate", str(rp), "--join", str(tp), "--on", "rid", "-p", "pred", "-t", "truth", "--record-id", "rid",
+            "--sizes", "20", "--reps", "200", "--seed", "5", "--metrics", "pairwise_precision",
+            "--designs", "cluster_size", "expected_errors", "--match-probabilities", str(pp), "--floor", "0.3",
+            "--format", "json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    api = erx.simulate(df, "pred", "truth", sizes=(20,), reps=200, seed=5, metrics=["pairwise_precision"],
+                       designs=("cluster_size", "expected_errors"), record_id="rid", match_probabilities=pairs,
+                       floor=0.3)
+    assert [r["design"] for r in out["rows"]] == ["cluster_size", "expected_errors"]
+    for got, row in zip(out["rows"], api.to_dict(orient="records"), strict=True):
+        assert got["sd"] == pytest.approx(row["sd"], rel=1e-12)
+    bad = tmp_path / "bad.parquet"
+    pairs.assign(p=np.r_[pairs["p"].to_numpy()[:-1], 1.5]).to_parquet(bad)
+    args[args.index(str(pp))] = str(bad)
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert f"row {a.size} " in err and "column 'p': 1.5 is outside [0, 1]" in err, err
+
+
+def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
+    """``sample --design expected_errors`` draws by q_r; ``benchmark --design expected_errors`` with the
+    same pairs and floor writes weights 1/π_c (SPEC 12.3), as the API does."""
+    from er_expectations.analysis.benchmark import benchmark_from_labels
+    from er_expectations.core.io import read_table
+
+    rec = pd.DataFrame({"mention_id": [f"m{i}" for i in range(8)], "pred": list("aaabbccd"),
+                        "truth": list("AABBBCDD")})
+    pairs = pd.DataFrame({"record_a": ["m0", "m2", "m5", "m6"], "record_b": ["m2", "m3", "m6", "m7"],
+                          "p": ["0.2", "0.7", "0.1", "0.9"]})  # a CSV: text
+    rp, pp = tmp_path / "records.parquet", tmp_path / "pairs.csv"
+    rec.to_parquet(rp)
+    pairs.to_csv(pp, index=False)
+    sheet_path = tmp_path / "sheet.parquet"
+    assert main(["sample", str(rp), "-p", "pred", "-n", "40", "--seed", "3", "-o", str(sheet_path),
+                 "--design", "expected_errors", "--match-probabilities", str(pp), "--floor", "0.25"]) == 0
+    sheet = read_table(sheet_path)
+    api = erx.draw_sample(rec, "pred", 40, seed=3, record_id="mention_id", design="expected_errors",
+                          match_probabilities=pairs.astype({"p": float}), floor=0.25)
+    assert sheet["record_id"].tolist() == api["record_id"].tolist()
+    # a perfect labeller
+    chat = rec.groupby("pred")["mention_id"].agg(set).to_dict()
+    true = rec.groupby("truth")["mention_id"].agg(set).to_dict()
+    pred, truth = dict(zip(rec.mention_id, rec.pred, strict=True)), dict(zip(rec.mention_id, rec.truth, strict=True))
+    sheet["removed"] = [sorted(chat[pred[r]] - true[truth[r]]) for r in sheet["record_id"]]
+    sheet["added"] = [sorted(true[truth[r]] - chat[pred[r]]) for r in sheet["record_id"]]
+    labels_path = tmp_path / "labels.parquet"
+    sheet.to_parquet(labels_path)
+    out = tmp_path / "bench.parquet"
+    assert main(["benchmark", str(labels_path), str(rp), "-p", "pred", "-o", str(out), "--design", "expected_errors",
+                 "--match-probabilities", str(pp), "--floor", "0.25"]) == 0
+    inc = erx.expected_error_probabilities(rec, "pred", record_id="mention_id",
+                                           match_probabilities=pairs.astype({"p": float}), floor=0.25)
+    want = benchmark_from_labels(sheet, rec, "pred", record_id="mention_id", design="expected_errors", inclusion=inc)
+    got = read_table(out)
+    assert got["weight"].tolist() == pytest.approx(want["weight"].tolist())
+    assert got["inclusion"].tolist() == pytest.approx(want["inclusion"].tolist())
+    capsys.readouterr()
+    assert main(["benchmark", str(labels_path), str(rp), "-p", "pred", "-o", str(tmp_path / "b2.parquet"),
+                 "--design", "expected_errors"]) != 0
+    assert "needs --match-probabilities" in capsys.readouterr().err

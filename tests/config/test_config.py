@@ -108,6 +108,7 @@ def test_default_registry_lists_the_public_expectations():
              "expect_release_agreement_to_be_between", "expect_statistic_within_control_limits"}
     expected |= drift
     expected.add("expect_subgroup_disparity_to_be_below")
+    expected.add("expect_error_cause_rate_to_be_below")  # SPEC 12.1
     expected |= {  # labelling QC, SPEC 9
         "expect_labels_removed_within_predicted_cluster",
         "expect_labels_sampled_record_not_removed",

@@ -112,7 +112,8 @@ def _valid(name: str, param) -> object:
     special = {"min_value": 0.1, "max_value": 0.9, "q": 2.0, "seed": 7, "statistic": "homonymy_rate",
                "weights": {"column": "w"}, "max_change": 0.05, "min_similarity": 0.7, "mostly": 0.8,
                "groups": {"api": ["api"], "other": ["white", "black"]},
-               "max_disparity": 0.05, "ethnicity_year": 2000, "metric": "b_cubed_f"}
+               "max_disparity": 0.05, "ethnicity_year": 2000, "metric": "b_cubed_f",
+               "known_tags": ["col_tag", "twins"], "max_rate": 0.05}
     if param.name in special:
         return special[param.name]
     if param.choices:
@@ -189,6 +190,8 @@ def _base(name: str) -> dict[str, object]:
         base.update({"reference_column": "r", "group_column": "g", "max_disparity": 0.05})
     if name.startswith("expect_labels_"):
         base["record_id_column"] = "id"
+    if name == "expect_error_cause_rate_to_be_below":  # SPEC 12.1
+        base.update({"reference_column": "r", "tags_column": "t", "tag": "typo", "max_rate": 0.05})
     if name == RESEMBLE:
         base["block_column"] = "b"
     return base

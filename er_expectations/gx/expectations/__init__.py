@@ -8,6 +8,7 @@ from er_expectations.gx.expectations.drift import (
     ExpectReleaseAgreementToBeBetween,
     ExpectStatisticChangeToBeBelow,
 )
+from er_expectations.gx.expectations.error_audit import ExpectErrorCauseRateToBeBelow
 from er_expectations.gx.expectations.estimated import (
     ExpectEstimatedBCubedFToBeBetween,
     ExpectEstimatedBCubedPrecisionToBeBetween,
@@ -40,6 +41,7 @@ from er_expectations.gx.expectations.summary import (
 
 __all__ = [  # the expectation classes, nothing else (the registry of suite files is derived from it)
     "ExpectAverageClusterSizeToBeBetween",
+    "ExpectErrorCauseRateToBeBelow",
     "ExpectEstimateChangeToBeBelow",
     "ExpectEstimatedBCubedFToBeBetween",
     "ExpectEstimatedBCubedPrecisionToBeBetween",
