@@ -52,6 +52,7 @@ from er_expectations.stats.subgroups import DEFAULT_MIN_DRAWS, check_min_draws, 
 __all__ = [
     "CLUSTER_METRICS",
     "INFERENCES",
+    "MAX_SHARE",
     "SEARCH_MIN_DRAWS",
     "SPLIT_Z",
     "UNITS",
@@ -79,6 +80,10 @@ UNITS: tuple[str, ...] = ("entity", "record")
 INFERENCES: tuple[str, ...] = ("split", "naive")
 #: Fewest draws of the search part in a node of the tree.
 SEARCH_MIN_DRAWS = 5
+#: Largest search-part share of a reported slice: a slice is a minority of the entities, tested
+#: against the larger rest. (The complement of a small low-error node is not a slice: its test
+#: would rest on the small node's few errors, whose rate is skewed, and reject too often.)
+MAX_SHARE = 0.5
 #: A split is made only when the search part tells its two sides apart: |z| of the gap
 #: between their rates at least this (two-sided 5 %).
 SPLIT_Z = 1.959963984540054
@@ -426,26 +431,31 @@ def _check_depth(max_depth: object) -> int:
     return int(max_depth)
 
 
-def _side_var(res: RatioEstimate, z: float) -> float:
-    """A side whose estimation draws show no error contributes its zero-event bound as a
-    standard deviation (bound / z), so that a rest without errors never makes a gap certain."""
-    if res.interval == "zero_event" and res.has_interval:
-        return ((res.ci_upper - res.ci_lower) / z) ** 2
-    return 0.0
+def _null_test(y: np.ndarray, g: np.ndarray, pi: np.ndarray, d: np.ndarray, s: RatioEstimate, r: RatioEstimate, *,
+               null_lift: float | None, null_rate: float | None) -> tuple[float, float]:
+    """(contrast, its SE under H0): a score-type test of H0: θ_S = L0·θ_rest (or θ_S = r0).
 
-
-def _contrast(s: RatioEstimate, r: RatioEstimate, d: np.ndarray, *, null_lift: float | None,
-              null_rate: float | None, z: float) -> tuple[float, float]:
-    """(contrast, SE) of θ̂_S − L0·θ̂_rest, or of θ̂_S − r0, from the paired influence values."""
-    k = s.draws
+    The contrast is θ̂_S − L0·θ̂_rest (or θ̂_S − r0). Its standard error is the paired
+    linearisation of SPEC 8 with the influence values taken *at the null*: both rates at their
+    pooled estimate under H0, θ_rest,0 = (F_S + F_R)/(L0·G_S + G_R), θ_S,0 = L0·θ_rest,0 (F, G
+    the sums of d·y·g and d·g over each side), u_i = (y_i − θ_S,0)·g_i·π_i/ḡ_S −
+    L0·(y_i − θ_rest,0)·g_i·(1 − π_i)/ḡ_rest. As for proportions (the pooled two-sample
+    test), this keeps a side that drew few errors by chance from looking certain: the Wald
+    SE of a small rest with few errors is too small, and the test then rejects too often.
+    """
+    k = float(d.sum())
+    a_s, a_r = d * g * pi, d * g * (1.0 - pi)
+    gs, gr = float(a_s.sum()), float(a_r.sum())
     if null_rate is not None:
-        infl, est, extra = s.influence, s.estimate - null_rate, _side_var(s, z)
+        u = (y - null_rate) * g * pi / (gs / k)
+        est = s.estimate - null_rate
     else:
-        infl = s.influence - null_lift * r.influence  # type: ignore[operator]
-        est = s.estimate - null_lift * r.estimate  # type: ignore[operator]
-        extra = _side_var(s, z) + null_lift * null_lift * _side_var(r, z)  # type: ignore[operator]
-    w = infl - float((d * infl).sum()) / k
-    var = float((d * w * w).sum()) / (k * (k - 1)) + extra
+        lift0 = float(null_lift)  # type: ignore[arg-type]
+        t_r = float((a_s * y).sum() + (a_r * y).sum()) / (lift0 * gs + gr)
+        u = (y - lift0 * t_r) * g * pi / (gs / k) - lift0 * (y - t_r) * g * (1.0 - pi) / (gr / k)
+        est = s.estimate - lift0 * r.estimate
+    u = u - float((d * u).sum()) / k
+    var = float((d * u * u).sum()) / (k * (k - 1))
     return est, math.sqrt(max(var, 0.0))
 
 
@@ -534,7 +544,7 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
         rest_rate = float((a_s * y)[~nd.mask].sum() / rest_w) if rest_w > 0 else math.nan
         lift = nd.rate / rest_rate if rest_rate > 0 else (math.inf if nd.rate > root_rate else math.nan)
         above_parent = nd.parent not in reported or nd.rate > nodes[nd.parent].rate
-        if nd.rate > rest_rate and above_parent:
+        if nd.rate > rest_rate and above_parent and nd.share <= MAX_SHARE:
             reported[i] = lift
     chosen = sorted(reported, key=lambda i: (-reported[i], i))[: int(max_slices)]
     de = d_est.astype(np.float64)
@@ -566,7 +576,7 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
             status = "undefined"
             notes.append(s_est.note or r_est.note or "undefined on the estimation part")
         else:
-            c, se = _contrast(s_est, r_est, de, null_lift=null_lift, null_rate=null_rate, z=z)
+            c, se = _null_test(y, g, pi, de, s_est, r_est, null_lift=null_lift, null_rate=null_rate)
             if se > 0:
                 status, p = "ok", 1.0 - NormalDist().cdf(c / se)
             else:
