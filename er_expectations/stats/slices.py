@@ -268,16 +268,17 @@ def _candidate(features: Features, j: int, rows: np.ndarray, y: np.ndarray, a: n
         return z, (Condition(name, "<", t, unknown=some and unknown_left),
                    Condition(name, "≥", t, unknown=some and not unknown_left))
     cats = features.categories[j]
-    left = [int(c) for c in uniq[:p]]
-    named = tuple(cats[c] for c in left if c >= 0)
-    unk = -1 in left
     some = bool((features.values[j] < 0).any())
-    if not named:  # the left side is only the unknown values: say it from the other side
-        right = tuple(cats[int(c)] for c in uniq[p:] if c >= 0)
-        return z, (Condition(name, "not in", categories=right, unknown=True),
-                   Condition(name, "in", categories=right, unknown=False))
-    return z, (Condition(name, "in", categories=named, unknown=some and unk),
-               Condition(name, "not in", categories=named, unknown=some and not unk))
+    sides = [[int(c) for c in uniq[:p]], [int(c) for c in uniq[p:]]]
+    named = [tuple(sorted(cats[c] for c in side if c >= 0)) for side in sides]
+    # each side in words: "in {…}" for the side that names fewer categories (never an empty
+    # set), "not in {…}" of the same set for the other; categories this node's search part did
+    # not see go with the "not in" side
+    small = 0 if named[0] and (len(named[0]) <= len(named[1]) or not named[1]) else 1
+    unk_small = -1 in sides[small]
+    conds = [Condition(name, "in", categories=named[small], unknown=some and unk_small),
+             Condition(name, "not in", categories=named[small], unknown=some and not unk_small)]
+    return z, (conds[0], conds[1]) if small == 0 else (conds[1], conds[0])
 
 
 def grow_tree(features: Features, y: np.ndarray, g: np.ndarray, draws: np.ndarray, *, max_depth: int,
