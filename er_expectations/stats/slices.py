@@ -38,7 +38,6 @@ import numpy as np
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
-from er_expectations.core.text import fmt_threshold
 from er_expectations.stats.estimator import (
     RatioEstimate,
     check_ci_level,
@@ -149,7 +148,9 @@ class Condition:
     def text(self) -> str:
         """The condition in words, e.g. ``cluster_size ≥ 12`` or ``(country in {FR, DE} or unknown)``."""
         if self.op in ("≥", "<"):
-            out = f"{self.feature} {self.op} {fmt_threshold(self.threshold)}"
+            t = self.threshold
+            shown = str(int(t)) if float(t).is_integer() and abs(t) < 1e15 else f"{t:.6g}"
+            out = f"{self.feature} {self.op} {shown}"
         else:
             out = f"{self.feature} {self.op} {{{', '.join(self.categories)}}}"
         return f"({out} or unknown)" if self.unknown else out
@@ -389,7 +390,8 @@ class Slice:
 
 @dataclass(frozen=True, slots=True)
 class SliceSearch:
-    """The result of :func:`search_slices`: the slices, largest search lift first, and how they
+    """The result of :func:`search_slices`: the slices (fewest conditions first, then by search
+    lift) and how they
     were found. ``overall`` is the estimation part's rate over every entity; ``hypothesis`` says
     what each p-value tests; ``search_draws``/``estimate_draws`` the split (per cluster)."""
 
@@ -487,7 +489,7 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
     the split's order). ``features`` are the clusters' features. Reported: every node of the
     search tree (:func:`grow_tree`, ``max_depth`` conditions at most) whose search-part rate is
     above the rest's and, below a reported node, above its parent's; at most ``max_slices``,
-    largest search lift first. Each is tested on the estimation part: H0: θ_S ≤ null_lift·θ_rest
+    chosen by largest search lift, listed with the fewest conditions first. Each is tested on the estimation part: H0: θ_S ≤ null_lift·θ_rest
     (default: no excess error), or H0: θ_S ≤ null_rate when that is given, one-sided normal
     tests on the paired linearisation of SPEC 8, Holm-adjusted over the tested slices.
     """
@@ -547,7 +549,10 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
         above_parent = nd.parent not in reported or nd.rate > nodes[nd.parent].rate
         if nd.rate > rest_rate and above_parent and nd.share <= MAX_SHARE:
             reported[i] = lift
+    # the slices to test are chosen on the search part alone (largest search lift first, at
+    # most max_slices); they are listed with the fewest conditions first
     chosen = sorted(reported, key=lambda i: (-reported[i], i))[: int(max_slices)]
+    chosen.sort(key=lambda i: (nodes[i].depth, -reported[i], i))
     de = d_est.astype(np.float64)
 
     def est(f: np.ndarray, gg: np.ndarray, zero_event: bool, bnds) -> RatioEstimate:
