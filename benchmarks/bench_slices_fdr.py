@@ -95,8 +95,12 @@ def clopper_pearson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """Exact binomial interval by bisection on the binomial distribution function."""
     a = (1 - level) / 2
 
-    def cdf(k: int, p: float) -> float:
-        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+    def cdf(k: int, p: float) -> float:  # in logs: n choose i overflows a float from n ≈ 1030
+        if p <= 0.0 or p >= 1.0:
+            return 1.0 if p <= 0.0 or k >= n else 0.0
+        lp, lq = math.log(p), math.log1p(-p)
+        return sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+                   for i in range(k + 1))
 
     def solve(f, lo: float = 0.0, hi: float = 1.0) -> float:
         for _ in range(60):

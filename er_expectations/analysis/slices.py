@@ -28,6 +28,7 @@ A feature constant over the sampled clusters is dropped with a note (``attrs["no
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
+from typing import Any
 import numpy as np
 import pandas as pd
 
@@ -40,7 +41,7 @@ from er_expectations.stats.slices import UNITS, Features, SliceSearch, check_met
 from er_expectations.stats.subgroups import DEFAULT_MIN_DRAWS
 
 __all__ = ["DERIVED_FEATURES", "MAX_CATEGORIES", "SLICE_COLUMNS", "cluster_features", "find_slices",
-           "slice_inputs", "slices_frame"]
+           "sample_slices", "slice_inputs", "slices_frame"]
 
 #: The derived features and what each needs.
 DERIVED_FEATURES = {
@@ -293,14 +294,27 @@ def find_slices(
         raise InputError("give max_lift or max_rate, not both")
     rel = PandasRelease(df, prediction=prediction, record_id=record_id)
     sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws)
-    feats, notes = cluster_features(rel.df, sample, prediction=prediction, reference=reference,
-                                    features=features, derived=derived, name=name, block=block, surname=surname)
+    null_lift = None if max_rate is not None else (1.0 if max_lift is None else max_lift)
+    result, notes = sample_slices(rel.df, sample, prediction=prediction, reference=reference, metric=metric, per=per,
+                                  features=features, derived=derived, name=name, block=block, surname=surname,
+                                  max_depth=max_depth, min_share=min_share, min_draws=min_draws, alpha=alpha,
+                                  ci_level=ci_level, null_lift=null_lift, null_rate=max_rate, split=split,
+                                  max_slices=max_slices, seed=seed)
+    return slices_frame(result, sample, notes)
+
+
+def sample_slices(rows: pd.DataFrame, sample: BenchmarkSample, *, prediction: Hashable, reference: Hashable,
+                  metric: str = "EI", per: str = "entity", features: Iterable[Hashable] = (), derived: bool = True,
+                  name: Hashable | None = None, block: Hashable | None = None, surname: Hashable | None = None,
+                  **options: Any) -> tuple[SliceSearch, list[str]]:
+    """:func:`~er_expectations.stats.slices.search_slices` on a benchmark sample whose cluster
+    features are read from ``rows`` (the release's records, or only its benchmark records when
+    ``block`` is None): the search of :func:`find_slices` for any engine."""
+    feats, notes = cluster_features(rows, sample, prediction=prediction, reference=reference, features=features,
+                                    derived=derived, name=name, block=block, surname=surname)
     if not feats.names:
         raise InputError("find_slices: no feature left to search on" + (f" ({'; '.join(notes)})" if notes else "")
                          + ". Give columns that vary between entities with features=[...], or derived=True")
     y, g = slice_inputs(sample, metric, per)
-    null_lift = None if max_rate is not None else (1.0 if max_lift is None else max_lift)
-    result = search_slices(y, g, sample.draws, sample.labels, feats, metric=metric, per=per, max_depth=max_depth,
-                           min_share=min_share, min_draws=min_draws, alpha=alpha, ci_level=ci_level,
-                           null_lift=null_lift, null_rate=max_rate, split=split, max_slices=max_slices, seed=seed)
-    return slices_frame(result, sample, notes)
+    result = search_slices(y, g, sample.draws, sample.labels, feats, metric=metric, per=per, **options)
+    return result, notes

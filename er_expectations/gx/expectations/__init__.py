@@ -30,6 +30,7 @@ from er_expectations.gx.expectations.labels import (
     ExpectLabelsTrueClusterToMatch,
 )
 from er_expectations.gx.expectations.params import column_parameters
+from er_expectations.gx.expectations.slices import ExpectNoErrorSliceAbove
 from er_expectations.gx.expectations.summary import (
     ExpectAverageClusterSizeToBeBetween,
     ExpectHillNumberToBeBetween,
@@ -62,6 +63,7 @@ __all__ = [  # the expectation classes, nothing else (the registry of suite file
     "ExpectLabelsTrueClusterToMatch",
     "ExpectMatchingRateToBeBetween",
     "ExpectNameVariationRateToBeBetween",
+    "ExpectNoErrorSliceAbove",
     "ExpectReleaseAgreementToBeBetween",
     "ExpectStatisticChangeToBeBelow",
     "ExpectStatisticToMatchBenchmarkEstimate",
