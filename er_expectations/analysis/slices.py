@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from typing import Any
+
 import numpy as np
 import pandas as pd
 

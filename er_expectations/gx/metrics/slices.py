@@ -14,7 +14,13 @@ import json
 from great_expectations.execution_engine import ExecutionEngine
 from great_expectations.expectations.metrics.metric_provider import metric_value
 
-from er_expectations.gx.metrics.release import BENCHMARK_SAMPLE, RELEASE, RELEASE_KEYS, SAMPLE_KEYS, DependentMetric
+from er_expectations.gx.metrics.release import (
+    BENCHMARK_SAMPLE,
+    RELEASE,
+    RELEASE_KEYS,
+    SAMPLE_KEYS,
+    DependentMetric,
+)
 from er_expectations.stats.slices import minimum_draws
 
 __all__ = ["SLICE_KEYS", "SLICE_SEARCH", "SliceSearchMetric", "encode_columns"]
