@@ -14,7 +14,8 @@ from great_expectations.checkpoint import UpdateDataDocsAction
 from great_expectations.compatibility import pydantic
 from great_expectations.core.run_identifier import RunIdentifier
 from great_expectations.data_context.types.base import ProgressBarsConfig
-from support.gxtools import validate_frame
+from support.enginetools import engine_params
+from support.gxtools import validate, validate_frame
 
 import er_expectations as erx
 import er_expectations.gx  # noqa: F401
@@ -180,3 +181,26 @@ def test_data_docs_list_the_slices_in_words_escaped(site):
     clusters = set(site["df"]["ref"].dropna())
     assert not any(re.search(rf"\b{re.escape(c)}\b", shown) for c in list(clusters)[:300])
     assert page_problems(html) == []
+
+
+@pytest.mark.parametrize("engine", engine_params())
+def test_every_engine_finds_the_same_slices(engine, tmp_path):
+    """Only the benchmark's records are read (``benchmark_rows``): SQL and Spark give the
+    slices, numbers and verdict of pandas."""
+    df = _frame(7, n_clusters=1500, draws=600)
+    df["ref"] = df["ref"].astype(object).where(df["ref"].notna(), None)
+    df["d"] = df["d"].astype(object).where(df["d"].notna(), None)
+    def exps() -> list:
+        return [_exp(), _exp(max_lift=None, max_rate=0.3, decision="interval")]
+
+    want = [r.result["details"] for r in validate("pandas", df, exps(), tmp_path).results]
+    got = validate(engine, df, exps(), tmp_path).results
+    for res, expected in zip(got, want, strict=True):
+        assert not res.exception_info.get("raised_exception"), res.exception_info
+        details = res.result["details"]
+        assert [s["slice"] for s in details["slices"]] == [s["slice"] for s in expected["slices"]]
+        assert expected["slices"] and expected["slices"][0]["slice"] == "country in {DE}"
+        for a, b in zip(details["slices"], expected["slices"], strict=True):
+            for key in ("rate", "share", "lift", "p_adjusted", "draws"):
+                assert a[key] == pytest.approx(b[key], rel=1e-9)
+        assert details["failed_slices"] == expected["failed_slices"]
