@@ -297,6 +297,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "expect_statistic_change_to_be_below", "expect_estimate_change_to_be_below",
         "expect_release_agreement_to_be_between", "expect_statistic_within_control_limits"),
     "Subgroup disparity (SPEC 8)": ("expect_subgroup_disparity_to_be_below",),
+    "Slices of high error (SPEC 12.2)": ("expect_no_error_slice_above",),
     "Labelling quality control (SPEC 9)": (
         "expect_labels_removed_within_predicted_cluster", "expect_labels_sampled_record_not_removed",
         "expect_labels_added_outside_predicted_cluster", "expect_labels_record_ids_to_exist",
