@@ -102,7 +102,8 @@ def _aggregate(name: str, series: pd.Series, idx: np.ndarray, k: int) -> tuple[b
     if len(cats) > MAX_CATEGORIES:
         raise InputError(f"features: column {name!r} takes {len(cats)} distinct values over the sampled clusters "
                          f"(at most {MAX_CATEGORIES}); a slice on it would name dozens of values. Give a coarser "
-                         "column (a region instead of a city, a bucket instead of an id)")
+                         "column (a region instead of a city, a bucket instead of an id), or, if it holds numbers written as "
+                         "text, convert it to a numeric type")
     pos = {c: i for i, c in enumerate(cats)}
     return False, np.array([-1 if v is None else pos[v] for v in mode], dtype=np.int64), cats
 
