@@ -164,20 +164,19 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
         }
         if kwargs.get("max_rate") is not None:
             params["limit"] = fmt_number(kwargs["max_rate"])
-            limit = "a $label above $limit"
+            above = "above $limit"
         else:
             params["limit"] = fmt_number(kwargs.get("max_lift"), 2)
-            limit = "a $label more than $limit times that of the other entities"
-        template = (f"No slice of at least $share of the entities of $prediction_column, found by searching their "
-                    f"features, has {limit}")
+            above = "more than $limit times that of the other entities"
+        start = "No slice of at least $share of the entities of $prediction_column, found by searching their features, has"
         rule = kwargs.get("decision") or "significant"
         if rule == "significant":
-            template += (" significantly ($level confidence, one-sided, Holm-adjusted over the slices tested, "
-                         "tested on draws the search did not use)")
+            template = (f"{start} a $label significantly {above} ($level confidence, one-sided, Holm-adjusted over "
+                        "the slices tested, on draws the search did not use)")
         elif rule == "interval":
-            template += " within its whole $level interval (confidently within)"
+            template = f"{start} a $level interval of its $label reaching {above.replace('more than', 'beyond')} (confidently within)"
         else:
-            template += " by its estimate"
+            template = f"{start} an estimated $label {above}"
         return template + f", from {design}.", params
 
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
