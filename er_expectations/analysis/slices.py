@@ -137,9 +137,11 @@ def cluster_features(df: pd.DataFrame, sample: BenchmarkSample, *, prediction: H
     def add(label: str, num: bool, vals: np.ndarray, cats: tuple[str, ...]) -> None:
         unknown = int(np.isnan(vals).sum()) if num else int((vals < 0).sum())
         distinct = np.unique(vals[~np.isnan(vals)]) if num else np.unique(vals[vals >= 0])
-        if distinct.size < 2:
-            shown = "no value" if distinct.size == 0 else (
-                f"the value {distinct[0]:g}" if num else f"the value {cats[int(distinct[0])]!r}")
+        if distinct.size == 0:
+            notes.append(f"feature {label!r} dropped: no sampled cluster has a value (null on every record)")
+            return
+        if distinct.size == 1:
+            shown = f"the value {distinct[0]:g}" if num else f"the value {cats[int(distinct[0])]!r}"
             notes.append(f"feature {label!r} dropped: constant over the sampled clusters ({shown}"
                          f"{f'; {unknown} unknown' if unknown else ''})")
             return

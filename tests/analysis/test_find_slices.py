@@ -100,6 +100,17 @@ def test_constant_feature_is_dropped_with_a_note():
     assert list(out.columns) == list(SLICE_COLUMNS)
 
 
+def test_a_feature_without_values_is_dropped_with_a_note():
+    df = _release(300, seed=1)
+    df["empty"] = np.nan
+    df["name"] = None
+    out = erx.find_slices(df, "pred", "bench", draws="d", features=["empty", "country"], name="name", seed=0)
+    notes = out.attrs["notes"]
+    assert "feature 'empty' dropped: no sampled cluster has a value (null on every record)" in notes
+    assert "feature 'name_length' dropped: no sampled cluster has a value (null on every record)" in notes
+    assert "feature 'name_spellings' dropped: constant over the sampled clusters (the value 0)" in notes
+
+
 def test_only_constant_features_is_an_error():
     df = _release(300, seed=1)
     df["same"] = 1.0
