@@ -227,6 +227,35 @@ def test_hand_worked_estimates_on_the_estimation_part():
     assert res.k_search + res.k_estimate == 400
 
 
+def test_twenty_entities_by_hand():
+    """Ten entities with x = 1 (8 errors), ten with x = 0 (1 error), weights 1, one draw each,
+    searched and estimated on the same draws (``naive``: the arithmetic is the same).
+
+    Search: m = 0.8 and 0.1; Σ(y − m)² = 1.6 and 0.9, so Var = 20/19 · (1.6 + 0.9)/10² and
+    z = 0.7 / 0.16222 = 4.315 ≥ 1.96: split. Slice x ≥ 1 (share 0.5, not above one half).
+    Estimates: the bias adjustment is 0 on both sides (Σ (g/ḡ)(f/f̄ − g/ḡ) = 8·1 − 2·4 = 0 and
+    36 − 9·4 = 0), so θ_S = 0.8, θ_rest = 0.1, lift 8, share 0.5. SE of θ_S: 0.8² · (8·0.25 +
+    2·4)/380 → 0.129777; interval 0.8 ± 1.96·0.129777 clipped to 1. Test at the null: pooled
+    0.45, centred influences 0.4 (×8), −1.6 (×2), −1.8, 0.2 (×9): Σu² = 10, SE = √(10/380),
+    z = 0.7/0.162221 = 4.3151. Lift on the log scale: Σu² = 8·0.25 + 2·4 + 324 + 9·4 = 370,
+    SE = √(370/380) = 0.98675, interval 8·exp(∓1.95996·0.98675) = 1.1565 to 55.34.
+    """
+    x = np.array([1.0] * 10 + [0.0] * 10)
+    y = np.array([1.0] * 8 + [0.0] * 2 + [1.0] + [0.0] * 9)
+    res = search_slices(y, np.ones(20), np.ones(20, dtype=np.int64), np.arange(20).astype(object),
+                        _features(x=x), min_draws=5, seed=0, inference="naive")
+    (s,) = res.slices
+    assert s.description == "x ≥ 1" and s.search_share == 0.5
+    assert s.rate.estimate == pytest.approx(0.8, abs=1e-12) and s.rest.estimate == pytest.approx(0.1, abs=1e-12)
+    assert s.share.estimate == pytest.approx(0.5, abs=1e-12) and s.lift == pytest.approx(8.0)
+    assert s.rate.std_error == pytest.approx(0.129777, abs=1e-6)
+    assert (s.rate.ci_lower, s.rate.ci_upper) == (pytest.approx(0.8 - 1.959964 * 0.1297771, abs=1e-6), 1.0)
+    assert s.p_value == pytest.approx(1 - NormalDist().cdf(0.7 / math.sqrt(10 / 380)), rel=1e-9)
+    assert 0.7 / math.sqrt(10 / 380) == pytest.approx(4.3151, abs=1e-4)
+    assert s.lift_ci_lower == pytest.approx(1.1565, abs=1e-3) and s.lift_ci_upper == pytest.approx(55.34, abs=0.01)
+    assert s.p_adjusted == s.p_value and s.significant  # naive: no adjustment
+
+
 def test_rate_threshold_hypothesis():
     size, colour, y = _planted(600, seed=4)
     g = 1.0 / size
