@@ -127,7 +127,8 @@ def cluster_features(df: pd.DataFrame, sample: BenchmarkSample, *, prediction: H
         if column is not None:
             check_column(df, column, parameter)
     in_release = df[prediction].notna().to_numpy() & df[reference].notna().to_numpy()
-    rows = df.loc[in_release]
+    wanted = list(dict.fromkeys([prediction, reference, *cols, *(c for c in (name, block, surname) if c is not None)]))
+    rows = df.loc[in_release, wanted]  # the benchmark's records only, the columns read
     k = sample.labels.shape[0]
     idx = _cluster_index(rows, reference, sample.labels)
     ok = idx >= 0
