@@ -490,8 +490,9 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
     search tree (:func:`grow_tree`, ``max_depth`` conditions at most) whose search-part rate is
     above the rest's and, below a reported node, above its parent's; at most ``max_slices``,
     chosen by largest search lift, listed with the fewest conditions first. Each is tested on the estimation part: H0: θ_S ≤ null_lift·θ_rest
-    (default: no excess error), or H0: θ_S ≤ null_rate when that is given, one-sided normal
-    tests on the paired linearisation of SPEC 8, Holm-adjusted over the tested slices.
+    (default: no excess error), or H0: θ_S ≤ null_rate when that is given: one-sided normal
+    tests of the contrast with the paired linearisation of SPEC 8 taken at the null
+    (:func:`_null_test`), Holm-adjusted over the tested slices.
     """
     metric = check_metric(metric)
     if per not in UNITS:
