@@ -40,6 +40,7 @@ __all__ = [
     "estimate_by_group",
     "estimate_change",
     "exact_metrics",
+    "find_slices",
     "impute_ethnicity",
     "plan_sample_size",
     "simulate",
@@ -74,6 +75,7 @@ _LAZY = {
     "estimate_by_group": "analysis.subgroups",  # SPEC 8; imports neither ethnicolr nor torch
     "labelling_batch": "analysis.labelling_batch",
     "diff_releases": "analysis.drift",  # SPEC 10
+    "find_slices": "analysis.slices",  # SPEC 12.2: slices of high error, honest p-values
     "estimate_change": "analysis.drift",  # SPEC 10: the paired change of an estimate between two releases
     "workbench": "web.server",  # issue 19: serve a labelling project from a notebook
     "error_audit": "analysis.error_audit",  # SPEC 12.1

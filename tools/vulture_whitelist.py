@@ -194,3 +194,8 @@ _._tags_need_a_benchmark  # pydantic model validator (er_expectations/config/dat
 _check_known  # pydantic validator (er_expectations/gx/expectations/error_audit.py)
 _tag_known  # pydantic root validator (er_expectations/gx/expectations/error_audit.py)
 _check_tag  # pydantic validator (er_expectations/gx/expectations/error_audit.py)
+_one_limit  # unused function (er_expectations/gx/expectations/slices.py: a pydantic root validator)
+search_rate  # unused variable (er_expectations/stats/slices.py: Slice, a public result field)
+search_share  # unused variable (er_expectations/stats/slices.py: Slice, a public result field)
+search_draws  # unused variable (er_expectations/stats/slices.py: SliceSearch, the split, read by tests)
+estimate_draws  # unused variable (er_expectations/stats/slices.py: SliceSearch, the split, read by tests)

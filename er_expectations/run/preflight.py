@@ -193,6 +193,8 @@ def _column_refs(cfg: ExpectationConfig) -> Iterable[tuple[str, str]]:
                 yield param, column
         elif isinstance(value, str):
             yield param, value
+        elif isinstance(value, list):  # a list of columns (feature_columns)
+            yield from ((param, column) for column in value if isinstance(column, str))
 
 
 def _referenced_extra_columns(

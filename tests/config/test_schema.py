@@ -99,8 +99,10 @@ def test_yaml_parameters_are_exactly_the_gx_fields(name):
 
 
 DISPARITY = "expect_subgroup_disparity_to_be_below"
+SLICES = "expect_no_error_slice_above"
 #: Parameters left out of the all-parameters suite because another one excludes them.
-_EXCLUSIVE = {DISPARITY: {"group_column"}}  # surname_column is given instead
+_EXCLUSIVE = {DISPARITY: {"group_column"},  # surname_column is given instead
+              SLICES: {"max_rate"}}  # max_lift is given instead
 
 
 def _field(name: str, param: str):
@@ -113,7 +115,9 @@ def _valid(name: str, param) -> object:
                "weights": {"column": "w"}, "max_change": 0.05, "min_similarity": 0.7, "mostly": 0.8,
                "groups": {"api": ["api"], "other": ["white", "black"]},
                "max_disparity": 0.05, "ethnicity_year": 2000, "metric": "b_cubed_f",
-               "known_tags": ["col_tag", "twins"], "max_rate": 0.05}
+               "known_tags": ["col_tag", "twins"], "max_rate": 0.05, "max_lift": 1.5}
+    if name == SLICES and param.name == "metric":
+        return "UCE"  # a cluster-wise error metric (SPEC 4)
     if param.name in special:
         return special[param.name]
     if param.choices:
@@ -123,6 +127,8 @@ def _valid(name: str, param) -> object:
         return f"col_{param.name}"
     if arms == (bool,):
         return False
+    if arms == (list[str],):
+        return [f"col_{param.name}"]
     if param.default is not None:
         return param.default
     raise AssertionError(f"no valid value for {param.name} ({arms})")
@@ -188,6 +194,8 @@ def _base(name: str) -> dict[str, object]:
         base["name_column"] = "n"
     if name == DISPARITY:
         base.update({"reference_column": "r", "group_column": "g", "max_disparity": 0.05})
+    if name == SLICES:
+        base.update({"reference_column": "r", "max_lift": 2.0})
     if name.startswith("expect_labels_"):
         base["record_id_column"] = "id"
     if name == "expect_error_cause_rate_to_be_below":  # SPEC 12.1
@@ -334,6 +342,8 @@ def test_any_number_is_refused_by_both_or_by_neither(target, value):
         kwargs["min_value"] = 0.0  # the at-least-one-bound rule holds
     if name == STAT_CHANGE and param == "max_relative_change":
         kwargs.pop("max_change")  # one threshold at a time
+    if name == SLICES and param == "max_rate":
+        kwargs.pop("max_lift")  # one limit at a time
     if name in (STAT_CHANGE, CONTROL) and param == "q":
         kwargs["statistic"] = "hill_number"
     if name == CONTROL and param in ("window", "min_history"):  # the other one out: min_history <= window
@@ -418,6 +428,7 @@ def test_every_column_parameter_is_marked_as_one():
     from er_expectations.gx.expectations import COLUMN_PARAMETERS, RECORD_COLUMN_PARAMETERS
 
     named = {param.name for spec in REGISTRY.values() for param in spec.params
-             if param.name.endswith("_column") or param.name == "weights"}
+             if param.name.endswith(("_column", "_columns")) or param.name == "weights"}
     assert set(COLUMN_PARAMETERS) == named - {"baseline_column"}
-    assert set(RECORD_COLUMN_PARAMETERS) == {"surname_column", "first_name_column", "group_column"}
+    assert set(RECORD_COLUMN_PARAMETERS) == {"surname_column", "first_name_column", "group_column",
+                                             "feature_columns"}

@@ -262,8 +262,8 @@ def test_mkdocs_builds_strictly_and_offline(tmp_path):
 #: The names the API reference documents (the brief of the documentation: the public API).
 PUBLIC_API = ("summarize", "estimate", "exact_metrics", "cluster_errors", "estimate_by_group",
               "diff_releases", "estimate_change", "draw_sample", "check_labels", "benchmark_from_labels",
-              "labelling_batch", "workbench", "plan_sample_size", "simulate", "impute_ethnicity", "Release",
-              "InputError", "error_audit", "expected_error_probabilities")
+              "labelling_batch", "workbench", "plan_sample_size", "simulate", "impute_ethnicity", "find_slices",
+              "Release", "InputError", "error_audit", "expected_error_probabilities")
 
 
 def test_api_page_documents_the_public_names_by_their_public_path():
@@ -298,6 +298,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "expect_release_agreement_to_be_between", "expect_statistic_within_control_limits"),
     "Subgroup disparity (SPEC 8)": ("expect_subgroup_disparity_to_be_below",),
     "Error analysis (SPEC 12)": ("expect_error_cause_rate_to_be_below",),
+    "Slices of high error (SPEC 12.2)": ("expect_no_error_slice_above",),
     "Labelling quality control (SPEC 9)": (
         "expect_labels_removed_within_predicted_cluster", "expect_labels_sampled_record_not_removed",
         "expect_labels_added_outside_predicted_cluster", "expect_labels_record_ids_to_exist",

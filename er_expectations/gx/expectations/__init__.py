@@ -31,6 +31,7 @@ from er_expectations.gx.expectations.labels import (
     ExpectLabelsTrueClusterToMatch,
 )
 from er_expectations.gx.expectations.params import column_parameters
+from er_expectations.gx.expectations.slices import ExpectNoErrorSliceAbove
 from er_expectations.gx.expectations.summary import (
     ExpectAverageClusterSizeToBeBetween,
     ExpectHillNumberToBeBetween,
@@ -64,6 +65,7 @@ __all__ = [  # the expectation classes, nothing else (the registry of suite file
     "ExpectLabelsTrueClusterToMatch",
     "ExpectMatchingRateToBeBetween",
     "ExpectNameVariationRateToBeBetween",
+    "ExpectNoErrorSliceAbove",
     "ExpectReleaseAgreementToBeBetween",
     "ExpectStatisticChangeToBeBelow",
     "ExpectStatisticToMatchBenchmarkEstimate",
