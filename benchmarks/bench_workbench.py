@@ -45,10 +45,10 @@ import synthetic
 from bench_core import environment
 
 from er_expectations.core.io import atomic_write_text
-from er_expectations.workbench.project import init_project
-from er_expectations.workbench.qc import check_draw, earlier_answer
-from er_expectations.workbench.search import RecordSearch, name_tokens
-from er_expectations.workbench.store import Decision, LabelStore
+from er_expectations.labelling.project import init_project
+from er_expectations.labelling.qc import check_draw, earlier_answer
+from er_expectations.labelling.search import RecordSearch, name_tokens
+from er_expectations.labelling.store import Decision, LabelStore
 
 HERE = Path(__file__).resolve().parent
 DATA = [HERE.parent / "er_expectations" / "data" / "patentsview", HERE.parents[1] / "shared" / "data" / "patentsview"]

@@ -45,7 +45,7 @@ TIMINGS = """() => {
 
 
 def project(folder: Path) -> tuple[Path, int]:
-    from er_expectations.workbench.project import init_project
+    from er_expectations.labelling.project import init_project
 
     pred = pd.read_parquet(DATA / "predictions.parquet", columns=["mention_id", RELEASE])
     biggest = pred[RELEASE].value_counts().index[0]

@@ -19,9 +19,6 @@ API needs only numpy and pandas. To use the expectations from GX, register them 
 
 from __future__ import annotations
 
-import sys as _sys
-import types as _types
-
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.version import __version__
 
@@ -91,19 +88,3 @@ def __getattr__(name: str) -> object:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _Package(_types.ModuleType):
-    """This package's module type. ``erx.workbench`` is the notebook function of the labelling
-    workbench (``web/server.py``), while ``er_expectations.workbench`` is also a subpackage:
-    Python's import system would set the subpackage as the attribute on its first import and
-    hide the function. The subpackage stays importable (``from er_expectations.workbench.store
-    import LabelStore``); only that attribute is kept for the function."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name == "workbench" and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package

@@ -28,7 +28,7 @@ def _share(value: str) -> float:
 
 
 def cmd_label_init(args: argparse.Namespace) -> int:
-    from er_expectations.workbench.project import init_project
+    from er_expectations.labelling.project import init_project
 
     if args.sample is None and args.draws is None:
         from er_expectations.core.errors import InputError
@@ -52,7 +52,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.cli.common import check_output
     from er_expectations.core.io import file_kind
-    from er_expectations.workbench.project import CONFIG_FILE, STORE_FILE, open_project
+    from er_expectations.labelling.project import CONFIG_FILE, STORE_FILE, open_project
 
     folder = Path(args.project)
     check_output(args.output, [str(folder / CONFIG_FILE), str(folder / STORE_FILE)], force=args.force)

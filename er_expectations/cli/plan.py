@@ -87,7 +87,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                      ci_methods=args.ci_methods, n_boot=args.n_boot, group_column=args.group_column,
                      baseline=args.baseline, match_probabilities=pairs, floor=args.floor)
     if args.chart:
-        from er_expectations.analysis.planning import simulation_chart
+        from er_expectations.analysis.planning_charts import simulation_chart
         from er_expectations.core.charts import write_chart
 
         plain = frame[(frame["target"] == "estimate") & (frame["ci_method"] == "linearization")]
@@ -168,7 +168,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              bias_adjust=not args.no_bias_adjust, max_draws=args.max_draws, name=name,
                              record_id=args.record_id)
     if args.chart:
-        from er_expectations.analysis.planning import plan_chart
+        from er_expectations.analysis.planning_charts import plan_chart
         from er_expectations.core.charts import write_chart
 
         write_chart(plan_chart(frame), args.chart)

@@ -1,5 +1,5 @@
 """The labelling workbench's web app (issue 19, docs/dev/workbench.md): a local page over a
-labelling project (:mod:`er_expectations.workbench`), served by uvicorn behind a token.
+labelling project (:mod:`er_expectations.labelling`), served by uvicorn behind a token.
 
 ``erx.workbench(project)`` serves it from a notebook; ``er-expectations label serve`` from a
 shell. This layer sits above ``workbench/`` and below ``cli/``.

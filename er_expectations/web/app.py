@@ -3,8 +3,8 @@
 Pages are rendered on the server by Jinja2 (``autoescape=True``, ``StrictUndefined``) from
 ``web/templates``; the small script ``web/static/draw.js`` makes the draw page interactive
 through the JSON endpoints. Every write goes through
-:meth:`~er_expectations.workbench.store.LabelStore.save` (SPEC 2.2: A_r, B_r); the findings
-of SPEC 9 come from :func:`~er_expectations.workbench.qc.check_draw` after each save.
+:meth:`~er_expectations.labelling.store.LabelStore.save` (SPEC 2.2: A_r, B_r); the findings
+of SPEC 9 come from :func:`~er_expectations.labelling.qc.check_draw` after each save.
 
 Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 
@@ -38,9 +38,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from er_expectations.core.errors import InputError
+from er_expectations.labelling.store import Conflict, Decision, labeller_name
 from er_expectations.web.guard import MAX_BODY, BodyTooLarge, Guard
 from er_expectations.web.model import FOLD_AT, Workspace, decision_json, text_of
-from er_expectations.workbench.store import Conflict, Decision, labeller_name
 
 __all__ = ["build_app", "labeller_cookie"]
 
@@ -202,7 +202,7 @@ class WebApp:
                          columns=space.columns)
 
     async def agreement_page(self, request: Request) -> Response:
-        from er_expectations.workbench.agreement import agreement
+        from er_expectations.labelling.agreement import agreement
 
         if self.labeller(request) is None:
             return RedirectResponse("/signin", status_code=303)
@@ -225,7 +225,7 @@ class WebApp:
 
     def _estimates(self, target: float) -> dict:
         """wb-core's estimates so far (SPEC 6) and plan, as rows for the page."""
-        from er_expectations.workbench.estimates import estimates_so_far
+        from er_expectations.labelling.estimates import estimates_so_far
 
         try:
             so_far = estimates_so_far(self.space.project, metrics=ESTIMATED, target_se=target, reps=PLAN_REPS)
@@ -249,7 +249,7 @@ class WebApp:
 
     def _reviewed(self, n: str, me: str):
         """wb-core's picture of the draw's true cluster: my answer if I gave one, else the first."""
-        from er_expectations.workbench.review import picture
+        from er_expectations.labelling.review import picture
 
         draw = self.space.draw(n)
         mine = self.space.store.decision(draw.draw, me)
@@ -328,7 +328,7 @@ class WebApp:
     def state(self, n: str, me: str) -> dict:
         """The draw page's state: the draw, ĉ's ids, my decision, others' answers (not for blind
         doubles), the earlier answer of the same entity and the QC findings of my decision."""
-        from er_expectations.workbench.qc import check_draw, earlier_answer
+        from er_expectations.labelling.qc import check_draw, earlier_answer
 
         space = self.space
         draw = space.draw(n)
@@ -455,7 +455,7 @@ class WebApp:
 
     def _findings(self, n: str, me: str) -> list[dict]:
         """SPEC 9's findings for my saved decision of draw ``n`` (none when I have not saved it)."""
-        from er_expectations.workbench.qc import check_draw
+        from er_expectations.labelling.qc import check_draw
 
         draw = self.space.draw(n)
         mine = self.space.store.decision(draw.draw, me)
@@ -520,7 +520,7 @@ def _parse_save(payload: object) -> tuple[Decision, int, dict[str, int] | None]:
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in seen.items())):
         raise BadRequest(422, "seen: give an object {labeller: version} of the answers the page showed")
     try:
-        from er_expectations.workbench.store import checked_decision
+        from er_expectations.labelling.store import checked_decision
 
         decision = checked_decision(Decision(status=status, removed=_ids(payload.get("removed", []), "removed"),
                                              added=_ids(payload.get("added", []), "added"),

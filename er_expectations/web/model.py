@@ -1,9 +1,9 @@
 """What the pages of the workbench show, read once from a labelling project (docs/dev/workbench.md).
 
-:class:`Workspace` holds the opened :class:`~er_expectations.workbench.project.Project`, its
+:class:`Workspace` holds the opened :class:`~er_expectations.labelling.project.Project`, its
 records table with an index from the exact id text to the row, the members of every predicted
 cluster ĉ (SPEC 1: records with the same prediction; null = outside the release), the columns
-shown to the labeller and the record search (:class:`~er_expectations.workbench.search.RecordSearch`).
+shown to the labeller and the record search (:class:`~er_expectations.labelling.search.RecordSearch`).
 Every value leaves here as text: the pages escape it (Jinja2 autoescape, ``textContent`` in
 the JavaScript) and ids stay exact (an id beyond 2^53 is never a JavaScript number).
 """
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from er_expectations.core.errors import InputError
-from er_expectations.workbench.project import Project
-from er_expectations.workbench.store import Decision, Draw
+from er_expectations.labelling.project import Project
+from er_expectations.labelling.store import Decision, Draw
 
 __all__ = ["FOLD_AT", "Member", "Workspace", "decision_json", "text_of"]
 

@@ -112,9 +112,9 @@ def open_server(project, *, host: str = "127.0.0.1", port: int = 0, quiet: bool 
     machines can reach (default: a :class:`RemoteHostWarning`)."""
     import uvicorn
 
+    from er_expectations.labelling.project import Project, open_project
     from er_expectations.web.app import build_app
     from er_expectations.web.model import Workspace
-    from er_expectations.workbench.project import Project, open_project
 
     if not isinstance(host, str) or not host.strip():
         raise InputError(f"host={host!r}: give an address such as 127.0.0.1")
@@ -208,7 +208,7 @@ def workbench(project, *, host: str = "127.0.0.1", port: int = 0, timeout: float
     """Serve a labelling project from a notebook, in a background thread.
 
     ``project`` is the project folder (``er-expectations label init``) or an opened
-    :class:`~er_expectations.workbench.project.Project`. Returns a :class:`Workbench` whose
+    :class:`~er_expectations.labelling.project.Project`. Returns a :class:`Workbench` whose
     ``url`` (with its token) opens the page and whose ``stop()`` ends the server.
     """
     bench, server, sock = open_server(project, host=host, port=port)

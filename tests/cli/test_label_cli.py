@@ -9,8 +9,8 @@ import pytest
 
 from er_expectations.cli.common import EXIT_OK, EXIT_USAGE
 from er_expectations.cli.main import main
-from er_expectations.workbench.project import STORE_FILE, open_project
-from er_expectations.workbench.store import Decision
+from er_expectations.labelling.project import STORE_FILE, open_project
+from er_expectations.labelling.store import Decision
 
 BIG = 2**62 + 1
 

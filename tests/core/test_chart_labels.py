@@ -96,7 +96,7 @@ def test_wrap_label_keeps_the_text_or_says_it_was_cut(text):
 
 
 def test_the_plan_charts_log_axes_do_not_collide():
-    from er_expectations.analysis.planning import plan_chart
+    from er_expectations.analysis.planning_charts import plan_chart
     from er_expectations.core.charts import vega_lite
 
     draws = np.arange(1, 5001)

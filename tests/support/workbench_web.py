@@ -47,7 +47,7 @@ def hostile_records() -> pd.DataFrame:
 
 def make_hostile_project(folder: Path):
     """A project on :func:`hostile_records` with three draws: the hostile record, record 5, record 2^62+1."""
-    from er_expectations.workbench.project import init_project
+    from er_expectations.labelling.project import init_project
 
     folder.mkdir(parents=True, exist_ok=True)
     hostile_records().to_parquet(folder / "records.parquet")
@@ -61,7 +61,7 @@ def make_hostile_project(folder: Path):
 
 def make_demo_project(folder: Path, *, sample: Path | None = None):
     """The demo project: the bundled PatentsView records, release 2021-12-30, the 401 demo draws."""
-    from er_expectations.workbench.project import init_project
+    from er_expectations.labelling.project import init_project
 
     return init_project(folder, records=DATA / "records.parquet", predictions=DATA / "predictions.parquet",
                         record_id="mention_id", prediction=RELEASE, name=["name_first", "name_last"], block="block",

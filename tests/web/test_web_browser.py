@@ -68,7 +68,7 @@ def open_draw(page, served, n: int) -> None:
 
 
 def labels_of(folder: Path, labeller: str) -> pd.DataFrame:
-    from er_expectations.workbench.store import LabelStore
+    from er_expectations.labelling.store import LabelStore
 
     store = LabelStore.open(folder / "workbench.sqlite")
     try:
@@ -151,7 +151,7 @@ def test_label_a_demo_draw_end_to_end(chromium, demo, serve):
     page.click("#add-tag")
     page.wait_for_selector("#status.ok")
     shot(page, "8-review")
-    from er_expectations.workbench.store import LabelStore
+    from er_expectations.labelling.store import LabelStore
 
     store = LabelStore.open(demo / "workbench.sqlite")
     try:
@@ -165,7 +165,7 @@ def test_label_a_demo_draw_end_to_end(chromium, demo, serve):
 
 
 def _plain_draw(folder: Path) -> int:
-    from er_expectations.workbench.store import LabelStore
+    from er_expectations.labelling.store import LabelStore
 
     size = pd.read_parquet(DATA / "predictions.parquet", columns=[RELEASE])[RELEASE].value_counts()
     store = LabelStore.open(folder / "workbench.sqlite")
@@ -325,7 +325,7 @@ def test_filter_sort_fold_unsure_skip_and_the_earlier_answer(chromium, tmp_path,
     assert "saved (skipped" in page.inner_text("#status")
     frame = labels_of(tmp_path / "project", "dan")
     assert frame.set_index("draw").loc[1, "status"] == "unsure"
-    from er_expectations.workbench.store import LabelStore
+    from er_expectations.labelling.store import LabelStore
 
     store = LabelStore.open(tmp_path / "project" / "workbench.sqlite")
     try:

@@ -12,9 +12,9 @@ from support.workbench_web import DATA, RELEASE, make_demo_project
 
 from er_expectations.analysis.benchmark import benchmark_from_labels
 from er_expectations.analysis.release import estimate
+from er_expectations.labelling.store import Decision
 from er_expectations.web.app import build_app
 from er_expectations.web.model import Workspace
-from er_expectations.workbench.store import Decision
 
 BASE = "http://127.0.0.1:8766"
 

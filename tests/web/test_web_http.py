@@ -262,7 +262,7 @@ def test_queue_progress_and_agreement_pages(client):
 
 
 def test_a_double_draw_is_blind_until_answered(web, hostile_project):
-    from er_expectations.workbench.store import Decision
+    from er_expectations.labelling.store import Decision
 
     store = hostile_project.store
     store._db.execute("UPDATE draws SET double = 1 WHERE draw = 2")  # make draw 2 a blind double

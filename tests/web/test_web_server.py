@@ -9,7 +9,7 @@ import sys
 import warnings
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx  # the client starlette's TestClient uses (the dev extra)
 import pytest
 from support.workbench_web import Served, make_hostile_project
 
@@ -37,7 +37,7 @@ def test_erx_workbench_serves_and_stops(tmp_path):
 
 
 def test_from_the_package_the_name_is_the_function_though_a_subpackage_has_it():
-    from er_expectations.workbench import store  # noqa: F401 - the subpackage is imported
+    from er_expectations.labelling import store  # noqa: F401 - the subpackage is imported
 
     assert callable(erx.workbench) and erx.workbench.__module__ == "er_expectations.web.server"
 

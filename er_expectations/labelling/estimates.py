@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from er_expectations.core.errors import InputError
-from er_expectations.workbench.project import Project
+from er_expectations.labelling.project import Project
 
 __all__ = ["METRICS", "SoFar", "estimates_from_labels", "estimates_so_far"]
 

@@ -11,9 +11,9 @@ import pytest
 
 from er_expectations.analysis.benchmark import benchmark_from_labels
 from er_expectations.analysis.labelqc import check_labels
-from er_expectations.workbench.project import init_project
-from er_expectations.workbench.qc import check_draw, earlier_answer
-from er_expectations.workbench.store import Decision
+from er_expectations.labelling.project import init_project
+from er_expectations.labelling.qc import check_draw, earlier_answer
+from er_expectations.labelling.store import Decision
 
 DATA = Path(__file__).resolve().parents[2] / "er_expectations" / "data" / "patentsview"
 RELEASE = "inventor_id_20211230"
@@ -45,7 +45,7 @@ def test_demo_labels_through_the_store(tmp_path):
     for draw in flagged[:2]:
         assert [f.rule for f in check_draw(project, store, draw)] == [5]
     # review mode's true cluster is the benchmark's cluster, restricted to the release
-    from er_expectations.workbench.review import picture
+    from er_expectations.labelling.review import picture
 
     by_reference = {ref: tuple(sorted(g["mention_id"])) for ref, g in want.groupby("reference")}
     for row in labels.head(25).itertuples():
@@ -63,7 +63,7 @@ def test_estimates_so_far_equal_the_benchmarks_estimates(tmp_path):
     import numpy as np
 
     import er_expectations as erx
-    from er_expectations.workbench.estimates import estimates_so_far
+    from er_expectations.labelling.estimates import estimates_so_far
 
     labels = pd.read_parquet(DATA / "labels.parquet")
     project = init_project(tmp_path / "demo", records=DATA / "records.parquet", predictions=DATA / "predictions.parquet",

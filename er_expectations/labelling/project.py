@@ -29,7 +29,7 @@ from er_expectations.config.errors import ConfigError, IssueCollector
 from er_expectations.config.models import ConfigModel, Text, name_list, problem, validate_node
 from er_expectations.config.yamlnodes import compose_file
 from er_expectations.core.errors import InputError
-from er_expectations.workbench.store import LabelStore
+from er_expectations.labelling.store import LabelStore
 
 __all__ = ["CONFIG_FILE", "DEFAULT_TAGS", "STORE_FILE", "Project", "ProjectConfig", "init_project",
            "load_config", "open_project"]
@@ -191,7 +191,7 @@ class Project:
     def search(self):  # -> RecordSearch (imported when used: the index is built once)
         """The record search over the project's names (:class:`~.search.RecordSearch`), built once."""
         if self._search is None:
-            from er_expectations.workbench.search import RecordSearch
+            from er_expectations.labelling.search import RecordSearch
 
             if self.name_column is None:
                 raise InputError(f"{self.folder / CONFIG_FILE}: no 'name:' column; name the records' name column "

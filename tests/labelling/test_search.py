@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
 from er_expectations import InputError
-from er_expectations.workbench.search import RecordSearch, name_tokens
+from er_expectations.labelling.search import RecordSearch, name_tokens
 
 BIG = 2**62 + 1
 

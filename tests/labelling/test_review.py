@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from er_expectations import InputError
-from er_expectations.workbench.project import init_project
-from er_expectations.workbench.review import picture
-from er_expectations.workbench.store import Decision
+from er_expectations.labelling.project import init_project
+from er_expectations.labelling.review import picture
+from er_expectations.labelling.store import Decision
 
 BIG = 2**62 + 1
 

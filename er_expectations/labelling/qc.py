@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from er_expectations.analysis.labels import RULES, int64_text
-from er_expectations.workbench.project import Project
-from er_expectations.workbench.store import ANSWERED, Decision, LabelStore, checked_decision
+from er_expectations.labelling.project import Project
+from er_expectations.labelling.store import ANSWERED, Decision, LabelStore, checked_decision
 
 __all__ = ["EarlierAnswer", "Finding", "check_draw", "earlier_answer", "labels_with", "related_draws"]
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from er_expectations.workbench.project import Project
-from er_expectations.workbench.store import ANSWERED, Decision, LabelStore
+from er_expectations.labelling.project import Project
+from er_expectations.labelling.store import ANSWERED, Decision, LabelStore
 
 __all__ = ["Agreement", "DrawAgreement", "LabellerEstimates", "agreement", "jaccard"]
 
@@ -144,7 +144,7 @@ def agreement(store: LabelStore, project: Project | None = None) -> Agreement:
 def _estimates(store: LabelStore, project: Project, draws: list[int]) -> list[LabellerEstimates]:
     """Pairwise precision and recall from each labeller's answers to ``draws`` (SPEC 6)."""
     from er_expectations.core.errors import InputError
-    from er_expectations.workbench.estimates import estimates_from_labels
+    from er_expectations.labelling.estimates import estimates_from_labels
 
     every = store.labels_frame(every=True)
     every = every[every["draw"].isin(draws)]

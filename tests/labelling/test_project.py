@@ -8,8 +8,8 @@ import pytest
 from er_expectations import InputError
 from er_expectations.analysis.sampling import draw_sample, write_frame
 from er_expectations.config import ConfigError
-from er_expectations.workbench.project import CONFIG_FILE, STORE_FILE, init_project, open_project
-from er_expectations.workbench.store import Decision
+from er_expectations.labelling.project import CONFIG_FILE, STORE_FILE, init_project, open_project
+from er_expectations.labelling.store import Decision
 
 BIG = 2**62 + 1
 
@@ -128,7 +128,7 @@ def test_the_project_search_uses_its_name_block_and_prediction(tmp_path):
 
 
 def test_a_hand_written_workbench_yml(tmp_path):
-    from er_expectations.workbench.project import load_config
+    from er_expectations.labelling.project import load_config
 
     path = tmp_path / CONFIG_FILE
     path.write_text("records: r.parquet\nrecord_id: 7\nprediction: 2021-12-30\nname: full name\n"

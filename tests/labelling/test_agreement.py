@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 import er_expectations as erx
-from er_expectations.workbench.agreement import agreement, jaccard
-from er_expectations.workbench.project import init_project
-from er_expectations.workbench.store import Decision
+from er_expectations.labelling.agreement import agreement, jaccard
+from er_expectations.labelling.project import init_project
+from er_expectations.labelling.store import Decision
 
 #: clusters A = {1, 2, 3}, B = {4, 5}, C = {6}
 RECORDS = pd.DataFrame({"id": ["r1", "r2", "r3", "r4", "r5", "r6"], "pred": ["A", "A", "A", "B", "B", "C"]})

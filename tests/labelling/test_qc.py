@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from er_expectations.analysis.labelqc import check_labels
-from er_expectations.workbench.project import init_project
-from er_expectations.workbench.qc import check_draw, earlier_answer
-from er_expectations.workbench.store import Decision
+from er_expectations.labelling.project import init_project
+from er_expectations.labelling.qc import check_draw, earlier_answer
+from er_expectations.labelling.store import Decision
 
 BIG = 2**62 + 1
 #: clusters 10 = {0, 1, 2}, 11 = {3, 4}, 12 = {5}, 13 = {6, 7}; record 8 outside the release

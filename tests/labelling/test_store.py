@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from er_expectations import InputError
 from er_expectations.analysis.benchmark import benchmark_from_labels
 from er_expectations.analysis.labelqc import check_labels
-from er_expectations.workbench.store import SCHEMA_VERSION, Conflict, Decision, LabelStore, Saved
+from er_expectations.labelling.store import SCHEMA_VERSION, Conflict, Decision, LabelStore, Saved
 
 BIG = 2**62 + 1  # beyond 2^53: a float would make it 2**62
 
@@ -119,7 +119,7 @@ def test_two_processes_saving_one_draw_at_once(tmp_path):
 # -- killed in the middle ------------------------------------------------------------------------
 _SAVER = """
 import sys
-from er_expectations.workbench.store import Decision, LabelStore
+from er_expectations.labelling.store import Decision, LabelStore
 store = LabelStore.open(sys.argv[1])
 for i in range(10**6):
     out = store.save(1 + i % 4, "ann", Decision(added=[str(i)]), expected_version=i // 4)

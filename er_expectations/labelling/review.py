@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from er_expectations.core.errors import InputError
-from er_expectations.workbench.project import Project
-from er_expectations.workbench.store import ANSWERED, Tag
+from er_expectations.labelling.project import Project
+from er_expectations.labelling.store import ANSWERED, Tag
 
 __all__ = ["Picture", "PictureRow", "picture"]
 
