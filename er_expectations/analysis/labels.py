@@ -252,12 +252,24 @@ def _whole_number(value: object, *, strip: bool = True) -> int | None:
     return number if number is not None and _INT64[0] <= number <= _INT64[1] else None
 
 
+def _is_big_whole(value: object) -> bool:
+    """A whole number that does not fit in 64 bits (``_whole_number`` gives None for it)."""
+    if isinstance(value, str):
+        return re.fullmatch(r"[+-]?[0-9]+", value.strip()) is not None
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (int, np.integer)) or (
+        isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer())
+
+
 def _parse_draws(values: pd.Series, column: str) -> np.ndarray:
     out = np.empty(len(values), dtype=np.int64)
     for i, v in enumerate(values.tolist()):
         number = _whole_number(v)
         if number is None:
-            raise InputError(f"labels column {column!r}, row {i + 1}: draw number {v!r} is not a whole number; "
+            what = ("is beyond the 64-bit range" if _is_big_whole(v)
+                    else "is not a whole number")
+            raise InputError(f"labels column {column!r}, row {i + 1}: draw number {v!r} {what}; "
                              "number the draws 1, 2, 3, …")
         out[i] = number
     dup = pd.Series(out).duplicated(keep=False).to_numpy()

@@ -51,22 +51,36 @@ def cmd_label_init(args: argparse.Namespace) -> int:
 def cmd_label_export(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.cli.common import check_output
+    from er_expectations.core.errors import InputError
     from er_expectations.core.io import file_kind
     from er_expectations.labelling.project import CONFIG_FILE, STORE_FILE, open_project
+    from er_expectations.labelling.tags import tags_frame
 
     folder = Path(args.project)
-    check_output(args.output, [str(folder / CONFIG_FILE), str(folder / STORE_FILE)], force=args.force)
+    inputs = [str(folder / CONFIG_FILE), str(folder / STORE_FILE)]
+    check_output(args.output, inputs, force=args.force)
     file_kind(Path(args.output))
+    if args.tags is not None:
+        if Path(args.tags).resolve() == Path(args.output).resolve():
+            raise InputError(f"--tags {args.tags}: the same file as --output; give the tags their own file")
+        check_output(args.tags, inputs, force=args.force)
+        file_kind(Path(args.tags))
     project = open_project(folder)
     try:
         frame = project.store.labels_frame(labeller=args.labeller)
+        tags = None if args.tags is None else tags_frame(project, labels=frame)  # checked before anything is written
         write_frame(frame, args.output)
+        if tags is not None:
+            write_frame(tags, args.tags, id_lists=("records",))
         progress = project.store.progress()
     finally:
         project.close()
     print(f"{len(frame)} labelled draws of {progress.draws} written to {args.output}"
           + (f" (labeller {args.labeller!r})" if args.labeller else "")
           + f"; build the benchmark with 'er-expectations benchmark {args.output} RECORDS --prediction ...'")
+    if tags is not None:
+        print(f"{len(tags)} error tag(s) written to {args.tags}, by the benchmark's cluster ids: the tags table of "
+              "erx.error_audit (SPEC 12.1)")
     return 0
 
 
@@ -119,7 +133,10 @@ def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("project", help="the project folder")
     p.add_argument("--output", "-o", required=True, help="file to write (.parquet or .csv)")
     p.add_argument("--labeller", default=None, help="only this labeller's answers")
-    p.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    p.add_argument("--tags", default=None, metavar="FILE",
+                   help="also write review mode's error tags (.parquet or .csv), named by the benchmark's cluster "
+                   "ids: the tags table of erx.error_audit and of a checkpoint's data.tags (SPEC 12.1)")
+    p.add_argument("--force", action="store_true", help="replace the output file(s) if they exist")
     p.set_defaults(func=cmd_label_export)
 
     p = commands.add_parser("serve", help="serve the labelling page (local web server with a token)",

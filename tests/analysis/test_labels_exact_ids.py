@@ -60,10 +60,17 @@ def test_empty_true_cluster_cells_are_not_ids(empty):
 # -- draw numbers and integer ids that are not what they look like (issue 18, item 16) --------------
 
 
-@pytest.mark.parametrize("draw", ["--5", "²", "1e20", 10**20, 1e20, "9223372036854775808", "+-3", "٣"])
-def test_a_draw_number_that_is_no_int64_is_an_input_error(draw):
+@pytest.mark.parametrize("draw", ["--5", "²", "1e20", "+-3", "٣", 2.5, "1.0.0"])
+def test_a_draw_number_that_is_no_whole_number_is_an_input_error(draw):
     labels = pd.DataFrame({"draw": [1, draw], "record_id": ["a", "b"], "removed": ["", ""], "added": ["", ""]})
     with pytest.raises(InputError, match=r"labels column 'draw', row 2: draw number .* is not a whole number"):
+        parse_labels(labels)
+
+
+@pytest.mark.parametrize("draw", [10**20, 1e20, "9223372036854775808", "-9223372036854775809", str(2**80)])
+def test_a_whole_draw_number_beyond_int64_says_so(draw):
+    labels = pd.DataFrame({"draw": [1, draw], "record_id": ["a", "b"], "removed": ["", ""], "added": ["", ""]})
+    with pytest.raises(InputError, match=r"labels column 'draw', row 2: draw number .* is beyond the 64-bit range"):
         parse_labels(labels)
 
 

@@ -84,3 +84,75 @@ def test_export_refuses_to_overwrite_and_bad_stores(release, tmp_path, capsys):
     assert (project / STORE_FILE).read_bytes() == before and not (tmp_path / "x.parquet").exists()
     assert main(["label", "export", str(tmp_path / "none"), "-o", str(tmp_path / "x.parquet")]) == EXIT_USAGE
     assert "label init" in capsys.readouterr().err
+
+
+# -- review tags to the error audit (issue 19 item 5 feeds issue 20 item 1) -------------------------
+
+
+def _answer_every_draw(project: Path, *, lone: int) -> list:
+    """Each draw answered from a truth where record ``lone`` is its own entity (an over-merge in
+    c0) and every other predicted cluster is right; returns the draws."""
+    p = open_project(project)
+    try:
+        for d in p.store.draws():
+            r = int(d.record)
+            members = [BIG + i for i in range(12) if f"c{i // 3}" == d.predicted_cluster]
+            if r == lone:
+                removed = [m for m in members if m != lone]
+            else:
+                removed = [m for m in members if m == lone]
+            p.store.save(d.draw, "ann", Decision(removed=[str(x) for x in removed]), expected_version=0)
+        return p.store.draws()
+    finally:
+        p.close()
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_review_tags_export_under_the_benchmarks_cluster_ids_and_feed_the_error_audit(release, tmp_path, suffix):
+    import er_expectations as erx
+
+    project = tmp_path / "proj"
+    assert _init(release, project, "--draws", "12", "--seed", "3") == EXIT_OK
+    draws = _answer_every_draw(project, lone=BIG + 1)
+    over = [d for d in draws if d.predicted_cluster == "c0" and int(d.record) != BIG + 1]
+    fine = [d for d in draws if d.predicted_cluster != "c0"]
+    assert over and fine, "the seed must draw c0's majority and another cluster"
+    p = open_project(project)
+    # tagged on the draw reviewed, which need not be the first draw of its true cluster
+    p.store.add_tag(f"draw-{over[-1].draw}", "name variant", kind="over", records=[str(BIG + 1)], labeller="ann")
+    p.close()
+    labels_file, tags_file = tmp_path / f"labels.{suffix}", tmp_path / f"tags.{suffix}"
+    assert main(["label", "export", str(project), "-o", str(labels_file), "--tags", str(tags_file)]) == EXIT_OK
+    records = pd.read_parquet(release)
+    if suffix == "parquet":
+        labels, tags = pd.read_parquet(labels_file), pd.read_parquet(tags_file)
+    else:
+        labels = pd.read_csv(labels_file, dtype=str, keep_default_na=False)
+        tags = pd.read_csv(tags_file, dtype=str, keep_default_na=False)
+        assert tags["records"].tolist() == [str(BIG + 1)]  # ids joined by ';' as the labels' lists are
+        tags["records"] = tags["records"].map(lambda cell: [int(x) for x in cell.split(";") if x])
+    bench = erx.benchmark_from_labels(labels, records, "pred", record_id="mention_id")
+    # the benchmark names c0's majority by its first draw: the tag names it the same way
+    first = min(d.draw for d in over)
+    assert tags["cluster"].tolist() == [f"draw-{first}"] and tags["kind"].tolist() == ["over"]
+    assert set(bench.loc[bench["reference"] == f"draw-{first}", "mention_id"]) == {BIG, BIG + 2}
+    df = records.merge(bench, on="mention_id", how="left")
+    audit = erx.error_audit(df, "pred", "reference", tags, record_id="mention_id", weights={"column": "weight"},
+                            draws="draws")
+    assert audit.examples.loc[audit.examples["tag"] == "name variant", "cluster"].tolist() == [f"draw-{first}"]
+
+
+def test_tags_on_a_draw_no_longer_answered_are_refused_and_nothing_is_written(release, tmp_path, capsys):
+    project = tmp_path / "proj"
+    assert _init(release, project, "--draws", "4", "--seed", "1") == EXIT_OK
+    p = open_project(project)
+    d = p.store.draws()[0]
+    p.store.add_tag(f"draw-{d.draw}", "typo", kind="under", records=[], labeller="ann")  # never answered
+    p.close()
+    labels_file, tags_file = tmp_path / "labels.parquet", tmp_path / "tags.parquet"
+    assert main(["label", "export", str(project), "-o", str(labels_file), "--tags", str(tags_file)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "'typo'" in err and f"draw-{d.draw}" in err and "Traceback" not in err
+    assert not labels_file.exists() and not tags_file.exists()
+    assert main(["label", "export", str(project), "-o", str(labels_file), "--tags", str(labels_file)]) == EXIT_USAGE
+    assert "their own file" in capsys.readouterr().err

@@ -36,8 +36,8 @@ def test_erx_workbench_serves_and_stops(tmp_path):
     bench.stop()  # twice is fine
 
 
-def test_from_the_package_the_name_is_the_function_though_a_subpackage_has_it():
-    from er_expectations.labelling import store  # noqa: F401 - the subpackage is imported
+def test_from_the_package_the_name_is_the_function_after_the_labelling_layer_is_imported():
+    from er_expectations.labelling import store  # noqa: F401 - the labelling layer imported first
 
     assert callable(erx.workbench) and erx.workbench.__module__ == "er_expectations.web.server"
 
