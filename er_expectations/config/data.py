@@ -461,9 +461,16 @@ class EngineData(ConfigModel):
     #: a labelling checkpoint (SPEC 9): the labels file (small, read with pandas) against a
     #: release whose records stay in the engine (only those the rules read are fetched)
     labels: LabelsSource | None = None
+    #: accepted only to be refused with its reason (the error audit reads tags on files)
+    tags: Any = None
 
     @model_validator(mode="after")
     def _engine_options(self) -> EngineData:
+        if self.tags is not None:
+            raise problem(f"data.tags: the error audit by cause (SPEC 12.1) reads its tags with the files engine "
+                          f"only; this checkpoint's data is on engine {self.engine}",
+                          "run expect_error_cause_rate_to_be_below in a checkpoint over files (the benchmark and "
+                          "the tags are small tables), or remove data.tags", at=("tags",))
         if self.engine == "sql":
             if self.connection is None:
                 raise problem("data: engine sql needs 'connection'",

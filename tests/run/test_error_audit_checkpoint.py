@@ -98,3 +98,27 @@ def test_tags_need_a_benchmark(tmp_path):
         prepare_run(path)
     assert "data.tags: error tags belong to benchmark clusters" in str(caught.value)
     assert f"{path}:" in str(caught.value)
+
+
+@pytest.mark.parametrize("engine", ["sql", "spark"])
+def test_tags_on_an_engine_checkpoint_are_refused_with_the_reason(tmp_path, engine):
+    """The error audit reads its tags with the files engine: on SQL or Spark the checkpoint says
+    so, at the line of data.tags, instead of a generic unknown key."""
+    from support.sourcetools import write_checkpoint
+
+    from er_expectations.cli.main import main
+
+    path = write_checkpoint(tmp_path, engine=engine, url="sqlite:///warehouse.db",
+                            **({"records": "path: r.parquet", "predictions": "path: p.parquet",
+                                "benchmark": "path: b.parquet"} if engine == "spark" else {}))
+    text = path.read_text(encoding="utf-8").replace("  name: {columns: [first, last]}\n",
+                                                    "  name: {columns: [first, last]}\n"
+                                                    "  tags: {path: ../data/tags.csv}\n")
+    path.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("  tags: {path: ../data/tags.csv}") + 1
+    err = io.StringIO()
+    from contextlib import redirect_stderr, redirect_stdout
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        assert main(["validate", str(path)]) == 2
+    said = err.getvalue()
+    assert f"{path}:{line}:" in said and "files engine only" in said and f"engine {engine}" in said
