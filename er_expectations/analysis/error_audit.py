@@ -21,9 +21,8 @@ from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import WeightsSpec
 from er_expectations.stats import BenchmarkSample, RatioEstimate, cluster_errors
-from er_expectations.stats.error_audit import check_share, tag_shares
+from er_expectations.stats.error_audit import AUDIT_CI_METHOD, check_share, tag_shares
 from er_expectations.stats.estimator import (
-    DEFAULT_CI_METHOD,
     DEFAULT_N_BOOT,
     check_ci_level,
     check_interval_options,
@@ -283,7 +282,7 @@ class ErrorAudit:
 
 
 def audit_sample(sample: BenchmarkSample, tags: Tags, *, ci_level: float = 0.95, bias_adjust: bool = True,
-                 ci_method: str = DEFAULT_CI_METHOD, n_boot: int = DEFAULT_N_BOOT, seed: int | None = None,
+                 ci_method: str = AUDIT_CI_METHOD, n_boot: int = DEFAULT_N_BOOT, seed: int | None = None,
                  examples: int = 5) -> ErrorAudit:
     """The audit of an aggregated benchmark sample (what :func:`error_audit` and the GX metric
     share): the tags' memberships on the sampled clusters, then :func:`tag_shares`."""
@@ -360,7 +359,7 @@ def error_audit(
     separator: str = ";",
     ci_level: float = 0.95,
     bias_adjust: bool = True,
-    ci_method: str = DEFAULT_CI_METHOD,
+    ci_method: str = AUDIT_CI_METHOD,
     n_boot: int = DEFAULT_N_BOOT,
     seed: int | None = None,
     examples: int = 5,
@@ -378,7 +377,8 @@ def error_audit(
     Returns an :class:`ErrorAudit`: per tag and for :data:`UNTAGGED` the share of records
     whose entity carries it, the share of entities and the share among entities with an
     error, each with its standard error and interval (``ci_method`` and ``ci_level`` as in
-    ``erx.estimate``), and example clusters per tag. A tag counts on a cluster only where
+    ``erx.estimate``; the default here is ``"logit"``, :data:`AUDIT_CI_METHOD`: shares of
+    causes are small, and the linearised interval under-covers them), and example clusters per tag. A tag counts on a cluster only where
     that cluster has an error in the release (EI > 0, SPEC 4); tags on clusters outside the
     release or without an error there are set aside with a note.
     """

@@ -267,3 +267,20 @@ def test_random_cases_equal_the_reference(seed):
                 assert res.std_error == pytest.approx(ref["std_error"], rel=1e-9, abs=1e-12), (name, share)
             else:
                 assert math.isnan(res.std_error)
+
+
+def test_the_default_interval_of_a_cause_is_the_logit_interval():
+    """Shares of causes are small: the audit's default is the logit interval (the coverage study
+    of benchmarks/README.md), on the estimate and standard error every method shares."""
+    from er_expectations.stats.intervals import logit_interval
+
+    df, tags = small()
+    default = erx.error_audit(df, "pred", "ref", tags, record_id="rid", weights="uniform")
+    lin = erx.error_audit(df, "pred", "ref", tags, record_id="rid", weights="uniform", ci_method="linearization")
+    assert default.ci_method == "logit"
+    est = default.rate("name typo", "entities")
+    assert est.estimate == lin.rate("name typo", "entities").estimate and est.std_error > 0
+    lo, hi = logit_interval(est.estimate, est.std_error, ci_level=0.95)
+    assert (est.ci_lower, est.ci_upper) == pytest.approx((float(lo), float(hi)))
+    assert (est.ci_lower, est.ci_upper) != pytest.approx((lin.rate("name typo", "entities").ci_lower,
+                                                         lin.rate("name typo", "entities").ci_upper))

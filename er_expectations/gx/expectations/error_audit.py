@@ -42,7 +42,7 @@ from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.metrics.error_audit import ERROR_AUDIT, encode_known_tags
 from er_expectations.gx.render import result_details
 from er_expectations.stats.decision import decide
-from er_expectations.stats.error_audit import SHARE_LABELS, SHARES
+from er_expectations.stats.error_audit import AUDIT_CI_METHOD, SHARE_LABELS, SHARES
 
 __all__ = ["ExpectErrorCauseRateToBeBelow"]
 
@@ -67,7 +67,7 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
         None, description="The list of causes reviewers choose from: a tag outside it is an error, and a cause "
         "nobody used still gets its share (0, with its bound).")
     decision: Literal[DECISION_RULES] = decision_field("estimate")  # type: ignore[valid-type]
-    ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
+    ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field(default=AUDIT_CI_METHOD)  # type: ignore[valid-type]
     n_boot: int = n_boot_field()
     seed: int | None = seed_field()
     examples: int = pydantic.Field(5, ge=0, le=100, description="Example clusters shown per tag.")

@@ -68,12 +68,13 @@ def method_phrase(interval: str | None, *, difference: bool = False) -> str:
     return words.get(str(interval), str(interval))
 
 
-def ci_method_field(*, gaps: bool = False) -> Any:
-    """The ``ci_method`` field: the interval method (SPEC 6)."""
+def ci_method_field(*, gaps: bool = False, default: str = DEFAULT_CI_METHOD) -> Any:
+    """The ``ci_method`` field: the interval method (SPEC 6), ``default`` unless given."""
     extra = " bca_mover (the gap by MOVER of the two sides' BCa intervals)," if gaps else ""
+    lin, logit = ((", the default", "") if default == DEFAULT_CI_METHOD else ("", ", the default"))
     return pydantic.Field(
-        DEFAULT_CI_METHOD, description="How the confidence intervals are computed (SPEC 6): linearization "
-        "(estimate ± z·SE, the default), logit (normal on the log-odds scale), bootstrap (percentile), bca "
+        default, description="How the confidence intervals are computed (SPEC 6): linearization "
+        f"(estimate ± z·SE{lin}), logit (normal on the log-odds scale{logit}), bootstrap (percentile), bca "
         "(bias-corrected and accelerated bootstrap), studentized (studentised bootstrap)," + extra + " or "
         "recommended (per metric, from the coverage study: BCa estimates, the paired normal interval for "
         "subgroup gaps, the logit MOVER for changes of shares). The bootstraps resample the benchmark draws.")

@@ -20,7 +20,7 @@ from er_expectations.gx.metrics.release import (
     DependentMetric,
 )
 from er_expectations.stats import DEFAULT_N_BOOT
-from er_expectations.stats.estimator import DEFAULT_CI_METHOD
+from er_expectations.stats.error_audit import AUDIT_CI_METHOD
 
 __all__ = ["AUDIT_KEYS", "ERROR_AUDIT", "ErrorAuditMetric", "encode_known_tags"]
 
@@ -50,6 +50,6 @@ class ErrorAuditMetric(DependentMetric):
         tags = decode_tags(release.df, reference=kw["reference_column"], column=kw["tags_column"],
                            record_id=kw.get("record_id_column"), known_tags=known)
         return audit_sample(metrics[BENCHMARK_SAMPLE], tags, ci_level=float(kw["ci_level"]),
-                            ci_method=kw.get("ci_method") or DEFAULT_CI_METHOD,
+                            ci_method=kw.get("ci_method") or AUDIT_CI_METHOD,
                             n_boot=DEFAULT_N_BOOT if kw.get("n_boot") is None else int(kw["n_boot"]),
                             seed=kw.get("seed"), examples=int(kw.get("examples") or 5))
