@@ -109,6 +109,7 @@ def test_default_registry_lists_the_public_expectations():
     expected |= drift
     expected.add("expect_subgroup_disparity_to_be_below")
     expected.add("expect_error_cause_rate_to_be_below")  # SPEC 12.1
+    expected.add("expect_no_error_slice_above")  # SPEC 12.2
     expected |= {  # labelling QC, SPEC 9
         "expect_labels_removed_within_predicted_cluster",
         "expect_labels_sampled_record_not_removed",

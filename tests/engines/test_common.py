@@ -661,6 +661,23 @@ class DemoTables:
             self.drop(url, self._base_table(engine, url))
 
 
+def _pandas_only_case(engine: str, case: tuple) -> tuple[pd.DataFrame, list]:
+    """The expectations whose metrics run on pandas only (``engines = PANDAS_ONLY``): the error
+    audit, on the release case with tags carried by a column. On every other engine the answer
+    is their one clear refusal, checked in :func:`gx_answers`."""
+    from er_expectations.analysis.error_audit import encode_tags, parse_tags
+
+    df = release_frame(ids=case[0])
+    clusters = df["ref"].dropna().unique()[:12]
+    tags = pd.DataFrame({"cluster": pd.Series(list(clusters), dtype=object),
+                         "kind": ["over", "under"] * 6, "tag": ["twins", "<b>typo</b>", "twins"] * 4})
+    df["tags"] = encode_tags(parse_tags(tags, benchmark_ids=df["ref"].dropna()), df, "ref")
+    bench = {"prediction_column": "pred", "record_id_column": "record", "reference_column": "ref"}
+    return df, [gxe.ExpectErrorCauseRateToBeBelow(**bench, tags_column="tags", tag="twins", max_rate=0.5),
+                gxe.ExpectErrorCauseRateToBeBelow(**bench, tags_column="tags", tag="<b>typo</b>", max_rate=0.5,
+                                                  share="erroneous", ci_method="linearization")]
+
+
 #: The GX families: their cases by engine and the frame and suite of a case.
 GX_FAMILIES: dict[str, dict] = {
     "gx-release": {
@@ -680,6 +697,7 @@ GX_FAMILIES: dict[str, dict] = {
                                                                else (None, 1, 2, 3, 4, 5, 6, 7)))],
         "build": _labels_gx_case,
     },
+    "gx-pandas-only": {"cases": lambda engine: [("str",), ("int",)], "build": _pandas_only_case},
 }
 
 
@@ -709,6 +727,14 @@ def gx_answers(family: str, engine: str, case: tuple, tmp_path, demo_tables: Dem
             demo_tables.drop(*loaded)
     else:
         result = validate(engine, df, suite, tmp_path)
+    if family == "gx-pandas-only" and engine != "pandas":  # one clear refusal per expectation
+        for r in result.results:
+            info = r.exception_info or {}
+            messages = [i.get("exception_message") or "" for i in ([v for v in info.values() if isinstance(v, dict)]
+                                                                   or [info]) if i.get("raised_exception")]
+            assert messages and all("pandas" in m for m in messages), messages
+            out.setdefault(f"expectation:{r.expectation_config.type}", {})["refused"] = messages[0]
+        return out
     for key, value in gx_results(result).items():
         out.setdefault(f"expectation:{key[0]}", {})[key] = value
     if engine == "pandas":  # what each case is for, as the tests it replaces asserted
@@ -826,7 +852,8 @@ def _statistics() -> list[tuple[str, str]]:
 
 @functools.cache
 def _gx_suites() -> dict[str, set[str]]:
-    suites = {"gx-release": gx_release_suite(), "gx-drift": drift_suite(), "gx-labels": label_suite()}
+    suites = {"gx-release": gx_release_suite(), "gx-drift": drift_suite(), "gx-labels": label_suite(),
+              "gx-pandas-only": _pandas_only_case("pandas", ("str",))[1]}
     return {family: {e.expectation_type for e in suite} for family, suite in suites.items()}
 
 
@@ -886,6 +913,9 @@ def test_statistic_on_engine(statistic, family, engine, answers):
     assert cases
     for case in cases:
         got = answers(family, engine, case)[statistic]
+        if family == "gx-pandas-only" and engine != "pandas":
+            assert "refused" in got  # gx_answers checked that the refusal names pandas
+            continue
         if engine != "pandas":
             want = answers(family, "pandas", case)[statistic]
             if family.startswith("gx-"):  # GX results: floats to 1e-9, flags, texts and lists exactly

@@ -19,8 +19,11 @@ from er_expectations.gx import expectations as gxe
 from er_expectations.gx.expectations.params import number_type
 
 #: Number parameters that are not a threshold or a level: counts of work, seeds, a table's year,
-#: the order q of a statistic (also text). Every other number parameter takes a suite parameter.
-NOT_THRESHOLDS = {"n_boot", "seed", "diff_examples", "ethnicity_year", "q"}
+#: the order q of a statistic (also text), rows shown, and the settings of the slice search (its
+#: depth, the share of draws that search, how many slices are tested: they change what is
+#: searched, not the limit a slice is held to). Every other number parameter takes a suite parameter.
+NOT_THRESHOLDS = {"n_boot", "seed", "diff_examples", "ethnicity_year", "q", "examples", "max_depth", "split",
+                  "max_slices"}
 
 
 def _number_parameters():

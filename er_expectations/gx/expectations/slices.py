@@ -24,6 +24,7 @@ import math
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
+from great_expectations.core.suite_parameters import SuiteParameterDict
 from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
@@ -108,14 +109,14 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
         "extra).", column="records")
     derived: bool = pydantic.Field(True, description="Also search on derived features (cluster_size, and the "
                                    "name and surname features when their columns are given).")
-    max_lift: float | None = pydantic.Field(
+    max_lift: float | SuiteParameterDict | None = pydantic.Field(
         None, gt=0.0, description="Largest acceptable lift rate(slice)/rate(rest) (give this or max_rate).")
-    max_rate: float | None = pydantic.Field(
+    max_rate: float | SuiteParameterDict | None = pydantic.Field(
         None, ge=0.0, description="Largest acceptable rate in a slice (give this or max_lift).")
-    min_slice_share: float = pydantic.Field(
+    min_slice_share: float | SuiteParameterDict = pydantic.Field(
         0.05, gt=0.0, lt=0.5, description="Smallest share of the population a slice may have.")
     max_depth: int = pydantic.Field(2, ge=1, le=4, description="Most conditions in a slice.")
-    min_draws: int = pydantic.Field(
+    min_draws: int | SuiteParameterDict = pydantic.Field(
         DEFAULT_MIN_DRAWS, ge=2, description="Slices (or rests) with fewer estimation draws are listed, not tested.")
     split: float = pydantic.Field(0.5, gt=0.0, lt=1.0, description="Share of the draws that search; the rest test.")
     max_slices: int = pydantic.Field(10, ge=1, description="Most slices tested (Holm's adjustment counts them).")
