@@ -285,12 +285,14 @@ class WebApp:
                         "inside": len(row.shared), "points": points})
         return out
 
-    async def tag_api(self, request: Request) -> Response:
+    async def _json_write(self, request: Request, what: str, handler) -> Response:
+        """A write from the page: a signed-in labeller, a JSON body within the size limit, then
+        ``handler(draw, labeller, payload)`` in a worker thread; every refusal a 4xx JSON error."""
         me = self.labeller(request)
         if me is None:
             return _json_error(401, "sign in first: open / and give your name")
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return _json_error(415, "send the tag as JSON (Content-Type: application/json)")
+            return _json_error(415, f"send the {what} as JSON (Content-Type: application/json)")
         try:
             payload = json.loads(await _body(request))
         except BodyTooLarge as exc:
@@ -298,9 +300,12 @@ class WebApp:
         except (ValueError, UnicodeDecodeError) as exc:
             return _json_error(400, f"the body is not JSON: {exc}")
         try:
-            return await run_in_threadpool(self._tag, request.path_params["n"], me, payload)
+            return await run_in_threadpool(handler, request.path_params["n"], me, payload)
         except BadRequest as exc:
             return _json_error(exc.status, exc.message)
+
+    async def tag_api(self, request: Request) -> Response:
+        return await self._json_write(request, "tag", self._tag)
 
     def _tag(self, n: str, me: str, payload: object) -> Response:
         try:
@@ -402,21 +407,7 @@ class WebApp:
         return out
 
     async def save_api(self, request: Request) -> Response:
-        me = self.labeller(request)
-        if me is None:
-            return _json_error(401, "sign in first: open / and give your name")
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return _json_error(415, "send the decision as JSON (Content-Type: application/json)")
-        try:
-            payload = json.loads(await _body(request))
-        except BodyTooLarge as exc:
-            return _json_error(413, str(exc))
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _json_error(400, f"the body is not JSON: {exc}")
-        try:
-            return await run_in_threadpool(self._save, request.path_params["n"], me, payload)
-        except BadRequest as exc:
-            return _json_error(exc.status, exc.message)
+        return await self._json_write(request, "decision", self._save)
 
     def _save(self, n: str, me: str, payload: object) -> Response:
         space = self.space
