@@ -133,7 +133,8 @@ def design_kind(weights: object) -> str:
 
 #: How an interval of each method (SPEC 6) is named next to its limits.
 CI_KINDS = {"linearization": "CI", "logit": "logit CI", "bootstrap": "bootstrap CI", "bca": "BCa bootstrap CI",
-            "studentized": "studentised bootstrap CI", "bca_mover": "BCa MOVER CI"}
+            "studentized": "studentised bootstrap CI", "bca_mover": "BCa MOVER CI",
+            "hull": "hull CI"}
 
 
 def observed_estimate(estimate: float, std_error: float, ci_lower: float, ci_upper: float, *,

@@ -45,6 +45,11 @@ difference is θ̂*_a − θ̂*_b of the same resample, and takes the percentile
 studentised interval of those replicates; cases 1–3 are handled as above (every resample
 of an error-free side repeats θ̂, so its replicates cannot carry its uncertainty).
 
+The **hull** of two intervals of the same difference (:func:`hull_difference`, the
+subgroup gaps' ``"hull"`` method, SPEC 8) is the smallest interval holding both: it covers
+whenever either covers, and its test rejects only when both reject (p = the larger of the
+two p-values), so it is never less honest than the better of the two; it costs width.
+
 The p-value of every interval here is that of its own family: p = 1 − the largest level
 at which the interval excludes 0 (:func:`~.intervals.mover_p_value`), so a test at level
 α rejects exactly when the interval at 1 − α excludes 0.
@@ -54,7 +59,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -114,7 +119,8 @@ class Difference:
         return self.interval == "zero_event"
 
 
-__all__ = ["bootstrap_difference", "honest_difference", "paired_correlation", "side_limits", "zero_event_side"]
+__all__ = ["bootstrap_difference", "honest_difference", "hull_difference", "paired_correlation", "side_limits",
+           "zero_event_side"]
 
 Limits = Callable[[float], tuple[float, float]]
 
@@ -311,7 +317,8 @@ def bootstrap_difference(a: RatioEstimate, b: RatioEstimate, draws: np.ndarray, 
     ``combine="mover"`` combines the two sides' own bootstrap intervals (of ``method``) by
     MOVER with the correlation of the two estimates, instead of taking the interval of the
     replicate differences: each side's skewness then shapes its own tail of the
-    difference, which the replicate differences mix (SPEC 8 gaps under ``"recommended"``).
+    difference, which the replicate differences mix (SPEC 8 ``"bca_mover"``, half of the
+    ``"hull"`` that ``"recommended"`` gives the gaps).
     """
     level = check_ci_level(ci_level)
     k = a.draws
@@ -381,3 +388,28 @@ def _family(method: str, reps: np.ndarray, rep_se: np.ndarray | None, est: float
             raise ValueError("studentized: replicate standard errors are needed")
         return studentized_family(reps, rep_se, est, se, bounds=bounds)
     raise ValueError(f"not a bootstrap method: {method!r}")
+
+
+def hull_difference(first: Difference, second: Difference) -> Difference:
+    """The smallest interval holding both intervals of the same difference (SPEC 8 ``"hull"``).
+
+    ``first`` and ``second`` are two intervals of θ̂_a − θ̂_b on the same draws (the
+    subgroup gaps use the paired normal interval and the MOVER of the two sides' BCa
+    intervals). The hull covers the true difference whenever either does, so its coverage
+    is at least the larger of the two; its test rejects (p < 1 − level) only when both
+    reject, so p is the larger p-value and the false-positive rate is at most the smaller
+    one. A side without an interval leaves the other's; the estimate and the paired
+    standard error are ``first``'s. The result is ``"zero_event"`` when either interval
+    rests on a zero-event bound (SPEC 6), ``"hull"`` otherwise.
+    """
+    if not second.has_interval:
+        return first
+    if not first.has_interval:
+        return replace(second, estimate=first.estimate, std_error=first.std_error)
+    lo, hi = min(first.ci_lower, second.ci_lower), max(first.ci_upper, second.ci_upper)
+    p = max(first.p_value, second.p_value) if not (math.isnan(first.p_value) or math.isnan(second.p_value)) \
+        else math.nan
+    interval = "zero_event" if (first.zero_event or second.zero_event) else "hull"
+    notes = list(dict.fromkeys(n for n in (first.note, second.note) if n))
+    return replace(first, ci_lower=lo, ci_upper=hi, p_value=p, interval=interval, note="; ".join(notes),
+                   seed=second.seed if second.seed is not None else first.seed)

@@ -284,7 +284,9 @@ def estimate_groups_methods(
     seed=seed)``; the estimates, standard errors and statuses are the same for every
     method, the intervals, p-values and adjusted p-values are the method's.
     ``"bca_mover"`` (:data:`~.estimator.GAP_METHODS`) shows BCa estimates and combines them
-    by MOVER into the gap. ``"recommended"`` gives each row the estimates of its metric's
+    by MOVER into the gap; ``"hull"`` shows the linearised estimates and the smallest gap
+    interval holding both the paired normal and the ``"bca_mover"`` one
+    (:func:`~.differences.hull_difference`). ``"recommended"`` gives each row the estimates of its metric's
     :data:`~.estimator.RECOMMENDED_CI_METHOD` and the gap (interval and p-value) of its
     :data:`~.estimator.RECOMMENDED_GAP_METHOD` (the p-values adjusted together).
     """
@@ -344,6 +346,8 @@ def estimate_groups_methods(
                                seed=seed, studentized="studentized" in needed)
     raw: dict[str, list[GroupResult]] = {}
     for method in needed:
+        if method == "hull":  # made from the paired normal and the BCa MOVER rows, below
+            continue
         rows: list[GroupResult] = []
         for _, name, gkey, ckey in pairs:
             draws, clusters = sizes[gkey]
@@ -383,6 +387,14 @@ def estimate_groups_methods(
                 rows.append(GroupResult(name, mid, show_est, show_cmp, diff, draws, clusters, other_draws, status,
                                         p, note="; ".join(notes)))
         raw[method] = rows
+    if "hull" in needed:  # the smallest interval holding the paired normal and the BCa MOVER gaps
+        from dataclasses import replace
+
+        from er_expectations.stats.differences import hull_difference
+
+        raw["hull"] = [replace(lin, disparity=(gap := hull_difference(lin.disparity, mover.disparity)),
+                               p_value=gap.p_value if lin.status == "ok" else math.nan)
+                       for lin, mover in zip(raw["linearization"], raw["bca_mover"], strict=True)]
     if RECOMMENDED in wanted:  # each row: estimates and gap from its metric's methods
         from dataclasses import replace
 

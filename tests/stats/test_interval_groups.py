@@ -240,16 +240,16 @@ def test_recommended_rows_and_changes_come_from_each_metric_s_methods():
 
     sample = random_sample(13, n=60)
     membership = _membership(sample, 4)
-    res = estimate_groups_methods(sample, membership, GROUP_IDS, methods=(*METHODS, "recommended"), min_draws=5,
-                                  adjust="holm", n_boot=300, seed=6)
+    res = estimate_groups_methods(sample, membership, GROUP_IDS, methods=(*METHODS, "hull", "recommended"),
+                                  min_draws=5, adjust="holm", n_boot=300, seed=6)
     for i, row in enumerate(res["recommended"]):
         sides = res[RECOMMENDED_CI_METHOD[row.metric]][i]
         gap = res[RECOMMENDED_GAP_METHOD[row.metric]][i]
         assert (row.estimate, row.comparison) == (sides.estimate, sides.comparison)
         assert (row.disparity, row.p_value) == (gap.disparity, gap.p_value)
-    # BCa estimates, the paired normal gap (or its zero-event fallback)
+    # BCa estimates, the hull gap (or its zero-event fallback)
     pp = next(r for r in res["recommended"] if r.metric == "pairwise_precision" and r.status == "ok")
-    assert pp.estimate.interval == "bca" and pp.disparity.interval in ("linearization", "zero_event")
+    assert pp.estimate.interval == "bca" and pp.disparity.interval in ("hull", "zero_event")
     # the adjustment runs over the recommended rows' own p-values
     want = adjust_p_values([r.p_value for r in res["recommended"]], "holm")
     np.testing.assert_allclose([r.p_adjusted for r in res["recommended"]], want, equal_nan=True)
@@ -298,3 +298,45 @@ def test_bca_mover_gap_is_mover_of_the_two_sides_bca_intervals():
                                                                                       rel=1e-12)
             checked += 1
     assert checked >= 2
+
+
+def test_hull_gap_holds_the_paired_normal_and_the_bca_mover_gaps():
+    """"hull" is the smallest interval holding both gap intervals, row by row; its test rejects
+    only when both reject (p the larger p-value), and it keeps the paired normal estimate and
+    standard error."""
+    for seed in (21, 22, 23):
+        sample = random_sample(seed, n=80)
+        membership = _membership(sample, 3)
+        res = estimate_groups_methods(sample, membership, GROUP_IDS,
+                                      methods=("linearization", "bca_mover", "hull"), min_draws=5, adjust="none",
+                                      n_boot=300, seed=seed)
+        seen = 0
+        for lin, mover, hull in zip(res["linearization"], res["bca_mover"], res["hull"], strict=True):
+            assert (hull.estimate, hull.comparison, hull.status) == (lin.estimate, lin.comparison, lin.status)
+            a, b, h = lin.disparity, mover.disparity, hull.disparity
+            assert (h.estimate, h.std_error) == (a.estimate, a.std_error)
+            if not (a.has_interval and b.has_interval):
+                continue
+            seen += 1
+            assert h.ci_lower == min(a.ci_lower, b.ci_lower) and h.ci_upper == max(a.ci_upper, b.ci_upper)
+            assert h.interval == ("zero_event" if "zero_event" in (a.interval, b.interval) else "hull")
+            if lin.status == "ok":
+                assert hull.p_value == max(lin.p_value, mover.p_value)
+                # the test rejects exactly when the hull excludes 0
+                assert (hull.p_value < 0.05) == (h.ci_lower > 0 or h.ci_upper < 0)
+        assert seen > 0
+
+
+def test_hull_difference_by_hand():
+    from er_expectations.stats.differences import Difference, hull_difference
+
+    a = Difference(-0.05, 0.02, -0.0892, -0.0108, 0.012, 800, 0.95, "", "linearization")
+    b = Difference(-0.05, 0.02, -0.1010, -0.0150, 0.004, 800, 0.95, "side note", "bca", 7)
+    h = hull_difference(a, b)
+    assert (h.ci_lower, h.ci_upper, h.p_value, h.interval, h.seed) == (-0.1010, -0.0108, 0.012, "hull", 7)
+    assert (h.estimate, h.std_error, h.note) == (-0.05, 0.02, "side note")
+    none = Difference(-0.05, float("nan"), float("nan"), float("nan"), float("nan"), 800, 0.95, "no SE", "none")
+    assert hull_difference(a, none) == a
+    assert hull_difference(none, b).ci_lower == -0.1010
+    zero = Difference(0.0, 0.0, -0.004, 0.004, 1.0, 800, 0.95, "no error", "zero_event")
+    assert hull_difference(zero, b).interval == "zero_event"

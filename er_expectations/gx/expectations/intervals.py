@@ -38,7 +38,7 @@ __all__ = [
 
 #: What ``ci_method`` takes for an estimate or a change (SPEC 6, 10).
 ESTIMATE_CI_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, RECOMMENDED)
-#: What ``ci_method`` takes for subgroup gaps (SPEC 8): the same and ``bca_mover``.
+#: What ``ci_method`` takes for subgroup gaps (SPEC 8): the same, ``bca_mover`` and ``hull``.
 GAP_CI_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, *GAP_METHODS, RECOMMENDED)
 
 _ESTIMATE_WORDS = {
@@ -57,6 +57,8 @@ _DIFFERENCE_WORDS = {
     "bca": "BCa bootstrap of the shared draws (pairing kept)",
     "studentized": "studentised bootstrap of the shared draws (pairing kept)",
     "bca_mover": "MOVER of the two sides' BCa intervals",
+    "hull": "smallest interval holding both the paired normal interval and the MOVER of the two sides' BCa "
+            "intervals",
     "zero_event": "bound from the number of draws without an error or a change (SPEC 6, 8, 10)",
     "none": "no interval (the draws show no variation and no bound applies)",
 }
@@ -70,14 +72,15 @@ def method_phrase(interval: str | None, *, difference: bool = False) -> str:
 
 def ci_method_field(*, gaps: bool = False, default: str = DEFAULT_CI_METHOD) -> Any:
     """The ``ci_method`` field: the interval method (SPEC 6), ``default`` unless given."""
-    extra = " bca_mover (the gap by MOVER of the two sides' BCa intervals)," if gaps else ""
+    extra = (" bca_mover (the gap by MOVER of the two sides' BCa intervals), hull (the smallest interval "
+             "holding the paired normal and the bca_mover gaps)," if gaps else "")
     lin, logit = ((", the default", "") if default == DEFAULT_CI_METHOD else ("", ", the default"))
     return pydantic.Field(
         default, description="How the confidence intervals are computed (SPEC 6): linearization "
         f"(estimate ± z·SE{lin}), logit (normal on the log-odds scale{logit}), bootstrap (percentile), bca "
         "(bias-corrected and accelerated bootstrap), studentized (studentised bootstrap)," + extra + " or "
-        "recommended (per metric, from the coverage study: BCa estimates, the paired normal interval for "
-        "subgroup gaps, the logit MOVER for changes of shares). The bootstraps resample the benchmark draws.")
+        "recommended (per metric, from the coverage study: BCa estimates, the hull for subgroup gaps, the "
+        "logit MOVER for changes of shares). The bootstraps resample the benchmark draws.")
 
 
 def n_boot_field() -> Any:
