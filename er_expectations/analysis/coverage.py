@@ -19,6 +19,7 @@ import numpy as np
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.stats import (
+    GAP_METHODS,
     INTERVAL_METHODS,
     PERFORMANCE_METRICS,
     RECOMMENDED,
@@ -31,8 +32,10 @@ from er_expectations.stats.subgroups import NO_SUBGROUP_FORM, Membership, estima
 
 __all__ = ["ALL_METHODS", "CoverageCell", "cell_row", "check_ci_methods", "drawn_sample", "group_truth", "method_cells"]
 
-#: Every interval method :func:`simulate` can report (``ci_methods="all"``).
-ALL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, RECOMMENDED)
+#: Every interval method :func:`simulate` can report (``ci_methods="all"``); the gap-only
+#: methods (:data:`~er_expectations.stats.GAP_METHODS`: ``"bca_mover"``, ``"hull"``) give
+#: rows for the subgroup gaps only.
+ALL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, *GAP_METHODS, RECOMMENDED)
 
 
 def check_ci_methods(ci_methods: object, *, parameter: str = "ci_methods") -> tuple[str, ...]:
@@ -129,7 +132,7 @@ def method_cells(population: BenchmarkSample, design_sample: BenchmarkSample, id
         counts = np.bincount(idx[r], minlength=k)
         sample = drawn_sample(design_sample, counts)
         boot_seed = int(rng.integers(0, 2**31))
-        single = [m for m in methods if m != "linearization"]
+        single = [m for m in methods if m != "linearization" and m not in GAP_METHODS]
         if single:
             res = estimate_methods(sample, ids, methods=single, ci_level=ci_level, bias_adjust=bias_adjust,
                                    n_boot=n_boot, seed=boot_seed)
@@ -148,16 +151,18 @@ def method_cells(population: BenchmarkSample, design_sample: BenchmarkSample, id
                     tg, tc = group_truths[row.group], group_truths[f"rest of {row.group}"]
                     m = row.metric
                     e, d = row.estimate, row.disparity
-                    _add(_cell(cells, f"group {row.group}", m, method, tg[m]), e.estimate, e.std_error,
-                         e.ci_lower, e.ci_upper)
+                    if method not in GAP_METHODS:  # a gap-only method shows no estimates of its own
+                        _add(_cell(cells, f"group {row.group}", m, method, tg[m]), e.estimate, e.std_error,
+                             e.ci_lower, e.ci_upper)
                     _add(_cell(cells, f"gap {row.group}", m, method, tg[m] - tc[m]), d.estimate, d.std_error,
                          d.ci_lower, d.ci_upper)
-        if baseline is not None and change_truth is not None and perf:
+        change_methods = [m for m in methods if m not in GAP_METHODS]
+        if baseline is not None and change_truth is not None and perf and change_methods:
             counts_b = np.zeros(baseline.labels.shape[0], dtype=np.int64)
             present = base_index >= 0
             counts_b[base_index[present]] = counts[present]
             base = drawn_sample(baseline, counts_b)
-            res_c = paired_changes(sample, base, perf, methods=methods, ci_level=ci_level, n_boot=n_boot,
+            res_c = paired_changes(sample, base, perf, methods=change_methods, ci_level=ci_level, n_boot=n_boot,
                                    seed=boot_seed)
             for m, by_method in res_c.items():
                 for method, ch in by_method.items():

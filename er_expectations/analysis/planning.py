@@ -333,7 +333,8 @@ def simulate(
     number of draws to see what labelling where the errors are buys.
 
     Every interval method (SPEC 6; issue 21): ``ci_methods`` ("all", or a list of
-    "linearization", "logit", "bootstrap", "bca", "studentized", "recommended") adds one row
+    "linearization", "logit", "bootstrap", "bca", "studentized", "recommended", and the
+    gap-only "bca_mover" and "hull", which add rows for the gaps only) adds one row
     per (metric, design, size, method) for the other methods, computed on the *same*
     replicates as :func:`er_expectations.estimate` would (``n_boot`` resamples each, at
     most 20,000; the bootstrap seeds derive from ``seed``). ``group_column`` (an

@@ -291,16 +291,24 @@ def test_every_method_and_group_and_change_rows_with_independent_truths():
     out = erx.simulate(df, "pred", "truth", sizes=(30,), designs="uniform", reps=100, seed=2, metrics=metrics,
                        ci_methods="all", n_boot=100, group_column="grp", baseline="base")
     methods = ("linearization", "logit", "bootstrap", "bca", "studentized", "recommended")
-    assert out.attrs["ci_methods"] == list(methods) and out.attrs["n_boot"] == 100
+    gap_only = ("bca_mover", "hull")
+    assert out.attrs["ci_methods"] == [*methods[:-1], *gap_only, "recommended"] and out.attrs["n_boot"] == 100
     targets = {"estimate", "group a", "gap a", "group b", "gap b", "change"}
     assert set(out["target"]) == targets
     for target in targets:
         for m in metrics:
             rows = out[(out["target"] == target) & (out["metric"] == m)]
-            assert sorted(rows["ci_method"]) == sorted(methods), (target, m)
+            want = (*methods, *gap_only) if target.startswith("gap") else methods
+            assert sorted(rows["ci_method"]) == sorted(want), (target, m)
             assert rows["coverage"].between(0, 1).all()
             # the estimates do not depend on the interval method
             assert rows["mean"].nunique() == 1 and rows["truth"].nunique() == 1
+    # the hull's coverage is at least that of the paired normal and of the BCa MOVER gap, replicate by replicate
+    for g in ("a", "b"):
+        for m in metrics:
+            cov = out[(out["target"] == f"gap {g}") & (out["metric"] == m)].set_index("ci_method")["coverage"]
+            assert cov["hull"] >= max(cov["linearization"], cov["bca_mover"]) - 1e-12, (g, m)
+            assert cov["recommended"] == cov["hull"]
     # true values computed independently: the exact metrics of the group's records and of the releases
     exact = {g: erx.exact_metrics(df[df["grp"] == g], "pred", "truth") for g in ("a", "b")}
     for g, other in (("a", "b"), ("b", "a")):
