@@ -229,7 +229,8 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
     p.add_argument("--ci-methods", nargs="+", default=["linearization"], metavar="METHOD",
                    help="interval methods whose coverage is reported (SPEC 6): 'all', or some of linearization "
-                        "(default), logit, bootstrap, bca, studentized, recommended")
+                        "(default), logit, bootstrap, bca, studentized, recommended, and for the gaps of "
+                        "--group-column bca_mover and hull")
     p.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT,
                    help=f"bootstrap resamples per replication for the bootstrap methods (default {DEFAULT_N_BOOT}, "
                         f"at most {MAX_N_BOOT}; a few hundred suffice to compare methods)")
