@@ -4,12 +4,22 @@ Writes, for each replication and grouping and metric, the gap interval of severa
 the true gap, and each side's effective number of error draws, so that a rule choosing the
 method from the draws can be calibrated on one run and evaluated on another.
 
-    .venv/bin/python benchmarks/gap_rule_study.py --population rldata --size 400 --reps 500 --out /tmp/x.npz
+    .venv/bin/python benchmarks/gap_rule_study.py --population rldata --size 800 --reps 2000 --out /tmp/x.npz
+    .venv/bin/python benchmarks/gap_rule_study.py --report /tmp/x.npz --json results/gap-rule-<date>-rldata.json
+
+The report gives each method's coverage (and, under the null grouping, its false-positive
+rate), the hull of the paired normal interval with the logit and the BCa MOVER ones, and
+the **count floor** of the null test: the size of the exact conditional binomial test of
+the same null on the number of error draws in the group and the rest (p = share of the
+error draws expected in the group, ½ under the null grouping's balanced split), averaged
+over the samples. With few error draws no non-randomised test can reach the nominal level.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -43,17 +53,84 @@ def side_diagnostics(contrib: np.ndarray, draws: np.ndarray, pi: np.ndarray) -> 
     return (float(total * total / sq) if sq > 0 else 0.0), k
 
 
+def exact_split_size(k: int, *, p: float = 0.5, level: float = 0.95) -> float:
+    """Size of the two-sided exact binomial test of a Bin(k, p) split at 1 − ``level``: the
+    probability, under the null, of the splits whose p-value (twice the smaller tail, at
+    most 1) is at most 1 − level."""
+    if k <= 0:
+        return 0.0
+    x = np.arange(k + 1)
+    pmf = np.array([math.comb(k, int(i)) for i in x], dtype=float) * p ** x * (1 - p) ** (k - x)
+    lower, upper = np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]
+    p_value = np.minimum(1.0, 2.0 * np.minimum(lower, upper))
+    return float(pmf[p_value <= 1.0 - level + 1e-12].sum())
+
+
+def report(paths: list[str], out: str | None) -> int:
+    summary = {}
+    for path in paths:
+        z = np.load(path)
+        lo, hi, pv, gaps, diag = z["lo"], z["hi"], z["pv"], z["gaps"], z["diag"]
+        gs, ms, meth = list(z["groupings"]), list(z["metrics"]), list(z["methods"])
+        k_of = {m: i for i, m in enumerate(meth)}
+        cols = {m: (lo[..., k_of[m]], hi[..., k_of[m]], pv[..., k_of[m]] < 0.05) for m in meth}
+        lin = k_of["linearization"]
+        for other in ("logit", "bca_mover"):
+            if other in k_of:
+                o = k_of[other]
+                cols[f"hull_{other}"] = (np.fmin(lo[..., lin], lo[..., o]), np.fmax(hi[..., lin], hi[..., o]),
+                                         (pv[..., lin] < 0.05) & (pv[..., o] < 0.05))
+        print(path)
+        print("grouping metric".ljust(32) + "".join(n[:14].rjust(15) for n in cols))
+        cell = summary.setdefault(path, {})
+        for gi, g in enumerate(gs):
+            for mi, m in enumerate(ms):
+                t = gaps[gi, mi]
+                row = []
+                for name, (lo_, hi_, rej) in cols.items():
+                    lo1, hi1 = lo_[:, gi, mi], hi_[:, gi, mi]
+                    ok = ~np.isnan(lo1)
+                    cov = float(np.mean((lo1[ok] <= t + 1e-12) & (t - 1e-12 <= hi1[ok]))) if ok.any() else math.nan
+                    entry = {"coverage": round(cov, 4)}
+                    if g == "null":
+                        entry["false_positive_rate"] = round(float(np.mean(rej[:, gi, mi][ok])), 4)
+                    cell.setdefault(g, {}).setdefault(m, {})[name] = entry
+                    row.append(f"{100 * cov:5.1f}" + (f"/{100 * entry['false_positive_rate']:4.1f}"
+                                                       if g == "null" else ""))
+                print(f"{g} {m}".ljust(32) + "".join(x.rjust(15) for x in row))
+        if "null" in gs:
+            gi = gs.index("null")
+            print("count floor of the null test (exact conditional binomial test, p = 1/2):")
+            for mi, m in enumerate(ms):
+                k = (diag[:, gi, mi, 2] + diag[:, gi, mi, 3]).astype(int)
+                size = float(np.mean([exact_split_size(int(x)) for x in k]))
+                cell["null"][m]["count_floor"] = {"median_error_draws": float(np.median(k)),
+                                                  "p10": float(np.percentile(k, 10)),
+                                                  "p90": float(np.percentile(k, 90)), "size": round(size, 4)}
+                print(f"  {m:20s} error draws median {np.median(k):4.0f} (10 %: {np.percentile(k, 10):.0f}, "
+                      f"90 %: {np.percentile(k, 90):.0f}); exact test size {100 * size:.2f} %")
+    if out:
+        Path(out).write_text(json.dumps(summary, indent=1))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--population", choices=["rldata", "heavy"], required=True)
+    ap.add_argument("--report", nargs="+", metavar="NPZ", help="summarise result files and exit")
+    ap.add_argument("--json", default=None, help="with --report: write the summary here")
+    ap.add_argument("--population", choices=["rldata", "heavy"])
     ap.add_argument("--size", type=int, default=800)
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--groupings", nargs="+", default=["null", "random", "correlated"])
     ap.add_argument("--methods", nargs="+", default=["linearization", "logit", "bca_mover", "bca"])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     args = ap.parse_args()
+    if args.report:
+        return report(args.report, args.json)
+    if not (args.population and args.out):
+        ap.error("--population and --out are required to run the study")
     df = rldata_frame() if args.population == "rldata" else heavy_frame()
     pop = Population(df["truth"].to_numpy(), df["pred"].to_numpy())
     values = cluster_values(pop)
