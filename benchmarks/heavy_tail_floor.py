@@ -11,7 +11,11 @@ with probability |c|/N per draw, and its share of the false pairs is (pp_c − t
    none of them;
 2. draws ``--reps`` samples of ``--size`` clusters, computes every interval method of the
    statistics layer for pairwise precision and F, and splits coverage by whether the
-   sample holds one of the top-k clusters.
+   sample holds one of the top-k clusters;
+3. with ``--groups``, the same split for the subgroup estimates of the study's random
+   grouping (each side split by the top-k clusters of that side) and for the paired change
+   to the study's ``common`` second release (``coverage_methods.py``), with the recommended
+   methods (BCa estimates, the logit MOVER change).
 
 A sample without them shows fewer false pairs than the population, and nothing in it
 tells how many it lacks: the population with those clusters error-free gives the same
@@ -34,9 +38,26 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from coverage_methods import Population, cluster_values, draw_counts, heavy_frame, truth_of  # noqa: E402
+from coverage_methods import (  # noqa: E402
+    Population,
+    cluster_values,
+    draw_counts,
+    group_truth,
+    groupings,
+    heavy_frame,
+    second_predictions,
+    truth_of,
+)
 
-from er_expectations.stats import INTERVAL_METHODS, estimate_methods  # noqa: E402
+from er_expectations.stats import (  # noqa: E402
+    INTERVAL_METHODS,
+    Membership,
+    estimate_groups_methods,
+    estimate_methods,
+)
+from er_expectations.stats.drift import paired_changes  # noqa: E402
+
+STUDY_SEED = 20261127  # coverage_methods.py's default seed: the same groupings and second release
 
 METRICS = ("pairwise_precision", "pairwise_f")
 
@@ -49,6 +70,7 @@ def main() -> int:
     ap.add_argument("--top", type=int, nargs="+", default=[1, 3, 10, 30])
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--groups", action="store_true", help="also subgroup estimates and paired changes")
     args = ap.parse_args()
     df = heavy_frame()
     pop = Population(df["truth"].to_numpy(), df["pred"].to_numpy())
@@ -68,6 +90,15 @@ def main() -> int:
               f"{int(v['s'].to_numpy()[top].sum())} records; P(none in {args.size} draws) = {100 * p_none:.1f} %")
     rng = np.random.default_rng(args.seed)
     tally = {k: {m: {meth: [0, 0, 0, 0] for meth in INTERVAL_METHODS} for m in METRICS} for k in args.top}
+    extra: dict = {}
+    if args.groups:
+        member, known = groupings(pop, v, seed=STUDY_SEED + 2)["random"]
+        side_truth = {"group": group_truth(v, member & known), "comparison": group_truth(v, ~member & known)}
+        side_of = {"group": member, "comparison": ~member}
+        pred2 = second_predictions(df, seed=STUDY_SEED + 1)["common"]
+        pop2 = Population(df["truth"].to_numpy(), pred2, labels=pop.labels)
+        truth2 = truth_of(df, pred2)
+        change_truth = {m: truth2[m] - truth[m] for m in METRICS}
     t0 = time.time()
     for r in range(args.reps):
         counts = draw_counts(rng, pop, "cluster_size", args.size)
@@ -82,6 +113,30 @@ def main() -> int:
                     cover = e.ci_lower <= truth[m] <= e.ci_upper
                     t[0 if seen else 2] += 1
                     t[1 if seen else 3] += int(cover)
+        if args.groups:
+            keep = counts > 0
+            seed = int(rng.integers(0, 2**31))
+            group_rows = estimate_groups_methods(
+                sample, Membership(groups=("G",), pi=member[keep].astype(float)[:, None], known=known[keep]),
+                METRICS, methods=("recommended",), compare_to="rest", min_draws=30, adjust="none", n_boot=args.n_boot,
+                seed=seed)["recommended"]
+            changes = paired_changes(pop2.sample(counts, "cluster_size"), sample, METRICS, methods=("recommended",),
+                                     n_boot=args.n_boot, seed=seed)
+            for k in args.top:
+                top = order[:k]
+                for row in group_rows:
+                    for side, e in (("group", row.estimate), ("comparison", row.comparison)):
+                        seen = bool(counts[top[side_of[side][top]]].sum() > 0)
+                        cover = e.ci_lower <= side_truth[side][row.metric] <= e.ci_upper
+                        t = extra.setdefault((k, f"{side} (random grouping)", row.metric), [0, 0, 0, 0])
+                        t[0 if seen else 2] += 1
+                        t[1 if seen else 3] += int(cover)
+                seen = bool(counts[top].sum() > 0)
+                for m in METRICS:
+                    c = changes[m]["recommended"].change
+                    t = extra.setdefault((k, "change (common)", m), [0, 0, 0, 0])
+                    t[0 if seen else 2] += 1
+                    t[1 if seen else 3] += int(c.ci_lower <= change_truth[m] <= c.ci_upper)
         if r % 200 == 0:
             print(f"{r} reps, {time.time() - t0:.0f} s", flush=True)
     out = {"size": args.size, "reps": args.reps, "n_boot": args.n_boot, "seed": args.seed, "truth":
@@ -98,6 +153,16 @@ def main() -> int:
                 out["coverage"].setdefault(str(k), {}).setdefault(m, {})[meth] = line
                 print(f"  {m:20s} {meth:14s} all {100 * total:5.1f} %   with {n_seen:5d}: "
                       f"{100 * c_seen / max(n_seen, 1):5.1f} %   without {n_not:5d}: {100 * c_not / max(n_not, 1):5.1f} %")
+    if extra:
+        print("\nrecommended method (BCa estimates, logit MOVER change): coverage with / without a top cluster")
+    for (k, target, m), (n_seen, c_seen, n_not, c_not) in sorted(extra.items()):
+        total = (c_seen + c_not) / max(n_seen + n_not, 1)
+        out.setdefault("recommended", {}).setdefault(str(k), {}).setdefault(target, {})[m] = {
+            "samples_with": n_seen, "coverage_with": round(c_seen / n_seen, 4) if n_seen else None,
+            "samples_without": n_not, "coverage_without": round(c_not / n_not, 4) if n_not else None,
+            "coverage": round(total, 4)}
+        print(f"  top {k:3d} {target:28s} {m:20s} all {100 * total:5.1f} %   with {n_seen:5d}: "
+              f"{100 * c_seen / max(n_seen, 1):5.1f} %   without {n_not:5d}: {100 * c_not / max(n_not, 1):5.1f} %")
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=1))
     return 0
