@@ -12,8 +12,8 @@ with probability |c|/N per draw, and its share of the false pairs is (pp_c − t
 2. draws ``--reps`` samples of ``--size`` clusters, computes every interval method of the
    statistics layer for pairwise precision and F, and splits coverage by whether the
    sample holds one of the top-k clusters;
-3. with ``--groups``, the same split for the subgroup estimates of the study's random
-   grouping (each side split by the top-k clusters of that side) and for the paired change
+3. with ``--groups``, the same split for the subgroup estimates of the study's random and
+   null groupings (each side split by its own top-k clusters) and for the paired change
    to the study's ``common`` second release (``coverage_methods.py``), with the recommended
    methods (BCa estimates, the logit MOVER change).
 
@@ -92,9 +92,13 @@ def main() -> int:
     tally = {k: {m: {meth: [0, 0, 0, 0] for meth in INTERVAL_METHODS} for m in METRICS} for k in args.top}
     extra: dict = {}
     if args.groups:
-        member, known = groupings(pop, v, seed=STUDY_SEED + 2)["random"]
-        side_truth = {"group": group_truth(v, member & known), "comparison": group_truth(v, ~member & known)}
-        side_of = {"group": member, "comparison": ~member}
+        study_groupings = groupings(pop, v, seed=STUDY_SEED + 2)
+        chosen = {g: study_groupings[g] for g in ("random", "null")}
+        side_truth = {g: {"group": group_truth(v, mb & kn), "comparison": group_truth(v, ~mb & kn)}
+                      for g, (mb, kn) in chosen.items()}
+        side_of = {g: {"group": mb & kn, "comparison": ~mb & kn} for g, (mb, kn) in chosen.items()}
+        # each side's own ranking: its clusters by share of the side's false pairs per draw probability
+        side_order = {g: {side: order[where[order]] for side, where in sides.items()} for g, sides in side_of.items()}
         pred2 = second_predictions(df, seed=STUDY_SEED + 1)["common"]
         pop2 = Population(df["truth"].to_numpy(), pred2, labels=pop.labels)
         truth2 = truth_of(df, pred2)
@@ -116,21 +120,22 @@ def main() -> int:
         if args.groups:
             keep = counts > 0
             seed = int(rng.integers(0, 2**31))
-            group_rows = estimate_groups_methods(
-                sample, Membership(groups=("G",), pi=member[keep].astype(float)[:, None], known=known[keep]),
+            group_rows = {g: estimate_groups_methods(
+                sample, Membership(groups=("G",), pi=mb[keep].astype(float)[:, None], known=kn[keep]),
                 METRICS, methods=("recommended",), compare_to="rest", min_draws=30, adjust="none", n_boot=args.n_boot,
-                seed=seed)["recommended"]
+                seed=seed)["recommended"] for g, (mb, kn) in chosen.items()}
             changes = paired_changes(pop2.sample(counts, "cluster_size"), sample, METRICS, methods=("recommended",),
                                      n_boot=args.n_boot, seed=seed)
             for k in args.top:
                 top = order[:k]
-                for row in group_rows:
-                    for side, e in (("group", row.estimate), ("comparison", row.comparison)):
-                        seen = bool(counts[top[side_of[side][top]]].sum() > 0)
-                        cover = e.ci_lower <= side_truth[side][row.metric] <= e.ci_upper
-                        t = extra.setdefault((k, f"{side} (random grouping)", row.metric), [0, 0, 0, 0])
-                        t[0 if seen else 2] += 1
-                        t[1 if seen else 3] += int(cover)
+                for g, rows_g in group_rows.items():
+                    for row in rows_g:
+                        for side, e in (("group", row.estimate), ("comparison", row.comparison)):
+                            seen = bool(counts[side_order[g][side][:k]].sum() > 0)
+                            cover = e.ci_lower <= side_truth[g][side][row.metric] <= e.ci_upper
+                            t = extra.setdefault((k, f"{side} ({g} grouping)", row.metric), [0, 0, 0, 0])
+                            t[0 if seen else 2] += 1
+                            t[1 if seen else 3] += int(cover)
                 seen = bool(counts[top].sum() > 0)
                 for m in METRICS:
                     c = changes[m]["recommended"].change
