@@ -340,3 +340,36 @@ def test_hull_difference_by_hand():
     assert hull_difference(none, b).ci_lower == -0.1010
     zero = Difference(0.0, 0.0, -0.004, 0.004, 1.0, 800, 0.95, "no error", "zero_event")
     assert hull_difference(zero, b).interval == "zero_event"
+
+
+def test_hull_difference_properties():
+    """For any two intervals of one difference: the hull holds both, covers any value either
+    covers, and excludes 0 at 5 % exactly when both do (its p is the larger p)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from er_expectations.stats.differences import Difference, hull_difference
+
+    finite = st.floats(-1.0, 1.0, allow_nan=False)
+
+    @st.composite
+    def interval(draw):
+        lo, hi = sorted((draw(finite), draw(finite)))
+        p = draw(st.floats(0.0, 1.0))
+        return lo, hi, p, draw(st.sampled_from(("linearization", "bca", "zero_event")))
+
+    @settings(max_examples=300, deadline=None)
+    @given(interval(), interval(), finite)
+    def check(a, b, value):
+        first = Difference(0.01, 0.02, a[0], a[1], a[2], 100, 0.95, "", a[3])
+        second = Difference(0.01, 0.02, b[0], b[1], b[2], 100, 0.95, "", b[3])
+        h = hull_difference(first, second)
+        assert h.ci_lower <= min(a[0], b[0]) and h.ci_upper >= max(a[1], b[1])
+        assert (h.ci_lower, h.ci_upper) == (min(a[0], b[0]), max(a[1], b[1]))
+        if a[0] <= value <= a[1] or b[0] <= value <= b[1]:
+            assert h.ci_lower <= value <= h.ci_upper
+        assert h.p_value == max(a[2], b[2])
+        assert (h.p_value < 0.05) == (a[2] < 0.05 and b[2] < 0.05)
+        assert h.zero_event == ("zero_event" in (a[3], b[3]))
+
+    check()
