@@ -30,6 +30,8 @@ def _expectations() -> list:
         ExpectEstimatedPairwiseRecallToBeBetween(**common, min_value=0.0, ci_method="bca", n_boot=300, seed=11),
         ExpectSubgroupDisparityToBeBelow(**common, group_column="grp", max_disparity=1.0, min_draws=2,
                                          ci_method="bootstrap", n_boot=300, seed=11),
+        ExpectSubgroupDisparityToBeBelow(**common, group_column="grp", max_disparity=1.0, min_draws=2,
+                                         ci_method="recommended", n_boot=300, seed=11),
     ]
 
 
@@ -62,8 +64,16 @@ def test_a_seed_gives_the_same_bootstrap_intervals_on_every_engine_and_in_the_ap
     assert on_pandas[0][1:3] == pytest.approx((api["ci_lower"].iloc[0], api["ci_upper"].iloc[0]), rel=1e-12)
     groups = erx.estimate_by_group(df, "pred", "ref", group_column="grp", metrics=["pairwise_f"], min_draws=2,
                                    ci_method="bootstrap", n_boot=300, seed=11)
-    for name, lo, hi, _ in on_pandas[1:]:
+    n_groups = (len(on_pandas) - 1) // 2
+    for name, lo, hi, _ in on_pandas[1:1 + n_groups]:
         row = groups.loc[(name, "pairwise_f")]
+        assert (lo, hi) == pytest.approx((row["disparity_ci_lower"], row["disparity_ci_upper"]), rel=1e-12)
+    # "recommended" gaps are the hull of the paired normal and the BCa MOVER gaps, on every engine
+    hull = erx.estimate_by_group(df, "pred", "ref", group_column="grp", metrics=["pairwise_f"], min_draws=2,
+                                 ci_method="hull", n_boot=300, seed=11)
+    for name, lo, hi, method in on_pandas[1 + n_groups:]:
+        row = hull.loc[(name, "pairwise_f")]
+        assert method in ("hull", "zero_event")
         assert (lo, hi) == pytest.approx((row["disparity_ci_lower"], row["disparity_ci_upper"]), rel=1e-12)
 
 
