@@ -75,19 +75,27 @@ def main() -> int:
     ap.add_argument("--floor", type=float, default=0.1, help="λ of SPEC 12.3 (default 0.1)")
     ap.add_argument("--seed", type=int, default=20261129)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--groups", action="store_true",
+                    help="also a random grouping of the entities (each with probability 1/2): group estimates and gaps")
     args = ap.parse_args()
     df = make_release(20_000, seed=7, misplaced=0.03, n_draws=1)  # the heavy population of coverage_methods.py
     t0 = time.time()
     pairs = within_cluster_pairs(df)
     print(f"{len(pairs):,} scored pairs in {time.time() - t0:.1f} s")
     t0 = time.time()
+    extra = {}
+    if args.groups:  # an entity-level attribute unrelated to the errors
+        entities = pd.unique(df["true_id"])
+        chosen = np.random.default_rng(args.seed + 1).random(entities.size) < 0.5
+        df["grp"] = df["true_id"].map(dict(zip(entities.tolist(), np.where(chosen, "a", "b").tolist(), strict=True)))
+        extra = {"group_column": "grp"}
+    methods = ["linearization", "bca", "studentized"] + (["hull", "recommended"] if args.groups else [])
     out = erx.simulate(df, "inventor_id", "true_id", sizes=args.sizes, designs=["cluster_size", "expected_errors"],
                        reps=args.reps, seed=args.seed, metrics=list(METRICS), record_id="mention_id",
-                       ci_methods=["linearization", "bca", "studentized"], n_boot=args.n_boot,
-                       match_probabilities=pairs, floor=args.floor)
+                       ci_methods=methods, n_boot=args.n_boot, match_probabilities=pairs, floor=args.floor, **extra)
     print(f"simulated in {time.time() - t0:.0f} s")
-    cols = ["metric", "design", "size", "ci_method", "truth", "bias", "sd", "mean_se", "coverage"]
-    table = out[cols].sort_values(["metric", "size", "ci_method", "design"])
+    cols = ["target", "metric", "design", "size", "ci_method", "truth", "bias", "sd", "mean_se", "coverage"]
+    table = out[cols].sort_values(["target", "metric", "size", "ci_method", "design"])
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(table.to_string(index=False))
     if args.out:
