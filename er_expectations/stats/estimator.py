@@ -88,7 +88,9 @@ RECOMMENDED_CI_METHOD: dict[str, str] = {
 #: heavy-tailed population: 86–89 %, false alarms 7–14 % under no true gap). The hull covers
 #: whenever either covers and its test rejects only when both do, so it is at least as
 #: honest as the better of the two in every cell: 94.8–99.9 % on RLdata10000 and 93.8–97.4 %
-#: on the heavy-tailed population at 800 draws, false-positive rate 0.4–5.0 % under a null
+#: on the heavy-tailed population at 800 draws (the study's three groupings; 89.5 % for a
+#: grouping that puts that population's few heavy errors on one side: no interval sees
+#: errors the draws miss, benchmarks/README.md), false-positive rate 0.4–5.0 % under a null
 #: grouping (below 3.5 % only where a handful of error draws makes any exact test
 #: conservative), widths 1.02–1.35 times the paired normal interval.
 RECOMMENDED_GAP_METHOD: dict[str, str] = dict.fromkeys(RECOMMENDED_CI_METHOD, "hull")
