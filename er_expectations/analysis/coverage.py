@@ -38,10 +38,13 @@ __all__ = ["ALL_METHODS", "CoverageCell", "cell_row", "check_ci_methods", "drawn
 ALL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, *GAP_METHODS, RECOMMENDED)
 
 
-def check_ci_methods(ci_methods: object, *, parameter: str = "ci_methods") -> tuple[str, ...]:
-    """``"all"``, one method or a list of methods of :data:`ALL_METHODS` (checked, each once)."""
+def check_ci_methods(ci_methods: object, *, parameter: str = "ci_methods", gaps: bool = True) -> tuple[str, ...]:
+    """``"all"``, one method or a list of methods of :data:`ALL_METHODS` (checked, each once).
+
+    Without ``gaps`` (no grouping to report gaps of), a gap-only method named on its own is an
+    error, since it would report nothing; ``"all"`` then leaves them out."""
     if ci_methods == "all" or (isinstance(ci_methods, (list, tuple)) and list(ci_methods) == ["all"]):
-        return ALL_METHODS
+        return ALL_METHODS if gaps else tuple(m for m in ALL_METHODS if m not in GAP_METHODS)
     if isinstance(ci_methods, str):
         ci_methods = (ci_methods,)
     if not isinstance(ci_methods, Iterable):
@@ -53,6 +56,9 @@ def check_ci_methods(ci_methods: object, *, parameter: str = "ci_methods") -> tu
             close = did_you_mean(str(m), ALL_METHODS)
             raise InputError(f"{parameter}: {m!r} is not an interval method{'; ' + close if close else ''}. "
                              f"Use 'all' or some of: {', '.join(ALL_METHODS)}")
+        if m in GAP_METHODS and not gaps:
+            raise InputError(f"{parameter}: {m!r} is an interval method for subgroup gaps only and reports nothing "
+                             "without a grouping; give group_column= (--group-column) or another method")
         out.append(m)
     if not out:
         raise InputError(f"{parameter}=[] selects no interval method; give 'all' or e.g. ['linearization', 'bca']")

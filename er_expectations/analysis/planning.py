@@ -352,7 +352,7 @@ def simulate(
     beta = check_beta(beta)
     bias_adjust = _check_flag(bias_adjust, parameter="bias_adjust")
     ids = resolve_metrics(metrics, names=name is not None)
-    methods = check_ci_methods(ci_methods)
+    methods = check_ci_methods(ci_methods, gaps=group_column is not None)
     _, n_boot, _ = check_interval_options("linearization", n_boot, None)
     if EXPECTED_ERRORS in designs_:
         check_floor(floor)

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.stats.combine import Difference, difference
+from er_expectations.stats.differences import hull_difference
 from er_expectations.stats.estimator import RatioEstimate, check_ci_level
 from er_expectations.stats.metrics import METRICS, PERFORMANCE_METRICS, estimate_metrics
 from er_expectations.stats.sample import BenchmarkSample
@@ -388,16 +389,10 @@ def estimate_groups_methods(
                                         p, note="; ".join(notes)))
         raw[method] = rows
     if "hull" in needed:  # the smallest interval holding the paired normal and the BCa MOVER gaps
-        from dataclasses import replace
-
-        from er_expectations.stats.differences import hull_difference
-
         raw["hull"] = [replace(lin, disparity=(gap := hull_difference(lin.disparity, mover.disparity)),
                                p_value=gap.p_value if lin.status == "ok" else math.nan)
                        for lin, mover in zip(raw["linearization"], raw["bca_mover"], strict=True)]
     if RECOMMENDED in wanted:  # each row: estimates and gap from its metric's methods
-        from dataclasses import replace
-
         rec = []
         for i, r in enumerate(raw["linearization"]):
             sides = raw[RECOMMENDED_CI_METHOD.get(r.metric, "linearization")][i]
@@ -415,8 +410,6 @@ def _labelled(diff: Difference, labels: tuple[str, str]) -> Difference:
     """The notes of a gap name its sides as the group and its comparison."""
     if not diff.note:
         return diff
-    from dataclasses import replace
-
     note = diff.note.replace("first side", labels[0]).replace("second side", labels[1])
     return replace(diff, note=note)
 
@@ -492,6 +485,4 @@ class _GroupBootstrap:
 
 
 def _with_p(row: GroupResult, p_adjusted: float) -> GroupResult:
-    from dataclasses import replace
-
     return replace(row, p_adjusted=p_adjusted)

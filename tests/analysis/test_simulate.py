@@ -332,6 +332,14 @@ def test_simulate_interval_options_are_checked_first():
     df = _population()
     with pytest.raises(InputError, match="ci_methods: 'wilson' is not an interval method"):
         erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods=["wilson"])
+    # a gap-only method without a grouping would report nothing: refused, not an empty table
+    for method in ("hull", "bca_mover"):
+        with pytest.raises(InputError, match=f"'{method}' is an interval method for subgroup gaps only.*group_column"):
+            erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods=["linearization", method])
+    # "all" without a grouping leaves them out
+    out = erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods="all", n_boot=100, metrics="pairwise_f")
+    assert "hull" not in out.attrs["ci_methods"] and set(out["ci_method"]) == {
+        "linearization", "logit", "bootstrap", "bca", "studentized", "recommended"}
     with pytest.raises(InputError, match="n_boot=1000000000 is too large"):
         erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods="all", n_boot=10**9)
 
