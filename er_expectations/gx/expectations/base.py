@@ -281,6 +281,13 @@ class ERExpectation(BatchExpectation):
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
                                               **kwargs):
+        return cls.common_blocks(configuration, result) or None
+
+    @classmethod
+    def common_blocks(cls, configuration: Any, result: Any) -> list:
+        """The blocks every check's result shows under its row (SPEC 13): the suite author's
+        note, skipped or the decision line (or why it failed), and the clusters that contribute
+        most to the error. Checks with their own tables add them after these."""
         details = result_details(result)
         blocks = []
         cfg = config_of(configuration, result)
@@ -312,7 +319,7 @@ class ERExpectation(BatchExpectation):
                  "Under-clustering (UCE)", "Share of error"],
                 rows,
             ))
-        return blocks or None
+        return blocks
 
 
 #: What a skipped check returns to GX (SPEC 13), which knows only success and failure.

@@ -29,7 +29,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.text import fmt_level, fmt_number
-from er_expectations.gx.expectations.base import ERExpectation, json_number
+from er_expectations.gx.expectations.base import json_number
 from er_expectations.gx.expectations.decisions import DECISION_RULES, decision_field, rule_phrase
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.intervals import (
@@ -402,9 +402,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
                                               **kwargs):
-        blocks = ERExpectation._diagnostic_unexpected_table_renderer.__func__(
-            cls, configuration=configuration, result=result, runtime_configuration=runtime_configuration,
-            **kwargs) or []
+        blocks = cls.common_blocks(configuration, result)
         details = result_details(result)
         groups = details.get("groups") or []
         if not groups:

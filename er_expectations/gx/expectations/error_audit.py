@@ -22,7 +22,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from er_expectations.core.text import fmt_level, fmt_number, observed_estimate
 from er_expectations.gx.error_audit_view import audit_blocks
-from er_expectations.gx.expectations.base import PANDAS_ONLY, ERExpectation, json_number
+from er_expectations.gx.expectations.base import PANDAS_ONLY, json_number
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
     decision_details,
@@ -193,8 +193,6 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
                                               **kwargs):
-        blocks = ERExpectation._diagnostic_unexpected_table_renderer.__func__(
-            cls, configuration=configuration, result=result, runtime_configuration=runtime_configuration,
-            **kwargs) or []
+        blocks = cls.common_blocks(configuration, result)
         blocks += audit_blocks(result_details(result))
         return blocks or None

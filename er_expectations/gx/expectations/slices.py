@@ -30,7 +30,7 @@ from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.text import fmt_level, fmt_number
-from er_expectations.gx.expectations.base import ERExpectation, json_number
+from er_expectations.gx.expectations.base import json_number
 from er_expectations.gx.expectations.decisions import DECISION_RULES, decision_field, rule_phrase
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.params import ParameterError
@@ -243,9 +243,7 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
     @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
     def _diagnostic_unexpected_table_renderer(cls, configuration=None, result=None, runtime_configuration=None,
                                               **kwargs):
-        blocks = ERExpectation._diagnostic_unexpected_table_renderer.__func__(
-            cls, configuration=configuration, result=result, runtime_configuration=runtime_configuration,
-            **kwargs) or []
+        blocks = cls.common_blocks(configuration, result)
         details = result_details(result)
         if details.get("skipped") or "slices" not in details:
             return blocks or None
