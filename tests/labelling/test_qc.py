@@ -82,6 +82,14 @@ def test_earlier_answer(project):
     assert earlier_answer(project, store, 3) is None
 
 
+def _save_answers(store, answers) -> None:
+    """Save each (draw, removed, added, true cluster) as labeller "ann", over any earlier answer."""
+    for draw, removed, added, true in answers:
+        cur = store.decision(draw, "ann")
+        store.save(draw, "ann", Decision(removed=removed, added=added, true_cluster=true),
+                   expected_version=cur.version if cur else 0)
+
+
 _IDS = st.lists(st.integers(0, 8), max_size=3).map(lambda xs: [str(rid(i)) for i in xs])
 
 
@@ -91,10 +99,7 @@ _IDS = st.lists(st.integers(0, 8), max_size=3).map(lambda xs: [str(rid(i)) for i
 def test_findings_equal_check_labels(project, answers):
     store = project.store
     with _Reset(store):
-        for draw, removed, added, true in answers:
-            cur = store.decision(draw, "ann")
-            store.save(draw, "ann", Decision(removed=removed, added=added, true_cluster=true),
-                       expected_version=cur.version if cur else 0)
+        _save_answers(store, answers)
         labels = store.labels_frame()
         records = project.records()
         want = check_labels(labels, records, "pred", record_id="id", block="block", name="name")
@@ -146,10 +151,7 @@ _WIDE_IDS = st.lists(st.integers(0, 31), max_size=4).map(lambda xs: [f"r{i}" for
 def test_findings_equal_check_labels_on_a_wider_release(wider, answers):
     store = wider.store
     with _Reset(store):
-        for draw, removed, added, true in answers:
-            cur = store.decision(draw, "ann")
-            store.save(draw, "ann", Decision(removed=removed, added=added, true_cluster=true),
-                       expected_version=cur.version if cur else 0)
+        _save_answers(store, answers)
         labels = store.labels_frame()
         want = check_labels(labels, wider.records(), "pred", record_id="id", block="block", name="name")
         for draw in labels["draw"].tolist():
