@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from er_expectations.core.errors import InputError
-from er_expectations.engines.base import WeightsSpec
+from er_expectations.engines.base import KNOWN_AUTO, WeightsSpec
 from er_expectations.engines.pandas.release import PandasRelease, contingency
 from er_expectations.stats import (
     DEFAULT_CI_METHOD,
@@ -102,6 +102,10 @@ def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_l
         "n_clusters": sample.n_clusters,
         "records_set_aside": sample.records_set_aside,
         "clusters_set_aside": sample.clusters_set_aside,
+        "known_column": sample.known_column,
+        "records_added": sample.records_added,
+        "records_added_in_sampled": sample.records_added_in_sampled,
+        "benchmark_version": sample.benchmark_version,
         "ci_method": ci_method,
     })
     if uses_bootstrap(ci_method):
@@ -125,6 +129,7 @@ def estimate(
     ci_method: str = DEFAULT_CI_METHOD,
     n_boot: int = DEFAULT_N_BOOT,
     seed: int | None = None,
+    known: Hashable | None = KNOWN_AUTO,
 ) -> pd.DataFrame:
     """Design-based estimates of performance and true-clustering statistics (SPEC 5–7).
 
@@ -145,6 +150,16 @@ def estimate(
     ``n_boot`` is at most ``MAX_N_BOOT`` (20,000); every option is checked before the data
     is read. A sample without a single error gets the binomial interval of SPEC 6 under
     every method, with a note; column ``ci_method`` names the method of each row.
+
+    ``known`` (SPEC 14) names the column that marks the records known when the benchmark was
+    labelled (the ``benchmark_version`` column of a file written by ``er-expectations
+    benchmark``, joined onto the release: null on records added since). The release is then
+    evaluated on its known records only, and ``attrs`` counts the records set aside
+    (``records_added``, ``records_added_in_sampled``: those in a predicted cluster holding a
+    benchmark record) and names the ``benchmark_version``. The default ``"auto"`` uses the
+    column ``benchmark_version`` when ``df`` has it; ``None`` evaluates every record (then a
+    record added after labelling to the predicted cluster of a benchmark entity counts as an
+    error; ``attrs['known_column']`` is None).
     """
     check_beta(beta)
     check_ci_level(ci_level)
@@ -154,7 +169,7 @@ def estimate(
     rel = Release(df, prediction=prediction, name=name, record_id=record_id)
     return rel.estimate(reference=reference, weights=weights, draws=draws, metrics=metrics, beta=beta,
                         ci_level=ci_level, bias_adjust=bias_adjust, ci_method=ci_method, n_boot=n_boot,
-                        seed=seed)
+                        seed=seed, known=known)
 
 
 def exact_metrics(
@@ -188,15 +203,17 @@ def cluster_errors(
     metric: str | None = None,
     beta: float = 1.0,
     record_id: Hashable | None = None,
+    known: Hashable | None = KNOWN_AUTO,
 ) -> pd.DataFrame:
     """Per-sampled-cluster error table (SPEC 4), for error analysis and audit.
 
     One row per benchmark cluster in the release: size, weight, draws, number of predicted
     clusters it is split over, EI, SDE, OCE, UCE, ROCE, RUCE and, with ``metric``, the
     cluster's share of that metric's estimated error (sorted by it, largest first).
+    ``known`` restricts the release to the records known at labelling, as in :func:`estimate`.
     """
     rel = PandasRelease(df, prediction=prediction, record_id=record_id)
-    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws)
+    sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, known=known)
     return sample_error_frame(sample, metric=metric, beta=beta)
 
 
@@ -263,7 +280,8 @@ class Release:
     def estimate(self, reference: Hashable = "benchmark_id", weights: str | dict | WeightsSpec = "cluster_size",
                  draws: Hashable | None = None, metrics: str | Iterable[str] | None = None, beta: float = 1.0,
                  ci_level: float = 0.95, *, bias_adjust: bool = True, ci_method: str = DEFAULT_CI_METHOD,
-                 n_boot: int = DEFAULT_N_BOOT, seed: int | None = None) -> pd.DataFrame:
+                 n_boot: int = DEFAULT_N_BOOT, seed: int | None = None,
+                 known: Hashable | None = KNOWN_AUTO) -> pd.DataFrame:
         """Same as :func:`estimate` on this release (with the release's name column)."""
         beta = check_beta(beta)
         ci_level = check_ci_level(ci_level)
@@ -272,7 +290,8 @@ class Release:
         if uses_bootstrap(ci_method):
             seed = resolve_seed(seed)
         ids = resolve_metrics(metrics, names=self.name is not None)
-        sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name)
+        sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name,
+                                            known=known)
         results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
                                    ci_method=ci_method, n_boot=n_boot, seed=seed)
         return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,

@@ -4,19 +4,84 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from er_expectations.core.errors import InputError
 
-__all__ = ["DESIGNS", "MAX_DRAWS", "AggregatedRelease", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
-           "parse_weights", "pieces_from_rows", "weights_for"]
+__all__ = ["DESIGNS", "KNOWN_AUTO", "KNOWN_COLUMN", "MAX_DRAWS", "KnownCounts", "resolve_known", "AggregatedRelease", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
+           "parse_weights", "pieces_from_rows", "version_number", "weights_for"]
 
 #: Largest number of draws of one cluster (their sum must stay exact in float64 arithmetic).
 MAX_DRAWS = 10**9
 
 DESIGNS = ("cluster_size", "uniform")
+
+#: The column of a benchmark file that lists the records known when it was labelled, with the
+#: benchmark version that added each one (SPEC 14). Joined onto a release, it is null on the
+#: records added after labelling.
+KNOWN_COLUMN = "benchmark_version"
+
+#: ``known="auto"``: use :data:`KNOWN_COLUMN` when the table has it, else evaluate every record.
+KNOWN_AUTO = "auto"
+
+
+def resolve_known(known: object, columns: Sequence[object]) -> str | None:
+    """The column marking the records known at labelling, or ``None`` (SPEC 14).
+
+    ``"auto"`` gives :data:`KNOWN_COLUMN` when ``columns`` holds it and ``None`` otherwise;
+    ``None`` turns the rule off; any other text must be a column of the table.
+    """
+    if known is None:
+        return None
+    if known == KNOWN_AUTO:
+        return KNOWN_COLUMN if KNOWN_COLUMN in columns else None
+    if not isinstance(known, str) or not known:
+        raise InputError(f"known={known!r}: give the column that marks the records known when the benchmark was "
+                         f"labelled (e.g. {KNOWN_COLUMN!r}), 'auto' or None")
+    if known not in columns:
+        raise InputError(f"known={known!r}: no such column in the table; join the benchmark file (its column "
+                         f"{KNOWN_COLUMN!r} lists the records known at labelling) or pass known=None to evaluate "
+                         "every record (SPEC 14)")
+    return known
+
+
+@dataclass(frozen=True, slots=True)
+class KnownCounts:
+    """What the labelling universe sets aside in one release (SPEC 14).
+
+    ``added``: records of the release without a known mark (added after labelling);
+    ``added_in_sampled``: those in a predicted cluster holding a benchmark record;
+    ``unmarked_benchmark``: benchmark records without a known mark (an error);
+    ``version``: the largest benchmark version in the column (``None`` if not a number).
+    """
+
+    added: int
+    added_in_sampled: int
+    unmarked_benchmark: int
+    version: int | None
+
+    def check(self, *, known: str, reference: str) -> None:
+        if self.unmarked_benchmark:
+            raise InputError(
+                f"{self.unmarked_benchmark} benchmark record(s) have a {reference!r} but no {known!r}: every record "
+                "of a benchmark cluster was known when it was labelled; rebuild the benchmark with "
+                "'er-expectations benchmark' or give those records their version (SPEC 14)")
+
+    def apply(self, sample: object, *, known: str) -> object:
+        """The sample with these counts (a :class:`~er_expectations.stats.BenchmarkSample`)."""
+        return replace(sample, known_column=known, records_added=self.added,
+                       records_added_in_sampled=self.added_in_sampled, benchmark_version=self.version)
+
+
+def version_number(value: object) -> int | None:
+    """The largest version as an int, or ``None`` when the column holds no whole number."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number == number and number == int(number) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,17 +39,49 @@ def _file(fact: Mapping[str, Any]) -> str:
     return "–"
 
 
-def benchmark_use(results: Sequence[Any]) -> dict[str, int] | None:
-    """Clusters and draws of the benchmark used on this release, and those set aside because the
-    release lacks their records, from the first result that records them (SPEC 2.1)."""
+def benchmark_use(results: Sequence[Any]) -> dict[str, Any] | None:
+    """Clusters and draws of the benchmark used on this release, those set aside because the
+    release lacks their records (SPEC 2.1), and the records of the release added after the
+    benchmark was labelled (SPEC 14), from the first result that records them."""
     for result in results:
         body = result.get("result") if isinstance(result, Mapping) else getattr(result, "result", None)
         details = body.get("details") if isinstance(body, Mapping) else None
         if isinstance(details, Mapping) and isinstance(details.get("clusters_set_aside"), int):
             keys = ("clusters", "draws", "clusters_set_aside", "records_set_aside")
             if all(isinstance(details.get(k), int) for k in keys):
-                return {k: int(details[k]) for k in keys}
+                use: dict[str, Any] = {k: int(details[k]) for k in keys}
+                for key in ("records_added", "records_added_in_sampled"):
+                    use[key] = int(details[key]) if isinstance(details.get(key), int) else 0
+                known = details.get("known_column")
+                use["known_column"] = known if isinstance(known, str) else None
+                version = details.get("benchmark_version")
+                use["benchmark_version"] = version if isinstance(version, int) else None
+                return use
     return None
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def universe_text(use: Mapping[str, Any]) -> str:
+    """What the benchmark's labelling universe did on this release (SPEC 14), in words."""
+    if use.get("known_column") is None:
+        return ("the benchmark does not record which records were known when it was labelled, so every record "
+                "of this release is evaluated: a record added since labelling to the predicted cluster of a "
+                "benchmark entity counts as an error (rebuild the benchmark with er-expectations benchmark, "
+                "SPEC 14)")
+    version = use.get("benchmark_version")
+    head = f"benchmark version {version}" if version is not None else f"records known at labelling ({use['known_column']})"
+    added = int(use.get("records_added") or 0)
+    if not added:
+        return f"{head}: every record of this release was known when the benchmark was labelled"
+    inside = int(use.get("records_added_in_sampled") or 0)
+    verb = "was" if added == 1 else "were"
+    pronoun = "it is" if added == 1 else "they are"
+    return (f"{head}: {_plural(added, 'record')} of this release {verb} added after the benchmark was labelled "
+            f"({inside:,} of them in the predicted clusters of sampled records); {pronoun} not evaluated "
+            "(SPEC 14; a top-up labels them)")
 
 
 def provenance_lines(meta: Mapping[str, Any] | None, results: Sequence[Any]) -> list[tuple[str, str]]:
@@ -89,4 +121,5 @@ def provenance_lines(meta: Mapping[str, Any] | None, results: Sequence[Any]) -> 
             n = use["records_set_aside"]
             text += f"; {n:,} benchmark record{'s' if n != 1 else ''} not in this release set aside"
         lines.append(("Benchmark in this release", text))
+        lines.append(("Records known at labelling", universe_text(use)))
     return lines

@@ -21,6 +21,7 @@ from er_expectations.config import (
 from er_expectations.config.checkpoint import DataSources, EngineData
 from er_expectations.config.errors import IssueCollector, did_you_mean, quote_list
 from er_expectations.core.io import table_columns
+from er_expectations.engines.base import KNOWN_AUTO, KNOWN_COLUMN
 from er_expectations.gx.expectations import (
     COLUMN_PARAMETERS as _COLUMN_PARAMS,  # as the expectation models mark them
 )
@@ -191,6 +192,8 @@ def _column_refs(cfg: ExpectationConfig) -> Iterable[tuple[str, str]]:
             column = _weights_column(value)
             if column is not None:
                 yield param, column
+        elif param == "known_column" and value == KNOWN_AUTO:
+            continue  # the benchmark's own column when it has one (SPEC 14), carried by the run
         elif isinstance(value, str):
             yield param, value
         elif isinstance(value, list):  # a list of columns (feature_columns)
@@ -200,17 +203,21 @@ def _column_refs(cfg: ExpectationConfig) -> Iterable[tuple[str, str]]:
 def _referenced_extra_columns(
     suites: Sequence[SuiteConfig], benchmark_columns: Sequence[str] | None
 ) -> list[str]:
-    """Weight and draws columns the suites name that the benchmark file has (``None``: a
-    benchmark not opened, whose weight and draws columns are taken as named)."""
+    """Weight, draws and known-record columns the suites name that the benchmark file has
+    (``None``: a benchmark not opened, whose columns are taken as named), and the benchmark's
+    column of the records known at labelling whenever it has one (SPEC 14: every checkpoint
+    applies it with no configuration)."""
     wanted: list[str] = []
     for suite in suites:
         for cfg in suite.expectations:
             for param, column in _column_refs(cfg):
                 if benchmark_columns is None:
-                    if param in ("weights", "draws_column"):
+                    if param in ("weights", "draws_column", "known_column"):
                         wanted.append(column)
-                elif param in ("weights", "draws_column", "group_column") and column in benchmark_columns:
+                elif param in ("weights", "draws_column", "group_column", "known_column") and column in benchmark_columns:
                     wanted.append(column)
+    if benchmark_columns is not None and KNOWN_COLUMN in benchmark_columns:
+        wanted.append(KNOWN_COLUMN)
     return list(dict.fromkeys(wanted))
 
 

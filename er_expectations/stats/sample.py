@@ -28,6 +28,13 @@ class BenchmarkSample:
     Contingency arrays (length J): ``piece_cluster`` (index into the cluster arrays),
     ``piece_n`` = |c ∩ ĉ|, ``piece_m`` = |ĉ|, ``piece_label`` (the ĉ id).
     ``n_records`` and ``n_clusters`` are N and |Ĉ| of the release population.
+
+    The benchmark's life (SPEC 14): ``known_column`` names the column that marks the records
+    known when the benchmark was labelled (``None``: the benchmark does not say, and every
+    record of the release is evaluated). With it, the release is evaluated on its known
+    records only: ``records_added`` records of the release were added after labelling and are
+    set aside, ``records_added_in_sampled`` of them in a predicted cluster that holds a
+    benchmark record; ``benchmark_version`` is the benchmark's latest version.
     """
 
     labels: np.ndarray
@@ -46,6 +53,10 @@ class BenchmarkSample:
     has_name: np.ndarray | None = None
     records_set_aside: int = 0
     clusters_set_aside: int = 0
+    known_column: str | None = None
+    records_added: int = 0
+    records_added_in_sampled: int = 0
+    benchmark_version: int | None = None
 
     def __post_init__(self) -> None:
         k = self.labels.shape[0]

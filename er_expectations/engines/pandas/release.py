@@ -22,10 +22,14 @@ import pyarrow.compute as pc
 
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import (
+    KNOWN_AUTO,
     MAX_DRAWS,
+    KnownCounts,
     WeightsSpec,
     check_cluster_values,
     parse_weights,
+    resolve_known,
+    version_number,
     weights_for,
 )
 from er_expectations.engines.pandas.checks import check_column, check_frame, check_id_types
@@ -160,6 +164,7 @@ class PandasRelease:
         self._sizes: np.ndarray | None = None
         self._names: dict[Hashable, tuple[np.ndarray, int]] = {}
         self._samples: dict[tuple, tuple] = {}
+        self._known: dict[tuple, tuple[PandasRelease, KnownCounts]] = {}
 
     # -- prediction ------------------------------------------------------------------
     @property
@@ -214,6 +219,7 @@ class PandasRelease:
         out._sizes = None
         out._names = self._names  # same frame, same name codes
         out._samples = {}
+        out._known = {}
         return out
 
     # -- summary of the predicted clustering ------------------------------------------------
@@ -272,9 +278,15 @@ class PandasRelease:
         weights: str | dict | WeightsSpec = "cluster_size",
         draws: Hashable | None = None,
         name: Hashable | None = None,
+        known: Hashable | None = KNOWN_AUTO,
     ) -> BenchmarkSample:
         df = self.df
         check_column(df, reference, "reference")
+        column = resolve_known(known, list(df.columns))
+        if column is not None:
+            part, counts = self._known_part(column, reference)
+            sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
+            return counts.apply(sample, known=column)
         spec = parse_weights(weights, [c for c in df.columns if isinstance(c, str)])
         # one sample per benchmark and design; the name flags are added to it (GX asks for the
         # sample with and without a name column: the contingency is computed once)
@@ -292,6 +304,27 @@ class PandasRelease:
             return sample
         homonym, variation, has_name = self._name_flags(name, rows, ref_codes, len(sample.labels))
         return dataclasses.replace(sample, homonym=homonym, name_variation=variation, has_name=has_name)
+
+    def _known_part(self, known: str, reference: Hashable) -> tuple[PandasRelease, KnownCounts]:
+        """The release restricted to the records known at labelling, and what it sets aside
+        (SPEC 14): computed once per (known, reference) column pair."""
+        key = (known, reference)
+        found = self._known.get(key)
+        if found is None:
+            values = self.df[known]
+            mark = values.notna().to_numpy()
+            codes = self.pred_codes
+            in_release = codes >= 0
+            added = in_release & ~mark
+            bench = self.df[reference].notna().to_numpy()
+            sampled = np.zeros(max(self._n_pred, 1), dtype=bool)
+            sampled[codes[bench & in_release]] = True
+            top = pd.to_numeric(values, errors="coerce").max() if mark.any() else None
+            counts = KnownCounts(added=int(added.sum()), added_in_sampled=int(sampled[codes[added]].sum()),
+                                 unmarked_benchmark=int((bench & ~mark).sum()), version=version_number(top))
+            counts.check(known=known, reference=str(reference))
+            found = self._known[key] = (self if mark.all() else self.restrict(mark), counts)
+        return found
 
     def _sample(self, reference: Hashable, spec: WeightsSpec,
                 draws: Hashable | None) -> tuple[BenchmarkSample, np.ndarray, np.ndarray]:
@@ -437,10 +470,12 @@ def clustering_table(df: pd.DataFrame, *, cluster: Hashable, name: Hashable | No
 
 def benchmark_sample(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable,
                      weights: str | dict | WeightsSpec = "cluster_size", draws: Hashable | None = None,
-                     name: Hashable | None = None, record_id: Hashable | None = None) -> BenchmarkSample:
-    """The benchmark restricted to the release, aggregated per sampled cluster (SPEC 2.1, 4)."""
+                     name: Hashable | None = None, record_id: Hashable | None = None,
+                     known: Hashable | None = KNOWN_AUTO) -> BenchmarkSample:
+    """The benchmark restricted to the release (and to the records known at labelling,
+    SPEC 14), aggregated per sampled cluster (SPEC 2.1, 4)."""
     rel = PandasRelease(df, prediction=prediction, record_id=record_id)
-    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
+    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=known)
 
 
 def contingency(df: pd.DataFrame, *, prediction: Hashable, reference: Hashable

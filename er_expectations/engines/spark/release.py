@@ -41,12 +41,16 @@ import numpy as np
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import (
+    KNOWN_AUTO,
     AggregatedRelease,
+    KnownCounts,
     WeightsSpec,
     cluster_values,
     name_flags,
     parse_weights,
     pieces_from_rows,
+    resolve_known,
+    version_number,
     weights_for,
 )
 from er_expectations.stats import BenchmarkSample, ClusteringTable
@@ -300,8 +304,19 @@ class SparkRelease(AggregatedRelease):
 
     # -- benchmark (SPEC 2.1, 4, 7) -------------------------------------------------------
     def benchmark_sample(self, *, reference: str, weights: str | dict | WeightsSpec = "cluster_size",
-                         draws: str | None = None, name: str | None = None) -> BenchmarkSample:
+                         draws: str | None = None, name: str | None = None,
+                         known: str | None = KNOWN_AUTO) -> BenchmarkSample:
         self._column(reference, "reference")
+        column = resolve_known(known, self.columns)
+        if column is not None:
+            counts = self._known_counts(column, reference)
+            counts.check(known=column, reference=reference)
+            part_df = self.df.where(self._column(column, "known").isNotNull())
+            facts = self.facts
+            describe_batch(part_df, checked_ids=facts.checked_ids, reference=reference, name=facts.name)
+            part = SparkRelease(part_df, prediction=self.prediction)
+            sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
+            return counts.apply(sample, known=column)
         spec = parse_weights(weights, self.columns)
         if spec.kind == "column":
             self._column(spec.column, "weights")
@@ -342,6 +357,23 @@ class SparkRelease(AggregatedRelease):
             records_set_aside=len(rows) - len(in_release),
             clusters_set_aside=clusters_all - clusters_in,
         )
+
+    def _known_counts(self, known: str, reference: str) -> KnownCounts:
+        """Records added after labelling (in all, and in predicted clusters holding a benchmark
+        record), unmarked benchmark records and the latest version (SPEC 14): one job over the
+        table and one over the added records of the benchmark's clusters."""
+        F = self.F
+        k = self._column(known, "known")
+        columns, rows = self._benchmark_records(reference)
+        ki, p = columns.index(known), columns.index(self.prediction)
+        sampled = sorted({r[p] for r in rows if r[p] is not None})
+        added = self.df.where(self.pred.isNotNull() & k.isNull())
+        row = self.df.agg(F.sum(F.when(self.pred.isNotNull() & k.isNull(), 1).otherwise(0)).alias("added"),
+                          F.max(k).alias("top")).first()
+        n_added = int(row["added"] or 0)
+        n_in = self._among(added, self.prediction, sampled).count() if sampled and n_added else 0
+        return KnownCounts(added=n_added, added_in_sampled=int(n_in),
+                           unmarked_benchmark=sum(1 for r in rows if r[ki] is None), version=version_number(row["top"]))
 
     def benchmark_rows(self, *, reference: str, columns: dict[str, str]) -> Any:
         """The benchmark records with ``reference`` and ``columns`` ({parameter: column}) as a
@@ -398,7 +430,9 @@ def clustering_table(df: Any, *, cluster: str, name: str | None = None,
 
 def benchmark_sample(df: Any, *, prediction: str, reference: str,
                      weights: str | dict | WeightsSpec = "cluster_size", draws: str | None = None,
-                     name: str | None = None, record_id: str | None = None) -> BenchmarkSample:
-    """The benchmark restricted to the release, aggregated per sampled cluster, by Spark."""
+                     name: str | None = None, record_id: str | None = None,
+                     known: str | None = KNOWN_AUTO) -> BenchmarkSample:
+    """The benchmark restricted to the release (and to the records known at labelling, SPEC 14),
+    aggregated per sampled cluster, by Spark."""
     rel = SparkRelease(df, prediction=prediction, record_id=record_id)
-    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
+    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=known)

@@ -27,12 +27,16 @@ import pandas as pd
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import (
+    KNOWN_AUTO,
     AggregatedRelease,
+    KnownCounts,
     WeightsSpec,
     cluster_values,
     name_flags,
     parse_weights,
     pieces_from_rows,
+    resolve_known,
+    version_number,
     weights_for,
 )
 from er_expectations.stats import BenchmarkSample, ClusteringTable
@@ -168,9 +172,18 @@ class SqlRelease(AggregatedRelease):
 
     # -- benchmark (SPEC 2.1, 4, 7) -------------------------------------------------------
     def benchmark_sample(self, *, reference: str, weights: str | dict | WeightsSpec = "cluster_size",
-                         draws: str | None = None, name: str | None = None) -> BenchmarkSample:
+                         draws: str | None = None, name: str | None = None,
+                         known: str | None = KNOWN_AUTO) -> BenchmarkSample:
         sa = self.sa
         ref = self._column(reference, "reference")
+        column = resolve_known(known, [c.name for c in self.rel.columns])
+        if column is not None:
+            counts = self._known_counts(self._column(column, "known"), ref)
+            counts.check(known=column, reference=reference)
+            part = SqlRelease(self.bind, sa.select(*self.rel.c).where(self.rel.c[column].is_not(None))
+                              .subquery("known_records"), prediction=self.prediction)
+            sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
+            return counts.apply(sample, known=column)
         spec = parse_weights(weights, [c.name for c in self.rel.columns])
         wcol = self._column(spec.column, "weights") if spec.kind == "column" else None
         self.check_draws_argument(draws)
@@ -217,6 +230,25 @@ class SqlRelease(AggregatedRelease):
             homonym=homonym, name_variation=variation, has_name=has_name,
             records_set_aside=int(aside), clusters_set_aside=int(clusters_all) - int(clusters_in),
         )
+
+    def _known_counts(self, known: Any, ref: Any) -> KnownCounts:
+        """Records added after labelling (in all, and in predicted clusters holding a benchmark
+        record), unmarked benchmark records and the latest version (SPEC 14): two group-bys."""
+        sa = self.sa
+        pred = self.pred
+        added = (sa.select(pred.label("p"), sa.func.count().label("n"))
+                 .where(pred.is_not(None), known.is_(None)).group_by(pred).subquery("added"))
+        sampled = (sa.select(pred.label("p")).where(pred.is_not(None), ref.is_not(None)).group_by(pred)
+                   .subquery("sampled"))
+        (n_added, n_in), = self._rows(sa.select(
+            sa.func.coalesce(sa.func.sum(added.c.n), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((sampled.c.p.is_not(None), added.c.n), else_=0)), 0),
+        ).select_from(added.outerjoin(sampled, added.c.p == sampled.c.p)))
+        (unmarked, top), = self._rows(sa.select(
+            sa.func.coalesce(sa.func.sum(sa.case((sa.and_(ref.is_not(None), known.is_(None)), 1), else_=0)), 0),
+            sa.func.max(known)).select_from(self.rel))
+        return KnownCounts(added=int(n_added), added_in_sampled=int(n_in), unmarked_benchmark=int(unmarked),
+                           version=version_number(top))
 
     def benchmark_rows(self, *, reference: str, columns: dict[str, str]) -> pd.DataFrame:
         """The benchmark records with ``reference`` and ``columns`` ({parameter: column}) as a
@@ -268,7 +300,9 @@ def clustering_table(bind: Any, table: Any, *, cluster: str, name: str | None = 
 
 def benchmark_sample(bind: Any, table: Any, *, prediction: str, reference: str,
                      weights: str | dict | WeightsSpec = "cluster_size", draws: str | None = None,
-                     name: str | None = None, record_id: str | None = None) -> BenchmarkSample:
-    """The benchmark restricted to the release, aggregated per sampled cluster, in the database."""
+                     name: str | None = None, record_id: str | None = None,
+                     known: str | None = KNOWN_AUTO) -> BenchmarkSample:
+    """The benchmark restricted to the release (and to the records known at labelling, SPEC 14),
+    aggregated per sampled cluster, in the database."""
     rel = SqlRelease(bind, table, prediction=prediction, record_id=record_id)
-    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name)
+    return rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=known)

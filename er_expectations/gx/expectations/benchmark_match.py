@@ -39,7 +39,7 @@ class ExpectStatisticToMatchBenchmarkEstimate(SampledExpectation, ChosenStatisti
 
     args_keys: ClassVar[tuple[str, ...]] = ("statistic", "prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "statistic", "prediction_column", "record_id_column", "reference_column", "weights", "draws_column",
+        "statistic", "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "known_column",
         "name_column", "ci_level", *SampledExpectation.SKIP_KEYS,
     )
 

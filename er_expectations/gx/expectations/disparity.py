@@ -210,7 +210,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "max_disparity")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "known_column", "ci_level",
         *(k for k in _GROUP_KEYS if k != "ci_level"), "max_disparity", "require_significance", "decision",
         *SampledExpectation.SKIP_KEYS,
     )

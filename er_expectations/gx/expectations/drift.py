@@ -394,7 +394,7 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "metric", "max_change")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level",
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "known_column", "ci_level",
         "baseline", "baseline_column", "metric", "max_change", "beta", "diff_examples", "seed", "ci_method",
         "n_boot", "min_overlap", "decision", *SkippableExpectation.SKIP_KEYS)
 

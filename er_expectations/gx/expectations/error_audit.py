@@ -77,7 +77,7 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "tags_column", "tag",
                                             "max_rate")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "tags_column",
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "known_column", "tags_column",
         "tag", "max_rate", "share", "known_tags", "decision", "ci_level", "ci_method", "n_boot", "seed", "examples",
         *SampledExpectation.SKIP_KEYS,
     )

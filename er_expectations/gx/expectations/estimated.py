@@ -23,7 +23,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from er_expectations.analysis.release import sample_error_frame
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.core.text import design_kind, fmt_level, observed_estimate, range_phrase
-from er_expectations.engines.base import DESIGNS
+from er_expectations.engines.base import DESIGNS, KNOWN_AUTO, KNOWN_COLUMN
 from er_expectations.gx.expectations.base import (
     TOP_CLUSTERS,
     BoundedExpectation,
@@ -74,6 +74,10 @@ def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[
         "design": sample.design,
         "records_set_aside": int(sample.records_set_aside),
         "clusters_set_aside": int(sample.clusters_set_aside),
+        "known_column": sample.known_column,
+        "records_added": int(sample.records_added),
+        "records_added_in_sampled": int(sample.records_added_in_sampled),
+        "benchmark_version": sample.benchmark_version,
         "observed_text": observed_estimate(est.estimate, est.std_error, est.ci_lower, est.ci_upper,
                                            ci_level=est.ci_level, clusters=est.clusters, draws=est.draws,
                                            interval=est.interval),
@@ -109,6 +113,10 @@ class SampledExpectation(SkippableExpectation):
         "proportional to their size), uniform, or {column: <weight column>}.", column="batch")
     draws_column: str | None = pydantic.Field(
         None, description="Column with how many times each benchmark cluster was drawn (default 1).", column="batch")
+    known_column: str | None = pydantic.Field(
+        KNOWN_AUTO, description="Column marking the records known when the benchmark was labelled (SPEC 14): "
+        "records of the release where it is null were added later and are not evaluated. 'auto' (default): "
+        f"the column {KNOWN_COLUMN} when the batch has it; null: evaluate every record.", column="batch")
     ci_level: float | SuiteParameterDict = pydantic.Field(
         0.95, gt=0.0, lt=1.0, description="Confidence level of the interval, strictly between 0 and 1.")
 
@@ -142,6 +150,7 @@ class SampledExpectation(SkippableExpectation):
             "weights": encode_weights(self.weights),
             "draws_column": self.draws_column,
             "name_column": name_column,
+            "known_column": self.known_column,
         }
 
 
@@ -160,7 +169,7 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column", "min_value", "max_value")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "min_value", "max_value",
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "known_column", "min_value", "max_value",
         "ci_level", "bound", "decision", "strict_min", "strict_max", "ci_method", "n_boot", "seed",
         *SkippableExpectation.SKIP_KEYS,
     )

@@ -126,7 +126,7 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (
-        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "ci_level", "metric",
+        "prediction_column", "record_id_column", "reference_column", "weights", "draws_column", "known_column", "ci_level", "metric",
         "per", "feature_columns", "name_column", "surname_column", "derived", "max_lift", "max_rate",
         "min_slice_share", "max_depth", "min_draws", "split", "max_slices", "seed", "decision",
         *SampledExpectation.SKIP_KEYS,

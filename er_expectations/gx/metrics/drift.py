@@ -28,6 +28,7 @@ from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.analysis.drift import agreement_of, statistic_change_of
+from er_expectations.engines.base import KNOWN_AUTO
 from er_expectations.engines.registry import engine_for
 from er_expectations.gx.metrics.release import (
     BENCHMARK_SAMPLE,
@@ -144,7 +145,8 @@ class BaselineSampleMetric(DependentMetric):
             return None
         kw = metric_value_kwargs
         return release.benchmark_sample(reference=kw["reference_column"], weights=decode_weights(kw["weights"]),
-                                        draws=kw.get("draws_column"), name=kw.get("name_column"))
+                                        draws=kw.get("draws_column"), name=kw.get("name_column"),
+                                        known=kw.get("known_column", KNOWN_AUTO))
 
 
 class EstimateChangeMetric(DependentMetric):

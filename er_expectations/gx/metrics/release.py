@@ -33,7 +33,7 @@ from great_expectations.expectations.metrics.table_metric_provider import TableM
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.errors import InputError
-from er_expectations.engines.base import WeightsSpec, parse_weights
+from er_expectations.engines.base import KNOWN_AUTO, WeightsSpec, parse_weights
 from er_expectations.engines.registry import engine_for
 from er_expectations.stats import DEFAULT_N_BOOT, estimate_metrics, summary_statistics
 
@@ -61,7 +61,7 @@ UNSUPPORTED_ENGINE = "er.unsupported_engine"
 
 RELEASE_KEYS = ("prediction_column", "record_id_column")
 TABLE_KEYS = (*RELEASE_KEYS, "name_column")
-SAMPLE_KEYS = (*RELEASE_KEYS, "reference_column", "weights", "draws_column", "name_column")
+SAMPLE_KEYS = (*RELEASE_KEYS, "reference_column", "weights", "draws_column", "name_column", "known_column")
 
 
 def encode_weights(weights: object) -> str:
@@ -155,6 +155,7 @@ class BenchmarkSampleMetric(DependentMetric):
             weights=decode_weights(metric_value_kwargs["weights"]),
             draws=metric_value_kwargs.get("draws_column"),
             name=metric_value_kwargs.get("name_column"),
+            known=metric_value_kwargs.get("known_column", KNOWN_AUTO),
         )
 
 
