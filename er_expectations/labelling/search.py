@@ -210,7 +210,9 @@ class RecordSearch:
         key_of_raw = key_codes.astype(np.int64)
         if empty.size:  # a name of punctuation only: not searchable
             key_of_raw[key_of_raw == empty[0]] = -1
-        row_key = np.where(raw_codes >= 0, key_of_raw[np.maximum(raw_codes, 0)] if raw_codes.size else raw_codes, -1)
+        # every name null: no key at all (indexing the empty key list would fail)
+        row_key = (np.where(raw_codes >= 0, key_of_raw[np.maximum(raw_codes, 0)], -1) if key_of_raw.size
+                   else np.full(raw_codes.shape, -1, dtype=np.int64))
         self._row_key = row_key.astype(np.int32 if len(unique_keys) < 2**31 else np.int64)
         self._keys = unique_keys.tolist()
         self._key_rows = _csr(row_key, len(self._keys))
