@@ -21,6 +21,13 @@ answers such queries over a records table:
 * **Near the drawn record.** With ``near=r`` the records of r's block and with names like
   r's rank first (``rank = score + 0.15 · same block + 0.1 · name similarity to r``) and the
   members of ĉ(r) are marked. An empty query with ``near`` searches r's own name.
+* **Nothing out of reach** (issue 31). :meth:`RecordSearch.find` lists at most ``per_name``
+  records of one normalised name and says, per name listed, how many records carry it; and
+  :meth:`RecordSearch.expand` gives *every* record of one normalised name (or one block),
+  grouped by predicted cluster: the members of ĉ(r) apart (nothing to add), the records outside
+  the release apart (no predicted cluster: they cannot be added, SPEC 9 rule 4), each other
+  predicted cluster a group. An expansion is a few array look-ups (the names' and blocks'
+  record lists are built once), whatever the name's size.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import pandas as pd
 
 from er_expectations.core.errors import InputError
 
-__all__ = ["Hit", "RecordSearch", "name_tokens"]
+__all__ = ["Expansion", "Found", "Group", "Hit", "NameCount", "RecordSearch", "name_key", "name_tokens"]
 
 _FOLD = str.maketrans({"ß": "ss", "ẞ": "ss", "ø": "o", "Ø": "o", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe",
                        "ł": "l", "Ł": "l", "đ": "d", "Đ": "d", "ð": "d", "Ð": "d", "þ": "th", "Þ": "th",
@@ -63,8 +70,13 @@ def name_tokens(text: object) -> list[str]:
     return _TOKEN.findall(text.casefold())
 
 
-def _key(text: object) -> str:
+def name_key(text: object) -> str:
+    """The normalised name: its tokens sorted and joined by spaces ("Droz, Pierre-Yves" →
+    "droz pierre yves"); two names are the same name when their keys are equal."""
     return " ".join(sorted(name_tokens(text)))
+
+
+_key = name_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +97,56 @@ class Hit:
     name_similarity: float | None = None
     in_predicted: bool | None = None
     in_release: bool | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NameCount:
+    """A normalised name among the hits: ``records`` carry it, ``shown`` of them are hits (the
+    other ``records - shown`` are reached with :meth:`RecordSearch.expand`)."""
+
+    key: str
+    name: object
+    records: int
+    shown: int
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A search's answer: the ``hits``, each listed name with its record count (``names``, in
+    the order of their first hit), and ``truncated`` (True when more records matched than the
+    ``limit`` listed: ask again with a larger limit, or expand a name)."""
+
+    hits: list[Hit]
+    names: list[NameCount]
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """The records of one predicted cluster in an expansion: its value as written, its
+    ``rows`` (table rows, in table order) and ``cluster_size`` (all its records in the release)."""
+
+    cluster: object
+    rows: tuple[int, ...]
+    cluster_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """Every record of one normalised name (``kind="name"``) or one block (``kind="block"``),
+    each exactly once: ``in_draw`` (members of the near record's predicted cluster ĉ(r),
+    nothing to add), ``groups`` (one per other predicted cluster, the largest first) and
+    ``outside`` (no predicted cluster: not in the release, never addable). ``records`` is their
+    total; ``name`` the name as written of its first record (None for a block or no record)."""
+
+    kind: str
+    value: str
+    name: object
+    records: int
+    in_draw: tuple[int, ...]
+    groups: tuple[Group, ...]
+    outside: tuple[int, ...]
 
 
 def _csr(groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +179,11 @@ class RecordSearch:
         self._length_start: np.ndarray = np.zeros(1, dtype=np.int64)  # words of length L: [start[L], start[L+1])
         self._initials: dict[str, int] = {}  # the one-letter words (initials) of the vocabulary
         self._index: pd.Index | None = None
+        self._cluster_text: list = []
+        self._cluster_size: np.ndarray = np.empty(0, dtype=np.int64)
+        self._key_of: dict[str, int] = {}  # normalised name -> its number
+        self._block_of: dict[str, int] | None = None  # block text -> its code
+        self._block_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64))
 
     @classmethod
     def build(cls, records: pd.DataFrame, *, record_id: Hashable, name: Hashable, block: Hashable | None = None,
@@ -143,10 +210,13 @@ class RecordSearch:
         key_of_raw = key_codes.astype(np.int64)
         if empty.size:  # a name of punctuation only: not searchable
             key_of_raw[key_of_raw == empty[0]] = -1
-        row_key = np.where(raw_codes >= 0, key_of_raw[np.maximum(raw_codes, 0)] if raw_codes.size else raw_codes, -1)
+        # every name null: no key at all (indexing the empty key list would fail)
+        row_key = (np.where(raw_codes >= 0, key_of_raw[np.maximum(raw_codes, 0)], -1) if key_of_raw.size
+                   else np.full(raw_codes.shape, -1, dtype=np.int64))
         self._row_key = row_key.astype(np.int32 if len(unique_keys) < 2**31 else np.int64)
         self._keys = unique_keys.tolist()
         self._key_rows = _csr(row_key, len(self._keys))
+        self._key_of = {k: i for i, k in enumerate(self._keys)}
         vocab: dict[str, int] = {}
         tok: list[int] = []
         owner: list[int] = []
@@ -167,8 +237,12 @@ class RecordSearch:
         if block is not None:
             codes, blocks = pd.factorize(frame[block], use_na_sentinel=True)
             self._block_code, self._block_text = codes, blocks.tolist()
+            self._block_rows = _csr(np.asarray(codes, dtype=np.int64), len(self._block_text))
+            self._block_of = {str(_plain(b)): i for i, b in enumerate(self._block_text)}
         if prediction is not None:
-            self._cluster_code, _ = pd.factorize(frame[prediction], use_na_sentinel=True)
+            self._cluster_code, clusters = pd.factorize(frame[prediction], use_na_sentinel=True)
+            self._cluster_text = clusters.tolist()
+            self._cluster_size = np.bincount(self._cluster_code[self._cluster_code >= 0], minlength=len(clusters))
         return self
 
     # -- looking up ---------------------------------------------------------------------------------
@@ -232,10 +306,15 @@ class RecordSearch:
         return total
 
     def search(self, text: str, *, near: object | None = None, limit: int = 20, per_name: int = 5) -> list[Hit]:
+        """The hits of :meth:`find` (the ``limit`` records whose names best match ``text``)."""
+        return self.find(text, near=near, limit=limit, per_name=per_name).hits
+
+    def find(self, text: str, *, near: object | None = None, limit: int = 20, per_name: int = 5) -> Found:
         """The ``limit`` records whose names best match ``text`` (typos, accents, case and name
         order tolerated), best first; ``near`` is the drawn record's id (see the module). At most
         ``per_name`` records of one (normalised) name are listed, those of r's block first, so
-        that a common name does not hide the other spellings."""
+        that a common name does not hide the other spellings; :attr:`Found.names` counts every
+        record of each listed name (the rest: :meth:`expand`)."""
         from rapidfuzz import fuzz, process
 
         if not isinstance(text, str):
@@ -252,13 +331,14 @@ class RecordSearch:
         if not tokens and near_key is not None and near_key >= 0:
             tokens = self._keys[near_key].split()
         tokens = [t for t in dict.fromkeys(tokens)]
+        nothing = Found(hits=[], names=[], truncated=False)
         if not tokens or not self._keys:
-            return []
+            return nothing
         total = self._token_scores(tokens)
         found = np.flatnonzero(total)
         n_top = min(MAX_RESCORED, int(found.size))
         if n_top == 0:
-            return []
+            return nothing
         top = found[np.argpartition(-total[found], n_top - 1)[:n_top]] if found.size > n_top else found
         query = " ".join(sorted(tokens))
         names = [self._keys[k] for k in top.tolist()]
@@ -273,7 +353,17 @@ class RecordSearch:
         if near_key is not None and near_key >= 0:
             like_near = process.cdist([self._keys[near_key]], names, scorer=fuzz.token_sort_ratio, dtype=np.float32,
                                       workers=1)[0] / 100.0
-        return self._hits(top, score, like_near, near_row, limit, per_name)
+        hits = self._hits(top, score, like_near, near_row, limit, per_name)
+        start = self._key_rows[1]
+        listable = int(np.minimum(start[top + 1] - start[top], per_name).sum())
+        counts: dict[str, list] = {}
+        for h in hits:
+            if h.key not in counts:
+                k = self.key_number(h.key)
+                counts[h.key] = [h.name, int(start[k + 1] - start[k]), 0]
+            counts[h.key][2] += 1
+        return Found(hits=hits, names=[NameCount(key=k, name=v[0], records=v[1], shown=v[2]) for k, v in counts.items()],
+                     truncated=listable > len(hits))
 
     def _hits(self, top: np.ndarray, score: np.ndarray, like_near: np.ndarray | None, near_row: int | None,
               limit: int, per_name: int) -> list[Hit]:
@@ -310,13 +400,70 @@ class RecordSearch:
                 in_pred = (self._cluster_code[r] == c) & (c >= 0)
         order = np.argsort(-rank, kind="stable")[:limit]
         return [Hit(record=_plain(self._ids[int(r[j])]), row=int(r[j]),
-                    name=self._text(self._name_code, self._name_text, r[j]), block=self._text(self._block_code, self._block_text, r[j]), score=round(float(s[j]), 6),
+                    name=self._text(self._name_code, self._name_text, r[j]),
+                    block=self._text(self._block_code, self._block_text, r[j]), score=round(float(s[j]), 6),
                     rank=round(float(rank[j]), 6), same_block=None if same is None else bool(same[j]),
                     name_similarity=None if near_row is None else round(float(row_like[j]), 6),
                     in_predicted=None if in_pred is None else bool(in_pred[j]),
-                    in_release=None if self._cluster_code is None else bool(self._cluster_code[r[j]] >= 0))
+                    in_release=None if self._cluster_code is None else bool(self._cluster_code[r[j]] >= 0),
+                    key=self._keys[int(self._row_key[r[j]])])
                 for j in order.tolist()]
 
+    # -- every record of a name or a block ---------------------------------------------------------------
+    def key_number(self, key: str) -> int:
+        """The number of a normalised name (:func:`name_key`), -1 when no record has it."""
+        return self._key_of.get(key, -1)
+
+    def expand(self, *, name: str | None = None, block: object | None = None, near: object | None = None) -> Expansion:
+        """Every record of the normalised name of ``name`` (any spelling of it: "Droz,
+        Pierre-Yves" is "Pierre-Yves Droz") or of the block ``block`` (its value or text),
+        grouped by predicted cluster (see :class:`Expansion`); ``near`` is the drawn record's id,
+        whose predicted cluster's members are set apart. An unknown name or block has no record."""
+        if (name is None) == (block is None):
+            raise InputError("expand: give name=<a name> or block=<a block>, one of the two")
+        near_row = None if near is None else self.row_of(near)
+        if name is not None:
+            if not isinstance(name, str) or len(name) > MAX_QUERY:
+                raise InputError(f"name={str(name)[:40]!r}: give a name of at most {MAX_QUERY} characters")
+            kind, value = "name", name_key(name)
+            k = self.key_number(value)
+            rows_of, start = self._key_rows
+            rows = rows_of[start[k]:start[k + 1]] if k >= 0 else rows_of[:0]
+        else:
+            if self._block_code is None:
+                raise InputError("expand: the search was built without a block column; expand a name")
+            kind, value = "block", str(block)
+            b = self._block_number(value)
+            rows_of, start = self._block_rows
+            rows = rows_of[start[b]:start[b + 1]] if b >= 0 else rows_of[:0]
+        rows = np.sort(rows)
+        label = self._text(self._name_code, self._name_text, int(rows[0])) if kind == "name" and rows.size else None
+        if self._cluster_code is None:  # no prediction: one group of everything
+            return Expansion(kind=kind, value=value, name=label, records=int(rows.size), in_draw=(),
+                             groups=(Group(cluster=None, rows=tuple(rows.tolist()), cluster_size=0),) if rows.size
+                             else (), outside=())
+        codes = self._cluster_code[rows]
+        own = -1 if near_row is None else int(self._cluster_code[near_row])
+        in_draw = rows[(codes == own) & (own >= 0)]
+        outside = rows[codes < 0]
+        rest = (codes >= 0) & (codes != own)
+        by_cluster = np.argsort(codes[rest], kind="stable")  # rows stay in table order within a cluster
+        rest_rows, rest_codes = rows[rest][by_cluster], codes[rest][by_cluster]
+        clusters, first, sizes = np.unique(rest_codes, return_index=True, return_counts=True)
+        groups = []
+        for c in sorted(range(clusters.size), key=lambda i: (-int(sizes[i]), int(rest_rows[first[i]]))):
+            code, a = int(clusters[c]), int(first[c])
+            groups.append(Group(cluster=_plain(self._cluster_text[code]), rows=tuple(rest_rows[a:a + int(sizes[c])].tolist()),
+                                cluster_size=int(self._cluster_size[code])))
+        return Expansion(kind=kind, value=value, name=label, records=int(rows.size),
+                         in_draw=tuple(in_draw.tolist()), groups=tuple(groups), outside=tuple(outside.tolist()))
+
+    def block_of(self, row: int) -> object:
+        """The block of a table row as written (None without a block column or when null)."""
+        return self._text(self._block_code, self._block_text, row)
+
+    def _block_number(self, text: str) -> int:
+        return -1 if self._block_of is None else self._block_of.get(text, -1)
 
     @staticmethod
     def _text(codes: np.ndarray | None, texts: list, row: int) -> object:

@@ -17,7 +17,11 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 ``POST /api/review/N/tag``  ``{tag, kind, records}``: an error tag on the draw's true cluster
 ``GET /estimates``          the estimates so far (SPEC 6) and the draws still needed (``?target_se=``)
 ``GET /api/draw/N``         the draw's state as JSON
-``GET /api/search``         ``?draw=N&q=TEXT``: ranked records to add (typo tolerant)
+``GET /api/search``         ``?draw=N&q=TEXT[&limit=K]``: ranked records to add (typo tolerant), with
+                            how many records carry each name listed (issue 31)
+``GET /api/expand``         ``?draw=N&name=NAME`` or ``&block=B``: every record of that name or block,
+                            grouped by predicted cluster (the draw's own members and the records
+                            outside the release set apart)
 ``POST /api/draw/N/save``   a decision; 200 saved, 409 conflict, 4xx bad input
 ``GET /api/draw/N/findings``  SPEC 9's findings for my saved decision (the page asks right after a save)
 ``GET /api/progress``       progress as JSON
@@ -50,6 +54,8 @@ FIRST_ROWS = 50
 #: The metrics of the estimates page (SPEC 5) and the replicates of its plan (fast enough to update).
 ESTIMATED = ("pairwise_precision", "pairwise_recall", "pairwise_f")
 PLAN_REPS = 300
+#: Most hits one search lists (the page asks for more 20 at a time).
+MAX_HITS = 200
 #: Keys a save request may carry.
 SAVE_KEYS = frozenset({"status", "removed", "added", "note", "reason", "expected_version", "seen", "true_cluster"})
 
@@ -95,7 +101,8 @@ class WebApp:
             Route("/api/review/{n}/tag", self.tag_api, methods=["POST"]),
             Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
             Route("/api/draw/{n}/findings", self.findings_api),
-            Route("/api/search", self.search_api), Route("/api/progress", self.progress_api),
+            Route("/api/search", self.search_api), Route("/api/expand", self.expand_api),
+            Route("/api/progress", self.progress_api),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
         ]
         self.starlette = Starlette(routes=routes, exception_handlers={404: self._not_found, 405: self._not_allowed})
@@ -377,34 +384,64 @@ class WebApp:
                              "per_labeller": p.per_labeller})
 
     async def search_api(self, request: Request) -> Response:
+        return await self._read(request, self._search)
+
+    async def expand_api(self, request: Request) -> Response:
+        return await self._read(request, self._expand)
+
+    async def _read(self, request: Request, handler) -> Response:
         try:
-            hits = await run_in_threadpool(self._search, request.query_params)
+            return JSONResponse(await run_in_threadpool(handler, request.query_params))
         except BadRequest as exc:
             return _json_error(exc.status, exc.message)
         except InputError as exc:
             return _json_error(422, str(exc))
-        return JSONResponse({"hits": hits})
 
-    def _search(self, params) -> list[dict]:
+    def _searched_draw(self, params):
         space = self.space
         if space.search is None:
             raise BadRequest(409, "this project names no 'name:' column in workbench.yml: nothing to search")
-        q = params.get("q", "")
         try:
-            draw = space.draw(params.get("draw", ""))
+            return space.draw(params.get("draw", ""))
         except InputError as exc:
             raise BadRequest(404, str(exc)) from None
+
+    def _record(self, row: int, **extra) -> dict:
+        """A record found, for the page: id, name, block, shown cells and whether it can be added
+        (records outside the release never can: ``reason`` says why)."""
+        space = self.space
+        m = space.member(row)
+        inside = bool(space.in_release[row])
+        return {"id": m.id, "name": m.name, "cells": list(m.cells), "in_release": inside,
+                "reason": "" if inside else space.not_in_release(), **extra}
+
+    def _search(self, params) -> dict:
+        space = self.space
+        draw = self._searched_draw(params)
         limit_text = params.get("limit", "20")
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= 100:
-            raise BadRequest(422, f"limit={limit_text[:20]!r}: give a whole number from 1 to 100")
-        hits = space.search.search(q, near=space.ids[space.drawn_row(draw)], limit=int(limit_text))
-        out = []
-        for h in hits:
-            rid = text_of(h.record)
-            m = space.member(h.row)
-            out.append({"id": rid, "name": text_of(h.name), "block": text_of(h.block), "score": h.score,
-                        "same_block": h.same_block, "in_predicted": h.in_predicted, "cells": list(m.cells)})
-        return out
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_HITS:
+            raise BadRequest(422, f"limit={limit_text[:20]!r}: give a whole number from 1 to {MAX_HITS}")
+        found = space.search.find(params.get("q", ""), near=space.ids[space.drawn_row(draw)], limit=int(limit_text))
+        hits = [self._record(h.row, name=text_of(h.name), block=text_of(h.block), score=h.score, key=h.key,
+                             same_block=h.same_block, in_predicted=h.in_predicted) for h in found.hits]
+        names = [{"key": n.key, "name": text_of(n.name), "records": n.records, "shown": n.shown,
+                  "more": n.records - n.shown} for n in found.names]
+        return {"hits": hits, "names": names, "truncated": found.truncated, "limit": int(limit_text),
+                "release": space.release}
+
+    def _expand(self, params) -> dict:
+        space = self.space
+        draw = self._searched_draw(params)
+        name, block = params.get("name"), params.get("block")
+        if (name is None) == (block is None):
+            raise BadRequest(422, "give name=<a name> or block=<a block> to list all its records")
+        drawn = space.drawn_row(draw)
+        e = space.search.expand(name=name, block=block, near=space.ids[drawn])
+        groups = [{"cluster": text_of(g.cluster), "cluster_size": g.cluster_size,
+                   "records": [self._record(r) for r in g.rows]} for g in e.groups]
+        return {"kind": e.kind, "value": e.value, "name": text_of(e.name), "records": e.records,
+                "in_draw": len(e.in_draw), "groups": groups, "outside": [self._record(r) for r in e.outside],
+                "release": space.release, "draw_block": text_of(space.search.block_of(drawn))}
 
     async def save_api(self, request: Request) -> Response:
         return await self._json_write(request, "decision", self._save)
@@ -420,6 +457,12 @@ class WebApp:
         if unknown:
             raise BadRequest(422, f"{len(unknown)} id(s) are not records of this project: "
                                   f"{', '.join(map(repr, unknown[:5]))}; give ids from the records table")
+        outside = space.outside_release(list(decision.added))
+        if outside:  # SPEC 9 rule 4: it would block the estimates until removed
+            raise BadRequest(422, f"added record(s) {', '.join(map(repr, outside[:5]))}"
+                                  f"{f' and {len(outside) - 5} more' if len(outside) > 5 else ''} are "
+                                  f"{space.not_in_release()} (no predicted cluster there), so they cannot be in a "
+                                  "true cluster of it; take them out of the added records and save again")
         if not draw.double and seen is not None:  # someone else answered meanwhile: show it, let me choose
             for other in space.store.decisions(draw.draw):
                 if other.labeller != me and seen.get(str(other.labeller)) != other.version:

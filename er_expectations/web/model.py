@@ -67,7 +67,13 @@ class Workspace:
         records = project.records()
         self.records = records
         self.ids = records[cfg.record_id].map(text_of).to_numpy(dtype=object)
-        self.index = pd.Index(self.ids)
+        # object dtype on both sides of every look-up: under pandas 3 an inferred ``str`` index
+        # met by an object target is copied to object, its 133k-id hash table rebuilt per call
+        self.index = pd.Index(self.ids, dtype=object)
+        #: the release being labelled (the prediction column) and which records are in it (SPEC 2.1:
+        #: a null prediction is outside the release; such a record is never added, SPEC 9 rule 4)
+        self.release = str(cfg.prediction)
+        self.in_release = records[cfg.prediction].notna().to_numpy(dtype=bool)
         name_col = project.name_column
         self.names = records[name_col].map(text_of).to_numpy(dtype=object) if name_col else self.ids
         shown = list(cfg.attributes or [])
@@ -76,19 +82,37 @@ class Workspace:
         self.columns: tuple[str, ...] = tuple(dict.fromkeys(shown))
         self._cells = {c: records[c].map(text_of).to_numpy(dtype=object) for c in self.columns}
         self.search = project.search() if name_col else None
+        if len(self.ids):  # the id look-ups' hash tables, built now rather than in the first request
+            self.rows(self.ids[:1].tolist())
+            if self.search is not None:
+                self.search.row_of(self.ids[0])
 
     # -- records ------------------------------------------------------------------------------
+    def rows(self, ids: list[str]) -> np.ndarray:
+        """The rows of record ids' exact texts (-1 where no record has the id), through the
+        one index built at start (the ids are looked up as objects, the index's own dtype)."""
+        return self.index.get_indexer(pd.Index(ids, dtype=object))
+
     def row(self, record: str) -> int | None:
         """The row of a record id's exact text, or None when no record has it."""
-        loc = self.index.get_indexer([record])[0]
+        loc = self.rows([record])[0]
         return None if loc < 0 else int(loc)
 
     def unknown(self, ids: list[str]) -> list[str]:
         """The ids of ``ids`` that are not record ids."""
         if not ids:
             return []
-        found = self.index.get_indexer(pd.Index(ids, dtype=object))
-        return [i for i, f in zip(ids, found.tolist(), strict=True) if f < 0]
+        return [i for i, f in zip(ids, self.rows(ids).tolist(), strict=True) if f < 0]
+
+    def outside_release(self, ids: list[str]) -> list[str]:
+        """The ids of ``ids`` that are records outside the release (no predicted cluster)."""
+        if not ids:
+            return []
+        return [i for i, f in zip(ids, self.rows(ids).tolist(), strict=True) if f >= 0 and not self.in_release[f]]
+
+    def not_in_release(self) -> str:
+        """Why a record outside the release cannot be added, as the page says it."""
+        return f"not in release {self.release}"
 
     def member(self, row: int) -> Member:
         """The record in ``row`` as a table row."""

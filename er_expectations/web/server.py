@@ -52,7 +52,10 @@ def _socket(host: str, port: int) -> socket.socket:
     except (socket.gaierror, UnicodeError) as exc:
         raise InputError(f"host={host!r}: not an address of this machine ({exc}); give 127.0.0.1") from None
     family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and the
+    # accepted sockets inherit it; with proto 0 every keep-alive answer waited for the client's
+    # delayed ACK (~40 ms, issue 31)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)

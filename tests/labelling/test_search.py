@@ -3,6 +3,7 @@ near the drawn record, and the index against a brute-force scan."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -132,3 +133,74 @@ def test_the_best_hit_is_the_best_name_by_brute_force(names, query):
         return
     assert hits[0].score == pytest.approx(want[0][0], abs=1e-5)
     assert sorted(h.score for h in hits) == pytest.approx(sorted(w[0] for w in want), abs=1e-5)
+
+
+# -- every record of a name or a block (issue 31) ---------------------------------------------------------
+_FIRST = ["Ann", "Anne", "Bo", "José", "Jose", "Li", None]
+_LAST = ["Smith", "Smith-Jones", "Wei", "Núñez", "Nunez"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(_FIRST), st.sampled_from(_LAST),
+                               st.one_of(st.none(), st.integers(0, 4)), st.integers(0, 2)), min_size=1, max_size=40),
+       near=st.integers(0, 39), query=st.tuples(st.sampled_from(_FIRST[:-1]), st.sampled_from(_LAST)))
+def test_expand_returns_every_record_of_the_name_exactly_once(rows, near, query):
+    from er_expectations.labelling.search import name_key
+
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(len(rows))],
+                          "name": [None if f is None else f"{f} {last}" for f, last, _, _ in rows],
+                          "pred": pd.Series([c for _, _, c, _ in rows], dtype="Int64"),
+                          "block": [f"b{b}" for _, _, _, b in rows]})
+    index = RecordSearch.build(frame, record_id="id", name="name", block="block", prediction="pred")
+    near_id = frame["id"].iloc[near % len(frame)]
+    text = f"{query[1]}, {query[0]}"  # another order and punctuation: the same name
+    e = index.expand(name=text, near=near_id)
+    # brute force: the rows whose normalised name is the query's
+    want = [i for i, n in enumerate(frame["name"]) if n is not None and name_key(n) == name_key(text)]
+    got = list(e.in_draw) + list(e.outside) + [r for g in e.groups for r in g.rows]
+    assert sorted(got) == want and len(got) == len(set(got)) == e.records
+    own = frame["pred"].iloc[near % len(frame)]
+    for r in e.in_draw:
+        assert frame["pred"].iloc[r] == own
+    assert all(pd.isna(frame["pred"].iloc[r]) for r in e.outside)
+    sizes = frame["pred"].value_counts()
+    for g in e.groups:
+        assert not pd.isna(g.cluster) and (pd.isna(own) or g.cluster != own)
+        assert all(frame["pred"].iloc[r] == g.cluster for r in g.rows) and g.cluster_size == sizes[g.cluster]
+    assert len({g.cluster for g in e.groups}) == len(e.groups)
+    assert [len(g.rows) for g in e.groups] == sorted((len(g.rows) for g in e.groups), reverse=True)
+    # the same by block: every record of the near record's block, once
+    block = frame["block"].iloc[near % len(frame)]
+    b = index.expand(block=block, near=near_id)
+    got = list(b.in_draw) + list(b.outside) + [r for g in b.groups for r in g.rows]
+    assert sorted(got) == list(np.flatnonzero(frame["block"].to_numpy() == block))
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(_FIRST), st.sampled_from(_LAST)), min_size=1, max_size=40),
+       query=st.sampled_from(["Ann Smith", "Jose Nunez", "Li Wei", "Bo Smith-Jones"]),
+       per_name=st.integers(1, 4), limit=st.integers(1, 30))
+def test_find_counts_every_record_of_each_listed_name(rows, query, per_name, limit):
+    from er_expectations.labelling.search import name_key
+
+    frame = pd.DataFrame({"id": range(len(rows)), "name": [None if f is None else f"{f} {last}" for f, last in rows]})
+    index = RecordSearch.build(frame, record_id="id", name="name")
+    found = index.find(query, limit=limit, per_name=per_name)
+    keys = [None if n is None else name_key(n) for n in frame["name"]]
+    assert [n.key for n in found.names] == list(dict.fromkeys(h.key for h in found.hits))
+    for n in found.names:
+        assert n.records == keys.count(n.key)
+        assert n.shown == sum(h.key == n.key for h in found.hits) <= min(per_name, n.records)
+    assert len(found.hits) <= limit
+    assert not found.truncated or len(found.hits) == limit
+
+
+def test_expand_needs_one_of_name_and_block(index):
+    with pytest.raises(InputError, match="one of the two"):
+        index.expand()
+    with pytest.raises(InputError, match="one of the two"):
+        index.expand(name="x", block="y")
+    frame = pd.DataFrame({"id": ["a"], "name": ["Al"]})
+    with pytest.raises(InputError, match="without a block column"):
+        RecordSearch.build(frame, record_id="id", name="name").expand(block="b")
+    assert index.expand(name="nobody at all").records == 0

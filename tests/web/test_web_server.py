@@ -92,3 +92,24 @@ def test_signals_stop_the_server_cleanly(tmp_path, sig):
     rest = served.proc.stdout.read()
     assert code == 0, rest
     assert "workbench stopped" in rest
+
+
+def test_accepted_connections_have_tcp_nodelay(tmp_path):
+    """Issue 31: the listening socket names IPPROTO_TCP, so asyncio sets TCP_NODELAY on every
+    accepted connection (with proto 0 it did not, and each keep-alive answer waited for the
+    client's delayed ACK)."""
+    import socket
+
+    make_hostile_project(tmp_path).close()
+    bench = erx.workbench(tmp_path / "project")
+    try:
+        with httpx.Client(follow_redirects=False) as client:
+            assert client.get(bench.url).status_code == 303  # a keep-alive connection, still open
+            connections = list(bench._server.inner.server_state.connections)
+            assert connections
+            for conn in connections:
+                sock = conn.transport.get_extra_info("socket")
+                assert sock.proto == socket.IPPROTO_TCP
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        bench.stop()

@@ -147,20 +147,51 @@
     more.textContent = open ? "show less" : more.dataset.label;
   });
 
-  // -- search (B_r) ---------------------------------------------------------------------------------
+  // -- search (B_r): hits, "+ N more records named X", a name expanded into all its records ------------
   let timer = null;
   let asked = 0;
+  let hitLimit = 20;
+  let shownExpansion = null; // the expansion on screen (re-drawn from it after an add)
   $("#search").addEventListener("input", () => {
     clearTimeout(timer);
+    hitLimit = 20;
     timer = setTimeout(search, 200);
   });
+  function addRecords(records) {
+    for (const r of records) { names[r.id] = names[r.id] || r.name; added.set(r.id, r.name); }
+    changed();
+  }
+  function recordItem(r, inDraw) {
+    const li = el("li");
+    li.dataset.id = r.id;
+    const head = el("div");
+    head.append(el("span", r.name || "(no name)", "name"), " ", el("span", r.id, "mono"));
+    if (r.same_block) head.append(" ", el("span", "same block", "tag"));
+    const cells = el("div", null, "cells");
+    cells.append(folded(r.cells.join(" · ")));
+    li.append(head, cells);
+    if (!r.in_release) { // shown, never addable
+      li.classList.add("outside");
+      li.append(el("span", r.reason, "reason"));
+    } else if (inDraw) {
+      li.append(removed.has(r.id) ? button("keep in cluster", () => { removed.delete(r.id); changed(); search(); })
+        : el("span", "already in this draw's cluster", "hint"));
+    } else if (added.has(r.id)) {
+      li.append(el("span", "added", "hint"));
+    } else {
+      li.append(button("add", () => { addRecords([r]); redraw(); }, "add"));
+    }
+    return li;
+  }
+  function redraw() { if (shownExpansion) showExpansion(shownExpansion); else search(); }
   async function search() {
     const q = $("#search").value;
     const mine = ++asked;
+    shownExpansion = null;
     const list = $("#hits");
     if (!q.trim()) { list.replaceChildren(); return; }
-    const res = await fetch("/api/search?draw=" + encodeURIComponent(state.draw) + "&q=" + encodeURIComponent(q),
-      { credentials: "same-origin" });
+    const res = await fetch("/api/search?draw=" + encodeURIComponent(state.draw) + "&q=" + encodeURIComponent(q) +
+      "&limit=" + hitLimit, { credentials: "same-origin" });
     const data = await res.json();
     if (mine !== asked) return; // a newer query is on its way
     list.replaceChildren();
@@ -168,22 +199,67 @@
     if (!data.hits.length) list.append(el("li", "no record found", "none"));
     for (const h of data.hits) {
       names[h.id] = names[h.id] || h.name;
-      const li = el("li");
-      li.dataset.id = h.id;
-      const head = el("div");
-      head.append(el("span", h.name || "(no name)", "name"), " ", el("span", h.id, "mono"));
-      if (h.same_block) head.append(" ", el("span", "same block", "tag"));
-      const cells = el("div", null, "cells");
-      cells.append(folded(h.cells.join(" · ")));
-      li.append(head, cells);
-      if (h.in_predicted) {
-        li.append(removed.has(h.id) ? button("keep in cluster", () => { removed.delete(h.id); changed(); search(); })
-          : el("span", "in ĉ(r) already", "hint"));
-      } else if (added.has(h.id)) {
-        li.append(el("span", "added", "hint"));
-      } else {
-        li.append(button("add", () => { added.set(h.id, h.name); changed(); search(); }, "add"));
-      }
+      list.append(recordItem(h, h.in_predicted));
+    }
+    for (const n of data.names) {
+      if (n.more <= 0) continue;
+      const li = el("li", null, "more");
+      li.append(button("+ " + n.more.toLocaleString("en") + " more record" + (n.more === 1 ? "" : "s") + " named " +
+        n.name, () => expand("name=" + encodeURIComponent(n.key)), "expand"));
+      list.append(li);
+    }
+    if (data.truncated && hitLimit < 200) {
+      const li = el("li", null, "more");
+      li.append(button("more results", () => { hitLimit = Math.min(200, hitLimit + 20); search(); }, "more-hits"));
+      list.append(li);
+    }
+  }
+  async function expand(query) {
+    const mine = ++asked;
+    const list = $("#hits");
+    list.replaceChildren(el("li", "listing every record…", "none"));
+    const res = await fetch("/api/expand?draw=" + encodeURIComponent(state.draw) + "&" + query,
+      { credentials: "same-origin" });
+    const data = await res.json();
+    if (mine !== asked) return;
+    if (!res.ok) { list.replaceChildren(el("li", data.error || "listing failed", "error")); return; }
+    showExpansion(data);
+  }
+  function showExpansion(data) {
+    shownExpansion = data;
+    const list = $("#hits");
+    list.replaceChildren();
+    const offered = data.groups.reduce((k, g) => k + g.records.length, 0);
+    const what = data.kind === "name" ? "named " + (data.name || data.value) : "in block " + data.value;
+    const head = el("li", null, "expansion");
+    head.append(el("div", data.records.toLocaleString("en") + " record" + (data.records === 1 ? "" : "s") + " " + what +
+      ": " + data.in_draw.toLocaleString("en") + " already in this draw's cluster, " + offered.toLocaleString("en") +
+      " in " + data.groups.length.toLocaleString("en") + " other predicted cluster" + (data.groups.length === 1 ? "" : "s") +
+      ", " + data.outside.length.toLocaleString("en") + " not in release " + data.release, "summary"));
+    head.append(button("back to the search results", () => search(), "link back"));
+    list.append(head);
+    for (const g of data.groups) {
+      const li = el("li", null, "group");
+      li.dataset.cluster = g.cluster;
+      const fresh = g.records.filter((r) => !added.has(r.id));
+      const top = el("div", null, "group-head");
+      top.append(el("span", "predicted cluster " + g.cluster, "mono"), " · " + g.records.length.toLocaleString("en") +
+        " of its " + g.cluster_size.toLocaleString("en") + " record" + (g.cluster_size === 1 ? "" : "s") + " ");
+      top.append(fresh.length ? button("add these " + fresh.length.toLocaleString("en") + " record" +
+        (fresh.length === 1 ? "" : "s"), () => { addRecords(fresh); showExpansion(data); }, "add-group")
+        : el("span", "all added", "hint"));
+      const ol = el("ol", null, "members-of");
+      for (const r of g.records) ol.append(recordItem(r, false));
+      li.append(top, ol);
+      list.append(li);
+    }
+    if (data.outside.length) {
+      const li = el("li", null, "group outside-group");
+      li.append(el("div", data.outside.length.toLocaleString("en") + " not in release " + data.release +
+        " (no predicted cluster): they cannot be added", "group-head"));
+      const ol = el("ol", null, "members-of");
+      for (const r of data.outside) ol.append(recordItem(r, false));
+      li.append(ol);
       list.append(li);
     }
   }

@@ -1,0 +1,65 @@
+"""Search reaching every record, in a real browser (issues 31 item 1 and 27 item 6): Debian's
+chromium driven by Playwright, network cut, on the demo project (PatentsView, release
+2021-12-30). Draw 10 (Pierre-Yves Droz): the true entity has 114 records, 110 of them in 7 other
+predicted clusters, all spelled alike; every one is reached and added through the page, and the
+records of the name outside the release are shown greyed and cannot be added."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from support.workbench_web import DATA, RELEASE, make_demo_project
+from test_web_browser import labels_of, new_page, open_draw
+
+pytestmark = [pytest.mark.browser]
+
+DRAW = 10
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("demo-search") / "project"
+    make_demo_project(folder).close()
+    return folder
+
+
+def test_all_114_records_of_draw_10_are_reached_and_added_through_the_page(chromium, demo, serve):
+    truth = pd.read_parquet(DATA / "labels.parquet").set_index("draw").loc[DRAW]
+    pred = pd.read_parquet(DATA / "predictions.parquet", columns=["mention_id", RELEASE]).set_index("mention_id")
+    true_clusters = set(pred.loc[list(truth.added), RELEASE])  # the 7 predicted clusters holding the 110
+    served = serve(demo)
+    page = new_page(chromium, served, "dana")
+    open_draw(page, served, DRAW)
+    n_pred = page.locator("#members tbody tr").count()
+    assert n_pred == 4
+    page.fill("#search", "Piere-Yves Dorz")  # a typo, as a labeller types it
+    more = page.locator("#hits button.expand", has_text="more records named Pierre Yves Droz")
+    more.wait_for()
+    assert "+ 118 more records named" in more.inner_text()  # 123 records carry the name, 5 are listed
+    more.click()
+    page.wait_for_selector("#hits li.group")
+    summary = page.inner_text("#hits li.expansion .summary")
+    assert summary.startswith("123 records named") and "4 already in this draw's cluster" in summary
+    assert f"4 not in release {RELEASE}" in summary
+    offered = page.eval_on_selector_all("#hits li.group:not(.outside-group) li[data-id]",
+                                        "els => els.map(e => e.dataset.id)")
+    assert len(offered) == len(set(offered)) == 115 and set(truth.added) <= set(offered)
+    # records outside the release: greyed, with the reason, no add button
+    outside = page.locator("#hits li.outside")
+    assert outside.count() == 4
+    for i in range(4):
+        item = outside.nth(i)
+        assert f"not in release {RELEASE}" in item.inner_text()
+        assert item.locator("button").count() == 0
+        assert float(item.evaluate("e => getComputedStyle(e).opacity")) < 1
+    # add the true entity's predicted clusters, one click each
+    for cluster in sorted(true_clusters):
+        group = page.locator(f"#hits li.group[data-cluster='{cluster}']")
+        group.locator("button.add-group").click()
+        assert group.locator("button.add-group").count() == 0  # nothing left to add there
+    live = page.inner_text("#truth-count")
+    assert live.startswith(f"114 records = {n_pred} predicted − 0 removed + 110 added"), live
+    page.click("#save")
+    page.wait_for_selector("#status.ok")
+    row = labels_of(demo, "dana").set_index("draw").loc[DRAW]
+    assert sorted(row["added"]) == sorted(truth.added) and list(row["removed"]) == []
