@@ -10,7 +10,14 @@ import pytest
 
 import er_expectations as erx
 from er_expectations import InputError
-from er_expectations.labelling.decide import ANSWER_KINDS, decide, export_labels, labels_frame, plural, reconcile
+from er_expectations.labelling.decide import (
+    ANSWER_KINDS,
+    decide,
+    export_labels,
+    labels_frame,
+    plural,
+    reconcile,
+)
 from er_expectations.labelling.project import STORE_FILE, init_project, open_project
 from er_expectations.labelling.store import SCHEMA_VERSION, Decision, LabelStore
 
