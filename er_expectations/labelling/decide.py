@@ -36,7 +36,7 @@ from er_expectations.labelling.store import (
 )
 
 __all__ = ["ANSWER_KINDS", "UNSURE_CHOICES", "Decided", "decide", "export_labels", "labels_frame", "plural",
-           "reconcile"]
+           "reconcile", "reconciled"]
 
 #: How a draw's exported answer was decided: the ``answer`` column of the labels table.
 ANSWER_KINDS = ("single", "agreed", "reconciled", "first_of_two", "unsure_kept")
@@ -214,3 +214,13 @@ def reconcile(store: LabelStore, draw: int, *, use: str, by: str, note: str = ""
                              "same true cluster; nothing to reconcile (the export uses it as it is)")
     return store.reconcile(number, use=use, by=by, note=note)
 
+
+
+def reconciled(store: LabelStore) -> dict[int, tuple[Reconciliation, bool]]:
+    """Each reconciled draw's latest reconciliation and whether it still stands (no answer of
+    the draw saved since), for the agreement page."""
+    current: dict[int, dict[str, int]] = {}
+    for d in store.decisions():
+        if d.status in ANSWERED:
+            current.setdefault(int(d.draw or 0), {})[str(d.labeller)] = d.version
+    return {r.draw: (r, r.versions == current.get(r.draw, {})) for r in store.reconciliations()}
