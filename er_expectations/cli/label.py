@@ -1,10 +1,13 @@
-"""Command line of the labelling workbench: ``er-expectations label init|export`` (issue 19).
+"""Command line of the labelling workbench: ``er-expectations label init|export|reconcile|serve`` (issue 19).
 
 ``label init PROJECT`` makes a labelling project (docs/dev/workbench.md): ``workbench.yml``
 and the labels store in the folder PROJECT, with the draws of a ``sample`` worksheet or drawn
 from the release (SPEC 1). ``label export PROJECT -o FILE`` writes the labels table (SPEC 2.2)
-that ``er-expectations benchmark`` and the labelling checks read. Errors exit with code 2 and
-write nothing (see :mod:`er_expectations.cli.main`).
+that ``er-expectations benchmark`` and the labelling checks read; it refuses unsure answers and
+answers that differ and are not reconciled unless told how (``--unsure``, ``--first-answer``;
+:mod:`er_expectations.labelling.decide`), and prints what it decided. ``label reconcile PROJECT
+--draw N --use NAME --by YOU`` records which answer of a draw answered twice is its answer.
+Errors exit with code 2 and write nothing (see :mod:`er_expectations.cli.main`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from pathlib import Path
 
 from er_expectations.cli.labels import draw_count
 
-__all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init", "cmd_label_serve"]
+__all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init", "cmd_label_reconcile",
+           "cmd_label_serve"]
 
 
 def _share(value: str) -> float:
@@ -53,6 +57,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     from er_expectations.cli.common import check_output
     from er_expectations.core.errors import InputError
     from er_expectations.core.io import file_kind
+    from er_expectations.labelling.decide import decide, labels_frame, plural
     from er_expectations.labelling.project import CONFIG_FILE, STORE_FILE, open_project
     from er_expectations.labelling.tags import tags_frame
 
@@ -67,21 +72,47 @@ def cmd_label_export(args: argparse.Namespace) -> int:
         file_kind(Path(args.tags))
     project = open_project(folder)
     try:
-        frame = project.store.labels_frame(labeller=args.labeller)
+        decided = decide(project.store, project, unsure=args.unsure, first_answer=args.first_answer,
+                         labeller=args.labeller)  # refuses before anything is written
+        frame = labels_frame(project.store, decided)
         tags = None if args.tags is None else tags_frame(project, labels=frame)  # checked before anything is written
         write_frame(frame, args.output)
         if tags is not None:
             write_frame(tags, args.tags, id_lists=("records",))
-        progress = project.store.progress()
     finally:
         project.close()
-    print(f"{len(frame)} labelled draws of {progress.draws} written to {args.output}"
-          + (f" (labeller {args.labeller!r})" if args.labeller else "")
-          + f"; build the benchmark with 'er-expectations benchmark {args.output} RECORDS --prediction ...'")
+    print(decided.summary() + (f" (labeller {args.labeller!r})" if args.labeller else ""))
+    print(f"{plural(len(frame), 'draw')} of {decided.draws:,} written to {args.output} (column 'answer' says how "
+          f"each was decided); build the benchmark with 'er-expectations benchmark {args.output} RECORDS "
+          "--prediction ...'")
     if tags is not None:
         print(f"{len(tags)} error tag(s) written to {args.tags}, by the benchmark's cluster ids: the tags table of "
               "erx.error_audit (SPEC 12.1)")
     return 0
+
+
+def cmd_label_reconcile(args: argparse.Namespace) -> int:
+    from er_expectations.labelling.decide import reconcile
+    from er_expectations.labelling.project import open_project
+
+    project = open_project(Path(args.project))
+    try:
+        done = reconcile(project.store, args.draw, use=args.use, by=args.by, note=args.note, project=project)
+        others = [str(d.labeller) for d in project.store.decisions(done.draw)
+                  if d.labeller != done.labeller and d.status != "skipped"]
+    finally:
+        project.close()
+    print(f"draw {done.draw}: {done.labeller}'s answer is the draw's answer (reconciled by {done.by}; "
+          f"{', '.join(others)}'s kept in the store); 'label export' uses it until an answer of the draw is "
+          "saved again")
+    return 0
+
+
+def _draw_number(value: str) -> int:
+    text = value.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a draw number (1, 2, 3, ...)")
+    return int(text)
 
 
 def _port(value: str) -> int:
@@ -101,7 +132,7 @@ def cmd_label_serve(args: argparse.Namespace) -> int:
 
 
 def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
-    """Add ``label`` (``init``, ``export``) to the ``er-expectations`` sub-commands."""
+    """Add ``label`` (``init``, ``export``, ``reconcile``, ``serve``) to the ``er-expectations`` sub-commands."""
     label = sub.add_parser("label", help="the labelling workbench: make a project, export its labels (issue 19)",
                            description="A labelling project is a folder with workbench.yml and the labels store "
                            "(docs/dev/workbench.md).")
@@ -128,16 +159,36 @@ def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_label_init)
 
     p = commands.add_parser("export", help="write the labels table (SPEC 2.2)",
-                            description="Write the project's labels table (one row per answered draw, the first "
-                            "labeller's answer) to a .parquet or .csv file, atomically.")
+                            description="Write the project's labels table (one row per answered draw) to a "
+                            ".parquet or .csv file, atomically, and print how each draw's answer was decided: "
+                            "a single answer, answers that agree, the reconciled answer, or as --unsure and "
+                            "--first-answer say.")
     p.add_argument("project", help="the project folder")
     p.add_argument("--output", "-o", required=True, help="file to write (.parquet or .csv)")
     p.add_argument("--labeller", default=None, help="only this labeller's answers")
     p.add_argument("--tags", default=None, metavar="FILE",
                    help="also write review mode's error tags (.parquet or .csv), named by the benchmark's cluster "
                    "ids: the tags table of erx.error_audit and of a checkpoint's data.tags (SPEC 12.1)")
+    p.add_argument("--unsure", choices=("skip", "keep"), default=None,
+                   help="what to do with answers marked unsure: skip (leave the draw out of the labels) or keep "
+                   "(use the answer as given); without it a project with an unsure answer is refused")
+    p.add_argument("--first-answer", action="store_true",
+                   help="use the earlier answer of a draw answered twice with different true clusters and not "
+                   "reconciled ('label reconcile'); without it such a project is refused")
     p.add_argument("--force", action="store_true", help="replace the output file(s) if they exist")
     p.set_defaults(func=cmd_label_export)
+
+    p = commands.add_parser("reconcile", help="choose the answer of a draw answered twice that disagree",
+                            description="Record that one labeller's answer is the answer of a draw answered twice "
+                            "(or more) with different true clusters; 'label export' then uses it. Every answer "
+                            "stays in the store; a new answer is first saved on the draw's page by whoever "
+                            "reconciles, then chosen here. Reconcile again to change the choice.")
+    p.add_argument("project", help="the project folder")
+    p.add_argument("--draw", type=_draw_number, required=True, help="the draw number")
+    p.add_argument("--use", required=True, metavar="LABELLER", help="the labeller whose answer is the draw's answer")
+    p.add_argument("--by", required=True, metavar="NAME", help="who reconciles (kept with the choice)")
+    p.add_argument("--note", default="", help="why (kept with the choice)")
+    p.set_defaults(func=cmd_label_reconcile)
 
     p = commands.add_parser("serve", help="serve the labelling page (local web server with a token)",
                             description="Serve the project's labelling page on a local web server until Ctrl+C or "

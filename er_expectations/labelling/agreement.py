@@ -20,7 +20,8 @@ import pandas as pd
 from er_expectations.labelling.project import Project
 from er_expectations.labelling.store import ANSWERED, Decision, LabelStore
 
-__all__ = ["Agreement", "DrawAgreement", "LabellerEstimates", "agreement", "jaccard"]
+__all__ = ["Agreement", "DrawAgreement", "LabellerEstimates", "agreement", "jaccard", "predicted_members",
+           "same_true_cluster"]
 
 #: The metrics estimated from each labeller's version.
 METRICS = ("pairwise_precision", "pairwise_recall")
@@ -110,30 +111,44 @@ def _pairs(store: LabelStore) -> dict[int, tuple[Decision, Decision]]:
     return {draw: (ds[0], ds[1]) for draw, ds in sorted(out.items()) if len(ds) >= 2}
 
 
+def predicted_members(store: LabelStore, project: Project, draws: list[int]) -> dict[str, set[str]]:
+    """The members of ``draws``' predicted clusters ĉ(r) (ids as text), by the cluster's id as text."""
+    members: dict[str, set[str]] = {}
+    if not draws:
+        return members
+    records = project.records()
+    cfg = project.config
+    wanted = {store.draw(n).predicted_cluster for n in draws}
+    pred = records[cfg.prediction]
+    inside = pred.notna().to_numpy()
+    texts = pred[inside].astype(str)
+    hit = texts.isin(wanted).to_numpy()
+    ids = records.loc[inside, cfg.record_id].to_numpy()[hit]
+    for cluster, rid in zip(texts.to_numpy()[hit].tolist(), ids.tolist(), strict=True):
+        members.setdefault(cluster, set()).add(str(rid))
+    return members
+
+
+def same_true_cluster(a: Decision, b: Decision, chat: set[str] | None = None) -> bool:
+    """Whether two answers give the same true cluster c(r) = (ĉ(r) \\ A_r) ∪ B_r (SPEC 2.2):
+    exactly with ĉ(r)'s members ``chat``, else by identical A_r and B_r (the same when rules 1
+    and 3 of SPEC 9 hold)."""
+    ra, rb, aa, ab = set(a.removed), set(b.removed), set(a.added), set(b.added)
+    if chat is None:
+        return ra == rb and aa == ab
+    return (chat - ra) | aa == (chat - rb) | ab
+
+
 def agreement(store: LabelStore, project: Project | None = None) -> Agreement:
     """The agreement of the draws answered twice (see the module); with ``project`` the true
     clusters are compared exactly and each labeller's estimates are computed."""
     pairs = _pairs(store)
-    members: dict[str, set[str]] = {}
-    if project is not None and pairs:
-        records = project.records()
-        cfg = project.config
-        wanted = {store.draw(n).predicted_cluster for n in pairs}
-        pred = records[cfg.prediction]
-        inside = pred.notna().to_numpy()
-        texts = pred[inside].astype(str)
-        hit = texts.isin(wanted).to_numpy()
-        ids = records.loc[inside, cfg.record_id].to_numpy()[hit]
-        for cluster, rid in zip(texts.to_numpy()[hit].tolist(), ids.tolist(), strict=True):
-            members.setdefault(cluster, set()).add(str(rid))
+    members = predicted_members(store, project, list(pairs)) if project is not None else {}
     rows = []
     for n, (a, b) in pairs.items():
         ra, rb, aa, ab = set(a.removed), set(b.removed), set(a.added), set(b.added)
-        if project is not None:
-            chat = members.get(store.draw(n).predicted_cluster, set())
-            same = (chat - ra) | aa == (chat - rb) | ab
-        else:
-            same = ra == rb and aa == ab
+        chat = members.get(store.draw(n).predicted_cluster, set()) if project is not None else None
+        same = same_true_cluster(a, b, chat)
         rows.append(DrawAgreement(draw=n, labellers=(str(a.labeller), str(b.labeller)),
                                   removed_jaccard=jaccard(ra, rb), added_jaccard=jaccard(aa, ab),
                                   removed_equal=ra == rb, added_equal=aa == ab, same_true_cluster=same))

@@ -41,12 +41,14 @@ __all__ = [
     "Edit",
     "LabelStore",
     "Progress",
+    "Reconciliation",
     "Saved",
     "Tag",
 ]
 
-#: Version of the store's tables; a store with a higher version is refused.
-SCHEMA_VERSION = 1
+#: Version of the store's tables; a store with a higher version is refused. Version 2 adds
+#: ``reconciliations``; a version-1 store is upgraded by its first reconciliation (one transaction).
+SCHEMA_VERSION = 2
 #: What :class:`LabelStore` writes in ``meta.application``: a SQLite file without it is no store.
 APPLICATION = "er-expectations labelling workbench"
 #: SQLite's ``PRAGMA application_id`` of a store ("ERXW").
@@ -78,7 +80,12 @@ CREATE TABLE tags (id INTEGER PRIMARY KEY AUTOINCREMENT, cluster TEXT NOT NULL, 
 CREATE TABLE labellers (name TEXT PRIMARY KEY, first_seen TEXT NOT NULL);
 CREATE TABLE queue (draw INTEGER NOT NULL, labeller TEXT NOT NULL, taken_at TEXT NOT NULL,
                     PRIMARY KEY (draw, labeller));
+""" + """CREATE TABLE IF NOT EXISTS reconciliations (id INTEGER PRIMARY KEY AUTOINCREMENT,
+    draw INTEGER NOT NULL REFERENCES draws(draw), labeller TEXT NOT NULL, versions TEXT NOT NULL,
+    by TEXT NOT NULL, at TEXT NOT NULL, note TEXT NOT NULL);
 """
+#: The table of reconciliations (schema version 2), made in a version-1 store by its first one.
+_RECONCILIATIONS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS reconciliations"):]
 
 
 # -- typed results ---------------------------------------------------------------------------
@@ -161,6 +168,20 @@ class Tag:
     records: tuple[str, ...]
     labeller: str
     at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciliation:
+    """Which answer of a draw answered more than once is the draw's answer: ``labeller``'s,
+    decided by ``by`` at ``at``; ``versions`` are the versions of the draw's answers then (a
+    later save of any of them makes the reconciliation out of date). Answers are never changed."""
+
+    draw: int
+    labeller: str
+    versions: dict[str, int]
+    by: str
+    at: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -507,6 +528,56 @@ class LabelStore:
         """Everyone who saved a decision or took a draw, in the order they first came."""
         return [r["name"] for r in self._rows("SELECT name FROM labellers ORDER BY first_seen, name")]
 
+    # -- reconciliations -------------------------------------------------------------------------------
+    def reconcile(self, draw: int, *, use: str, by: str, note: str = "") -> Reconciliation:
+        """Record that ``use``'s answer is ``draw``'s answer, decided by ``by`` (SPEC 2.2).
+
+        The draw must have two or more answers (labelled or unsure) and ``use`` one of them,
+        labelled (an unsure answer is no decision). Nothing is changed in the answers; the
+        reconciliation is appended (a later one of the same draw replaces it) with the versions
+        of the draw's answers, so that an answer saved again afterwards shows it out of date.
+        A version-1 store gets the table in the same transaction."""
+        number = self._number(draw)
+        name, who = labeller_name(use), labeller_name(by)
+        text = _text(note, "note", MAX_TEXT)
+        self.draw(number)
+        at = _now()
+        with self._write() as db:
+            answers = [_decision(r) for r in db.execute(
+                "SELECT * FROM decisions WHERE draw = ? AND status IN (?, ?) ORDER BY first_edit",
+                (number, *ANSWERED)).fetchall()]
+            names = ", ".join(str(a.labeller) for a in answers) or "nobody"
+            if len(answers) < 2:
+                raise InputError(f"draw {number} has {len(answers)} answer{'' if len(answers) == 1 else 's'} "
+                                 f"(by {names}): only a draw answered twice or more is reconciled")
+            chosen = next((a for a in answers if a.labeller == name), None)
+            if chosen is None:
+                raise InputError(f"--use {name!r}: {name!r} did not answer draw {number}; give one of {names}")
+            if chosen.status != "labelled":
+                raise InputError(f"--use {name!r}: {name}'s answer to draw {number} is marked unsure; choose a "
+                                 "sure answer, or have it answered again (it may be the reconciler's own answer)")
+            db.execute(_RECONCILIATIONS)
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
+                       (str(SCHEMA_VERSION), SCHEMA_VERSION))
+            versions = {str(a.labeller): a.version for a in answers}
+            db.execute("INSERT INTO reconciliations (draw, labeller, versions, by, at, note) VALUES (?, ?, ?, ?, ?, ?)",
+                       (number, name, json.dumps(versions), who, at, text))
+            db.execute("INSERT OR IGNORE INTO labellers VALUES (?, ?)", (who, at))
+        return Reconciliation(number, name, versions, who, at, text)
+
+    def reconciliations(self, *, every: bool = False) -> list[Reconciliation]:
+        """The reconciliation of each reconciled draw (the latest), by draw; ``every=True`` every
+        one ever recorded, oldest first."""
+        with self._lock:
+            known = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'reconciliations'").fetchone()
+        if known is None:  # a version-1 store not reconciled yet
+            return []
+        sql = "SELECT * FROM reconciliations ORDER BY id" if every else (
+            "SELECT * FROM reconciliations WHERE id IN (SELECT MAX(id) FROM reconciliations GROUP BY draw) "
+            "ORDER BY draw")
+        return [Reconciliation(int(r["draw"]), r["labeller"], {str(k): int(v) for k, v in json.loads(r["versions"]).items()},
+                               r["by"], r["at"], r["note"]) for r in self._rows(sql)]
+
     # -- the queue -----------------------------------------------------------------------------------
     def next_draw(self, labeller: str) -> int | None:
         """The draw ``labeller`` should label next, reserved for them (:data:`TAKE_SECONDS`).
@@ -599,7 +670,8 @@ class LabelStore:
         return int(text) if kind == "integer" else text
 
     def labels_frame(self, *, labeller: str | None = None, every: bool = False,
-                     statuses: Sequence[str] = ANSWERED) -> pd.DataFrame:
+                     statuses: Sequence[str] = ANSWERED,
+                     decided: Sequence[tuple[Decision, str]] | None = None) -> pd.DataFrame:
         """The labels table of SPEC 2.2, readable by ``erx.check_labels`` and
         ``erx.benchmark_from_labels``: ``draw``, ``record_id``, ``predicted_cluster``, ``removed``,
         ``added`` (lists of ids in the records' id kind), ``true_cluster``, ``labeller``,
@@ -609,20 +681,25 @@ class LabelStore:
         decision (the second, blind labels serve :mod:`.agreement`; a reconciliation saves over
         the first). ``every=True`` gives every (draw, labeller) decision instead (draw numbers
         then repeat: not a labels table). Only decisions whose status is in ``statuses``.
+
+        ``decided``: the rows instead, each an answer and how it was decided (the ``answer``
+        column, added last; :func:`er_expectations.labelling.decide.decide` makes them).
         """
         bad = [s for s in statuses if s not in STATUSES]
         if bad:
             raise InputError(f"statuses: {bad[0]!r} is not a status; give some of {', '.join(STATUSES)}")
         draws = {d.draw: d for d in self.draws()}
         chosen: dict[object, Decision] = {}
-        for d in self.decisions():
+        for d in self.decisions() if decided is None else ():
             if d.status not in statuses:
                 continue
             if labeller is not None and d.labeller != labeller_name(labeller):
                 continue
             key = (d.draw, d.labeller) if every else d.draw
             chosen.setdefault(key, d)  # decisions() lists each draw's first labeller first
-        rows = sorted(chosen.values(), key=lambda d: (d.draw, d.labeller))
+        how = {} if decided is None else {int(d.draw or 0): kind for d, kind in decided}
+        rows = sorted(chosen.values() if decided is None else [d for d, _ in decided],
+                      key=lambda d: (d.draw, d.labeller))
         ik, ck = self.id_kind, self.cluster_kind
         frame = pd.DataFrame({
             "draw": pd.Series([d.draw for d in rows], dtype="int64"),
@@ -638,6 +715,8 @@ class LabelStore:
             "note": pd.Series([d.note for d in rows], dtype=object),
             "reason": pd.Series([d.reason for d in rows], dtype=object),
         })
+        if decided is not None:
+            frame["answer"] = pd.Series([how[int(d.draw or 0)] for d in rows], dtype=object)
         if ik == "integer":  # exact 64-bit integers (Parquet int64), never floats
             frame["record_id"] = frame["record_id"].astype("int64")
         if ck == "integer":
@@ -646,9 +725,10 @@ class LabelStore:
         frame.attrs["display_columns"] = ["labeller", "labelled_at", "status", "note", "reason"]
         return frame
 
-    def export(self, path: str | os.PathLike, **options: object) -> Path:
-        """Write :meth:`labels_frame` (``options`` passed on) to Parquet or CSV by suffix,
-        atomically, inside the project folder (the store's folder); returns the path."""
+    def export(self, path: str | os.PathLike, frame: pd.DataFrame) -> Path:
+        """Write ``frame`` (a labels table: :func:`er_expectations.labelling.decide.export_labels`
+        makes and writes the project's) to Parquet or CSV by suffix, atomically, inside the
+        project folder (the store's folder); returns the path."""
         from er_expectations.analysis.sampling import write_frame
 
         folder = self.path.resolve().parent
@@ -661,4 +741,4 @@ class LabelStore:
         if resolved.is_symlink():
             raise InputError(f"{path}: is a symbolic link; give a plain file name inside the project")
         resolved.parent.mkdir(parents=True, exist_ok=True)
-        return write_frame(self.labels_frame(**options), resolved)  # type: ignore[arg-type]
+        return write_frame(frame, resolved)

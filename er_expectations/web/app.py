@@ -210,11 +210,14 @@ class WebApp:
 
     async def agreement_page(self, request: Request) -> Response:
         from er_expectations.labelling.agreement import agreement
+        from er_expectations.labelling.decide import reconciled
 
         if self.labeller(request) is None:
             return RedirectResponse("/signin", status_code=303)
         result = await run_in_threadpool(agreement, self.space.store, self.space.project)
-        return self.page("agreement.html.j2", request, result=result)
+        chosen = await run_in_threadpool(reconciled, self.space.store)
+        return self.page("agreement.html.j2", request, result=result, chosen=chosen,
+                         project_folder=str(self.space.project.folder))
 
     async def estimates_page(self, request: Request) -> Response:
         if self.labeller(request) is None:

@@ -156,3 +156,100 @@ def test_tags_on_a_draw_no_longer_answered_are_refused_and_nothing_is_written(re
     assert not labels_file.exists() and not tags_file.exists()
     assert main(["label", "export", str(project), "-o", str(labels_file), "--tags", str(labels_file)]) == EXIT_USAGE
     assert "their own file" in capsys.readouterr().err
+
+
+# -- what the export decides (issue 27 item 4) ----------------------------------------------------
+
+
+def _unsure_and_a_differing_double(release: Path, project: Path) -> tuple:
+    """Six draws, three labelled twice: a double whose answers differ, one answered unsure,
+    a double that agrees; returns (differing draw, unsure draw, agreeing draw, its record)."""
+    assert _init(release, project, "--draws", "6", "--seed", "2", "--double-share", "0.5") == EXIT_OK
+    p = open_project(project)
+    try:
+        draws = p.store.draws()
+        doubles = [d for d in draws if d.double]
+        singles = [d for d in draws if not d.double]
+        differ, agree, unsure = doubles[0], doubles[1], singles[0]
+
+        def other(d):  # a member of ĉ(r) other than r
+            k = int(d.predicted_cluster[1:])
+            return next(BIG + i for i in range(3 * k, 3 * k + 3) if BIG + i != int(d.record))
+
+        p.store.save(differ.draw, "ann", Decision(removed=[str(other(differ))]), expected_version=0)
+        p.store.save(differ.draw, "bob", Decision(), expected_version=0)
+        p.store.save(agree.draw, "ann", Decision(), expected_version=0)
+        p.store.save(agree.draw, "bob", Decision(), expected_version=0)
+        p.store.save(unsure.draw, "ann", Decision(status="unsure", removed=[str(other(unsure))]), expected_version=0)
+        return (differ.draw, other(differ)), (unsure.draw, other(unsure)), agree.draw
+    finally:
+        p.close()
+
+
+def test_export_refuses_unsure_and_differing_answers_without_a_choice(release, tmp_path, capsys):
+    project = tmp_path / "proj"
+    (differ, _), (unsure, _), agree = _unsure_and_a_differing_double(release, project)
+    target = tmp_path / "labels.parquet"
+    capsys.readouterr()
+    assert main(["label", "export", str(project), "-o", str(target)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert not target.exists() and "Traceback" not in err and "nothing was written" in err
+    assert f"draw {differ} (ann, bob)" in err and f"draw {unsure})" in err
+    for fix in ("--unsure skip", "--unsure keep", "--first-answer", f"label reconcile {project} --draw {differ}"):
+        assert fix in err
+    assert main(["label", "export", str(project), "-o", str(target), "--unsure", "skip"]) == EXIT_USAGE
+    assert main(["label", "export", str(project), "-o", str(target), "--first-answer"]) == EXIT_USAGE
+    assert main(["label", "export", str(project), "-o", str(target), "--unsure", "maybe"]) == EXIT_USAGE
+    assert not target.exists()
+
+
+@pytest.mark.parametrize(("choice", "rows"), [
+    (["--unsure", "skip", "--first-answer"], {"differ": (["m"], "ann", "first_of_two")}),
+    (["--unsure", "keep", "--first-answer"], {"differ": (["m"], "ann", "first_of_two"),
+                                              "unsure": (["m"], "ann", "unsure_kept")}),
+    (["--unsure", "skip", "--reconcile-bob"], {"differ": ([], "bob", "reconciled")}),
+])
+def test_export_with_each_choice_writes_the_chosen_answers_and_says_so(release, tmp_path, capsys, choice, rows):
+    project = tmp_path / "proj"
+    differ, unsure, agree = _unsure_and_a_differing_double(release, project)
+    if "--reconcile-bob" in choice:
+        choice = [c for c in choice if c != "--reconcile-bob"]
+        assert main(["label", "reconcile", str(project), "--draw", str(differ[0]), "--use", "bob", "--by",
+                     "lead"]) == 0
+        assert f"draw {differ[0]}: bob's answer" in capsys.readouterr().out
+    target = tmp_path / "labels.parquet"
+    assert main(["label", "export", str(project), "-o", str(target), *choice]) == EXIT_OK
+    out = capsys.readouterr().out
+    labels = pd.read_parquet(target)
+    picked = {"differ": differ, "unsure": unsure}  # (draw, the member of ĉ(r) its answer removed)
+    want = {picked[k][0]: ([picked[k][1]] if removed else [], who, how) for k, (removed, who, how) in rows.items()}
+    want[agree] = ([], "ann", "agreed")
+    got = {int(r.draw): (list(r.removed), r.labeller, r.answer) for r in labels.itertuples()}
+    assert got == want
+    kept = "1 unsure kept" if "keep" in choice else None
+    expected = (f"{len(want)} draws exported: 1 double that agrees, "
+                + ("1 reconciled" if "reconciled" in str(rows) else "1 first-of-two (--first-answer)")
+                + (f", {kept}" if kept else "") + ("" if kept else "; 1 unsure skipped")
+                + ("; " if kept else ", ") + "3 not yet labelled")
+    assert expected in out and "column 'answer'" in out
+
+
+def test_reconcile_refuses_clearly(release, tmp_path, capsys):
+    project = tmp_path / "proj"
+    (differ, _), (unsure, _), agree = _unsure_and_a_differing_double(release, project)
+    capsys.readouterr()
+    cases = [(["--draw", str(unsure), "--use", "ann"], "only a draw answered twice"),
+             (["--draw", str(differ), "--use", "carol"], "'carol' did not answer"),
+             (["--draw", str(2**63), "--use", "ann"], "no such draw"),
+             (["--draw", "99", "--use", "ann"], "not a draw of this project"),
+             (["--draw", "-1", "--use", "ann"], "give a draw number"),
+             (["--draw", str(agree), "--use", "ann"], "nothing to reconcile")]
+    for args, message in cases:
+        assert main(["label", "reconcile", str(project), *args, "--by", "lead"]) == EXIT_USAGE, args
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (args, err)
+    p = open_project(project)
+    try:
+        assert p.store.reconciliations() == []
+    finally:
+        p.close()

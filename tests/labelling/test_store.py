@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from er_expectations import InputError
 from er_expectations.analysis.benchmark import benchmark_from_labels
 from er_expectations.analysis.labelqc import check_labels
+from er_expectations.labelling.decide import export_labels
 from er_expectations.labelling.store import SCHEMA_VERSION, Conflict, Decision, LabelStore, Saved
 
 BIG = 2**62 + 1  # beyond 2^53: a float would make it 2**62
@@ -249,15 +250,15 @@ def test_labels_frame_is_read_by_check_labels_and_benchmark(tmp_path, release):
 def test_export_is_atomic_inside_the_project_and_neutralises_csv(tmp_path):
     store = _store(tmp_path)
     store.save(1, "=HYPERLINK(\"http://x\")", Decision(note="@SUM(A1)"), expected_version=0)
-    out = store.export("exports/labels.csv")
+    out = export_labels(store, "exports/labels.csv")[0]
     assert out == (tmp_path / "exports" / "labels.csv").resolve()
     text = out.read_text()
     assert "'=HYPERLINK" in text and "'@SUM(A1)" in text
-    back = store.export("exports/labels.parquet")
+    back = export_labels(store, "exports/labels.parquet")[0]
     assert pd.read_parquet(back)["record_id"].tolist() == ["r1"]
     for bad in ("../labels.csv", tmp_path.parent / "x.csv"):
         with pytest.raises(InputError, match="outside the project folder"):
-            store.export(bad)
+            export_labels(store, bad)
     assert not (tmp_path.parent / "labels.csv").exists()
 
 
@@ -265,7 +266,7 @@ def test_an_id_that_would_run_as_a_formula_is_refused_in_csv(tmp_path):
     store = _store(tmp_path)
     store.save(1, "ann", Decision(added=["=cmd|' /C calc'!A0"]), expected_version=0)
     with pytest.raises(InputError, match="formula"):
-        store.export("labels.csv")
+        export_labels(store, "labels.csv")
     assert not (tmp_path / "labels.csv").exists()
 
 
@@ -300,10 +301,10 @@ def test_export_refuses_a_folder_linked_outside_the_project(tmp_path):
     store = _store(project)
     (project / "exports").symlink_to(outside)
     with pytest.raises(InputError, match="outside the project folder"):
-        store.export("exports/labels.parquet")
+        export_labels(store, "exports/labels.parquet")
     (project / "l.parquet").symlink_to(outside / "l.parquet")
     with pytest.raises(InputError, match="symbolic link"):
-        store.export("l.parquet")
+        export_labels(store, "l.parquet")
     assert list(outside.iterdir()) == []
 
 

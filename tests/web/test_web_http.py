@@ -10,6 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 from support.workbench_web import BIG_ID, FORMULA, HOSTILE_NAME, LONG_TITLE
 
+from er_expectations import InputError
 from er_expectations.web.app import build_app
 from er_expectations.web.guard import MAX_BODY, cookie_name
 from er_expectations.web.model import FOLD_AT, Workspace
@@ -275,6 +276,25 @@ def test_a_double_draw_is_blind_until_answered(web, hostile_project):
     assert save(ann, "2", removed=["7"], seen={}).status_code == 200  # no conflict: blind doubles differ
     state = ann.get("/api/draw/2").json()
     assert [o["labeller"] for o in state["others"]] == ["bob"]  # answered: now shown, to reconcile
+
+
+def test_the_agreement_page_shows_which_answer_the_export_uses(client, hostile_project):
+    """issue 27 item 4: a disagreement shows its reconciled answer, or that none is chosen yet."""
+    from er_expectations.labelling.decide import decide, export_labels, reconcile
+    from er_expectations.labelling.store import Decision
+
+    store = hostile_project.store
+    store.save(2, "bob", Decision(removed=["6"]), expected_version=0)
+    assert save(client, "2", removed=["7"], seen={"bob": 1}).status_code == 200  # ann keeps hers
+    html = client.get("/agreement").text
+    assert "none yet: choose one" in html and "label reconcile" in html
+    with pytest.raises(InputError, match=r"draw 2 \(bob, ann\)"):  # the workbench's export asks too
+        export_labels(store, "labels.parquet", hostile_project)
+    reconcile(store, 2, use="ann", by="lead", project=hostile_project)
+    assert "ann's (chosen by lead)" in client.get("/agreement").text
+    assert [(d.labeller, d.removed, k) for d, k in decide(store, hostile_project).rows] == [("ann", ("7",), "reconciled")]
+    store.save(2, "bob", Decision(removed=["6", "7"]), expected_version=1)
+    assert "chosen before an answer was changed" in client.get("/agreement").text
 
 
 # -- review mode ----------------------------------------------------------------------------------------
