@@ -39,7 +39,7 @@ def _restated(lower: float, level_from: float, level_to: float) -> float:
     if not 0.0 < q < 1.0:  # not a zero-event bound of a share: no restatement (the check then fails)
         return math.nan
     k_eff = math.log1p(-level_from) / math.log1p(-q)
-    return -math.expm1(math.log1p(-level_to) / k_eff)
+    return 1.0 + math.expm1(math.log1p(-level_to) / k_eff)
 
 
 def _split(comps: dict[str, Any]) -> dict[str, tuple[Any, dict[str, Any]]]:
@@ -74,9 +74,9 @@ def _claims(clause: str, q: Any) -> list[str]:
     est, se = float(q.estimate), float(q.std_error)
     lo, hi = float(q.ci_lower), float(q.ci_upper)
     level = float(getattr(q, "ci_level", 0.95))
-    if re.search(r"standard error (is )?0\b", clause):
-        if not (math.isfinite(se) and se <= 1e-8 * max(abs(est), 1.0)):
-            bad.append(f"says its standard error is 0 but it is {se!r}")
+    zero = math.isfinite(se) and se <= 1e-8 * max(abs(est), 1.0)
+    if re.search(r"standard error (is )?0\b", clause) and not zero:
+        bad.append(f"says its standard error is 0 but it is {se!r}")
     if clause.startswith("no standard error") and not math.isnan(se):
         bad.append(f"says it has no standard error but it is {se!r}")
     stated = re.search(r"(\d+(?:\.\d+)?) % binomial bound", clause)
@@ -87,7 +87,6 @@ def _claims(clause: str, q: Any) -> list[str]:
         want = lo
         if stated is not None and abs(float(stated.group(1)) / 100 - level) > 1e-9 and math.isfinite(lo):
             want = _restated(lo, level, float(stated.group(1)) / 100)
-            want = 1.0 - want
         if not (math.isfinite(want) and _close(x, want)):
             bad.append(f"bound {x} is not its own lower limit {want!r}")
     for m in re.finditer(rf"interval \[{NUM}, {NUM}\]", clause):
