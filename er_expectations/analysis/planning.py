@@ -689,7 +689,9 @@ def _plan_row(mid: str, res: Any, curve: np.ndarray, grid: np.ndarray, t: float,
         if k < 30 and not note:
             note = f"a pilot of {k} draws gives a rough plan"
     if res.defined and "warning:" in (res.note or ""):  # as estimate() says it (e.g. an estimate above 1)
-        warning = res.note[res.note.index("warning:"):]
+        # every clause that warns, whole: one that names a part ("b-cubed precision: warning: …")
+        # keeps the name, so a warning about a part of b-cubed F is not read as F's
+        warning = "; ".join(c for c in res.note.split("; ") if "warning:" in c)
         note = f"{warning}; {note}" if note else warning
     return {
         "metric": mid,

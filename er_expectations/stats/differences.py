@@ -211,15 +211,20 @@ def _mover(a: RatioEstimate, b: RatioEstimate, la: Limits, lb: Limits, r: float)
 
 
 def _side_note(label: str, res: RatioEstimate, kind: str, level: float) -> str:
+    """What a difference says of a side that enters by its zero-event bound: one clause that
+    names the side (SPEC 6: a note belongs to its quantity; the bound is the side's, at the
+    one-sided level it enters with, not a bound of the difference)."""
     ze = zero_event_side(res)
     if kind != "zero_event" or ze is None:
         return ""
     at_one, k_eff = ze
-    q = float(zero_event_bound(k_eff, ci_level=1.0 - (1.0 - level) / 2.0))
+    one_sided = 1.0 - (1.0 - level) / 2.0
+    q = float(zero_event_bound(k_eff, ci_level=one_sided))
     what = "no draw shows an error" if at_one else "no draw counts for the numerator"
+    se = "its standard error is 0" if res.has_std_error else "it has no standard error"
     bound = f"θ ≥ {1 - q:.4g}" if at_one else f"θ ≤ {q:.4g}"
-    return (f"{label}: {what} ({k_eff:.4g} effective draws), so its standard error is 0; it enters the interval by "
-            f"its exact one-sided {_fmt(1.0 - (1.0 - level) / 2.0)} binomial bound {bound} (MOVER, SPEC 6)")
+    return (f"{label}: {what} ({k_eff:.4g} effective draws), so {se}, and it enters the difference's interval "
+            f"by its own exact one-sided {_fmt(one_sided)} binomial bound {bound} for {label} alone (MOVER, SPEC 6)")
 
 
 def _finish(est: float, se: float, k: int, level: float, limits: Limits, kinds: tuple[str, str], notes: list[str],

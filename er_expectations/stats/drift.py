@@ -22,6 +22,7 @@ from er_expectations.core.errors import InputError
 from er_expectations.stats.combine import Difference, difference
 from er_expectations.stats.estimator import RatioEstimate, f_beta_estimate, ratio_estimate
 from er_expectations.stats.metrics import (
+    F_PARTS_LABELS,
     METRICS,
     PERFORMANCE_METRICS,
     check_beta,
@@ -192,7 +193,7 @@ def _estimate(values: dict[str, tuple[np.ndarray, np.ndarray]], metric: str, dra
 
     if METRICS[metric].fg is None:
         est = f_beta_estimate(one("b_cubed_precision"), one("b_cubed_recall"), draws, beta=beta,
-                              ci_level=ci_level)
+                              ci_level=ci_level, labels=F_PARTS_LABELS)
         return finish_metric(METRICS[metric], est)
     return one(metric)
 

@@ -411,6 +411,31 @@ def ratio_estimate(
     return RatioEstimate(est, se, lo, hi, k, clusters, level, note, influence, "linearization")
 
 
+def _flat(res: RatioEstimate) -> bool:
+    """True when ``res`` has a standard error of 0 (every draw the same ratio, or no error)."""
+    return res.has_std_error and res.std_error <= REL_TOL * max(abs(res.estimate), 1.0)
+
+
+def _part_notes(label: str, res: RatioEstimate, other: str, *, flat_other: bool) -> list[str]:
+    """What an F says of one of its parts (SPEC 6: a note belongs to its quantity).
+
+    A part's zero standard error is restated as the part's, with what it means for F (F's
+    standard error and interval carry the other part's uncertainty only); a part's own bound
+    is never repeated (it bounds the part, not F). The part's other notes (a range warning)
+    are kept, named as the part's."""
+    out = []
+    for clause in filter(None, res.note.split("; ")):
+        if clause.startswith("standard error 0"):
+            continue
+        out.append(f"{label}: {clause}")
+    if _flat(res) and not flat_other:
+        why = (f"no sampled draw shows an error of {label}" if res.interval == "zero_event"
+               else f"every draw has the same {label}")
+        out.insert(0, f"{label}'s standard error is 0 in this sample ({why}), so F's standard error and "
+                      f"interval carry {other}'s uncertainty only, not {label}'s (SPEC 6)")
+    return out
+
+
 def f_beta_estimate(
     p: RatioEstimate,
     r: RatioEstimate,
@@ -418,23 +443,35 @@ def f_beta_estimate(
     *,
     beta: float,
     ci_level: float,
+    labels: tuple[str, str] = ("precision", "recall"),
 ) -> RatioEstimate:
     """F_β of two estimates that share their draws, SE by linearisation (SPEC 5, b-cubed F).
 
     1/F = (1/P + β²/R)/(1+β²), i.e. F = (1+β²)PR/(β²P + R). The influence of F is
     ∂F/∂P·z_P + ∂F/∂R·z_R and V̂ = Σ d z_F² / (k(k−1)).
+
+    The note is F's own (SPEC 6): it says "standard error 0" only when F's is, gives a bound
+    only when it is F's interval, and names a part (``labels``: how the note calls P and R)
+    for what is true of that part alone, e.g. that its standard error is 0, so F's interval
+    carries the other part's uncertainty only. A part's zero-event bound ("at least …") is
+    the part's and is never repeated under F.
     """
     level = check_ci_level(ci_level)
     nan = math.nan
     k, clusters = p.draws, p.clusters
+    lp, lr = labels
     if not (p.defined and r.defined):
+        which = " and ".join(lab for lab, e in ((lp, p), (lr, r)) if not e.defined)
         return RatioEstimate(nan, nan, nan, nan, k, clusters, level,
-                             "undefined: precision or recall is undefined for this sample")
+                             f"undefined: {which} {'is' if ' and ' not in which else 'are'} undefined for this "
+                             "sample, so F is too")
     b2 = beta * beta
     denom = b2 * p.estimate + r.estimate
     if denom <= 0 or p.estimate <= 0 or r.estimate <= 0:
+        zero = [lab for lab, e in ((lp, p), (lr, r)) if e.estimate <= 0]
         return RatioEstimate(0.0, nan, nan, nan, k, clusters, level,
-                             "no standard error: precision or recall is 0", None)
+                             f"no standard error: {' and '.join(zero)} {'is' if len(zero) == 1 else 'are'} 0 in "
+                             "this sample, so F is 0", None)
     est = (1 + b2) * p.estimate * r.estimate / denom
     if p.influence is None or r.influence is None or k < 2:
         return RatioEstimate(est, nan, nan, nan, k, clusters, level, "no standard error: fewer than 2 draws")
@@ -449,12 +486,18 @@ def f_beta_estimate(
         # no draw has an error of either kind: F ≥ min(P, R) ≥ 1 − q for the share q of
         # clusters with any error, which both bounds bound (SPEC 6)
         lo = min(p.ci_lower, r.ci_lower)
-        note = (f"standard error 0: no sampled draw shows an error of precision or recall; F lies between "
-                f"them, so the interval [{lo:.4g}, 1] of the error-free draws holds for it too (SPEC 6)")
+        note = (f"standard error 0: no sampled draw shows an error of {lp} or {lr}, and F lies between "
+                f"them, so the interval [{lo:.4g}, 1] of the error-free draws holds for F too (SPEC 6)")
         return RatioEstimate(est, se, lo, 1.0, k, clusters, level, note, z, "zero_event")
-    notes = "; ".join(n for n in (p.note, r.note) if n)
+    flat_p, flat_r = _flat(p), _flat(r)
+    notes = [*_part_notes(lp, p, lr, flat_other=flat_r), *_part_notes(lr, r, lp, flat_other=flat_p)]
+    if se <= REL_TOL * est:
+        why = (f"neither {lp} nor {lr} varies over the draws" if flat_p and flat_r
+               else "F has the same influence on every draw")
+        notes.insert(0, f"standard error 0: {why}, so F's interval has zero width and understates the "
+                        "uncertainty (SPEC 6)")
     lo, hi = _interval(est, se, level, (0.0, 1.0))
-    return RatioEstimate(est, se, lo, hi, k, clusters, level, notes, z, "linearization")
+    return RatioEstimate(est, se, lo, hi, k, clusters, level, "; ".join(notes), z, "linearization")
 
 
 # -- percentile bootstrap over the draws (SPEC 6) ------------------------------------------

@@ -38,6 +38,7 @@ from er_expectations.stats.sample import BenchmarkSample, ClusterErrors, cluster
 
 __all__ = [
     "MetricDef",
+    "F_PARTS_LABELS",
     "METRICS",
     "PERFORMANCE_METRICS",
     "TRUE_STATISTICS",
@@ -199,6 +200,8 @@ _DEFS: tuple[MetricDef, ...] = (
 
 #: Every estimable metric, by id, in output order.
 METRICS: dict[str, MetricDef] = {m.id: m for m in _DEFS}
+#: How the note of b-cubed F names its parts (SPEC 6: a note belongs to its quantity).
+F_PARTS_LABELS: tuple[str, str] = (METRICS["b_cubed_precision"].label, METRICS["b_cubed_recall"].label)
 PERFORMANCE_METRICS: tuple[str, ...] = tuple(m.id for m in _DEFS if m.kind == "performance")
 TRUE_STATISTICS: tuple[str, ...] = tuple(m.id for m in _DEFS if m.kind == "statistic")
 NAME_STATISTICS: tuple[str, ...] = ("homonymy_rate", "name_variation_rate")
@@ -339,7 +342,7 @@ def estimate_metrics(
         d = METRICS[mid]
         if d.fg is None:  # b-cubed F
             p, r = one("b_cubed_precision"), one("b_cubed_recall")
-            res = f_beta_estimate(p, r, draws, beta=beta, ci_level=level)
+            res = f_beta_estimate(p, r, draws, beta=beta, ci_level=level, labels=F_PARTS_LABELS)
         else:
             f, g = d.fg(sample, errors, beta)
             if domain is not None:

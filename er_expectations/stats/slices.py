@@ -581,7 +581,9 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
                          f"min_draws={min_draws} on each side: reported, not tested")
         elif not (s_est.defined and r_est.defined) or s_est.influence is None or r_est.influence is None:
             status = "undefined"
-            notes.append(s_est.note or r_est.note or "undefined on the estimation part")
+            # each side's note named as that side's (SPEC 6: a note belongs to its quantity)
+            notes += [f"{side}: {e.note}" for side, e in (("slice", s_est), ("rest", r_est)) if e.note] \
+                or ["undefined on the estimation part"]
         else:
             c, se = _null_test(y, g, pi, de, s_est, r_est, null_lift=null_lift, null_rate=null_rate)
             if se > 0:

@@ -365,32 +365,19 @@ def estimate_groups_methods(
                     diff = difference(est, cmp_, d, ci_level=level, method=method)
                     show_est, show_cmp = _side_logit(method, mid, est, level), _side_logit(method, mid, cmp_, level)
                 diff = _labelled(diff, labels)
-                notes = []
-                if draws < min_draws:
-                    status = "too small"
-                    notes.append(f"{draws:g} draws in the group, fewer than min_draws={min_draws}: reported, "
-                                 "not tested")
-                elif compare_to == "rest" and other_draws < min_draws:
-                    status = "too small"
-                    notes.append(f"{other_draws:g} draws in the rest, fewer than min_draws={min_draws}: reported, "
-                                 "not tested")
-                elif not diff.has_std_error:
-                    status = "undefined"
-                    notes.append(diff.note or "the gap has no standard error")
-                else:
-                    status = "ok"
-                    if diff.interval in ("zero_event", "none") and diff.note:
-                        notes.append(f"gap: {diff.note}")
-                for label, e in (("group", est), ("comparison", cmp_)):
-                    if e.note and not e.defined:
-                        notes.append(f"{label}: {e.note}")
+                status, note = _row_status(diff, est, cmp_, draws=draws, other_draws=other_draws,
+                                           min_draws=min_draws, rest=compare_to == "rest")
                 p = diff.p_value if status == "ok" else math.nan
                 rows.append(GroupResult(name, mid, show_est, show_cmp, diff, draws, clusters, other_draws, status,
-                                        p, note="; ".join(notes)))
+                                        p, note=note))
         raw[method] = rows
     if "hull" in needed:  # the smallest interval holding the paired normal and the BCa MOVER gaps
+        # the row's note is rebuilt from the hull's gap: the note of the paired normal gap is not its
         raw["hull"] = [replace(lin, disparity=(gap := hull_difference(lin.disparity, mover.disparity)),
-                               p_value=gap.p_value if lin.status == "ok" else math.nan)
+                               p_value=gap.p_value if lin.status == "ok" else math.nan,
+                               note=_row_status(gap, lin.estimate, lin.comparison, draws=lin.draws,
+                                                other_draws=lin.comparison_draws, min_draws=min_draws,
+                                                rest=compare_to == "rest")[1])
                        for lin, mover in zip(raw["linearization"], raw["bca_mover"], strict=True)]
     if RECOMMENDED in wanted:  # each row: estimates and gap from its metric's methods
         rec = []
@@ -404,6 +391,36 @@ def estimate_groups_methods(
         adjusted = adjust_p_values([r.p_value for r in raw[method]], adjust)
         out[method] = [_with_p(r, float(a)) for r, a in zip(raw[method], adjusted, strict=True)]
     return out
+
+
+def _row_status(diff: Difference, est: RatioEstimate, cmp_: RatioEstimate, *, draws: float, other_draws: float,
+                min_draws: int, rest: bool) -> tuple[str, str]:
+    """The status of a (group, metric) row and its note (SPEC 8). A row has no number of its
+    own: every clause of its note names the part it is about, "gap: " (the disparity),
+    "group: " or "comparison: " (the two estimates), or is about the row's test (too few
+    draws). A part's note is never shown as the row's (SPEC 6: a note belongs to its quantity)."""
+    notes: list[str] = []
+
+    def part(label: str, note: str) -> None:
+        notes.extend(f"{label}: {clause}" for clause in note.split("; ") if clause)
+
+    if draws < min_draws:
+        status = "too small"
+        notes.append(f"{draws:g} draws in the group, fewer than min_draws={min_draws}: reported, not tested")
+    elif rest and other_draws < min_draws:
+        status = "too small"
+        notes.append(f"{other_draws:g} draws in the rest, fewer than min_draws={min_draws}: reported, not tested")
+    elif not diff.has_std_error:
+        status = "undefined"
+        part("gap", diff.note or "no standard error")
+    else:
+        status = "ok"
+        if diff.interval in ("zero_event", "none"):
+            part("gap", diff.note)
+    for label, e in (("group", est), ("comparison", cmp_)):
+        if not e.defined:
+            part(label, e.note)
+    return status, "; ".join(notes)
 
 
 def _labelled(diff: Difference, labels: tuple[str, str]) -> Difference:

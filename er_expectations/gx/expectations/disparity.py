@@ -377,8 +377,9 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         zero = [r["group"] for r in rows if r["zero_event"]]
         if zero:
             details["zero_event_note"] = (
-                f"the gap of {', '.join(zero)} has a side whose draws show no error: its interval uses that "
-                "side's exact binomial bound from the number of draws (SPEC 6, 8), not a zero standard error")
+                f"the gap of {', '.join(zero)} has a side whose draws show no error (or in which no draw counts "
+                "for the metric): the gap's interval uses that side's own exact binomial bound from the number of "
+                "draws (SPEC 6, 8), not a zero standard error")
         if worst is None:
             return self.skipped(details, f"no group could be tested: {len(rows)} group(s), each with fewer than "
                                 f"{int(self.min_draws)} draws or an undefined estimate; {k:,} sampled clusters, "
