@@ -11,6 +11,7 @@ import pandas as pd
 from er_expectations.analysis.labelqc import evaluate_rules, prepare_labels
 from er_expectations.analysis.labels import CRITICAL_RULES, LabelColumns, Labels, true_clusters
 from er_expectations.core.errors import InputError
+from er_expectations.engines.base import KNOWN_COLUMN
 
 
 def _reference_ids(parsed: Labels, groups: list[list[int]]) -> list[object]:
@@ -99,6 +100,13 @@ def benchmark_from_labels(
     recomputed on each release's population, SPEC 2.1) or ``weights="weight"`` for a
     design given by the weight column. Labels that break a critical rule (all but rule 5)
     raise :class:`InputError` listing the violations.
+
+    The benchmark carries its labelling universe (SPEC 14): every other record of the
+    release the labels were drawn from (the records the labellers could see) follows the
+    benchmark records, with a null ``reference``, ``draws`` and ``weight``; the column
+    ``benchmark_version`` is 1 on every row. Joined onto a later release, it is null on the
+    records added since, which the estimates then set aside and count. ``attrs`` holds
+    ``known_records`` (the universe's size) beside the design and the counts.
     """
     if design not in ("cluster_size", "uniform", "expected_errors"):
         raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly), 'uniform' "
@@ -110,7 +118,7 @@ def benchmark_from_labels(
                          f"inclusion= is given but design={design!r} does not use it; pass design='expected_errors'")
     if not isinstance(reference, str) or not reference:
         raise InputError(f"reference={reference!r}: give the name of the reference column to write")
-    if reference in ("draws", "weight", record_id):
+    if reference in ("draws", "weight", "inclusion", KNOWN_COLUMN, record_id):
         raise InputError(f"reference={reference!r}: the name is taken by another output column; pick another")
     parsed, look = prepare_labels(labels, records, prediction, record_id=record_id, block=None, name=None,
                             columns=columns, separator=separator)
@@ -151,13 +159,21 @@ def benchmark_from_labels(
     else:
         weight_col = np.repeat(1.0 / lengths if design == "cluster_size" else np.ones(len(reps)), lengths)
     id_dtype = records[record_id].dtype
+    # the labelling universe: the release's records (SPEC 14), benchmark records first
+    release_ids = records[record_id].to_numpy()[records[prediction].notna().to_numpy()]
+    others = release_ids[~pd.Index(release_ids).isin(pd.Index(rec_col))] if len(release_ids) else release_ids
+    n_bench, n_all = len(rec_col), len(rec_col) + len(others)
+    ids = np.concatenate([np.asarray(rec_col, dtype=object), np.asarray(others, dtype=object)])
     out = pd.DataFrame({
-        record_id: pd.Series(rec_col, dtype=id_dtype if len(rec_col) else object),
-        reference: ref_col,
-        "draws": draws_col,
-        "weight": np.asarray(weight_col, dtype=np.float64),
+        record_id: pd.Series(ids, dtype=id_dtype if n_all else object),
+        reference: pd.Series(np.concatenate([ref_col, np.full(n_all - n_bench, None, dtype=object)]), dtype=object),
+        "draws": pd.array(np.concatenate([draws_col, np.zeros(n_all - n_bench, dtype=np.int64)]), dtype="Int64"),
+        "weight": np.concatenate([np.asarray(weight_col, dtype=np.float64), np.full(n_all - n_bench, np.nan)]),
     })
+    out.loc[n_bench:, "draws"] = pd.NA
     if q_col is not None:
-        out["inclusion"] = q_col
-    out.attrs.update({"design": design, "draws": len(parsed), "clusters": len(sets), "prediction": prediction})
+        out["inclusion"] = np.concatenate([np.asarray(q_col, dtype=np.float64), np.full(n_all - n_bench, np.nan)])
+    out[KNOWN_COLUMN] = np.ones(n_all, dtype=np.int64)
+    out.attrs.update({"design": design, "draws": len(parsed), "clusters": len(sets), "prediction": prediction,
+                      "benchmark_records": n_bench, "known_records": n_all})
     return out

@@ -9,6 +9,7 @@ Errors exit with code 2 and write nothing (see :mod:`er_expectations.cli.main`).
 from __future__ import annotations
 
 import argparse
+import hashlib
 from pathlib import Path
 
 from er_expectations.cli.common import read_match_probabilities
@@ -77,6 +78,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
     from er_expectations.analysis.benchmark import benchmark_from_labels
+    from er_expectations.analysis.benchmark_life import new_manifest, write_manifest
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.core.io import read_table
 
@@ -98,11 +100,42 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     bench = benchmark_from_labels(labels, df, args.prediction, record_id=record_id, design=args.design,
                                   reference=args.reference, columns=_label_columns(args.label_column),
                                   separator=args.separator, inclusion=inclusion)
+    design = {"name": args.design}
+    if args.design == "expected_errors":
+        design.update({"floor": args.floor, "match_probabilities": file_fact(args.match_probabilities)})
+    built_from = answers_built_from(labels)
+    manifest = new_manifest(bench, record_id=record_id, reference=args.reference, release=args.prediction,
+                            design=design, source={"labels": file_fact(args.labels), "records": file_fact(args.file),
+                                                   "answers": built_from})
     write_frame(bench, args.output)
-    print(f"benchmark of {bench.attrs['clusters']} true clusters ({len(bench):,} records) from "
-          f"{bench.attrs['draws']} draws, design {args.design}, written to {args.output}; estimate with "
-          f"--reference {args.reference} --draws draws")
+    where = write_manifest(args.output, manifest)
+    made_of = ""
+    if built_from:
+        made_of = " (answers: " + ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in built_from.items()) + ")"
+    print(f"benchmark of {bench.attrs['clusters']} true clusters ({bench.attrs['benchmark_records']:,} records) from "
+          f"{bench.attrs['draws']} draws{made_of}, design {args.design}, written to {args.output}, with the "
+          f"{bench.attrs['known_records']:,} records of {args.prediction!r} the labellers could see (a later release "
+          f"is evaluated on them; records added since are set aside and counted, SPEC 14) and its manifest {where}; "
+          f"estimate with --reference {args.reference} --draws draws")
     return 0
+
+
+def answers_built_from(labels) -> dict[str, int]:
+    """How the answers of an exported labels table were decided (its ``answer`` column), as counts."""
+    if "answer" not in labels.columns:
+        return {}
+    counts = labels["answer"].astype("string").fillna("not stated").value_counts(sort=False)
+    return {str(kind): int(n) for kind, n in counts.items()}
+
+
+def file_fact(path) -> dict[str, object]:
+    """The path and SHA-256 of an input file (its provenance in the manifest)."""
+    p = Path(path)
+    digest = hashlib.sha256()
+    with p.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"path": str(path), "bytes": p.stat().st_size, "sha256": digest.hexdigest()}
 
 
 def _design_args(p: argparse.ArgumentParser) -> None:
@@ -151,7 +184,9 @@ def add_label_commands(sub: argparse._SubParsersAction) -> None:
         "benchmark", help="build the benchmark from checked labels (SPEC 2.1, 9)",
         description="Check the labels against the release they were drawn from (critical rules of "
         "SPEC 9) and write one row per benchmark record: the record id, 'reference' (true cluster), "
-        "'draws' and 'weight'. Labels that break a rule are listed and nothing is written.",
+        "'draws' and 'weight', then one row per other record of that release (the records the labellers "
+        "could see), all with 'benchmark_version' 1, and the manifest FILE.manifest.json beside it "
+        "(SPEC 14). Labels that break a rule are listed and nothing is written.",
     )
     p.add_argument("labels", help="labels table (.parquet or .csv), one row per draw (SPEC 2.2)")
     p.add_argument("file", help="record table of the release the labels were drawn from")
