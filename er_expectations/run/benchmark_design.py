@@ -58,11 +58,6 @@ class BenchmarkDesign:
     weight_column: str | None = None
     most_draws: int | None = None
 
-    @property
-    def recomputable(self) -> bool:
-        """True when ``weights: cluster_size`` gives this benchmark's weights on every release."""
-        return self.design in (None, "cluster_size")
-
 
 def columns_design(columns: Sequence[str]) -> BenchmarkDesign:
     """The design as far as the column names tell (a table in a database or Spark)."""
@@ -111,15 +106,15 @@ def _cells(count: int) -> str:
     return "1 such cell" if count == 1 else f"{count:,} such cells"
 
 
-def _weights_design(table: pd.DataFrame, reference: str, path: Path, kind: str) -> tuple[str, str]:
-    """The design read from the ``weight`` values: 1/|c| (the size design), all 1 (uniform), or other."""
+def _weights_design(table: pd.DataFrame, reference: str, path: Path, kind: str) -> tuple[str | None, str]:
+    """The design read from the ``weight`` values: 1/|c| (the size design), all 1 (uniform), other
+    weights, or ``None`` when the column holds something else than weights (then it is not used)."""
     weight = pd.to_numeric(table[WEIGHT_COLUMN], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(weight) | (weight <= 0)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"{_row_place(path, kind, row)}: column '{WEIGHT_COLUMN}' holds {table[WEIGHT_COLUMN].iloc[row]!r}; "
-            "the weight of a benchmark cluster is a number above 0 (1/p_c of the design, SPEC 2.1)")
+        return None, (f"its column '{WEIGHT_COLUMN}', which holds {table[WEIGHT_COLUMN].iloc[row]!r} at "
+                      f"{_row_place(path, kind, row)}, not a weight above 0")
     size = table.groupby(reference, sort=False, dropna=False)[reference].transform("size").to_numpy(dtype=np.float64)
     if np.allclose(weight, 1.0 / size, rtol=1e-9, atol=0.0):
         return "cluster_size", f"its column '{WEIGHT_COLUMN}' (1 / the size of each true cluster)"
@@ -135,8 +130,10 @@ def read_benchmark_design(path: str | Path, *, reference_column: str, format: st
     The design comes from the Parquet metadata that ``er-expectations benchmark`` writes,
     else from a column ``inclusion`` (the expected-errors design, SPEC 12.3), else from the
     ``weight`` values (1/|c|: records drawn uniformly; all 1: true clusters drawn uniformly).
-    A ``draws`` column must hold whole counts of 1 or more, a ``weight`` column numbers above
-    0: anything else raises :class:`InputError` naming the file, the line and the column.
+    A ``draws`` column must hold whole counts of 1 or more: anything else raises
+    :class:`InputError` naming the file, the line and the column. A ``weight`` column that
+    holds something else than numbers above 0 tells no design (``design`` ``None``, said in
+    ``evidence``): it is not used.
     """
     p = Path(path)
     kind = file_kind(p, format)
@@ -194,6 +191,9 @@ def benchmark_wiring(design: BenchmarkDesign) -> BenchmarkWiring:
         notes["weights"] = (f"Weights read from the benchmark's column '{weights_column}', as {design.evidence} "
                             f"says: {why}.")
         used.append(f"'{weights_column}' (weights)")
+    elif design.weight_column is not None and design.design is None:
+        notes["weights"] = (f"Records taken as drawn uniformly (the size design, SPEC 2.1): nothing records the "
+                            f"benchmark's design, and {design.evidence}.")
     elif design.design == "cluster_size":
         notes["weights"] = (f"Records were drawn uniformly (the size design), as {design.evidence} says: the weights "
                             "1/|c| are recomputed on each release (SPEC 2.1); the benchmark's column "

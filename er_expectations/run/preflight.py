@@ -27,10 +27,14 @@ from er_expectations.gx.expectations import (
 )
 from er_expectations.gx.expectations import RECORD_COLUMN_PARAMETERS as _RECORD_PARAMS
 from er_expectations.run.alerts.targets import AlertTarget, resolve_alerts
-from er_expectations.run.benchmark_design import benchmark_use_issues, columns_design, read_benchmark_design
 from er_expectations.run.baselines import (
     baseline_needs,
     check_baselines,
+)
+from er_expectations.run.benchmark_design import (
+    benchmark_use_issues,
+    columns_design,
+    read_benchmark_design,
 )
 from er_expectations.run.labelling import (
     LabelsData,

@@ -309,3 +309,14 @@ def test_a_uniform_csv_benchmark_is_recognised_by_its_weights(world, tmp_path, c
     assert _init(world, tmp_path / "uniform.csv", tmp_path / "p") == 0
     suite = (tmp_path / "p" / "suites" / "synth.yml").read_text()
     assert "  weights: {column: weight}\n" in suite and "drawn uniformly (a weight of 1" in suite
+
+
+def test_a_weight_column_of_text_is_not_used_and_not_refused(world, tmp_path, capsys):
+    """A hand-made benchmark whose column ``weight`` is no weight: size design, said in a comment."""
+    odd = tmp_path / "odd.csv"
+    pd.read_parquet(world / "benchmark.parquet").assign(weight="n/a").to_csv(odd, index=False)
+    assert _init(world, odd, tmp_path / "p") == 0
+    suite = (tmp_path / "p" / "suites" / "synth.yml").read_text()
+    assert "  weights: cluster_size" in suite and "holds 'n/a'" in suite
+    capsys.readouterr()
+    assert _cli("validate", tmp_path / "p" / "checkpoints" / "synth.yml") == 0
