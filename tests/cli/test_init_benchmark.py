@@ -320,3 +320,38 @@ def test_a_weight_column_of_text_is_not_used_and_not_refused(world, tmp_path, ca
     assert "  weights: cluster_size" in suite and "holds 'n/a'" in suite
     capsys.readouterr()
     assert _cli("validate", tmp_path / "p" / "checkpoints" / "synth.yml") == 0
+
+
+@pytest.mark.sqlite
+def test_a_benchmark_table_in_a_database_is_checked_by_its_columns(world, tmp_path, capsys):
+    """A database's benchmark table: the counts are not read, so any ``draws`` column is asked for."""
+    import sqlalchemy as sa
+
+    assert _init(world, world / "benchmark.parquet", tmp_path) == 0
+    db = tmp_path / "warehouse.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    pd.read_parquet(world / "records.parquet").to_sql("records", engine, index=False)
+    pd.read_parquet(world / "predictions.parquet").to_sql("predictions", engine, index=False)
+    pd.read_parquet(world / "benchmark.parquet").assign(draws=1, benchmark_version=3).to_sql(
+        "benchmark", engine, index=False)
+    engine.dispose()
+    checkpoint = tmp_path / "checkpoints" / "sql.yml"
+    checkpoint.write_text(f"""checkpoint: sql
+project_dir: ../gx_project
+data:
+  engine: sql
+  connection: {{url: "sqlite:///{db}"}}
+  records: {{table: records, id_column: mention_id}}
+  predictions: {{table: predictions, id_column: mention_id, columns: [pred_2024], batch_column: prediction}}
+  benchmark: {{table: benchmark, id_column: mention_id, reference_column: reference}}
+  name: {{columns: [first, last], separator: " "}}
+suites: [synth]
+""")
+    capsys.readouterr()
+    _without(tmp_path / "suites" / "synth.yml", "  draws_column: draws\n")
+    assert _cli("validate", checkpoint) == 0  # validate does not open the database
+    assert _run(checkpoint) == 2  # run does, before anything is written
+    err = capsys.readouterr().err
+    assert not (tmp_path / "gx_project").exists()
+    assert "the benchmark table 'benchmark'" in err and "add 'draws_column: draws'" in err
+    assert "up to" not in err  # the counts were not read
