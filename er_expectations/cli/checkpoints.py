@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from er_expectations.cli.common import (
     EXIT_CODES,
@@ -31,6 +31,9 @@ from er_expectations.cli.common import (
 )
 from er_expectations.config import ConfigError, ConfigIssue
 from er_expectations.core.errors import InputError
+
+if TYPE_CHECKING:
+    from er_expectations.run.benchmark_design import BenchmarkWiring
 
 __all__ = ["add_gx_commands", "cmd_init", "cmd_run", "cmd_validate"]
 
@@ -284,12 +287,23 @@ def _check_prediction_columns(args: argparse.Namespace, errors: list[str]
     return prediction_columns, files
 
 
-def _check_benchmark_columns(args: argparse.Namespace, errors: list[str]) -> None:
-    if args.benchmark is not None and args.reference_column is not None:
-        available = _columns(args.benchmark, "--benchmark", errors)
-        bench_id = args.benchmark_id_column or args.id_column
-        _require(available, bench_id, args.benchmark, "--benchmark-id-column", errors)
-        _require(available, args.reference_column, args.benchmark, "--reference-column", errors)
+def _check_benchmark_columns(args: argparse.Namespace, errors: list[str]) -> BenchmarkWiring | None:
+    """The benchmark's columns checked, and what the suite must say of its draws and design."""
+    if args.benchmark is None or args.reference_column is None:
+        return None
+    from er_expectations.run.benchmark_design import benchmark_wiring, read_benchmark_design
+
+    available = _columns(args.benchmark, "--benchmark", errors)
+    bench_id = args.benchmark_id_column or args.id_column
+    _require(available, bench_id, args.benchmark, "--benchmark-id-column", errors)
+    _require(available, args.reference_column, args.benchmark, "--reference-column", errors)
+    if available is None or args.reference_column not in available:
+        return None
+    try:
+        return benchmark_wiring(read_benchmark_design(args.benchmark, reference_column=args.reference_column))
+    except InputError as error:
+        errors.append(f"--benchmark: {error}")
+        return None
 
 
 def _init_targets(args: argparse.Namespace, name: str, errors: list[str]) -> tuple[Path, Path]:
@@ -308,7 +322,8 @@ def _init_targets(args: argparse.Namespace, name: str, errors: list[str]) -> tup
 
 
 def _scaffolds(args: argparse.Namespace, name: str, checkpoint_file: Path,
-               prediction_columns: str | list[str] | None, files: dict[str, str]) -> tuple[str, str]:
+               prediction_columns: str | list[str] | None, files: dict[str, str],
+               wiring: BenchmarkWiring | None = None) -> tuple[str, str]:
     """The text of the suite and of the checkpoint file."""
     from er_expectations.config import scaffold_checkpoint, scaffold_suite
 
@@ -320,6 +335,9 @@ def _scaffolds(args: argparse.Namespace, name: str, checkpoint_file: Path,
         record_id_column=args.id_column,
         reference_column=args.reference_column,
         name_column=name_column,
+        draws_column=wiring.draws_column if wiring else None,
+        weights_column=wiring.weights_column if wiring else None,
+        benchmark_notes=wiring.notes if wiring else None,
     )
     folder = checkpoint_file.parent
     checkpoint_text = scaffold_checkpoint(
@@ -336,6 +354,7 @@ def _scaffolds(args: argparse.Namespace, name: str, checkpoint_file: Path,
         benchmark_id_column=args.benchmark_id_column,
         name_columns=tuple(args.name_columns or ()),
         name_separator=args.name_separator,
+        benchmark_note=wiring.checkpoint_note if wiring else None,
     )
     return suite_text, checkpoint_text
 
@@ -351,7 +370,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     errors = _init_option_errors(args, name)
     _check_records_columns(args, errors)
     prediction_columns, files = _check_prediction_columns(args, errors)
-    _check_benchmark_columns(args, errors)
+    wiring = _check_benchmark_columns(args, errors)
     suite_file, checkpoint_file = _init_targets(args, name, errors)
     if errors:
         for message in errors:
@@ -359,7 +378,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         print("er-expectations: nothing was written", file=sys.stderr)
         return EXIT_USAGE
 
-    suite_text, checkpoint_text = _scaffolds(args, name, checkpoint_file, prediction_columns, files)
+    suite_text, checkpoint_text = _scaffolds(args, name, checkpoint_file, prediction_columns, files, wiring)
     atomic_write_text(suite_file, suite_text)
     print(f"wrote {suite_file}")
     atomic_write_text(checkpoint_file, checkpoint_text)

@@ -71,6 +71,23 @@ def _plain_is_safe(text: str) -> bool:
         return False
 
 
+def _comment_lines(text: str | None, *, indent: str = "  ", width: int = 92) -> list[str]:
+    """``text`` as YAML comment lines (wrapped at ``width``; line breaks become spaces)."""
+    if not text:
+        return []
+    words = " ".join(text.split()).split(" ")
+    lines: list[str] = []
+    current = ""
+    for word in words:
+        if current and len(indent) + 2 + len(current) + 1 + len(word) > width:
+            lines.append(f"{indent}# {current}")
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    lines.append(f"{indent}# {current}")
+    return lines
+
+
 def _flow_list(values: Sequence[object]) -> str:
     return "[" + ", ".join(yaml_scalar(value) for value in values) + "]"
 
@@ -83,12 +100,19 @@ def scaffold_suite(
     name_column: str | None = None,
     description: str | None = None,
     record_id_column: str | None = None,
+    draws_column: str | None = None,
+    weights_column: str | None = None,
+    benchmark_notes: Mapping[str, str] | None = None,
 ) -> str:
     """A suite file for a clustering in ``prediction_column``.
 
     Summary statistics are always included; homonymy and name variation when
     ``name_column`` is given; benchmark-based estimates when ``reference_column`` is.
-    The thresholds are placeholders marked for review.
+    The thresholds are placeholders marked for review. ``draws_column`` names the
+    benchmark's column of draws per true cluster (SPEC 2.2) and ``weights_column`` its
+    column of weights w_c (a design that is not recomputed on each release, SPEC 2.1, 12.3;
+    without it the size design ``cluster_size``); ``benchmark_notes`` holds, for the keys
+    ``"draws_column"`` and ``"weights"``, the comment written above each (why it was chosen).
     """
     lines = [
         "# Expectation suite written by `er-expectations init`.",
@@ -102,11 +126,17 @@ def scaffold_suite(
     if record_id_column is not None:
         lines.append(f"  record_id_column: {yaml_scalar(record_id_column)}  # duplicated records are an error")
     if reference_column is not None:
-        lines += [
-            f"  reference_column: {yaml_scalar(reference_column)}",
-            "  weights: cluster_size  # benchmark drawn record by record; or uniform, or {column: <weights>}",
-            "  ci_level: 0.95",
-        ]
+        notes = benchmark_notes or {}
+        lines.append(f"  reference_column: {yaml_scalar(reference_column)}")
+        lines += _comment_lines(notes.get("weights"))
+        if weights_column is None:
+            lines.append("  weights: cluster_size  # benchmark drawn record by record; or uniform, or {column: <weights>}")
+        else:
+            lines.append(f"  weights: {{column: {yaml_scalar(weights_column)}}}")
+        if draws_column is not None:
+            lines += _comment_lines(notes.get("draws_column"))
+            lines.append(f"  draws_column: {yaml_scalar(draws_column)}")
+        lines.append("  ci_level: 0.95")
     if name_column is not None:
         lines.append(f"  name_column: {yaml_scalar(name_column)}")
     lines += [
@@ -180,13 +210,15 @@ def scaffold_checkpoint(
     project_dir: str = "../gx_project",
     suite_paths: Sequence[str] | None = None,
     build_data_docs: bool = True,
+    benchmark_note: str | None = None,
 ) -> str:
     """A checkpoint file; paths are written as given (relative to the checkpoint's folder).
 
     Give either ``predictions_path`` (one wide file, with ``prediction_columns`` a glob
     or a list of its release columns) or ``prediction_files`` (release label -> file,
     each holding ``prediction_column``). The id column is the same in every file unless
-    ``benchmark_id_column`` says otherwise.
+    ``benchmark_id_column`` says otherwise. ``benchmark_note`` is a comment written under
+    ``benchmark:`` (which of its columns the suite uses, and how they reach the batches).
     """
     if (predictions_path is None) == (prediction_files is None):
         raise ValueError("give exactly one of predictions_path and prediction_files")
@@ -236,6 +268,7 @@ def scaffold_checkpoint(
             f"    id_column: {yaml_scalar(benchmark_id_column or id_column)}",
             f"    reference_column: {yaml_scalar(reference_column)}",
         ]
+        lines += _comment_lines(benchmark_note, indent="    ")
     if name_columns:
         lines += [
             "  name:  # the name column is built from these record columns",

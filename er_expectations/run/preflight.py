@@ -20,6 +20,7 @@ from er_expectations.config import (
 )
 from er_expectations.config.checkpoint import DataSources, EngineData
 from er_expectations.config.errors import IssueCollector, did_you_mean, quote_list
+from er_expectations.core.errors import InputError
 from er_expectations.core.io import table_columns
 from er_expectations.engines.base import KNOWN_AUTO, KNOWN_COLUMN
 from er_expectations.gx.expectations import (
@@ -30,6 +31,11 @@ from er_expectations.run.alerts.targets import AlertTarget, resolve_alerts
 from er_expectations.run.baselines import (
     baseline_needs,
     check_baselines,
+)
+from er_expectations.run.benchmark_design import (
+    benchmark_use_issues,
+    columns_design,
+    read_benchmark_design,
 )
 from er_expectations.run.labelling import (
     LabelsData,
@@ -118,6 +124,8 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
             data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns or [],
                                       record_columns=record_columns))
+    if bench is not None and checkpoint.data.labels is None:
+        issues.extend(_benchmark_design_issues(checkpoint, suites, benchmark_columns))
     alerts: tuple[AlertTarget, ...] = ()
     if check_environment:
         alerts, alert_issues = resolve_alerts(checkpoint)  # unset variables, malformed URLs
@@ -128,6 +136,27 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
     if issues:
         raise ConfigError(issues)
     return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, alerts=alerts, baselines=tuple(needs))
+
+
+def _benchmark_design_issues(checkpoint: CheckpointConfig, suites: Sequence[SuiteConfig],
+                             benchmark_columns: Sequence[str] | None) -> list[ConfigIssue]:
+    """The suites against the draws and design the benchmark records (:mod:`.benchmark_design`)."""
+    bench = checkpoint.data.benchmark
+    if isinstance(checkpoint.data, EngineData):
+        if benchmark_columns is None:  # not opened (validate): its columns are not known
+            return []
+        design = columns_design(benchmark_columns)
+        shown = bench.shown
+    else:
+        shown = str(bench.path)
+        try:
+            design = read_benchmark_design(bench.path, reference_column=bench.reference_column, format=bench.format)
+        except InputError as error:
+            line, column = checkpoint.location("data.benchmark.path")
+            if line is None:
+                line, column = checkpoint.location("data.benchmark")
+            return [ConfigIssue(str(checkpoint.path), line, column, str(error))]
+    return benchmark_use_issues(checkpoint, suites, design, shown=shown)
 
 
 def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
