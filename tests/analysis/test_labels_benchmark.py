@@ -27,8 +27,10 @@ RELEASE = "inventor_id_20211230"
 
 @pytest.fixture(scope="module")
 def pv():
-    return (pd.read_parquet(DATA / "labels.parquet"), pd.read_parquet(DATA / "predictions.parquet"),
-            pd.read_parquet(DATA / "benchmark.parquet"))
+    bench = pd.read_parquet(DATA / "benchmark.parquet")
+    # the benchmark's records (the file also lists the other records known at labelling, SPEC 14)
+    bench = bench.loc[bench["benchmark_id"].notna(), ["mention_id", "benchmark_id"]]
+    return (pd.read_parquet(DATA / "labels.parquet"), pd.read_parquet(DATA / "predictions.parquet"), bench)
 
 
 def labels_from_truth(records: pd.DataFrame, drawn: list, *, id_col: str, pred: str, truth: str,
@@ -51,8 +53,14 @@ def labels_from_truth(records: pd.DataFrame, drawn: list, *, id_col: str, pred: 
 def test_demo_benchmark_gives_exactly_the_original_estimates(pv):
     labels, pred, bench = pv
     built = benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")
-    assert list(built.columns) == ["mention_id", "reference", "draws", "weight"]
-    assert built.attrs["clusters"] == 401 and (built["draws"] == 1).all()
+    assert list(built.columns) == ["mention_id", "reference", "draws", "weight", "benchmark_version"]
+    bench_rows = built["reference"].notna()
+    assert built.attrs["clusters"] == 401 and (built.loc[bench_rows, "draws"] == 1).all()
+    assert built.loc[~bench_rows, ["draws", "weight"]].isna().all().all()
+    # the labelling universe: every record of the release once, all of version 1 (SPEC 14)
+    in_release = pred.loc[pred[RELEASE].notna(), "mention_id"]
+    assert sorted(built["mention_id"]) == sorted(in_release) and (built["benchmark_version"] == 1).all()
+    assert built.attrs["known_records"] == len(in_release)
     original = erx.estimate(pred.merge(bench, on="mention_id", how="left"), prediction=RELEASE,
                             reference="benchmark_id")
     df = pred.merge(built, on="mention_id", how="left")
@@ -70,7 +78,7 @@ def test_demo_benchmark_reference_is_the_benchmark_restricted_to_the_release(pv)
     built = benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")
     in_release = set(pred.loc[pred[RELEASE].notna(), "mention_id"])
     expected = bench[bench["mention_id"].isin(in_release)].sort_values("mention_id").reset_index(drop=True)
-    got = built.sort_values("mention_id").reset_index(drop=True)
+    got = built[built["reference"].notna()].sort_values("mention_id").reset_index(drop=True)
     assert got["mention_id"].tolist() == expected["mention_id"].tolist()
     assert got["reference"].tolist() == expected["benchmark_id"].tolist()
     sizes = expected.groupby("benchmark_id")["mention_id"].transform("size")
@@ -107,7 +115,7 @@ def test_benchmark_ignores_the_soft_rule(pv):
     records = pd.read_parquet(DATA / "records.parquet").merge(pred, on="mention_id")
     q = qc_labels(labels, records, RELEASE, record_id="mention_id", block="block")
     assert q.failed(5) > 0 and q.critical_violations.empty
-    assert len(benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")) == 13451
+    assert benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")["reference"].notna().sum() == 13451
 
 
 def tiny_release():
@@ -119,7 +127,7 @@ def test_repeated_draws_count_and_generated_reference_ids():
     rec = tiny_release()
     lab = labels_from_truth(rec, [3, 4, 1, 5, 6], id_col="id", pred="pred", truth="truth", with_true_cluster=False)
     out = benchmark_from_labels(lab, rec, "pred", record_id="id", reference="ref")
-    assert list(out.columns) == ["id", "ref", "draws", "weight"]
+    assert list(out.columns) == ["id", "ref", "draws", "weight", "benchmark_version"]
     assert out["id"].dtype == rec["id"].dtype
     got = {r: (sorted(g["id"]), int(g["draws"].iloc[0]), float(g["weight"].iloc[0])) for r, g in out.groupby("ref")}
     # B = {3, 4, 5} drawn 3 times (draws 1, 2, 4), A = {1, 2} once (draw 3), C ∩ release = {6} once
@@ -293,7 +301,8 @@ def test_cli_sample_then_benchmark(tmp_path):
     r = cli("benchmark", DATA / "labels.parquet", DATA / "predictions.parquet", "-p", RELEASE, "-o", out)
     assert r.returncode == 0, r.stderr
     built = read_table(out)
-    assert len(built) == 13451 and set(built.columns) == {"mention_id", "reference", "draws", "weight"}
+    assert built["reference"].notna().sum() == 13451
+    assert set(built.columns) == {"mention_id", "reference", "draws", "weight", "benchmark_version"}
 
 
 def test_cli_benchmark_failures_write_nothing(tmp_path):
