@@ -162,8 +162,10 @@ def rows_sorted(rows) -> list:
 
 HILL_ORDERS = (0, 1, 2, math.inf)
 #: Weight designs of the benchmark: (weights, draws) of ``benchmark_sample``.
-DESIGNS = {"cluster_size": ("cluster_size", None), "uniform+draws": ("uniform", "n_draws"),
-           "column+draws": ({"column": "w"}, "n_draws")}
+DESIGNS = {"cluster_size": ("cluster_size", None, None), "uniform+draws": ("uniform", "n_draws", None),
+           "column+draws": ({"column": "w"}, "n_draws", None),
+           # SPEC 14: the records unknown to the benchmark (null 'known_at') are set aside
+           "known+draws": ("cluster_size", "n_draws", "known_at")}
 
 
 def release_cases(engine: str) -> list[tuple]:
@@ -176,8 +178,15 @@ def release_cases(engine: str) -> list[tuple]:
 
 @functools.cache
 def release_frame_of(case: tuple) -> pd.DataFrame:
+    """The random case, with a column 'known_at' (SPEC 14): null on about a quarter of the records
+    outside the benchmark (records added after labelling), the version 1 elsewhere."""
     seed, kind, n_max = case
-    return ref.random_case(seed, n_max=n_max, id_kind=kind)
+    df = ref.random_case(seed, n_max=n_max, id_kind=kind)
+    rng = np.random.default_rng(seed)
+    late = (rng.random(len(df)) < 0.25) & df["ref"].isna().to_numpy()
+    known_at = pd.Series(1, index=df.index, dtype="Int64")
+    known_at[late] = pd.NA
+    return df.assign(known_at=known_at)
 
 
 def _table_fields(table) -> dict:
@@ -195,7 +204,8 @@ def _sample_fields(sample) -> dict:
     out["pieces"] = sorted((str(sample.labels[c]), str(p), int(n), int(m)) for c, p, n, m in zip(
         sample.piece_cluster, sample.piece_label, sample.piece_n, sample.piece_m, strict=True))
     out["pieces"] = [list(p) for p in out["pieces"]]
-    for name in ("n_records", "n_clusters", "design", "records_set_aside", "clusters_set_aside"):
+    for name in ("n_records", "n_clusters", "design", "records_set_aside", "clusters_set_aside", "known_column",
+                 "records_added", "records_added_in_sampled", "benchmark_version"):
         out[name] = plain(getattr(sample, name))
     return out
 
@@ -213,8 +223,8 @@ def release_answers(backend: Backend, case: tuple) -> dict:
     out: dict = {"release.clustering_table": _table_fields(table)}
     out.update({f"summary:{k}": plain(v) for k, v in summary_statistics(table, hill_orders=HILL_ORDERS).items()})
     out["release.benchmark_sample"] = {}
-    for design, (weights, draws) in DESIGNS.items():
-        sample = rel.benchmark_sample(reference="ref", weights=weights, draws=draws, name="name")
+    for design, (weights, draws, known) in DESIGNS.items():
+        sample = rel.benchmark_sample(reference="ref", weights=weights, draws=draws, name="name", known=known)
         out["release.benchmark_sample"][design] = _sample_fields(sample)
         for metric, result in estimate_metrics(sample).items():
             out.setdefault(f"estimate:{metric}", {})[design] = _estimate_fields(result)
@@ -239,21 +249,32 @@ def release_reference(case: tuple) -> dict:
         "varied": sum(1 for ns in cluster_names.values() if len(ns) > 1)}}
     out.update({f"summary:{k}": v for k, v in ref.summarize_ref(df, "pred", name="name",
                                                                hill_orders=HILL_ORDERS).items()})
-    size = Counter(str(p) for p in pred if p is not None)
-    pieces = Counter((str(r), str(p)) for p, r in zip(pred, refs, strict=True) if p is not None and r is not None)
-    for design, (weights, draws) in DESIGNS.items():
+    known_at = ref.column_values(df, "known_at")
+    for design, (weights, draws, known) in DESIGNS.items():
         w = weights["column"] if isinstance(weights, dict) else weights
-        rows, info = ref.benchmark_table_ref(df, "pred", "ref", weights=w, draws=draws, name="name")
+        # SPEC 14 by brute force: a record unknown to the benchmark is outside the release
+        keep = [known is None or k is not None for k in known_at]
+        kept = pd.Series([p if k else None for p, k in zip(pred, keep, strict=True)], index=df.index, dtype=object)
+        frame_d = df.assign(pred=kept) if known else df
+        pred_d = ref.column_values(frame_d, "pred")
+        size = Counter(str(p) for p in pred_d if p is not None)
+        pieces = Counter((str(r), str(p)) for p, r in zip(pred_d, refs, strict=True) if p is not None and r is not None)
+        sampled = {str(p) for p, r in zip(pred, refs, strict=True) if p is not None and r is not None}
+        added = [str(p) for p, k in zip(pred, keep, strict=True) if p is not None and not k]
+        rows, info = ref.benchmark_table_ref(frame_d, "pred", "ref", weights=w, draws=draws, name="name")
         rows = sorted(rows, key=lambda r: str(r["label"]))
         out.setdefault("release.benchmark_sample", {})[design] = {
             "labels": [str(r["label"]) for r in rows], "size": [r["size"] for r in rows],
             "weight": [r["weight"] for r in rows], "draws": [r["draws"] for r in rows],
             "has_name": [r["has_name"] for r in rows], "n_records": info["N"],
             "n_clusters": info["n_pred_clusters"], "records_set_aside": info["records_set_aside"],
-            "pieces": sorted([c, p, n, size[p]] for (c, p), n in pieces.items())}
+            "pieces": sorted([c, p, n, size[p]] for (c, p), n in pieces.items()),
+            "known_column": known, "records_added": len(added),
+            "records_added_in_sampled": sum(1 for p in added if p in sampled),
+            "benchmark_version": 1 if known else None}
         kwargs = {"weights": w, "draws": draws, "name": "name"}
-        out.setdefault("estimates", {})[design] = (ref.estimate_ref(df, "pred", "ref", **kwargs)[0],
-                                                   ref.estimate_ref(df, "pred", "ref", name_domain="subset",
+        out.setdefault("estimates", {})[design] = (ref.estimate_ref(frame_d, "pred", "ref", **kwargs)[0],
+                                                   ref.estimate_ref(frame_d, "pred", "ref", name_domain="subset",
                                                                     **kwargs)[0])
     out["release.benchmark_rows"] = rows_sorted([str(r), n] for r, n in zip(refs, names, strict=True) if r is not None)
     return out
