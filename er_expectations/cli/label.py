@@ -1,5 +1,9 @@
 """Command line of the labelling workbench: ``er-expectations label init|export|reconcile|serve`` (issue 19).
 
+``label init PROJECT --topup WORKSHEET --benchmark FILE`` makes a top-up project instead (SPEC
+14.3, :mod:`er_expectations.labelling.topup_project`), whose ``label export`` writes the filled
+worksheet (refusing unanswered candidates unless ``--unanswered no``).
+
 ``label init PROJECT`` makes a labelling project (docs/dev/workbench.md): ``workbench.yml``
 and the labels store in the folder PROJECT, with the draws of a ``sample`` worksheet or drawn
 from the release (SPEC 1). ``label export PROJECT -o FILE`` writes the labels table (SPEC 2.2)
@@ -31,13 +35,46 @@ def _share(value: str) -> float:
     return share
 
 
+def _init_topup(args: argparse.Namespace) -> int:
+    from er_expectations.core.errors import InputError
+    from er_expectations.labelling.topup_project import init_topup_project
+    from er_expectations.labelling.topup_store import TopupStore
+
+    given = [f for f, v in (("--sample", args.sample), ("--draws", args.draws), ("--seed", args.seed),
+                            ("--tags", args.tags)) if v is not None]
+    if given:
+        raise InputError(f"{given[0]}: a top-up project (--topup) asks about the worksheet's candidates, it has no "
+                         f"draws or tags; leave {given[0]} out")
+    if args.benchmark is None:
+        raise InputError("--topup needs --benchmark FILE: the benchmark the worksheet extends")
+    project = init_topup_project(args.project, topup=args.topup, benchmark=args.benchmark, records=args.records,
+                                 predictions=args.predictions, record_id=args.record_id, prediction=args.prediction,
+                                 reference=args.reference, name=args.name, block=args.block,
+                                 attributes=args.attributes or ())
+    try:
+        tasks = TopupStore(project.store).tasks()
+        print(f"top-up project {args.project}: {len(tasks):,} entities with {sum(len(t.candidates) for t in tasks):,} "
+              f"candidate records of release {args.prediction!r}; answer them with 'er-expectations label serve "
+              f"{args.project}', then 'er-expectations label export {args.project} -o FILE'")
+    finally:
+        project.close()
+    return 0
+
+
 def cmd_label_init(args: argparse.Namespace) -> int:
     from er_expectations.labelling.project import init_project
 
+    if args.topup is not None:
+        return _init_topup(args)
+    if args.benchmark is not None:
+        from er_expectations.core.errors import InputError
+
+        raise InputError("--benchmark is for a top-up project: give --topup WORKSHEET too (or leave it out)")
     if args.sample is None and args.draws is None:
         from er_expectations.core.errors import InputError
 
-        raise InputError("give --sample FILE (a worksheet from 'er-expectations sample') or --draws N --seed S")
+        raise InputError("give --sample FILE (a worksheet from 'er-expectations sample') or --draws N --seed S, "
+                         "or --topup WORKSHEET --benchmark FILE")
     project = init_project(args.project, records=args.records, predictions=args.predictions, record_id=args.record_id,
                            prediction=args.prediction, name=args.name, block=args.block,
                            attributes=args.attributes or (), sample=args.sample, draws=args.draws, seed=args.seed,
@@ -71,6 +108,15 @@ def cmd_label_export(args: argparse.Namespace) -> int:
         check_output(args.tags, inputs, force=args.force)
         file_kind(Path(args.tags))
     project = open_project(folder)
+    if project.config.topup is not None:
+        try:
+            return _export_topup(args, project)
+        finally:
+            project.close()
+    if args.unanswered is not None:
+        project.close()
+        raise InputError("--unanswered is for a top-up project; this project has draws (see --unsure, "
+                         "--first-answer)")
     try:
         decided = decide(project.store, project, unsure=args.unsure, first_answer=args.first_answer,
                          labeller=args.labeller)  # refuses before anything is written
@@ -88,6 +134,24 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     if tags is not None:
         print(f"{len(tags)} error tag(s) written to {args.tags}, by the benchmark's cluster ids: the tags table of "
               "erx.error_audit (SPEC 12.1)")
+    return 0
+
+
+def _export_topup(args: argparse.Namespace, project) -> int:
+    from er_expectations.analysis.sampling import write_frame
+    from er_expectations.core.errors import InputError
+    from er_expectations.labelling.topup_project import topup_export
+
+    given = [f for f, v in (("--tags", args.tags), ("--unsure", args.unsure), ("--labeller", args.labeller),
+                            ("--first-answer", args.first_answer or None)) if v is not None]
+    if given:
+        raise InputError(f"{given[0]}: a top-up project has no draws; leave {given[0]} out (--unanswered says what "
+                         "to do with unanswered candidates)")
+    done = topup_export(project, unanswered=args.unanswered or "refuse")  # refuses before anything is written
+    write_frame(done.frame, args.output, id_lists=())
+    print(done.summary())
+    print(f"{len(done.frame):,} row(s) written to {args.output}; extend the benchmark with 'er-expectations topup "
+          f"apply {args.output} ...'")
     return 0
 
 
@@ -140,7 +204,8 @@ def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
 
     p = commands.add_parser("init", help="make a labelling project",
                             description="Make a labelling project in PROJECT: the draws of a worksheet (--sample) or "
-                            "N records drawn uniformly with replacement from the release (--draws, --seed).")
+                            "N records drawn uniformly with replacement from the release (--draws, --seed); or a "
+                            "top-up project from a top-up worksheet (--topup, --benchmark).")
     p.add_argument("project", help="the project folder (created; its parent must exist)")
     p.add_argument("--records", required=True, help="record table (.parquet or .csv), one row per record")
     p.add_argument("--predictions", default=None, help="a table with the prediction column, joined on --record-id")
@@ -156,13 +221,22 @@ def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--double-share", type=_share, default=0.1,
                    help="share of the draws labelled twice, blind (default 0.1)")
     p.add_argument("--tags", nargs="+", default=None, metavar="TAG", help="error tags of review mode")
+    p.add_argument("--topup", default=None, metavar="WORKSHEET",
+                   help="a top-up project instead of draws: the worksheet of 'er-expectations topup list' (each "
+                   "sampled entity's new records to answer, SPEC 14.3); needs --benchmark")
+    p.add_argument("--benchmark", default=None, metavar="FILE",
+                   help="with --topup: the benchmark the worksheet extends (its entities' known records)")
+    p.add_argument("--reference", default="reference",
+                   help="with --topup: the benchmark's true cluster column (default reference)")
     p.set_defaults(func=cmd_label_init)
 
     p = commands.add_parser("export", help="write the labels table (SPEC 2.2)",
                             description="Write the project's labels table (one row per answered draw) to a "
                             ".parquet or .csv file, atomically, and print how each draw's answer was decided: "
                             "a single answer, answers that agree, the reconciled answer, or as --unsure and "
-                            "--first-answer say.")
+                            "--first-answer say. A top-up project writes its filled worksheet instead (belongs "
+                            "yes/no, records found by search added), refusing unanswered candidates unless "
+                            "--unanswered no.")
     p.add_argument("project", help="the project folder")
     p.add_argument("--output", "-o", required=True, help="file to write (.parquet or .csv)")
     p.add_argument("--labeller", default=None, help="only this labeller's answers")
@@ -175,6 +249,9 @@ def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--first-answer", action="store_true",
                    help="use the earlier answer of a draw answered twice with different true clusters and not "
                    "reconciled ('label reconcile'); without it such a project is refused")
+    p.add_argument("--unanswered", choices=("refuse", "no"), default=None,
+                   help="a top-up project: what to do with candidates nobody answered: refuse (the default: "
+                   "nothing is written) or no (write them 'no')")
     p.add_argument("--force", action="store_true", help="replace the output file(s) if they exist")
     p.set_defaults(func=cmd_label_export)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -72,9 +72,18 @@ class ProjectConfig(ConfigModel):
     double_label_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
     tags: name_list("tag") = DEFAULT_TAGS  # type: ignore[valid-type]
     similarity: Annotated[float, Field(ge=0.0, le=1.0)] = 0.8
+    #: a top-up project (SPEC 14.3): the worksheet, the benchmark it extends and its reference column
+    topup: Text | None = None
+    benchmark: Text | None = None
+    reference: Column = "reference"
 
     @model_validator(mode="after")
     def _how_drawn(self) -> ProjectConfig:
+        if self.topup is not None:
+            if self.benchmark is None:
+                raise problem("{where}: a top-up project names its benchmark",
+                              "give 'benchmark: <the benchmark file the worksheet extends>'")
+            return self
         if self.sample is None and (self.draws is None or self.seed is None):
             raise problem("{where}: say how the draws were made",
                           "give 'sample: <worksheet file>', or 'draws: <n>' and 'seed: <integer>'")
@@ -305,6 +314,39 @@ def _doubles(n: int, share: float, seed: int) -> np.ndarray:
     return mask
 
 
+def new_project_folder(folder: str | os.PathLike) -> tuple[Path, Callable[[str | os.PathLike], str]]:
+    """The folder of a new project (checked: not a file, its parent exists, no project in it yet)
+    and the function writing a path relative to it, as ``workbench.yml`` keeps paths."""
+    root = Path(folder)
+    if root.exists() and not root.is_dir():
+        raise InputError(f"{root}: is a file; give a folder for the project")
+    if not root.parent.is_dir():
+        raise InputError(f"{root}: the folder {root.parent} does not exist; create it first")
+    for existing in (CONFIG_FILE, STORE_FILE):
+        if (root / existing).exists() or (root / existing).is_symlink():
+            raise InputError(f"{root / existing}: the folder holds a labelling project already; open it with "
+                             "'er-expectations label serve', or choose another folder")
+    base = root.resolve() if root.exists() else root.parent.resolve() / root.name
+
+    def relative(p: str | os.PathLike) -> str:
+        absolute = Path(p).expanduser().resolve()
+        try:
+            return os.path.relpath(absolute, base)
+        except ValueError:  # another drive (Windows)
+            return str(absolute)
+
+    return root, relative
+
+
+def write_config(root: Path, values: dict[str, Any]) -> ProjectConfig:
+    """Write ``workbench.yml`` (atomically) from ``values`` and read it back as
+    :func:`open_project` will (None values are left out)."""
+    from er_expectations.core.io import atomic_write_text
+
+    atomic_write_text(root / CONFIG_FILE, _yaml_text(values))
+    return load_config(root / CONFIG_FILE)
+
+
 def init_project(folder: str | os.PathLike, *, records: str | os.PathLike, record_id: str, prediction: str,
                  predictions: str | os.PathLike | None = None, name: str | Sequence[str] | None = None,
                  block: str | None = None, attributes: Sequence[str] = (), sample: str | os.PathLike | None = None,
@@ -317,29 +359,13 @@ def init_project(folder: str | os.PathLike, *, records: str | os.PathLike, recor
     ``draw_sample``). ``double_label_share`` of the draws are labelled twice, blind. Refuses a
     folder that holds a project already; writes only ``workbench.yml`` and the store in it.
     """
-    root = Path(folder)
-    if root.exists() and not root.is_dir():
-        raise InputError(f"{root}: is a file; give a folder for the project")
-    if not root.parent.is_dir():
-        raise InputError(f"{root}: the folder {root.parent} does not exist; create it first")
-    for existing in (CONFIG_FILE, STORE_FILE):
-        if (root / existing).exists() or (root / existing).is_symlink():
-            raise InputError(f"{root / existing}: the folder holds a labelling project already; open it with "
-                             "'er-expectations label serve', or choose another folder")
+    root, relative = new_project_folder(folder)
     if (sample is None) == (draws is None):
         raise InputError("give either sample= (a worksheet from 'er-expectations sample') or draws= (the number "
                          "of records to draw), not both")
     if draws is not None and seed is None:
         raise InputError("seed=None: give a seed (an integer ≥ 0) so that the draws can be made again")
     names = [name] if isinstance(name, str) else list(name or [])
-    base = root.resolve() if root.exists() else root.parent.resolve() / root.name
-
-    def relative(p: str | os.PathLike) -> str:
-        absolute = Path(p).expanduser().resolve()
-        try:
-            return os.path.relpath(absolute, base)
-        except ValueError:  # another drive (Windows)
-            return str(absolute)
 
     values: dict[str, Any] = {
         "records": relative(records), "predictions": None if predictions is None else relative(predictions),
@@ -373,10 +399,7 @@ def init_project(folder: str | os.PathLike, *, records: str | os.PathLike, recor
     store = LabelStore.create(store_path, draws=rows, id_kind=_kind(frame[record_id]),
                               cluster_kind=_kind(frame[prediction].dropna()))
     try:
-        from er_expectations.core.io import atomic_write_text
-
-        atomic_write_text(root / CONFIG_FILE, _yaml_text(values))
-        config = load_config(root / CONFIG_FILE)  # what open_project reads: the same model
+        config = write_config(root, values)  # what open_project reads: the same model
     except BaseException:
         store.close()
         store_path.unlink(missing_ok=True)
@@ -385,4 +408,4 @@ def init_project(folder: str | os.PathLike, *, records: str | os.PathLike, recor
     return Project(folder=root.resolve(), config=config, store=store, _records=frame)
 
 
-__all__ += ["ConfigError", "read_records"]
+__all__ += ["ConfigError", "new_project_folder", "read_records", "write_config"]

@@ -23,7 +23,7 @@ import math
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,8 +47,9 @@ __all__ = [
 ]
 
 #: Version of the store's tables; a store with a higher version is refused. Version 2 adds
-#: ``reconciliations``; a version-1 store is upgraded by its first reconciliation (one transaction).
-SCHEMA_VERSION = 2
+#: ``reconciliations``, version 3 the tables of a top-up project (``topup_*``, SPEC 14.3); an
+#: older store is upgraded when it is opened, step by step in one transaction (:data:`UPGRADES`).
+SCHEMA_VERSION = 3
 #: What :class:`LabelStore` writes in ``meta.application``: a SQLite file without it is no store.
 APPLICATION = "er-expectations labelling workbench"
 #: SQLite's ``PRAGMA application_id`` of a store ("ERXW").
@@ -84,8 +85,29 @@ CREATE TABLE queue (draw INTEGER NOT NULL, labeller TEXT NOT NULL, taken_at TEXT
     draw INTEGER NOT NULL REFERENCES draws(draw), labeller TEXT NOT NULL, versions TEXT NOT NULL,
     by TEXT NOT NULL, at TEXT NOT NULL, note TEXT NOT NULL);
 """
-#: The table of reconciliations (schema version 2), made in a version-1 store by its first one.
+#: The table of reconciliations (schema version 2).
 _RECONCILIATIONS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS reconciliations"):]
+#: The tables of a top-up project (schema version 3, :mod:`.topup_store`): its tasks (one per
+#: sampled entity, with the entity's known records), their candidates, one answer per task
+#: (versioned like a decision) and the append-only history of its saves.
+_TOPUP = """CREATE TABLE IF NOT EXISTS topup_tasks (task INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE,
+    known TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS topup_candidates (task INTEGER NOT NULL REFERENCES topup_tasks(task),
+    record TEXT NOT NULL, predicted_cluster TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (task, record));
+CREATE TABLE IF NOT EXISTS topup_answers (task INTEGER PRIMARY KEY REFERENCES topup_tasks(task),
+    labeller TEXT NOT NULL, belongs TEXT NOT NULL, found TEXT NOT NULL, version INTEGER NOT NULL,
+    saved_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS topup_edits (id INTEGER PRIMARY KEY AUTOINCREMENT, task INTEGER NOT NULL,
+    labeller TEXT NOT NULL, at TEXT NOT NULL, before TEXT, after TEXT NOT NULL);
+"""
+_SCHEMA += _TOPUP
+#: The step from version v - 1 to v: tables made (never dropped or rewritten: no answer is lost).
+UPGRADES = {2: _RECONCILIATIONS, 3: _TOPUP}
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of ``script`` (``executescript`` would commit the transaction around them)."""
+    return [s.strip() for s in script.split(";") if s.strip()]
 
 
 # -- typed results ---------------------------------------------------------------------------
@@ -307,9 +329,11 @@ class LabelStore:
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
     def create(cls, path: str | os.PathLike, *, draws: Sequence[tuple[object, object, object, bool]],
-               id_kind: str, cluster_kind: str = "text") -> LabelStore:
+               id_kind: str, cluster_kind: str = "text",
+               fill: Callable[[sqlite3.Connection], None] | None = None) -> LabelStore:
         """Make a new store at ``path`` holding ``draws`` (draw number, record id, predicted
-        cluster id, double). Refuses an existing file; the file appears whole or not at all."""
+        cluster id, double); ``fill(connection)`` writes more rows in the same transaction (a
+        top-up project's tasks). Refuses an existing file; the file appears whole or not at all."""
         p = Path(path)
         if p.exists() or p.is_symlink():
             raise InputError(f"{p}: the file exists already; open it, or choose another project folder")
@@ -337,6 +361,8 @@ class LabelStore:
                     ("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION)),
                     ("id_kind", id_kind), ("cluster_kind", cluster_kind), ("created_at", _now())])
                 db.executemany("INSERT INTO draws VALUES (?, ?, ?, ?)", rows)
+                if fill is not None:
+                    fill(db)
                 db.execute("COMMIT")
             finally:
                 db.close()
@@ -375,6 +401,7 @@ class LabelStore:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = FULL")
             db.execute("PRAGMA foreign_keys = ON")
+            cls._upgrade(db)
         except sqlite3.Error as exc:
             db.close()
             raise InputError(f"{p}: cannot open the labels store: {exc}") from exc
@@ -412,6 +439,27 @@ class LabelStore:
                              f"er-expectations (this one reads up to {SCHEMA_VERSION}); upgrade er-expectations. "
                              "The store was left as it is")
 
+    @staticmethod
+    def _upgrade(db: sqlite3.Connection) -> None:
+        """Bring an older store to :data:`SCHEMA_VERSION`: the steps of :data:`UPGRADES` after its
+        version, in one transaction (two processes opening it at once upgrade it once)."""
+        read = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if int(read[0]) >= SCHEMA_VERSION:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = int(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _statements(UPGRADES[step]):
+                    db.execute(statement)
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
+                       (str(SCHEMA_VERSION), SCHEMA_VERSION))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
         """Close the connection (the store stays consistent whether or not this is called)."""
         with self._lock:
@@ -447,6 +495,14 @@ class LabelStore:
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
         with self._lock:
             return self._db.execute(sql, params).fetchall()
+
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction on the store's connection, for the tables of :mod:`.topup_store`."""
+        return self._write()
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        """The rows of one read (``sqlite3.Row``), for the tables of :mod:`.topup_store`."""
+        return self._rows(sql, params)
 
     # -- draws -------------------------------------------------------------------------------------
     def draws(self) -> list[Draw]:
@@ -536,7 +592,7 @@ class LabelStore:
         labelled (an unsure answer is no decision). Nothing is changed in the answers; the
         reconciliation is appended (a later one of the same draw replaces it) with the versions
         of the draw's answers, so that an answer saved again afterwards shows it out of date.
-        A version-1 store gets the table in the same transaction."""
+        """
         number = self._number(draw)
         name, who = labeller_name(use), labeller_name(by)
         text = _text(note, "note", MAX_TEXT)
@@ -556,9 +612,6 @@ class LabelStore:
             if chosen.status != "labelled":
                 raise InputError(f"--use {name!r}: {name}'s answer to draw {number} is marked unsure; choose a "
                                  "sure answer, or have it answered again (it may be the reconciler's own answer)")
-            db.execute(_RECONCILIATIONS)
-            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
-                       (str(SCHEMA_VERSION), SCHEMA_VERSION))
             versions = {str(a.labeller): a.version for a in answers}
             db.execute("INSERT INTO reconciliations (draw, labeller, versions, by, at, note) VALUES (?, ?, ?, ?, ?, ?)",
                        (number, name, json.dumps(versions), who, at, text))
@@ -568,10 +621,6 @@ class LabelStore:
     def reconciliations(self, *, every: bool = False) -> list[Reconciliation]:
         """The reconciliation of each reconciled draw (the latest), by draw; ``every=True`` every
         one ever recorded, oldest first."""
-        with self._lock:
-            known = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'reconciliations'").fetchone()
-        if known is None:  # a version-1 store not reconciled yet
-            return []
         sql = "SELECT * FROM reconciliations ORDER BY id" if every else (
             "SELECT * FROM reconciliations WHERE id IN (SELECT MAX(id) FROM reconciliations GROUP BY draw) "
             "ORDER BY draw")

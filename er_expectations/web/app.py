@@ -25,6 +25,9 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 ``POST /api/draw/N/save``   a decision; 200 saved, 409 conflict, 4xx bad input
 ``GET /api/draw/N/findings``  SPEC 9's findings for my saved decision (the page asks right after a save)
 ``GET /api/progress``       progress as JSON
+
+A top-up project (SPEC 14.3) has its own home and entity pages instead of the draws
+(:mod:`er_expectations.web.topup`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from er_expectations.core.errors import InputError
 from er_expectations.labelling.store import Conflict, Decision, labeller_name
 from er_expectations.web.guard import MAX_BODY, BodyTooLarge, Guard
 from er_expectations.web.model import FOLD_AT, Workspace, decision_json, text_of
+from er_expectations.web.topup import TopupPages
 
 __all__ = ["build_app", "labeller_cookie"]
 
@@ -105,6 +109,10 @@ class WebApp:
             Route("/api/progress", self.progress_api),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
         ]
+        #: a top-up project's pages (SPEC 14.3, :mod:`er_expectations.web.topup`); None otherwise
+        self.topup = TopupPages(self) if space.topup is not None else None
+        if self.topup is not None:
+            routes[:0] = self.topup.routes()
         self.starlette = Starlette(routes=routes, exception_handlers={404: self._not_found, 405: self._not_allowed})
         self.guard = Guard(self._catch, token=token)
 
@@ -136,7 +144,7 @@ class WebApp:
         store = self.space.store
         html = self.env.get_template(template).render(
             labeller=self.labeller(request), project=self.space.project.folder.name, progress=store.progress(),
-            **context)
+            topup_counts=None if self.topup is None else self.topup.counts(), **context)
         return HTMLResponse(html, status_code=status)
 
     # -- pages ------------------------------------------------------------------------------------------
@@ -147,6 +155,8 @@ class WebApp:
         return await run_in_threadpool(self._home, request, me)
 
     def _home(self, request: Request, me: str) -> Response:
+        if self.topup is not None:
+            return self.topup.home(request, me)
         store = self.space.store
         answers: dict[int, list] = {}
         for d in store.decisions():

@@ -19,6 +19,8 @@ import pandas as pd
 from er_expectations.core.errors import InputError
 from er_expectations.labelling.project import Project
 from er_expectations.labelling.store import Decision, Draw
+from er_expectations.labelling.topup_project import benchmark_ids
+from er_expectations.labelling.topup_store import TopupStore
 
 __all__ = ["FOLD_AT", "Member", "Workspace", "decision_json", "text_of"]
 
@@ -82,6 +84,13 @@ class Workspace:
         self.columns: tuple[str, ...] = tuple(dict.fromkeys(shown))
         self._cells = {c: records[c].map(text_of).to_numpy(dtype=object) for c in self.columns}
         self.search = project.search() if name_col else None
+        #: a top-up project (SPEC 14.3): its tasks and the records the benchmark knows (never added)
+        self.topup: TopupStore | None = None
+        self.known: frozenset[str] = frozenset()
+        if cfg.topup is not None:
+            self.topup = TopupStore(self.store)
+            self.known = frozenset(benchmark_ids(project.path(str(cfg.benchmark)), record_id=cfg.record_id,
+                                                 reference=cfg.reference)["record"])
         if len(self.ids):  # the id look-ups' hash tables, built now rather than in the first request
             self.rows(self.ids[:1].tolist())
             if self.search is not None:
@@ -109,6 +118,13 @@ class Workspace:
         if not ids:
             return []
         return [i for i, f in zip(ids, self.rows(ids).tolist(), strict=True) if f >= 0 and not self.in_release[f]]
+
+    def why_not_added(self, row: int) -> str:
+        """Why the record in ``row`` cannot be added by a top-up's search ("" when it can): outside
+        the release, or known to the benchmark already (SPEC 14.3: only new records join)."""
+        if not self.in_release[row]:
+            return self.not_in_release()
+        return "already in the benchmark" if self.ids[row] in self.known else ""
 
     def not_in_release(self) -> str:
         """Why a record outside the release cannot be added, as the page says it."""

@@ -253,3 +253,65 @@ def test_reconcile_refuses_clearly(release, tmp_path, capsys):
         assert p.store.reconciliations() == []
     finally:
         p.close()
+
+
+# -- top-up projects (SPEC 14.3) -------------------------------------------------------------------
+
+
+def _topup_init(files, project: Path, *extra: str) -> int:
+    from support.topup_data import RELEASE
+
+    return main(["label", "init", str(project), "--topup", str(files["worksheet"]), "--benchmark",
+                 str(files["benchmark"]), "--records", str(files["records"]), "--record-id", "rid", "-p", RELEASE,
+                 "--name", "name", "--attributes", "name", "block", *extra])
+
+
+def test_topup_init_answer_export_with_unanswered_refused_then_written(tmp_path, capsys):
+    from support.topup_data import population, truth_of, write_all
+
+    from er_expectations.labelling.topup_store import TopupStore
+
+    files = write_all(tmp_path / "data")
+    project = tmp_path / "top"
+    assert _topup_init(files, project, "--draws", "5") == EXIT_USAGE
+    assert "--draws: a top-up project" in capsys.readouterr().err and not project.exists()
+    assert main(["label", "init", str(project), "--topup", str(files["worksheet"]), "--records",
+                 str(files["records"]), "--record-id", "rid", "-p", "pred_t"]) == EXIT_USAGE
+    assert "--topup needs --benchmark" in capsys.readouterr().err
+    assert _topup_init(files, project) == EXIT_OK
+    out = capsys.readouterr().out
+    sheet = pd.read_parquet(files["worksheet"])
+    assert f"{sheet['entity'].nunique()} entities with {len(sheet)} candidate records" in out
+    out_file = tmp_path / "filled.csv"
+    assert main(["label", "export", str(project), "-o", str(out_file)]) == EXIT_USAGE
+    assert "not answered" in capsys.readouterr().err and not out_file.exists()
+    assert main(["label", "export", str(project), "-o", str(out_file), "--unsure", "skip"]) == EXIT_USAGE
+    assert "--unsure: a top-up project has no draws" in capsys.readouterr().err
+    person = dict(zip(population()["rid"].astype(str), population()["person"], strict=True))
+    p = open_project(project)
+    try:
+        topups = TopupStore(p.store)
+        for t in topups.tasks()[1:]:
+            topups.save(t.task, "ann", belongs={c.record: "yes" if f"p{person[c.record]}" == t.entity else "no"
+                                                for c in t.candidates}, expected_version=0)
+        skipped = len(topups.tasks()[0].candidates)
+    finally:
+        p.close()
+    assert main(["label", "export", str(project), "-o", str(out_file), "--unanswered", "no"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert f"{skipped} unanswered written 'no' (--unanswered no)" in out and "topup apply" in out
+    filled = pd.read_csv(out_file, dtype={"rid": "int64"})
+    truth = truth_of(population(), sheet)
+    first = sheet["entity"] == sheet["entity"].iloc[0]
+    assert filled["belongs"].tolist() == ["no" if f else t for f, t in zip(first, truth, strict=True)]
+    assert filled["rid"].tolist() == sheet["rid"].tolist()
+
+
+def test_unanswered_is_refused_on_a_draws_project(release, tmp_path, capsys):
+    project = tmp_path / "proj"
+    assert _init(release, project, "--draws", "3", "--seed", "1") == EXIT_OK
+    capsys.readouterr()
+    assert main(["label", "export", str(project), "-o", str(tmp_path / "x.csv"), "--unanswered", "no"]) == EXIT_USAGE
+    assert "--unanswered is for a top-up project" in capsys.readouterr().err
+    assert _init(release, tmp_path / "p2", "--benchmark", "b.parquet", "--draws", "3", "--seed", "1") == EXIT_USAGE
+    assert "--benchmark is for a top-up project" in capsys.readouterr().err

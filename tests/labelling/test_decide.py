@@ -172,7 +172,7 @@ def test_a_reconciliation_survives_a_reopen_and_goes_out_of_date_when_an_answer_
         again.close()
 
 
-def test_a_version_1_store_is_read_and_upgraded_by_its_first_reconciliation(project):
+def test_a_version_1_store_is_upgraded_when_opened_and_reconciled_as_any(project):
     store = project.store
     _fill(store)
     path = store.path
