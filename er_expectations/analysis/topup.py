@@ -22,6 +22,7 @@ Pure pandas/numpy: the caller reads and writes the files.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -53,6 +54,13 @@ def _shown(rows: Sequence[str], total: int | None = None) -> str:
     return ", ".join(rows[:_SHOWN]) + more
 
 
+def _plain(value: object) -> str:
+    """A value for a message: ``'a3'``, ``12``, ``empty`` (no numpy reprs)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return "empty"
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _to_kind(values: pd.Series, like: pd.Series, *, where: str) -> pd.Series:
     """``values`` (record ids of a benchmark or a worksheet) in the id type of ``like`` (the
     release's ids): a CSV file holds every id as text, so integer ids are read back from it."""
@@ -68,7 +76,7 @@ def _to_kind(values: pd.Series, like: pd.Series, *, where: str) -> pd.Series:
             number = int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) \
                 else int64_text(v) if isinstance(v, str) else None
             if number is None:
-                raise InputError(f"{where}, row {i + 1}: the record id {v!r} is not an integer, but the release's "
+                raise InputError(f"{where}, row {i + 1}: the record id {_plain(v)} is not an integer, but the release's "
                                  "record ids are; give the ids as the records file writes them")
             out.append(number)
         converted = pd.Series(out, index=values.index, dtype=object)
@@ -94,7 +102,7 @@ def _check_release(release: pd.DataFrame, *, prediction: Hashable, record_id: Ha
     dup = ids.duplicated(keep=False)
     if dup.any():
         raise InputError(f"record_id column {record_id!r} of the records has duplicated ids (e.g. "
-                         f"{ids[dup].iloc[0]!r}); each record must appear once")
+                         f"{_plain(ids[dup].iloc[0])}); each record must appear once")
     in_release = release[prediction].notna().to_numpy()
     if not in_release.any():
         raise InputError(f"prediction column {prediction!r} is null on every row: the release is empty")
@@ -120,7 +128,7 @@ def _check_benchmark(benchmark: pd.DataFrame, release: pd.DataFrame, *, record_i
                          "restore the file written by er-expectations benchmark")
     dup = ids.duplicated(keep=False)
     if dup.any():
-        raise InputError(f"the benchmark lists the record {ids[dup].iloc[0]!r} twice; a benchmark has one row per "
+        raise InputError(f"the benchmark lists the record {_plain(ids[dup].iloc[0])} twice; a benchmark has one row per "
                          "record: restore the file written by er-expectations benchmark")
     raw = benchmark[KNOWN_COLUMN]
     version = pd.to_numeric(raw, errors="coerce")
@@ -128,7 +136,7 @@ def _check_benchmark(benchmark: pd.DataFrame, release: pd.DataFrame, *, record_i
         (version.fillna(0) != np.floor(version.fillna(0))).to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"the benchmark's {KNOWN_COLUMN!r} is {raw.iloc[i]!r} for the record {ids.iloc[i]!r}; every "
+        raise InputError(f"the benchmark's {KNOWN_COLUMN!r} is {_plain(raw.iloc[i])} for the record {_plain(ids.iloc[i])}; every "
                          "row of a benchmark is a known record with a whole version ≥ 1: restore the file written by "
                          "er-expectations benchmark (or topup apply)")
     return ids, int(version.max())
@@ -249,7 +257,7 @@ def topup_candidates(
 
 
 def _row(i: int, entity: object, record: object, record_id: Hashable) -> str:
-    return f"row {i + 1} (entity {entity!r}, {record_id} {record!r})"
+    return f"row {i + 1} (entity {_plain(entity)}, {record_id} {_plain(record)})"
 
 
 def _check_made_for(answers: pd.DataFrame, *, prediction: Hashable, version: int) -> None:
@@ -268,7 +276,7 @@ def _check_made_for(answers: pd.DataFrame, *, prediction: Hashable, version: int
             int(v) if isinstance(v, float) and v.is_integer() else None
         row = int(answers.index.get_loc(i)) + 1
         if number is None:
-            raise InputError(f"row {row} of the worksheet: {KNOWN_COLUMN!r} is {v!r}, not a version number; the "
+            raise InputError(f"row {row} of the worksheet: {KNOWN_COLUMN!r} is {_plain(v)}, not a version number; the "
                              "worksheet says which benchmark version it extends: restore the value topup list wrote")
         if number < version:
             raise InputError(
@@ -299,7 +307,7 @@ def _belongs(answers: pd.DataFrame, ents: list, recs: list, record_id: Hashable)
             wrong.append(i)
         values.append(False)
     if wrong:
-        shown = [f"{_row(i, ents[i], recs[i], record_id)}: {answers[BELONGS].iloc[i]!r}" for i in wrong]
+        shown = [f"{_row(i, ents[i], recs[i], record_id)}: {_plain(answers[BELONGS].iloc[i])}" for i in wrong]
         raise InputError(f"{len(wrong)} row(s) of the worksheet answer something other than yes or no in "
                          f"{BELONGS!r}: {_shown(shown)}; write yes (the record is this entity's) or no")
     if unanswered:
@@ -317,7 +325,7 @@ def _entities(answers: pd.DataFrame, benchmark: pd.DataFrame, *, reference: Hash
     by_text: dict[str, object] = {}
     for r in refs:
         if str(r) in by_text and by_text[str(r)] != r:
-            raise InputError(f"the benchmark's references {by_text[str(r)]!r} and {r!r} read the same as text; "
+            raise InputError(f"the benchmark's references {_plain(by_text[str(r)])} and {_plain(r)} read the same as text; "
                              "give every true cluster a distinct id")
         by_text[str(r)] = r
     out = []
@@ -327,7 +335,7 @@ def _entities(answers: pd.DataFrame, benchmark: pd.DataFrame, *, reference: Hash
                              "answered for (a reference id of the benchmark)")
         key = e if isinstance(e, str) else str(e)
         if key not in by_text:
-            raise InputError(f"row {i + 1} of the worksheet: the entity {e!r} is not a true cluster of the benchmark "
+            raise InputError(f"row {i + 1} of the worksheet: the entity {_plain(e)} is not a true cluster of the benchmark "
                              f"(column {reference!r}); correct the id, or delete the row")
         out.append(by_text[key])
     return out
@@ -410,8 +418,8 @@ def apply_topup(
     if len(twice):
         r = twice.iloc[0]
         rows = [i for i in np.flatnonzero(yes).tolist() if recs[i] == r]
-        raise InputError(f"the record {r!r} is answered yes for {len(rows)} entities (rows "
-                         f"{', '.join(str(i + 1) for i in rows)}: {', '.join(repr(ents[i]) for i in rows)}); a record "
+        raise InputError(f"the record {_plain(r)} is answered yes for {len(rows)} entities (rows "
+                         f"{', '.join(str(i + 1) for i in rows)}: {', '.join(_plain(ents[i]) for i in rows)}); a record "
                          "belongs to at most one entity: answer no for all but one")
     # every candidate topup list writes by prediction is answered (rows deleted, other records)
     rel_ref = _references(benchmark, ids, release, record_id=record_id, reference=reference)
@@ -421,7 +429,7 @@ def apply_topup(
     lacking = [(e, release[record_id].iloc[r]) for e, r in zip(by_pred[ENTITY], by_pred["row"], strict=True)
                if (str(e), release[record_id].iloc[r]) not in listed]
     if lacking:
-        shown = [f"entity {e!r}, {record_id} {r!r}" for e, r in lacking]
+        shown = [f"entity {_plain(e)}, {record_id} {_plain(r)}" for e, r in lacking]
         raise InputError(f"the worksheet lacks {len(lacking)} candidate(s) of release {str(prediction)!r}: "
                          f"{_shown(shown)}; rows were deleted, or the worksheet was made for other records: make it "
                          "again with er-expectations topup list and answer every row")
@@ -453,6 +461,8 @@ def _next_version(benchmark: pd.DataFrame, ids: pd.Series, release: pd.DataFrame
     new[KNOWN_COLUMN] = version + 1
     out = pd.concat([old, new], ignore_index=True)
     out[record_id] = out[record_id].astype(release[record_id].dtype)
+    with contextlib.suppress(TypeError, ValueError):  # references keep their type (text stays text) if they can
+        out[reference] = out[reference].astype(old[reference].dtype)
     if "draws" in out.columns:
         out["draws"] = pd.to_numeric(out["draws"]).astype("Int64")
     for c in ("weight", "inclusion"):
