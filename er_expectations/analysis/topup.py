@@ -186,18 +186,20 @@ def topup_candidates(
     """The rows of a top-up worksheet for ``release`` (SPEC 14.3).
 
     ``benchmark`` is a benchmark written by ``er-expectations benchmark`` or
-    :func:`apply_topup` (one row per known record, column ``benchmark_version``);
+    ``erx.apply_topup`` (one row per known record, column ``benchmark_version``);
     ``release`` has one row per record, ``prediction`` null outside the release. For every
     sampled entity c (a ``reference`` id), the candidates are the records of the release that
     the benchmark does not know and that sit in a predicted cluster holding a record of c
-    (reason :data:`REASON_PREDICTED`), and, with ``name`` (a column of ``release``), those
+    (reason ``"predicted with the entity"``), and, with ``name`` (a column of ``release``), those
     carrying one of c's names, compared as normalised names (case, accents, punctuation and
-    word order ignored: :func:`~er_expectations.core.name_keys.name_key`; reason
-    :data:`REASON_NAME`). A record may be a candidate of two entities (two rows).
+    word order ignored, as the workbench's search compares names; reason
+    ``"same name as the entity"``). A record may be a candidate of two entities (two rows).
 
     Returns one row per (entity, candidate), ordered by entity (in the benchmark's order) and
-    reason, with the columns of the worksheet contract (module docstring), ``belongs`` empty,
-    then ``columns`` of the candidate record. ``attrs``: ``release``, ``benchmark_version``
+    reason, with the columns ``entity`` (the reference id), the record id (named
+    ``record_id``), ``predicted_cluster``, ``reason``, ``belongs`` (empty: the labeller writes
+    yes or no), ``release`` (the name of ``prediction``) and ``benchmark_version`` (v, the
+    version the worksheet extends), then ``columns`` of the candidate record. ``attrs``: ``release``, ``benchmark_version``
     (v), ``records_added`` (records of the release the benchmark does not know),
     ``records_added_in_sampled`` (those in a predicted cluster holding a record of a sampled
     entity), ``entities`` (entities with a candidate), ``entities_by_prediction``,
@@ -364,7 +366,7 @@ def apply_topup(
     the benchmark (stale), an unknown entity, a record id that is not the release's type,
     duplicated (entity, record) rows, values of ``belongs`` other than yes/no, unanswered rows,
     records the benchmark already knows, records not in the release, a record answered yes for
-    two entities, and candidates that :func:`topup_candidates` lists (by prediction) but the
+    two entities, and candidates that ``erx.topup_candidates`` lists (by prediction) but the
     worksheet lacks.
 
     ``attrs``: ``benchmark_version`` (v + 1), ``previous_version``, ``release``,
