@@ -35,7 +35,7 @@ from er_expectations.core.name_keys import name_key
 from er_expectations.engines.base import KNOWN_COLUMN
 
 __all__ = ["BELONGS", "ENTITY", "REASON_NAME", "REASON_PREDICTED", "REASON_SEARCH", "WORKSHEET_COLUMNS",
-           "apply_topup", "topup_candidates"]
+           "align_record_ids", "apply_topup", "topup_candidates"]
 
 ENTITY, PREDICTED, REASON, BELONGS, RELEASE = "entity", "predicted_cluster", "reason", "belongs", "release"
 #: Why a record is a candidate of an entity.
@@ -61,7 +61,7 @@ def _plain(value: object) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def _to_kind(values: pd.Series, like: pd.Series, *, where: str) -> pd.Series:
+def align_record_ids(values: pd.Series, like: pd.Series, *, where: str) -> pd.Series:
     """``values`` (record ids of a benchmark or a worksheet) in the id type of ``like`` (the
     release's ids): a CSV file holds every id as text, so integer ids are read back from it."""
     want, have = id_kind(like), id_kind(values)
@@ -122,7 +122,7 @@ def _check_benchmark(benchmark: pd.DataFrame, release: pd.DataFrame, *, record_i
         raise InputError(f"the benchmark has no {KNOWN_COLUMN!r} column, so it does not say which records its "
                          "labellers could see (it was made before SPEC 14): rebuild it from its labels with "
                          "er-expectations benchmark on the release it was labelled on, then top it up")
-    ids = _to_kind(benchmark[record_id], release[record_id], where="the benchmark")
+    ids = align_record_ids(benchmark[record_id], release[record_id], where="the benchmark")
     if ids.isna().any():
         raise InputError(f"the benchmark's record id column {record_id!r} is null on {int(ids.isna().sum())} row(s); "
                          "restore the file written by er-expectations benchmark")
@@ -391,7 +391,7 @@ def apply_topup(
         i = int(np.flatnonzero(raw.isna().to_numpy())[0])
         raise InputError(f"row {i + 1} of the worksheet has no record id in {record_id!r}; write the record's id or "
                          "delete the row")
-    recs = _to_kind(raw, release[record_id], where="the worksheet").tolist()
+    recs = align_record_ids(raw, release[record_id], where="the worksheet").tolist()
     pairs = pd.DataFrame({"e": [str(e) for e in ents], "r": recs})
     dup = pairs.duplicated(keep=False).to_numpy()
     if dup.any():

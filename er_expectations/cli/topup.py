@@ -38,13 +38,17 @@ def _check_target(args: argparse.Namespace) -> None:
                      force=args.force)
 
 
-def _benchmark(args: argparse.Namespace, record_id: str):
-    """The benchmark file, checked against its manifest when it has one; its manifest and reference column."""
+def _benchmark(args: argparse.Namespace, record_id: str, records):
+    """The benchmark file (its record ids in the type of the ``records``' ids: a CSV file holds them
+    as text), checked against its manifest when it has one; its manifest and reference column."""
     from er_expectations.analysis.benchmark_life import check_manifest, read_manifest
+    from er_expectations.analysis.topup import align_record_ids
     from er_expectations.core.io import read_table
 
     bench = read_table(args.benchmark)
     manifest = read_manifest(args.benchmark)
+    if record_id in bench.columns and record_id in records.columns:
+        bench[record_id] = align_record_ids(bench[record_id], records[record_id], where=str(args.benchmark))
     reference = args.reference
     if manifest is not None:
         said = manifest.get("record_id")
@@ -65,10 +69,10 @@ def cmd_topup_list(args: argparse.Namespace) -> int:
 
     _check_target(args)
     record_id = args.record_id or args.on
-    bench, _, reference = _benchmark(args, record_id)
     name = name_arg(args)
     columns = list(args.columns or [])
     df = load_frame(args, list(dict.fromkeys([record_id, args.prediction, *needed_name_cols(args), *columns])))
+    bench, _, reference = _benchmark(args, record_id, df)
     sheet = topup_candidates(bench, df, prediction=args.prediction, record_id=record_id, reference=reference,
                              name=name, columns=columns)
     a = sheet.attrs
@@ -103,9 +107,9 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
 
     _check_target(args)
     record_id = args.record_id or args.on
-    bench, manifest, reference = _benchmark(args, record_id)
-    answers = read_table(args.worksheet)
     df = load_frame(args, [record_id, args.prediction])
+    bench, manifest, reference = _benchmark(args, record_id, df)
+    answers = read_table(args.worksheet)
     new = apply_topup(bench, answers, df, prediction=args.prediction, record_id=record_id, reference=reference)
     a = new.attrs
     known = new[record_id]

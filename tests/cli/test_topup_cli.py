@@ -224,3 +224,28 @@ def test_list_refuses_bad_options(tmp_path, capsys, listed):
     refused(capsys, out, "topup", "list", bench, files, "-p", "pred_T", "--record-id", "name", "-o", out,
             match=r"manifest says the record id column is 'mention_id'.*--record-id mention_id")
     refused(capsys, sheet, "topup", "list", bench, files, "-p", "pred_T", "-o", sheet, match=r"the file exists")
+
+
+def test_a_csv_benchmark_of_integer_ids_is_topped_up_twice(tmp_path, capsys):
+    """A CSV benchmark holds its integer ids as text: they are read back as the records' integers
+    (its manifest's fingerprint matches), and version 2 knows every record of release T."""
+    files = tmp_path / "ints.parquet"
+    pd.DataFrame({"mention_id": [1, 2, 3, 4, 5], "pred_L": ["P", "P", "Q", None, None],
+                  "pred_T": ["P", "P", "Q", "P", "S"], "pred_U": ["P", "P", "Q", "P", "P"]}).to_parquet(files)
+    pd.DataFrame({"draw": [1], "record_id": [1], "removed": [[]], "added": [[]]}).to_parquet(tmp_path / "l.parquet")
+    assert cli(capsys, "benchmark", tmp_path / "l.parquet", files, "-p", "pred_L", "-o", tmp_path / "b.csv")[0] == 0
+    code, out, err = cli(capsys, "topup", "list", tmp_path / "b.csv", files, "-p", "pred_T", "-o", tmp_path / "t.csv")
+    assert code == EXIT_OK, err
+    assert out.startswith("2 records of release 'pred_T' were added") and "1 candidates written" in out
+    sheet = read_table(tmp_path / "t.csv")
+    assert sheet[["entity", "mention_id", "belongs"]].fillna("").values.tolist() == [["draw-1", "4", ""]]
+    sheet.assign(belongs="yes").to_csv(tmp_path / "t.csv", index=False)
+    code, out, err = cli(capsys, "topup", "apply", tmp_path / "b.csv", tmp_path / "t.csv", files, "-p", "pred_T",
+                         "-o", tmp_path / "b2.csv")
+    assert code == EXIT_OK, err
+    b2 = read_table(tmp_path / "b2.csv")
+    assert b2.fillna("").values.tolist() == [["1", "draw-1", "1", "0.5", "1"], ["2", "draw-1", "1", "0.5", "1"],
+                                             ["3", "", "", "", "1"], ["4", "draw-1", "1", "0.5", "2"],
+                                             ["5", "", "", "", "2"]]
+    code, out, err = cli(capsys, "topup", "list", tmp_path / "b2.csv", files, "-p", "pred_U", "-o", tmp_path / "u.csv")
+    assert code == EXIT_OK and "nothing to top up" in out, err
