@@ -48,6 +48,8 @@ __all__ = [
     "check_labels",
     "draw_sample",
     "labelling_batch",
+    "topup_candidates",
+    "apply_topup",
     # the labelling workbench's local web page (issue 19), loaded on first use
     "workbench",
 ]
@@ -71,6 +73,8 @@ _LAZY = {
     "draw_sample": "analysis.sampling",
     "estimate_by_group": "analysis.subgroups",  # SPEC 8; imports neither ethnicolr nor torch
     "labelling_batch": "analysis.labelling_batch",
+    "topup_candidates": "analysis.topup",  # SPEC 14.3: top-up labelling for a later release
+    "apply_topup": "analysis.topup",
     "diff_releases": "analysis.drift",  # SPEC 10
     "find_slices": "analysis.slices",  # SPEC 12.2: slices of high error, honest p-values
     "estimate_change": "analysis.drift",  # SPEC 10: the paired change of an estimate between two releases

@@ -1,4 +1,4 @@
-"""Command line: ``er-expectations summarize|estimate|simulate|plan|run|validate|init|diff|history|label``.
+"""Command line: ``er-expectations summarize|estimate|simulate|plan|run|validate|init|diff|history|label|topup``.
 
 Exit codes, one meaning each (:data:`EXIT_CODES`):
 
@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     from er_expectations.cli.labels import add_label_commands
 
     add_label_commands(sub)
+    from er_expectations.cli.topup import add_topup_commands
+
+    add_topup_commands(sub)
     from er_expectations.cli.label import add_workbench_commands
 
     add_workbench_commands(sub)

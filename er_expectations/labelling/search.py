@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Hashable
 from dataclasses import dataclass
 
@@ -42,13 +41,10 @@ import numpy as np
 import pandas as pd
 
 from er_expectations.core.errors import InputError
+from er_expectations.core.name_keys import name_key, name_tokens
 
 __all__ = ["Expansion", "Found", "Group", "Hit", "NameCount", "RecordSearch", "name_key", "name_tokens"]
 
-_FOLD = str.maketrans({"ß": "ss", "ẞ": "ss", "ø": "o", "Ø": "o", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe",
-                       "ł": "l", "Ł": "l", "đ": "d", "Đ": "d", "ð": "d", "Ð": "d", "þ": "th", "Þ": "th",
-                       "ı": "i", "'": None, "’": None, "`": None, "´": None})
-_TOKEN = re.compile(r"[^\W_]+")
 #: Most characters of a query (a name, not a document).
 MAX_QUERY = 500
 #: Token similarity (rapidfuzz ratio, 0-100) below which a vocabulary token does not match.
@@ -57,24 +53,6 @@ TOKEN_CUTOFF = 70
 INITIAL_SIMILARITY = 0.8
 #: Most vocabulary tokens one query token matches (the most similar) and names rescored.
 MAX_TOKEN_MATCHES, MAX_RESCORED = 2000, 500
-
-
-def name_tokens(text: object) -> list[str]:
-    """The normalised tokens of a name: accents and case folded, apostrophes dropped, split on
-    everything that is not a letter or digit ("O'Brien-Núñez" → ["obrien", "nunez"])."""
-    if not isinstance(text, str):
-        return []
-    text = text.translate(_FOLD)
-    if not text.isascii():
-        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return _TOKEN.findall(text.casefold())
-
-
-def name_key(text: object) -> str:
-    """The normalised name: its tokens sorted and joined by spaces ("Droz, Pierre-Yves" →
-    "droz pierre yves"); two names are the same name when their keys are equal."""
-    return " ".join(sorted(name_tokens(text)))
-
 
 _key = name_key
 

@@ -262,7 +262,7 @@ def test_mkdocs_builds_strictly_and_offline(tmp_path):
 #: The names the API reference documents (the brief of the documentation: the public API).
 PUBLIC_API = ("summarize", "estimate", "exact_metrics", "cluster_errors", "estimate_by_group",
               "diff_releases", "estimate_change", "draw_sample", "check_labels", "benchmark_from_labels",
-              "labelling_batch", "workbench", "plan_sample_size", "simulate", "impute_ethnicity", "find_slices",
+              "labelling_batch", "topup_candidates", "apply_topup", "workbench", "plan_sample_size", "simulate", "impute_ethnicity", "find_slices",
               "Release", "InputError", "error_audit", "expected_error_probabilities")
 
 
