@@ -33,9 +33,6 @@ MANIFEST_SUFFIX = ".manifest.json"
 #: What the manifest's ``format`` key says (a newer format is refused, not misread).
 MANIFEST_FORMAT = "er-expectations benchmark manifest 1"
 
-_FINGERPRINT_METHOD = ("sha256 of the sorted 64-bit hashes of the record ids (pandas.util.hash_array, "
-                       "ids as text or 64-bit integers)")
-
 
 def manifest_path(benchmark: str | os.PathLike) -> Path:
     """The manifest beside a benchmark file."""
@@ -44,18 +41,13 @@ def manifest_path(benchmark: str | os.PathLike) -> Path:
 
 
 def record_fingerprint(ids: pd.Series | np.ndarray) -> str:
-    """A fingerprint of a set of record ids, independent of their order (SPEC 14).
-
-    Integer ids are hashed as 64-bit integers and every other id as text, so that the same
-    ids read from Parquet or CSV give the same fingerprint when their kind is the same.
-    """
+    """A fingerprint of a set of record ids, independent of their order and of the file format
+    (SPEC 14): every id is hashed as its text (``12`` and ``"12"`` alike), so that a benchmark
+    read from Parquet (integer ids) or from CSV (ids read back as text) gives the same value."""
     values = pd.Series(ids)
     if values.isna().any():
         raise InputError("record ids for the fingerprint contain nulls; every known record has an id")
-    if pd.api.types.is_integer_dtype(values.dtype):
-        hashed = pd.util.hash_array(values.to_numpy(dtype=np.int64))
-    else:
-        hashed = pd.util.hash_array(values.astype(str).to_numpy(dtype=object))
+    hashed = pd.util.hash_array(values.astype(str).to_numpy(dtype=object))
     return "sha256:" + hashlib.sha256(np.sort(hashed).tobytes()).hexdigest()
 
 

@@ -150,8 +150,11 @@ def _export_topup(args: argparse.Namespace, project) -> int:
     done = topup_export(project, unanswered=args.unanswered or "refuse")  # refuses before anything is written
     write_frame(done.frame, args.output, id_lists=())
     print(done.summary())
+    cfg = project.config
+    join = f" --join {project.path(cfg.predictions)}" if cfg.predictions else ""
     print(f"{len(done.frame):,} row(s) written to {args.output}; extend the benchmark with 'er-expectations topup "
-          f"apply {args.output} ...'")
+          f"apply {project.path(cfg.benchmark)} {args.output} {project.path(cfg.records)}{join} --on {cfg.record_id} "
+          f"-p {cfg.prediction} -o <new benchmark file>'")
     return 0
 
 
