@@ -20,7 +20,8 @@ from er_expectations.cli.common import (
     name_arg,
     needed_name_cols,
 )
-from er_expectations.core.io import csv_text
+from er_expectations.core.io import csv_text, table_columns
+from er_expectations.engines.base import KNOWN_AUTO, KNOWN_COLUMN
 from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, MAX_N_BOOT, MIN_N_BOOT
 
 
@@ -71,11 +72,14 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         needed.append(args.draws)
     if args.record_id:
         needed.append(args.record_id)
+    known = known_arg(args)
+    if known is not None:
+        needed.append(known)
     df = load_frame(args, needed)
     est = estimate(df, prediction=args.prediction, reference=args.reference, weights=weights, draws=args.draws,
                    name=name, metrics=args.metrics, beta=args.beta, ci_level=args.ci_level,
                    bias_adjust=not args.no_bias_adjust, record_id=args.record_id,
-                   ci_method=args.ci_method, n_boot=args.n_boot, seed=args.seed)
+                   ci_method=args.ci_method, n_boot=args.n_boot, seed=args.seed, known=known)
     if args.format == "json":
         payload = {
             "attrs": {k: clean(v) for k, v in est.attrs.items()},
@@ -99,7 +103,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
                          str(r.clusters)])
         widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
         out = [f"Estimates for {args.prediction!r} from benchmark {args.reference!r} "
-               f"(design {est.attrs['design']}, {est.attrs['records_set_aside']} benchmark records not in the release set aside)"]
+               f"(design {est.attrs['design']}, {est.attrs['records_set_aside']} benchmark records not in the release set aside)",
+               universe_line(est.attrs, turned_off=args.known == "none")]
         out.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
         out.append("  ".join("-" * w for w in widths))
         out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
@@ -109,6 +114,36 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         out += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
         emit("\n".join(out) + "\n", args.output)
     return EXIT_OK
+
+
+def known_arg(args: argparse.Namespace) -> str | None:
+    """The column of the records known at labelling to read (SPEC 14): ``--known`` as given, or
+    with ``auto`` the benchmark's ``benchmark_version`` when an input file has it."""
+    if args.known == "none":
+        return None
+    if args.known != KNOWN_AUTO:
+        return args.known
+    files = [args.file, *(args.join or [])]
+    return KNOWN_COLUMN if any(KNOWN_COLUMN in table_columns(f) for f in files) else None
+
+
+def universe_line(attrs: dict, *, turned_off: bool = False) -> str:
+    """What the labelling universe set aside, in words (SPEC 14)."""
+    if turned_off:
+        return ("Every record is evaluated (--known none): a record added since labelling to a sampled entity's "
+                "predicted cluster counts as an error.")
+    if attrs.get("known_column") is None:
+        return ("Every record is evaluated: the input does not say which records were known when the benchmark was "
+                f"labelled (join the benchmark file written by 'er-expectations benchmark', column {KNOWN_COLUMN!r}); "
+                "a record added since labelling to a sampled entity's predicted cluster counts as an error.")
+    added, inside = int(attrs.get("records_added") or 0), int(attrs.get("records_added_in_sampled") or 0)
+    version = attrs.get("benchmark_version")
+    head = f"Benchmark version {version}" if version is not None else f"Records known at labelling ({attrs['known_column']})"
+    if not added:
+        return f"{head}: every record of the release was known when the benchmark was labelled."
+    return (f"{head}: {added:,} record{'s' if added != 1 else ''} of the release added after the benchmark was "
+            f"labelled ({inside:,} in the predicted clusters of sampled records) are not evaluated; top the "
+            "benchmark up to evaluate them (er-expectations topup).")
 
 
 def add_table_commands(sub: argparse._SubParsersAction) -> None:
@@ -127,6 +162,10 @@ def add_table_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--weights", default="cluster_size",
                    help="'cluster_size' (default), 'uniform', or a column with w = 1/p_c")
     p.add_argument("--draws", default=None, help="column with the number of draws of each cluster")
+    p.add_argument("--known", default=KNOWN_AUTO, metavar="COL|auto|none",
+                   help="column marking the records known when the benchmark was labelled (SPEC 14): the others "
+                        f"are set aside and counted (default auto: {KNOWN_COLUMN} when an input has it; none: "
+                        "evaluate every record)")
     p.add_argument("--metrics", nargs="+", default=None, help="metric ids (default: all)")
     p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
     p.add_argument("--ci-level", type=float, default=0.95, help="confidence level in (0, 1) (default 0.95)")

@@ -99,3 +99,29 @@ def test_bad_input_exits_2_with_a_clear_message(argv, needle, capsys):
     assert code == 2
     assert needle in err
     assert "Traceback" not in err
+
+
+def test_estimate_sets_aside_the_records_the_benchmark_does_not_know(small, capsys, tmp_path):
+    """SPEC 14: with the benchmark's ``benchmark_version`` joined, records without it (added after
+    labelling) are set aside and counted; ``--known none`` evaluates them; the counts are those of
+    the API and of a hand count."""
+    rp, _, merged = small
+    bench = pd.DataFrame({"rid": [f"r{i}" for i in range(9)],  # r9, r10 (cluster f) added later
+                          "truth": ["T1", "T1", "T2", "T3", "T3", None, None, None, "T1"],
+                          "benchmark_version": 1})
+    bp = tmp_path / "bench_known.parquet"
+    bench.to_parquet(bp, index=False)
+    base = ["estimate", str(rp), "--join", str(bp), "--on", "rid", "-p", "pred", "-r", "truth"]
+    assert main([*base, "--format", "json"]) == 0
+    attrs = json.loads(capsys.readouterr().out)["attrs"]
+    assert (attrs["records_added"], attrs["records_added_in_sampled"], attrs["benchmark_version"]) == (2, 0, 1)
+    df = pd.read_csv(rp).merge(bench, on="rid", how="left")
+    api = erx.estimate(df, prediction="pred", reference="truth")
+    assert api.attrs["records_added"] == 2 and api.attrs["n_records"] == 9  # 11 in the release, 2 set aside
+    assert main(base) == 0
+    assert "2 records of the release added after the benchmark was labelled (0 in the predicted clusters of " \
+        "sampled records) are not evaluated" in capsys.readouterr().out
+    assert main([*base, "--known", "none", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["attrs"]["known_column"] is None
+    assert main([*base, "--known", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
