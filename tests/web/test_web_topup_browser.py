@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from support.topup_data import LOST, make_topup_project, population, truth_of
+from support.topup_data import LOST, RELEASE, SAMPLED, make_topup_project, population, truth_of
 from test_web_browser import new_page
 
+import er_expectations as erx
 from er_expectations.cli.main import main
 
 pytestmark = [pytest.mark.browser]
@@ -78,3 +79,24 @@ def test_every_candidate_answered_and_a_record_found_through_the_page(chromium, 
     # every row that says yes is truly the entity's record
     assert all(f"p{person[str(r)]}" == e for e, r, b in zip(filled["entity"], filled["rid"], filled["belongs"],
                                                              strict=True) if b == "yes")
+    # the loop closes (issue 27's done-when): the answers extend the benchmark to version 2, every
+    # record of T is then evaluated, and each sampled person's cluster is the truth on T
+    new_bench = tmp_path / "benchmark-v2.parquet"
+    assert main(["topup", "apply", str(tmp_path / "benchmark.parquet"), str(out), str(tmp_path / "records.parquet"),
+                 "--on", "rid", "-p", RELEASE, "-o", str(new_bench)]) == 0
+    v2 = pd.read_parquet(new_bench)
+    assert set(v2["rid"]) == set(records["rid"]) and v2["benchmark_version"].max() == 2
+    got = v2.dropna(subset=["reference"]).groupby("reference")["rid"].agg(set).to_dict()
+    truth = records.groupby("person")["rid"].agg(set)
+    assert got == {f"p{p}": truth[p] for p in SAMPLED}
+    frame = records.merge(v2, on="rid", how="left")
+    after = erx.estimate(frame, prediction=RELEASE, reference="reference", draws="draws",
+                         metrics=["pairwise_precision", "pairwise_recall"])
+    assert after.attrs["records_added"] == 0 and after.attrs["benchmark_version"] == 2
+    # the same estimates as a benchmark built from the truth on T for the same people
+    oracle = records.assign(reference=[f"p{p}" if p in SAMPLED else None for p in records["person"]],
+                            draws=[1 if p in SAMPLED else None for p in records["person"]])
+    direct = erx.estimate(oracle, prediction=RELEASE, reference="reference", draws="draws",
+                          metrics=["pairwise_precision", "pairwise_recall"], known=None)
+    for column in ("estimate", "std_error", "ci_lower", "ci_upper"):
+        assert after[column].to_numpy() == pytest.approx(direct[column].to_numpy(), abs=1e-12)
