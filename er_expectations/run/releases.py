@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from er_expectations.analysis.benchmark_life import check_manifest, read_manifest
 from er_expectations.config.checkpoint import CheckpointConfig
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import (
@@ -28,6 +29,7 @@ from er_expectations.core.io import (
     same_id_kind,
     table_columns,
 )
+from er_expectations.engines.base import KNOWN_COLUMN
 
 __all__ = ["BatchLayout", "ReleaseData", "ReleaseSource", "release_label"]
 
@@ -196,6 +198,9 @@ class ReleaseData(BatchLayout):
                 bench = read_table(b.path, [b.id_column, b.reference_column, *self.extra_columns],
                                    format=b.format)
                 _unique_ids(bench, b.id_column, b.path)
+                manifest = read_manifest(b.path)
+                if manifest is not None and KNOWN_COLUMN in bench.columns:  # SPEC 14.4: the file is what was written
+                    check_manifest(manifest, bench, record_id=b.id_column, where=str(b.path))
                 same_id_kind(base, rec.path, bench, b.path, rec.id_column, b.id_column)
                 bench = bench.rename(columns={b.id_column: rec.id_column})
                 # the record ids are unique (checked above): one hash lookup per benchmark id

@@ -191,3 +191,23 @@ suite_paths: [{folder / 'suites'}]
                             draws="draws", metrics=["pairwise_precision"])
     for field in ("estimate", "std_error", "ci_lower", "ci_upper"):
         assert got["L"][field] == pytest.approx(float(expected.loc["pairwise_precision", field]), abs=1e-12)
+
+
+def test_a_benchmark_changed_after_it_was_written_is_refused(project, tmp_path, capsys):
+    """SPEC 14.4: rows of the labelling universe dropped from the file (its manifest no longer
+    matches) stop the run before anything is validated, naming the file and the fix."""
+    folder = project["folder"]
+    copy = tmp_path / "life"
+    copy.mkdir()
+    for name in ("records.parquet", "predictions.parquet", "benchmark.parquet.manifest.json"):
+        (copy / name).write_bytes((folder / name).read_bytes())
+    bench = pd.read_parquet(folder / "benchmark.parquet")
+    bench.iloc[:-10].to_parquet(copy / "benchmark.parquet", index=False)  # ten known records lost
+    (copy / "checkpoints").mkdir()
+    (copy / "suites").mkdir()
+    (copy / "suites" / "life.yml").write_bytes((folder / "suites" / "life.yml").read_bytes())
+    (copy / "checkpoints" / "life.yml").write_bytes((folder / "checkpoints" / "life.yml").read_bytes())
+    assert _cli("run", copy / "checkpoints" / "life.yml", "--no-progress") == 2
+    err = capsys.readouterr().err
+    assert "benchmark.parquet" in err and "changed after it was written" in err and "Traceback" not in err
+    assert not (copy / "gx_project").exists() or not list((copy / "gx_project").rglob("*.html"))
