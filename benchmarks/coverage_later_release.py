@@ -68,12 +68,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from synthetic import make_release
 
 import er_expectations as erx
 from er_expectations.engines.pandas.release import benchmark_sample
 from er_expectations.stats import DEFAULT_N_BOOT, estimate_methods
-
-from synthetic import make_release
 
 HERE = Path(__file__).resolve().parent
 METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f",
