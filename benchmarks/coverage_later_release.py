@@ -78,9 +78,12 @@ HERE = Path(__file__).resolve().parent
 METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f",
            "b_cubed_precision", "b_cubed_recall", "b_cubed_f")
 METHODS = ("linearization", "recommended")
-PREDICTIONS = ("perfect", "imperfect")
+PREDICTIONS = ("perfect", "imperfect", "rerun")
 # (estimate, release frame, known)
 ESTIMATES = (("L", "L", "auto"), ("T", "T", "auto"), ("T_all", "T", None))
+# "rerun": a second run of the imperfect error process on L, estimated on L only (a control:
+# how much coverage differs between two predictions of the same process, with no later release)
+ESTIMATES_OF = {"perfect": ESTIMATES, "imperfect": ESTIMATES, "rerun": ESTIMATES[:1]}
 # which targets each estimate is scored against (the first is its own)
 TARGETS = {"L": ("L",), "T": ("T", "T_full"), "T_all": ("T", "T_full")}
 
@@ -161,8 +164,9 @@ def population(records: int, *, seed: int, late: float, new_entities: float, mis
     frame_t.loc[is_late, "benchmark_version"] = pd.NA
     frame_l = frame_t.loc[in_l].reset_index(drop=True)
     frame_l["imperfect"] = pred_l[in_l]
-    exact = {}
-    for p in PREDICTIONS:
+    frame_l["rerun"] = noisy(true[in_l], np.random.default_rng([seed, 4]), misplaced=misplaced)
+    exact = {"rerun": {"L": erx.exact_metrics(frame_l, prediction="rerun", reference="true_id")}}
+    for p in PREDICTIONS[:2]:
         exact[p] = {
             "L": erx.exact_metrics(frame_l, prediction=p, reference="true_id"),
             "T": erx.exact_metrics(frame_t.loc[in_l], prediction=p, reference="true_id"),
@@ -191,7 +195,8 @@ def with_benchmark(frame: pd.DataFrame, entity_draws: np.ndarray, known_mask: np
     return out
 
 
-def replicate(pop: dict, k: int, rng: np.random.Generator, *, n_boot: int, seed: int, check: bool) -> dict:
+def replicate(pop: dict, k: int, rng: np.random.Generator, *, predictions: tuple[str, ...], n_boot: int, seed: int,
+              check: bool) -> dict:
     """Estimates of every (prediction, estimate, method, metric) for one benchmark of k draws."""
     true_l = pop["true_L"]
     n_ent = int(pop["T"]["true_id"].max()) + 1
@@ -200,9 +205,12 @@ def replicate(pop: dict, k: int, rng: np.random.Generator, *, n_boot: int, seed:
               "T": with_benchmark(pop["T"], entity_draws, pop["in_l"])}
     out: dict = {}
     counts: dict = {}
-    for p in PREDICTIONS:
-        for est, rel, known in ESTIMATES:
+    for p in predictions:
+        for est, rel, known in ESTIMATES_OF[p]:
             sample = benchmark_sample(frames[rel], prediction=p, reference="benchmark_id", draws="draws", known=known)
+            if est == "T":  # the rule is the release with the added records removed
+                same_sample(sample, benchmark_sample(frames["T"].loc[pop["in_l"]], prediction=p,
+                                                     reference="benchmark_id", draws="draws", known=None))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = estimate_methods(sample, METRICS, methods=METHODS, n_boot=n_boot, seed=seed)
@@ -217,6 +225,13 @@ def replicate(pop: dict, k: int, rng: np.random.Generator, *, n_boot: int, seed:
                                               np.array(list(out[(p, "L")][method].values())),
                                               err_msg="perfect prediction: T (known records) differs from L")
     return {"estimates": out, "counts": counts, "sampled_entities": int((entity_draws > 0).sum())}
+
+
+def same_sample(a, b) -> None:
+    """Two samples of one release and benchmark are equal (both engines order them alike)."""
+    for f in ("labels", "size", "weight", "draws", "piece_cluster", "piece_n", "piece_m", "piece_label"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+    assert (a.n_records, a.n_clusters, a.records_set_aside) == (b.n_records, b.n_clusters, b.records_set_aside)
 
 
 def check_api(frame: pd.DataFrame, prediction: str, known, res: dict, sample, *, n_boot: int, seed: int) -> None:
@@ -252,7 +267,7 @@ def sql_check(pop: dict, k: int, seed: int) -> dict:
     try:
         frame.to_sql("records", engine, index=False)
         out = {}
-        for p in PREDICTIONS:
+        for p in PREDICTIONS[:2]:
             a = benchmark_sample(frame, prediction=p, reference="benchmark_id", draws="draws")
             b = sql_benchmark_sample(engine, "records", prediction=p, reference="benchmark_id", draws="draws")
             same = {f: bool(np.array_equal(*(pd.Series(np.asarray(getattr(s, f))).sort_values().to_numpy()
@@ -292,7 +307,7 @@ def run(args: argparse.Namespace) -> dict:
         counts: dict = {}
         sampled = []
         for r in range(args.reps):
-            rep = replicate(pop, k, rng, n_boot=args.n_boot, seed=args.seed * 100_003 + k * 1_009 + r, check=r == 0)
+            rep = replicate(pop, k, rng, predictions=tuple(args.predictions), n_boot=args.n_boot, seed=args.seed * 100_003 + k * 1_009 + r, check=r == 0)
             sampled.append(rep["sampled_entities"])
             for key, by_method in rep["estimates"].items():
                 for method, vals in by_method.items():
@@ -347,10 +362,20 @@ def _commit() -> str | None:
         return None
 
 
-def report(result: dict) -> str:
-    """The coverage table (Markdown): per cell, L | T (new rule) | T with known=None, in %."""
-    cells = {(c["draws"], c["prediction"], c["estimate"], c["target"], c["method"], c["metric"]): c
-             for c in result["cells"]}
+def report(results: list[dict]) -> str:
+    """The coverage table (Markdown) of one or more result files of the same population (the
+    cells of a prediction run twice must agree): per cell L | T (new rule) | T with
+    known=None, and the second run of L's prediction (the control), in %."""
+    cells: dict = {}
+    exact: dict = {}
+    for result in results:
+        for p, by in result["exact"].items():
+            exact.setdefault(p, {}).update(by)
+        for c in result["cells"]:
+            key = (c["draws"], c["prediction"], c["estimate"], c["target"], c["method"], c["metric"])
+            if key in cells and cells[key]["coverage"] != c["coverage"]:
+                raise ValueError(f"two result files disagree on {key}: not the same study")
+            cells[key] = c
 
     def cov(key) -> str:
         c = cells.get(key)
@@ -359,20 +384,37 @@ def report(result: dict) -> str:
         return f"{100 * c['coverage']:.1f} ±{100 * c['mc_se']:.1f}"
 
     lines = ["| prediction | draws | method | metric | truth L | truth T (known) | truth T (all) | L | T, new rule "
-             "| T, new rule vs all records | T, known=None | T, known=None vs all records |",
-             "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    draws = sorted({c["draws"] for c in result["cells"]})
-    methods = [m for m in METHODS if any(c["method"] == m for c in result["cells"])]
-    for p in PREDICTIONS:
+             "| T, new rule vs all records | T, known=None | T, known=None vs all records | L, 2nd run (truth) |",
+             "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    draws = sorted({key[0] for key in cells})
+    methods = [m for m in METHODS if any(key[4] == m for key in cells)]
+    gaps: dict = {}
+    for p in PREDICTIONS[:2]:
+        if p not in exact or "T" not in exact[p]:
+            continue
         for k in draws:
             for method in methods:
                 for mid in METRICS:
-                    ex = result["exact"][p]
+                    ex = exact[p]
+                    rerun = "—"
+                    if p == "imperfect" and (k, "rerun", "L", "L", method, mid) in cells:
+                        rerun = f"{cov((k, 'rerun', 'L', 'L', method, mid))} ({exact['rerun']['L'][mid]:.4f})"
                     lines.append(
                         f"| {p} | {k} | {method} | {mid} | {ex['L'][mid]:.4f} | {ex['T'][mid]:.4f} | "
                         f"{ex['T_full'][mid]:.4f} | {cov((k, p, 'L', 'L', method, mid))} | "
                         f"{cov((k, p, 'T', 'T', method, mid))} | {cov((k, p, 'T', 'T_full', method, mid))} | "
-                        f"{cov((k, p, 'T_all', 'T', method, mid))} | {cov((k, p, 'T_all', 'T_full', method, mid))} |")
+                        f"{cov((k, p, 'T_all', 'T', method, mid))} | {cov((k, p, 'T_all', 'T_full', method, mid))} | "
+                        f"{rerun} |")
+                    if p == "imperfect":
+                        base = cells.get((k, p, "L", "L", method, mid))
+                        for name, key in (("T - L", (k, p, "T", "T", method, mid)),
+                                          ("2nd run - L", (k, "rerun", "L", "L", method, mid))):
+                            if base is not None and key in cells:
+                                gaps.setdefault(name, []).append(cells[key]["coverage"] - base["coverage"])
+    for name, values in gaps.items():
+        a = 100 * np.asarray(values)
+        lines.append(f"\n{name} (imperfect, {len(a)} cells): mean {a.mean():+.2f}, mean |.| {np.abs(a).mean():.2f}, "
+                     f"range {a.min():+.1f} to {a.max():+.1f} points")
     return "\n".join(lines)
 
 
@@ -388,15 +430,17 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT,
                         help="resamples of the recommended (BCa) interval (default: erx.estimate's)")
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--predictions", nargs="+", choices=PREDICTIONS, default=list(PREDICTIONS),
+                        help="which predictions to evaluate (the draws do not depend on it: same seed, same "
+                             "benchmarks)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--report", type=Path, nargs="+", default=None, help="print the table of result files")
     args = parser.parse_args()
     if args.report:
-        for path in args.report:
-            print(f"## {path}\n\n{report(json.loads(path.read_text()))}\n")
+        print(report([json.loads(path.read_text()) for path in args.report]))
         return
     result = run(args)
-    print(report(result))
+    print(report([result]))
     out = args.out or HERE / "results" / f"coverage-later-release-{_dt.date.today().isoformat()}.json"
     out.parent.mkdir(exist_ok=True)
     tmp = out.with_suffix(".tmp")
