@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from support.enginetools import spark_available
 
 import er_expectations as erx
 from er_expectations.cli.main import main
@@ -211,3 +212,33 @@ def test_a_benchmark_changed_after_it_was_written_is_refused(project, tmp_path, 
     err = capsys.readouterr().err
     assert "benchmark.parquet" in err and "changed after it was written" in err and "Traceback" not in err
     assert not (copy / "gx_project").exists() or not list((copy / "gx_project").rglob("*.html"))
+
+
+def test_a_spark_checkpoint_applies_the_rule_with_no_new_configuration(project, tmp_path):
+    """The same files read by the Spark engine (the benchmark by a query): the same counts and
+    estimates as erx.estimate."""
+    if not spark_available():  # in CI a missing pyspark is an error, not a skip
+        pytest.skip("pyspark is not installed")
+    folder = project["folder"]
+    checkpoint = tmp_path / "life_spark.yml"
+    checkpoint.write_text(f"""checkpoint: life_spark
+project_dir: gx_spark
+data:
+  engine: spark
+  records: {{path: {folder / 'records.parquet'}, id_column: rid}}
+  predictions: {{path: {folder / 'predictions.parquet'}, id_column: rid, columns: [pred_L, pred_T]}}
+  benchmark: {{query: "select * from parquet.`{folder / 'benchmark.parquet'}`", id_column: rid, reference_column: reference}}
+  name: {{columns: [first, last]}}
+releases: all
+suites: [life]
+suite_paths: [{folder / 'suites'}]
+""")
+    assert _cli("run", checkpoint, "--no-progress") in (0, 1)
+    got = _results(tmp_path / "gx_spark")
+    added, in_sampled = _expected_counts(project)
+    assert got["T"]["records_added"] == added and got["T"]["records_added_in_sampled"] == in_sampled
+    assert got["T"]["estimate"] == pytest.approx(1.0, abs=1e-12)
+    expected = erx.estimate(_release_frame(folder, "pred_L"), prediction="pred_L", reference="reference",
+                            draws="draws", metrics=["pairwise_precision"])
+    for field in ("estimate", "std_error", "ci_lower", "ci_upper"):
+        assert got["L"][field] == pytest.approx(float(expected.loc["pairwise_precision", field]), abs=1e-12)
