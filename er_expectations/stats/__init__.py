@@ -18,6 +18,7 @@ from er_expectations.stats.estimator import (
     ratio_estimate,
     resolve_seed,
     z_value,
+    zero_event_draws,
     zero_event_interval,
 )
 from er_expectations.stats.exact import (
@@ -84,6 +85,7 @@ __all__ = [
     "resolve_seed",
     "summary_statistics",
     "z_value",
+    "zero_event_draws",
     "zero_event_interval",
 ]
 

@@ -46,6 +46,7 @@ __all__ = [
     "resolve_seed",
     "uses_bootstrap",
     "z_value",
+    "zero_event_draws",
     "zero_event_interval",
 ]
 
@@ -298,6 +299,23 @@ def _fmt_level(level: float) -> str:
     return f"{level * 100:g} %"
 
 
+def zero_event_draws(g: np.ndarray, draws: np.ndarray | None = None) -> np.ndarray | float:
+    """Effective number of draws of the no-error bound: k* = Σ d·g / max g (SPEC 6).
+
+    Over the draws with g > 0 and d > 0, along the last axis (one value per row of a 2-D
+    ``g``; ``draws`` defaults to 1 per entry): the draws counted in units of the heaviest
+    drawn one. k* = k when g is constant, and k* ≤ Kish's (Σ d g)²/Σ d g² otherwise (since
+    Σ d g² ≤ max g · Σ d g). 0 where no draw has g > 0.
+    """
+    g = np.asarray(g, dtype=np.float64)
+    d = np.ones_like(g) if draws is None else np.broadcast_to(np.asarray(draws, dtype=np.float64), g.shape)
+    w = np.where((g > 0) & (d > 0), g, 0.0)
+    top = w.max(axis=-1) if w.shape[-1] else np.zeros(w.shape[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(top > 0, (d * w).sum(axis=-1) / top, 0.0)
+    return float(k) if k.ndim == 0 else k
+
+
 def zero_event_interval(
     g: np.ndarray, draws: np.ndarray, *, ci_level: float, at_one: bool
 ) -> tuple[float, float, str]:
@@ -309,12 +327,13 @@ def zero_event_interval(
 
         1 − θ = E[g − f]/E[g] ≤ E[g·1{f<g}]/E[g] = q      and      θ ≤ E[g·1{f>0}]/E[g] = q,
 
-    where q is the share of clusters with an error (or event) weighted by g·p_c: what
-    is bounded is that cluster-level rate, and through it the metric. With none among
-    k draws of equal g, the exact one-sided Clopper–Pearson bound at level 1 − α is
-    q ≤ 1 − α^(1/k) (the "rule of three": ≈ 3/k at 95 %). Draws with unequal g use
-    Kish's effective number of draws k* = (Σ d g)² / Σ d g² over the draws with g > 0
-    (Korn & Graubard 1998), which is k when g is constant. The interval is
+    where q is the share of clusters with an error (or event) weighted by g·p_c. The draws
+    bound the per-draw error chance π (none in n draws: π ≤ 1 − α^(1/n), exact
+    Clopper–Pearson), and q = π·E[g | error]/E[g]. If no cluster with an error weighs
+    more than G, the heaviest drawn g, then q ≤ Mπ/(1 + (M − 1)π) ≤ 1 − (1 − π)^M with
+    M = G/ḡ (ḡ the mean g of the draws with g > 0), so q ≤ 1 − α^(1/k*) with
+    k* = n/M = Σ d g / G (:func:`zero_event_draws`): the rule of three with the draws
+    counted in units of the heaviest one; k* = n when g is constant. The interval is
     [1 − q, 1] (``at_one``) or [0, q]. Returns (lower, upper, note).
     """
     level = check_ci_level(ci_level)
@@ -322,12 +341,13 @@ def zero_event_interval(
     d = np.asarray(draws, dtype=np.float64)
     use = (g > 0) & (d > 0)
     n = int(round(float(d[use].sum())))
-    dg = d[use] * g[use]
-    k_eff = float(dg.sum() ** 2 / (dg * g[use]).sum()) if n else 0.0
+    k_eff = float(zero_event_draws(g, d))
     if k_eff <= 0:
         return math.nan, math.nan, ""
     q = -math.expm1(math.log1p(-level) / k_eff)
-    eff = "" if abs(k_eff - n) <= 1e-9 * n else f" ({k_eff:.1f} effective draws, as g varies)"
+    eff = "" if abs(k_eff - n) <= 1e-9 * n else (
+        f" ({k_eff:.1f} effective draws: as g varies, the draws are counted in units of the heaviest drawn "
+        "one, which holds if no cluster with an error weighs more)")
     lvl = _fmt_level(level)
     if at_one:
         lo, hi = 1.0 - q, 1.0

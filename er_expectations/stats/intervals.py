@@ -43,6 +43,7 @@ from er_expectations.stats.estimator import (
     check_ci_level,
     check_ci_method,
     z_value,
+    zero_event_draws,
 )
 
 __all__ = [
@@ -383,7 +384,7 @@ def mover_p_value(limits: Callable[[float], tuple[float, float]], *, iterations:
 class NoChangeBound:
     """The interval [−half_width, half_width] of a change whose draws show no change (SPEC 10).
 
-    ``effective_draws`` is Kish's k* over the draws that count (h > 0); ``note`` says how
+    ``effective_draws`` is k* = Σ d h / max h over the draws that count (h > 0); ``note`` says how
     the bound was built."""
 
     half_width: float
@@ -407,8 +408,9 @@ def no_change_bound(h: np.ndarray, draws: np.ndarray | None, *, ci_level: float,
     so θ_t − θ_b ≤ H₁/(G₀ + H₁) = E[h·1{changed}]/E[h] = q_h, and the same for θ_b − θ_t:
     |θ_t − θ_b| ≤ q_h, the h-weighted share of changed clusters. With no changed cluster
     among the k draws, the exact one-sided Clopper–Pearson bound at level 1 − α is
-    q_h ≤ 1 − α^(1/k*) (the rule of three, ≈ 3/k at 95 %), k* = (Σ d h)²/Σ d h² Kish's
-    effective number of draws with h > 0 (as in SPEC 6's zero-event interval). Because
+    q_h ≤ 1 − α^(1/k*) (the rule of three, ≈ 3/k at 95 %), k* = Σ d h / max h over the
+    draws with h > 0 (as in SPEC 6's zero-event interval: it holds if no changed cluster has
+    a larger h than the heaviest drawn one; k* = k for constant h). Because
     |Δ| ≤ q_h bounds both tails at once, the whole α goes to that one bound: the interval
     is [−q, q] at level 1 − α. For F_β combined from P and R (b-cubed F) both move by at
     most q (same g), and |ΔF| ≤ q·(∂F/∂P + ∂F/∂R): pass that factor as ``lipschitz``
@@ -419,13 +421,14 @@ def no_change_bound(h: np.ndarray, draws: np.ndarray | None, *, ci_level: float,
     d = np.ones_like(h) if draws is None else np.asarray(draws, dtype=np.float64)
     use = (h > 0) & (d > 0)
     n = float(d[use].sum())
-    dh = d[use] * h[use]
-    k_eff = float(dh.sum() ** 2 / (dh * h[use]).sum()) if n > 0 else 0.0
+    k_eff = float(zero_event_draws(h, d))
     if k_eff <= 0 or not math.isfinite(lipschitz) or lipschitz <= 0:
         return NoChangeBound(math.nan, k_eff, "")
     q = float(zero_event_bound(k_eff, ci_level=level))
     half = min(q * lipschitz, 1.0)
-    eff = "" if abs(k_eff - n) <= 1e-9 * n else f" ({k_eff:.1f} effective draws, as g varies)"
+    eff = "" if abs(k_eff - n) <= 1e-9 * n else (
+        f" ({k_eff:.1f} effective draws: as g varies, the draws are counted in units of the heaviest drawn one, "
+        "which holds if no changed cluster weighs more)")
     scale = "" if lipschitz == 1.0 else f", times {lipschitz:.4g} for F_β (its change per change of P and R)"
     note = (f"no drawn cluster changes between the two releases (all {n:g} draws that count), so the "
             "paired standard error is 0 and the linearised interval would have zero width. The interval is "

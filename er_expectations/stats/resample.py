@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_expectations.stats.estimator import REL_TOL, ratio_replicates, z_value
+from er_expectations.stats.estimator import REL_TOL, ratio_replicates, z_value, zero_event_draws
 
 __all__ = [
     "BLOCK_CELLS",
@@ -90,10 +90,9 @@ def _clip(est: np.ndarray, lo: np.ndarray, hi: np.ndarray, bounds: tuple[float, 
 
 
 def _zero_event_bound(G: np.ndarray, level: float) -> np.ndarray:
-    """q = 1 − (1 − level)^(1/k*) with Kish's k* over the draws with g > 0 (SPEC 6)."""
-    gp = np.where(G > 0, G, 0.0)
+    """q = 1 − (1 − level)^(1/k*), k* = Σ g / max g over the draws with g > 0 (SPEC 6)."""
+    k_eff = zero_event_draws(G)
     with np.errstate(divide="ignore", invalid="ignore"):
-        k_eff = gp.sum(axis=1) ** 2 / (gp * gp).sum(axis=1)
         q = -np.expm1(np.log1p(-level) / k_eff)
     return np.where(k_eff > 0, q, np.nan)
 

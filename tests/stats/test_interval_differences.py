@@ -71,7 +71,7 @@ def test_one_error_free_side_enters_by_its_bound_mover_by_hand():
     a, b = _domains(f, g, member)
     assert a.interval == "zero_event" and b.interval == "linearization"
     gap = difference(a, b)
-    q = 1 - 0.025 ** (1 / float(a.draws and (g[:20].sum() ** 2 / (g[:20] ** 2).sum())))  # Kish k* of the group
+    q = 1 - 0.025 ** (g[:20].max() / g[:20].sum())  # the group's k* = Σ g / max g (SPEC 6)
     d = a.estimate - b.estimate
     # the group's influence is 0 on every draw, so r = 0 and the rest's limits are θ̂ ± z·SE
     assert gap.ci_lower == pytest.approx(d - math.hypot(q, Z95 * b.std_error), rel=1e-10)
@@ -141,11 +141,12 @@ def test_no_change_bound_hand_worked():
     b = no_change_bound(np.ones(50), None, ci_level=0.95)
     assert b.half_width == pytest.approx(1 - 0.05 ** (1 / 50), rel=1e-14)
     assert b.half_width == pytest.approx(0.05815, abs=1e-5)  # ≈ 3/50: the rule of three
-    # unequal h: Kish's k* = (Σ d h)² / Σ d h² = (1 + 2·2 + 3)² / (1 + 2·4 + 9) = 64 / 18
+    # unequal h: k* = Σ d h / max h = (1 + 2·2 + 3) / 3 = 8 / 3 (Kish's 64/18 = 3.6 bounded the
+    # per-draw chance of a change, not the h-weighted share: issue 28)
     b = no_change_bound(np.array([1.0, 2.0, 3.0, 0.0]), np.array([1, 2, 1, 5]), ci_level=0.9)
-    assert b.effective_draws == pytest.approx(64 / 18, rel=1e-14)
-    assert b.half_width == pytest.approx(1 - 0.1 ** (18 / 64), rel=1e-14)
-    assert "3.6 effective draws" in b.note
+    assert b.effective_draws == pytest.approx(8 / 3, rel=1e-14)
+    assert b.half_width == pytest.approx(1 - 0.1 ** (3 / 8), rel=1e-14)
+    assert "2.7 effective draws" in b.note
 
 
 def test_identical_releases_get_the_no_change_interval_not_a_point():

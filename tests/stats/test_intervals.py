@@ -47,16 +47,17 @@ def test_error_free_recall_gets_the_binomial_interval_cluster_size_design():
     assert pr.ci_method == "zero_event"
     assert "no sampled draw shows an error" in pr.note and "3 draws" in pr.note
     # b-cubed / cluster recall: g = w = 1/s = (1/2, 1/2, 1/2, 1) over 4 draws:
-    # k* = (5/2)^2 / (3/4 + 1) = 25/7, lower bound 0.05^(7/25)
+    # k* = Σ g / max g = (5/2) / 1 = 5/2 (the draws in units of the singleton, the heaviest),
+    # lower bound 0.05^(2/5) (Kish's 25/7 gave 0.05^(7/25) = 0.43223: issue 28)
     for m in ("b_cubed_recall", "cluster_recall"):
         row = res.loc[m]
-        assert row.ci_lower == pytest.approx(math.exp(LN05 * 7 / 25), rel=1e-12), m
-        assert row.ci_lower == pytest.approx(0.43223, abs=1e-5), m
-        assert "3.6 effective draws" in row.note, m
+        assert row.ci_lower == pytest.approx(math.exp(LN05 * 2 / 5), rel=1e-12), m
+        assert row.ci_lower == pytest.approx(0.30171, abs=1e-5), m
+        assert "2.5 effective draws" in row.note, m
     # b-cubed F: no error of either kind, F >= min(P, R) >= the same bound
     bf = res.loc["b_cubed_f"]
     assert bf.ci_method == "zero_event" and bf.ci_upper == 1.0
-    assert bf.ci_lower == pytest.approx(math.exp(LN05 * 7 / 25), rel=1e-12)
+    assert bf.ci_lower == pytest.approx(math.exp(LN05 * 2 / 5), rel=1e-12)
 
 
 def test_error_free_uniform_design_and_other_level():

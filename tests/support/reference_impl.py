@@ -441,11 +441,11 @@ def ratio_estimator(f: list[float], g: list[float], bias_adjust=True) -> dict:
 
 def zero_event_ref(f, g, ci_level):
     """SPEC 6, sample without errors: (lower, upper) or None. Written from the formula:
-    k* = (sum g)^2 / sum g^2 over the draws with g > 0, q = 1 - (1 - level)^(1/k*)."""
+    k* = sum g / max g over the draws with g > 0, q = 1 - (1 - level)^(1/k*)."""
     pairs = [(fi, gi) for fi, gi in zip(f, g, strict=True) if gi > 0]
     if len(f) < 2 or not pairs:
         return None
-    k_eff = sum(gi for _, gi in pairs) ** 2 / sum(gi * gi for _, gi in pairs)
+    k_eff = sum(gi for _, gi in pairs) / max(gi for _, gi in pairs)
     q = 1.0 - (1.0 - ci_level) ** (1.0 / k_eff)
     if all(abs(fi - gi) <= 1e-12 * gi for fi, gi in pairs):
         return (1.0 - q, 1.0)
