@@ -200,7 +200,6 @@ def _port(value: str) -> int:
 
 
 def cmd_label_serve(args: argparse.Namespace) -> int:
-
     from er_expectations.web.server import serve
 
     return serve(args.project, host=args.host, port=args.port, open_browser=args.browser,
