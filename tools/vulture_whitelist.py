@@ -169,6 +169,7 @@ _._set  # unused method: GX's store backend calls it (er_expectations/gx/site_st
 # the workbench store (issue 19): its interface is used by the web app (er_expectations/web/,
 # docs/dev/workbench.md) and the tests; row_factory is sqlite3's hook
 _._how_drawn  # pydantic model validator (er_expectations/labelling/project.py)
+_._design  # pydantic model validator: the sample design of workbench.yml (er_expectations/labelling/project.py)
 per_labeller  # Progress field (er_expectations/labelling/store.py)
 _.remaining  # Progress property (er_expectations/labelling/store.py)
 _.row_factory  # sqlite3 hook (er_expectations/labelling/store.py)

@@ -17,6 +17,7 @@ Errors exit with code 2 and write nothing (see :mod:`er_expectations.cli.main`).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from er_expectations.cli.labels import draw_count
@@ -90,6 +91,7 @@ def cmd_label_init(args: argparse.Namespace) -> int:
 
 
 def cmd_label_export(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.sample_design import write_design
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.cli.common import check_output
     from er_expectations.core.errors import InputError
@@ -122,7 +124,9 @@ def cmd_label_export(args: argparse.Namespace) -> int:
                          labeller=args.labeller)  # refuses before anything is written
         frame = labels_frame(project.store, decided)
         tags = None if args.tags is None else tags_frame(project, labels=frame)  # checked before anything is written
+        design = project.config.sample_design()
         write_frame(frame, args.output)
+        design_file = write_design(args.output, design)  # None removes one an earlier file left there
         if tags is not None:
             write_frame(tags, args.tags, id_lists=("records",))
     finally:
@@ -131,6 +135,13 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     print(f"{plural(len(frame), 'draw')} of {decided.draws:,} written to {args.output} (column 'answer' says how "
           f"each was decided); build the benchmark with 'er-expectations benchmark {args.output} RECORDS "
           "--prediction ...'")
+    if design is not None:
+        print(f"the sample's design ({design.describe()}) written to {design_file}: 'er-expectations benchmark' "
+              "recomputes the weights from it")
+    else:
+        print("warning: the project does not record how its draws were made (a worksheet of an older version): "
+              "give 'er-expectations benchmark' the --design and --floor the sample was drawn with",
+              file=sys.stderr, flush=True)
     if tags is not None:
         print(f"{len(tags)} error tag(s) written to {args.tags}, by the benchmark's cluster ids: the tags table of "
               "erx.error_audit (SPEC 12.1)")
@@ -189,8 +200,6 @@ def _port(value: str) -> int:
 
 
 def cmd_label_serve(args: argparse.Namespace) -> int:
-    import sys
-
     from er_expectations.web.server import serve
 
     return serve(args.project, host=args.host, port=args.port, open_browser=args.browser,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 from pathlib import Path
 
 from er_expectations.cli.common import read_match_probabilities
@@ -59,6 +60,7 @@ def _records(args: argparse.Namespace, needed: list[str]):
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
+    from er_expectations.analysis.sample_design import SampleDesign, write_design
     from er_expectations.analysis.sampling import draw_sample, write_frame
 
     _check_target(args, force=args.force)
@@ -68,17 +70,77 @@ def cmd_sample(args: argparse.Namespace) -> int:
     sheet = draw_sample(df, args.prediction, args.n, seed=args.seed, record_id=record_id, columns=columns,
                         design=args.design, match_probabilities=read_match_probabilities(args.match_probabilities),
                         floor=args.floor)
+    design = SampleDesign.drawn(name=args.design, release=args.prediction, record_id=record_id,
+                                population=sheet.attrs["population"], draws=len(sheet), seed=args.seed,
+                                floor=sheet.attrs.get("floor"), match_probabilities=args.match_probabilities)
     write_frame(sheet, args.output, separator=args.separator)
+    where = write_design(args.output, design)
     clusters = sheet["predicted_cluster"].nunique()
     print(f"{len(sheet)} draws ({clusters} distinct predicted clusters, seed {args.seed}) from "
-          f"{sheet.attrs['population']:,} records of {args.prediction!r} written to {args.output}; "
-          "fill in 'removed' and 'added' for each draw")
+          f"{sheet.attrs['population']:,} records of {args.prediction!r} written to {args.output}, the design "
+          f"({design.describe()}) to {where}; fill in 'removed' and 'added' for each draw, keeping the design "
+          "file beside the labels (er-expectations benchmark reads it)")
     return 0
+
+
+def _contradiction(option: str, given: object, recorded: object, where: object) -> InputError:
+    return InputError(f"{option} {given}: the sample was drawn with {recorded} (recorded in {where}); the weights "
+                      f"must be those of the draws: leave {option} out, or give {option} {recorded}")
+
+
+def resolve_design(args: argparse.Namespace, records) -> tuple[str, float, str | None, object]:
+    """The design, floor and pairs file the weights are recomputed with (SPEC 1, 12.3; issue 28),
+    and the recorded design (or None): the record beside the labels wins over the defaults, an
+    option contradicting it is refused, and an unrecorded sample gets a warning naming what is used."""
+    from er_expectations.analysis.sample_design import design_path, file_sha256, read_design
+
+    where = Path(args.sample_design) if args.sample_design else design_path(args.labels)
+    if args.sample_design and not where.is_file():
+        raise InputError(f"--sample-design {where}: no such file; give the design file 'er-expectations sample' "
+                         "wrote beside the worksheet (WORKSHEET.design.json)")
+    recorded = read_design(args.labels, file=where)
+    if recorded is None:
+        design = args.design or "cluster_size"
+        floor = DEFAULT_FLOOR if args.floor is None else args.floor
+        how = (f"and floor {floor:g} ({'as given with --floor' if args.floor is not None else 'the default'})"
+               if design == "expected_errors" else "(records drawn uniformly)")
+        print(f"warning: {args.labels}: the sample's design is not recorded (no {where}: labels from a sample of an "
+              f"older version, or moved without that file); the weights are computed with design {design} {how}. "
+              "If the draws were made otherwise the weights are wrong: give --design, --match-probabilities and "
+              "--floor as the sample was drawn, or --sample-design WORKSHEET.design.json",
+              file=sys.stderr, flush=True)
+        return design, floor, args.match_probabilities, None
+    if args.design is not None and args.design != recorded.name:
+        raise _contradiction("--design", args.design, recorded.name, where)
+    if recorded.name != "expected_errors":
+        for option, value in (("--floor", args.floor), ("--match-probabilities", args.match_probabilities)):
+            if value is not None:
+                raise InputError(f"{option} {value}: the sample was drawn with design {recorded.name} (recorded in "
+                                 f"{where}), which uses no {option}; leave it out")
+        return recorded.name, DEFAULT_FLOOR, None, recorded
+    if args.floor is not None and args.floor != recorded.floor:
+        raise _contradiction("--floor", args.floor, recorded.floor, where)
+    pairs = args.match_probabilities or recorded.match_probabilities_path
+    if not Path(pairs).is_file():
+        raise InputError(f"{where}: the sample was drawn with the match probabilities {recorded.match_probabilities} "
+                         f"({pairs}), which is not there; give that file with --match-probabilities FILE")
+    if file_sha256(pairs) != recorded.match_probabilities_sha256:
+        raise InputError(f"--match-probabilities {pairs}: not the file the sample was drawn with (its SHA-256 differs "
+                         f"from {recorded.match_probabilities_sha256[:12]}… recorded in {where} for "
+                         f"{recorded.match_probabilities}); the weights would be wrong: give the pairs file the "
+                         "sample was drawn with")
+    population = int(records[args.prediction].notna().sum())
+    if population != recorded.population:
+        raise InputError(f"{args.file}: release {args.prediction!r} has {population:,} records, the sample was drawn "
+                         f"from {recorded.population:,} (recorded in {where}); the weights depend on them: give the "
+                         "records the sample was drawn from")
+    return recorded.name, float(recorded.floor), pairs, recorded
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
     from er_expectations.analysis.benchmark import benchmark_from_labels
     from er_expectations.analysis.benchmark_life import new_manifest, write_manifest
+    from er_expectations.analysis.sample_design import design_effect
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.core.io import read_table
 
@@ -86,23 +148,26 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     record_id = args.record_id or args.on
     labels = read_table(args.labels)
     df = _records(args, [record_id, args.prediction])
+    name, floor, pairs_file, recorded = resolve_design(args, df)
     inclusion = None
-    if args.design == "expected_errors" or args.match_probabilities:
+    if name == "expected_errors" or pairs_file:
         from er_expectations.analysis.expected_errors import expected_error_probabilities
 
-        pairs = read_match_probabilities(args.match_probabilities)
+        pairs = read_match_probabilities(pairs_file)
         if pairs is None:
             raise InputError("--design expected_errors needs --match-probabilities FILE and the --floor the "
                              "sample was drawn with: the weights are recomputed from them (SPEC 12.3)")
         inclusion = expected_error_probabilities(df, args.prediction, record_id=record_id,
-                                                 match_probabilities=pairs, floor=args.floor,
-                                                 source=str(args.match_probabilities))
-    bench = benchmark_from_labels(labels, df, args.prediction, record_id=record_id, design=args.design,
+                                                 match_probabilities=pairs, floor=floor, source=str(pairs_file))
+    bench = benchmark_from_labels(labels, df, args.prediction, record_id=record_id, design=name,
                                   reference=args.reference, columns=_label_columns(args.label_column),
                                   separator=args.separator, inclusion=inclusion)
-    design = {"name": args.design}
-    if args.design == "expected_errors":
-        design.update({"floor": args.floor, "match_probabilities": file_fact(args.match_probabilities)})
+    effect = design_effect(bench, reference=args.reference)
+    design: dict[str, object] = {"name": name}
+    if name == "expected_errors":
+        design.update({"floor": floor, "match_probabilities": file_fact(pairs_file)})
+    design.update({"recorded": None if recorded is None else recorded.as_dict(),  # type: ignore[attr-defined]
+                   "design_effect": round(effect.value, 6) if effect.draws else None})
     built_from = answers_built_from(labels)
     manifest = new_manifest(bench, record_id=record_id, reference=args.reference, release=args.prediction,
                             design=design, source={"labels": file_fact(args.labels), "records": file_fact(args.file),
@@ -112,8 +177,15 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     made_of = ""
     if built_from:
         made_of = " (answers: " + ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in built_from.items()) + ")"
+    if name == "expected_errors" and effect.draws:
+        print(f"design effect of the weights {effect.value:.2f} (Kish: the {effect.draws:,} draws weigh like "
+              f"{effect.effective_draws:,.0f} records drawn uniformly)")
+        warning = effect.warning()
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr, flush=True)
     print(f"benchmark of {bench.attrs['clusters']} true clusters ({bench.attrs['benchmark_records']:,} records) from "
-          f"{bench.attrs['draws']} draws{made_of}, design {args.design}, written to {args.output}, with the "
+          f"{bench.attrs['draws']} draws{made_of}, design {name}"
+          f"{'' if recorded is None else ' (as recorded with the sample)'}, written to {args.output}, with the "
           f"{bench.attrs['known_records']:,} records of {args.prediction!r} the labellers could see (a later release "
           f"is evaluated on them; records added since are set aside and counted, SPEC 14) and its manifest {where}; "
           f"estimate with --reference {args.reference} --draws draws")
@@ -138,13 +210,25 @@ def file_fact(path) -> dict[str, object]:
     return {"path": str(path), "bytes": p.stat().st_size, "sha256": digest.hexdigest()}
 
 
-def _design_args(p: argparse.ArgumentParser) -> None:
-    """``--match-probabilities`` and ``--floor`` of the expected-errors design (SPEC 12.3)."""
+#: The floor λ of ``sample --design expected_errors`` when none is given (SPEC 12.3).
+DEFAULT_FLOOR = 0.1
+
+
+def _design_args(p: argparse.ArgumentParser, *, recorded: bool = False) -> None:
+    """``--match-probabilities`` and ``--floor`` of the expected-errors design (SPEC 12.3); for
+    ``benchmark`` (``recorded``) both default to what the sample's design file records."""
     p.add_argument("--match-probabilities", default=None, metavar="FILE",
                    help="for --design expected_errors: the ER system's pair probabilities (columns record_a, "
-                        "record_b, p; ids of the record id column)")
-    p.add_argument("--floor", type=float, default=0.1,
-                   help="for --design expected_errors: the uniform floor λ in (0, 1] (default 0.1)")
+                        "record_b, p; ids of the record id column)"
+                        + ("; default: the file the sample's design records (its SHA-256 is checked)"
+                           if recorded else ""))
+    if recorded:
+        p.add_argument("--floor", type=float, default=None,
+                       help="for --design expected_errors: the floor the sample was drawn with (default: the one "
+                            f"its design file records; without one {DEFAULT_FLOOR}, with a warning)")
+    else:
+        p.add_argument("--floor", type=float, default=DEFAULT_FLOOR,
+                       help=f"for --design expected_errors: the uniform floor λ in (0, 1] (default {DEFAULT_FLOOR})")
 
 
 def _records_args(p: argparse.ArgumentParser) -> None:
@@ -191,10 +275,14 @@ def add_label_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("labels", help="labels table (.parquet or .csv), one row per draw (SPEC 2.2)")
     p.add_argument("file", help="record table of the release the labels were drawn from")
     _records_args(p)
-    p.add_argument("--design", choices=("cluster_size", "uniform", "expected_errors"), default="cluster_size",
-                   help="sampling design of the draws (default cluster_size: records drawn uniformly; "
+    p.add_argument("--design", choices=("cluster_size", "uniform", "expected_errors"), default=None,
+                   help="sampling design of the draws (default: the one recorded beside the labels in "
+                        "LABELS.design.json; without one cluster_size, records drawn uniformly, with a warning; "
                         "expected_errors: weights 1/π_c recomputed from --match-probabilities and --floor)")
-    _design_args(p)
+    _design_args(p, recorded=True)
+    p.add_argument("--sample-design", default=None, metavar="FILE",
+                   help="the design file written by 'er-expectations sample' (WORKSHEET.design.json), when the "
+                        "labels were saved under another name (default: LABELS.design.json)")
     p.add_argument("--reference", default="reference", help="name of the reference column to write")
     p.add_argument("--label-column", action="append", metavar="ROLE=COLUMN",
                    help="name of a labels column, e.g. record_id=mention_id (roles: draw, record_id, "

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from er_expectations.analysis.sample_design import write_design
 from er_expectations.core.errors import InputError
 from er_expectations.labelling.agreement import predicted_members, same_true_cluster
 from er_expectations.labelling.project import Project
@@ -188,10 +189,13 @@ def decide(store: LabelStore, project: Project | None = None, *, unsure: str | N
 def export_labels(store: LabelStore, path: str | os.PathLike, project: Project | None = None, *,
                   unsure: str | None = None, first_answer: bool = False) -> tuple[Path, Decided]:
     """The workbench's export: :func:`decide`, then the labels table (SPEC 2.2, with the
-    ``answer`` column) written inside the project folder (:meth:`LabelStore.export`); a
-    refusal writes nothing. Returns the path and what was decided."""
+    ``answer`` column) written inside the project folder (:meth:`LabelStore.export`), with the
+    project's sample design beside it (:func:`~er_expectations.analysis.sample_design.write_design`);
+    a refusal writes nothing. Returns the path and what was decided."""
     decided = decide(store, project, unsure=unsure, first_answer=first_answer)
-    return store.export(path, labels_frame(store, decided)), decided
+    written = store.export(path, labels_frame(store, decided))
+    write_design(written, None if project is None else project.config.sample_design())  # SPEC 12.3; issue 28
+    return written, decided
 
 
 def labels_frame(store: LabelStore, decided: Decided) -> pd.DataFrame:

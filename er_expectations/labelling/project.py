@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BeforeValidator, Field, model_validator
 
+from er_expectations.analysis.sample_design import SampleDesign, read_design
 from er_expectations.config.errors import ConfigError, IssueCollector
 from er_expectations.config.models import ConfigModel, Text, name_list, problem, validate_node
 from er_expectations.config.yamlnodes import compose_file
@@ -76,6 +77,19 @@ class ProjectConfig(ConfigModel):
     topup: Text | None = None
     benchmark: Text | None = None
     reference: Column = "reference"
+    #: how the draws were made (the sample's design file, SPEC 12.3; issue 28): written by init
+    design: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _design(self) -> ProjectConfig:
+        wrong = None if self.design is None else SampleDesign.problem(self.design)
+        if wrong is not None:
+            raise problem("{where}: " + wrong, "restore the design 'label init' copied from the sample's design file")
+        return self
+
+    def sample_design(self) -> SampleDesign | None:
+        """The design the draws were made with, or None (a sample of an older version)."""
+        return None if self.design is None else SampleDesign.from_dict(self.design, where=CONFIG_FILE)
 
     @model_validator(mode="after")
     def _how_drawn(self) -> ProjectConfig:
@@ -387,10 +401,17 @@ def init_project(folder: str | os.PathLike, *, records: str | os.PathLike, recor
                          attributes=attributes, predictions=None if predictions is None else Path(predictions))
     if sample is not None:
         drawn = _sample_draws(Path(sample), frame, record_id=record_id, prediction=prediction)
+        design = read_design(sample)  # None: a worksheet of an older version records none
+        if design is not None and design.draws != len(drawn):
+            raise InputError(f"{sample}: the worksheet has {len(drawn):,} draws, its design file records "
+                             f"{design.draws:,}; give the worksheet written with that design file")
     else:
         from er_expectations.analysis.sampling import draw_sample
 
         drawn = draw_sample(frame, prediction, int(draws), seed=int(seed), record_id=record_id)  # type: ignore[arg-type]
+        design = SampleDesign.drawn(name="cluster_size", release=prediction, record_id=record_id,
+                                    population=drawn.attrs["population"], draws=len(drawn), seed=seed)
+    values["design"] = None if design is None else design.as_dict()
     double = _doubles(len(drawn), double_label_share, int(config.seed or 0))
     rows = list(zip(drawn["draw"].tolist(), drawn["record_id"].tolist(), drawn["predicted_cluster"].tolist(),
                     double.tolist(), strict=True))
