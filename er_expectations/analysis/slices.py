@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from er_expectations.analysis.ethnicity import CATEGORIES, impute_ethnicity
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.checks import check_column
@@ -186,15 +187,8 @@ def cluster_features(df: pd.DataFrame, sample: BenchmarkSample, *, prediction: H
 
 def _ethnicity(rows: pd.DataFrame, reference: Hashable, surname: Hashable, labels: np.ndarray,
                notes: list[str]) -> tuple[np.ndarray, tuple[str, ...]] | None:
-    """The imputed ethnicity label of every sampled cluster (codes, categories), or None with a
-    note when the ethnicity extra is not installed."""
-    import importlib.util
-
-    if importlib.util.find_spec("ethnicolr") is None:
-        notes.append("imputed_ethnicity not computed: install er-expectations[ethnicity] (SPEC 8)")
-        return None
-    from er_expectations.analysis.ethnicity import CATEGORIES, impute_ethnicity
-
+    """The imputed ethnicity label of every sampled cluster (codes, categories), from the
+    shipped Census tables (SPEC 8)."""
     imputed = impute_ethnicity(rows, reference, surname)
     pos = pd.Index(imputed["cluster"]).get_indexer(pd.Index(labels))
     label = np.full(labels.shape[0], None, dtype=object)

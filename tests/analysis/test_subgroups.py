@@ -363,7 +363,7 @@ def test_surname_groups_hard_and_soft_with_abstentions(names_frame):
 
 
 @pytest.mark.parametrize("kwargs, words", [
-    ({"groups": {"asian": ["apii"]}}, ["groups['asian']", "'apii' is not an ethnicolr category", "api"]),
+    ({"groups": {"asian": ["apii"]}}, ["groups['asian']", "'apii' is not a Census category", "api"]),
     ({"groups": {"a": ["api"], "b": ["api", "white"]}}, ["overlap", "'api'"]),
     ({"surname": "lastname"}, ["surname='lastname'", "no such column", "last"]),
     ({"first_name": "frist"}, ["first_name='frist'", "no such column", "first"]),

