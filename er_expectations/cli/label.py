@@ -97,8 +97,8 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     from er_expectations.cli.common import check_output
     from er_expectations.core.errors import InputError
     from er_expectations.core.io import file_kind
-    from er_expectations.labelling.decide import decide, labels_frame, plural
     from er_expectations.labelling.access import ACCESS_FILE
+    from er_expectations.labelling.decide import decide, labels_frame, plural
     from er_expectations.labelling.project import CONFIG_FILE, STORE_FILE, open_project
     from er_expectations.labelling.tags import tags_frame
 

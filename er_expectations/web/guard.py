@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
 from pathlib import Path

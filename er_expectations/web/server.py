@@ -21,7 +21,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-
 from pathlib import Path
 
 from er_expectations.core.errors import InputError

@@ -56,7 +56,7 @@ class LeadPages:
     def _refused(self, request: Request) -> Response | None:
         who = identity(request)
         if who is None or not who.lead:
-            return self.app.page("error.html.j2", request, status=403,
+            return self.app.page("error.html.j2", request, status=403, heading="The lead's view",
                                  message="The lead's view opens only with the lead's link (the project's own link, "
                                          "printed by 'er-expectations label serve' or 'label links lead').")
         if self.app.labeller(request) is None:
