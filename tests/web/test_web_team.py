@@ -31,7 +31,6 @@ from er_expectations.labelling.access import (
 from er_expectations.labelling.decide import decide, export_labels
 from er_expectations.labelling.store import Decision
 from er_expectations.web.app import build_app
-from er_expectations.web.guard import cookie_name
 from er_expectations.web.model import Workspace
 from er_expectations.web.server import open_server, workbench
 
