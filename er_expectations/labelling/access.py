@@ -25,6 +25,7 @@ import json
 import os
 import re
 import secrets
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -228,6 +229,9 @@ def add_link(folder: str | os.PathLike, name: str, *, renew: bool = False) -> tu
     digest is kept). A name with a link already needs ``renew=True`` (the old link then stops
     working); a revoked name is issued a new one."""
     who = labeller_name(name)
+    if any(unicodedata.category(c) in ("Cc", "Cf") for c in who):
+        raise InputError(f"labeller {who!r}: a name holds no control characters (it is printed on terminals); "
+                         "give plain text")
     token = secrets.token_urlsafe(32)
 
     def change(a: Access) -> Access:

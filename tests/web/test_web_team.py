@@ -86,6 +86,8 @@ def test_the_access_file_keeps_digests_only_and_is_private(team):
         revoke_link(folder, "carol")
     with pytest.raises(InputError, match="labeller"):
         add_link(folder, "   ")
+    with pytest.raises(InputError, match="control characters"):
+        add_link(folder, "\x1b[31mred\x1b[0m")
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"format": 1}', '{"format": 1, "secret": "short", "links": []}',
