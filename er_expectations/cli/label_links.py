@@ -16,7 +16,10 @@ import socket
 import sys
 from pathlib import Path
 
-__all__ = ["add_links_command", "cmd_label_links"]
+__all__ = ["ACTIONS", "add_links_command", "cmd_label_links"]
+
+#: What ``label links`` does.
+ACTIONS = ("list", "add", "revoke", "lead", "rotate")
 
 
 def _free_port() -> int:
@@ -59,7 +62,12 @@ def cmd_label_links(args: argparse.Namespace) -> int:
     if not (folder / CONFIG_FILE).is_file():
         raise InputError(f"{folder}: no {CONFIG_FILE} here; give a labelling project folder ('er-expectations label "
                          "init')")
-    action = args.links_action or "list"
+    action = args.action
+    if (action in ("add", "revoke")) != (args.name is not None):
+        raise InputError(f"label links {action}: " + (f"give the labeller's name: 'label links {folder} {action} NAME'"
+                                                      if args.name is None else f"takes no name (got {args.name!r})"))
+    if args.renew and action != "add":
+        raise InputError(f"--renew is for 'label links {folder} add NAME'; leave it out")
     if action == "list":
         access = load_access(folder) if args.public_url is None else _address(folder, args.public_url)
         if access is None:
@@ -102,16 +110,13 @@ def add_links_command(commands: argparse._SubParsersAction) -> None:
         "personal link (printed once; the name comes from the link, no sign-in), 'revoke NAME' stops it, 'lead' "
         "prints the lead's link, 'rotate' replaces the lead's link. A running workbench takes each change at once.")
     p.add_argument("project", help="the project folder")
+    p.add_argument("action", nargs="?", default="list", choices=ACTIONS,
+                   help="list (the default), add NAME, revoke NAME, lead or rotate")
+    p.add_argument("name", nargs="?", default=None, help="with add and revoke: the labeller's name (kept with each "
+                   "of their answers)")
+    p.add_argument("--renew", action="store_true",
+                   help="with add: replace the labeller's link (the old one stops working)")
     p.add_argument("--public-url", default=None, metavar="URL",
                    help="the address labellers open (e.g. https://label.example.org behind a reverse proxy), kept "
                    "for the links and accepted by the server; '' forgets it")
-    actions = p.add_subparsers(dest="links_action", required=False, metavar="ACTION")
-    a = actions.add_parser("list", help="list the personal links (the default)")
-    a = actions.add_parser("add", help="issue a labeller's personal link")
-    a.add_argument("name", help="the labeller's name (kept with each of their answers)")
-    a.add_argument("--renew", action="store_true", help="replace the labeller's link (the old one stops working)")
-    a = actions.add_parser("revoke", help="revoke a labeller's personal link")
-    a.add_argument("name", help="the labeller's name")
-    actions.add_parser("lead", help="print the lead's link")
-    actions.add_parser("rotate", help="replace the project's secret: the lead's old link stops working")
     p.set_defaults(func=cmd_label_links)

@@ -339,7 +339,16 @@ def test_label_links_commands(hostile_project, capsys):
     assert main(["label", "links", folder, "rotate"]) == 0
     new = load_access(folder).secret
     assert new != access.secret and new in capsys.readouterr().out
-    assert main(["label", "links", folder, "--public-url", "https://label.example.org", "add", "bob"]) == 0
+    assert main(["label", "links", folder, "add", "bob", "--public-url", "https://label.example.org"]) == 0
     assert "https://label.example.org/?token=" in capsys.readouterr().out
     assert main(["label", "links", str(hostile_project.folder.parent), "lead"]) == 2
     assert "no workbench.yml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "needle"), [(["add"], "give the labeller's name"), (["revoke"], "give the"),
+                                              (["lead", "ann"], "takes no name"), (["rotate", "--renew"], "--renew")])
+def test_label_links_refusals(hostile_project, capsys, argv, needle):
+    before = sorted(p.name for p in hostile_project.folder.iterdir())
+    assert main(["label", "links", str(hostile_project.folder), *argv]) == 2
+    assert needle in capsys.readouterr().err
+    assert sorted(p.name for p in hostile_project.folder.iterdir()) == before  # nothing written
