@@ -1,4 +1,5 @@
-"""Command line of the labelling workbench: ``er-expectations label init|export|reconcile|serve`` (issue 19).
+"""Command line of the labelling workbench: ``er-expectations label init|export|reconcile|serve|links`` (issue 19;
+``links``, the team mode of issue 31, in :mod:`er_expectations.cli.label_links`).
 
 ``label init PROJECT --topup WORKSHEET --benchmark FILE`` makes a top-up project instead (SPEC
 14.3, :mod:`er_expectations.labelling.topup_project`), whose ``label export`` writes the filled

@@ -9,8 +9,10 @@ lead's old link only. One browser, few page loads.
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -20,6 +22,14 @@ from er_expectations.cli.main import main
 from er_expectations.labelling.access import lead_url, load_access
 
 pytestmark = [pytest.mark.browser]
+
+
+def shot(page, name: str) -> None:
+    """A 1280 px screenshot into ``ER_WORKBENCH_SHOTS`` when set (to look at the pages)."""
+    folder = os.environ.get("ER_WORKBENCH_SHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
 
 
 def link(folder, name: str, capsys) -> str:
@@ -86,6 +96,7 @@ def test_three_labellers_disagree_and_the_lead_reconciles(chromium, tmp_path, se
     differ = lead.locator("#differ tbody tr")
     assert [differ.nth(i).get_attribute("data-draw") for i in range(differ.count())] == ["1", "3"]
     assert "refused until you choose" in lead.inner_text("#differ")
+    shot(lead, "team-1-lead")
     assert lead.locator("#twice tbody tr").count() == 3  # draws 1, 2 and 3
     lead.click("#draw-1 button[data-use='bob']")
     lead.wait_for_url("**/lead#draw-1")
@@ -97,6 +108,7 @@ def test_three_labellers_disagree_and_the_lead_reconciles(chromium, tmp_path, se
     assert main(["label", "links", str(folder), "revoke", "carol"]) == 0
     carol.reload()
     assert "revoked by the lead" in carol.inner_text("body") and "Ask the lead" in carol.inner_text("body")
+    shot(carol, "team-2-revoked")
 
     out = tmp_path / "labels.parquet"
     capsys.readouterr()
