@@ -31,6 +31,7 @@ from er_expectations.labelling.access import (
 from er_expectations.labelling.decide import decide, export_labels
 from er_expectations.labelling.store import Decision
 from er_expectations.web.app import build_app
+from er_expectations.web.guard import cookie_name
 from er_expectations.web.model import Workspace
 from er_expectations.web.server import open_server, workbench
 
@@ -352,3 +353,17 @@ def test_label_links_refusals(hostile_project, capsys, argv, needle):
     assert main(["label", "links", str(hostile_project.folder), *argv]) == 2
     assert needle in capsys.readouterr().err
     assert sorted(p.name for p in hostile_project.folder.iterdir()) == before  # nothing written
+
+
+def test_the_single_token_of_one_person_is_the_lead(hostile_project):
+    """Backward compatible: without personal links the one token signs in by a typed name, as before,
+    and its holder is the lead."""
+    app = build_app(Workspace(hostile_project), token="only-token")
+    app.guard.bind("127.0.0.1", PORT)
+    c = client(app, "only-token")
+    assert c.get("/").headers["location"] == "/signin"
+    assert c.post("/signin", content="name=solo", headers=FORM).status_code == 303
+    assert save(c, "1").status_code == 200 and hostile_project.store.decision(1, "solo") is not None
+    page = c.get("/lead")
+    assert page.status_code == 200 and "Lead's view" in page.text and 'id="lead-link"' in page.text
+    assert c.cookies.get(cookie_name(PORT)) == "only-token"
