@@ -1,4 +1,5 @@
-"""Command line of the labelling workbench: ``er-expectations label init|export|reconcile|serve`` (issue 19).
+"""Command line of the labelling workbench: ``er-expectations label init|export|reconcile|serve|links`` (issue 19;
+``links``, the team mode of issue 31, in :mod:`er_expectations.cli.label_links`).
 
 ``label init PROJECT --topup WORKSHEET --benchmark FILE`` makes a top-up project instead (SPEC
 14.3, :mod:`er_expectations.labelling.topup_project`), whose ``label export`` writes the filled
@@ -20,6 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from er_expectations.cli.label_links import add_links_command
 from er_expectations.cli.labels import draw_count
 
 __all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init", "cmd_label_reconcile",
@@ -96,12 +98,13 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     from er_expectations.cli.common import check_output
     from er_expectations.core.errors import InputError
     from er_expectations.core.io import file_kind
+    from er_expectations.labelling.access import ACCESS_FILE
     from er_expectations.labelling.decide import decide, labels_frame, plural
     from er_expectations.labelling.project import CONFIG_FILE, STORE_FILE, open_project
     from er_expectations.labelling.tags import tags_frame
 
     folder = Path(args.project)
-    inputs = [str(folder / CONFIG_FILE), str(folder / STORE_FILE)]
+    inputs = [str(folder / CONFIG_FILE), str(folder / STORE_FILE), str(folder / ACCESS_FILE)]
     check_output(args.output, inputs, force=args.force)
     file_kind(Path(args.output))
     if args.tags is not None:
@@ -203,7 +206,7 @@ def cmd_label_serve(args: argparse.Namespace) -> int:
     from er_expectations.web.server import serve
 
     return serve(args.project, host=args.host, port=args.port, open_browser=args.browser,
-                 say=lambda text: print(text, flush=True),
+                 public_url=args.public_url, show_link=not args.no_link, say=lambda text: print(text, flush=True),
                  warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True))
 
 
@@ -281,11 +284,21 @@ def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
 
     p = commands.add_parser("serve", help="serve the labelling page (local web server with a token)",
                             description="Serve the project's labelling page on a local web server until Ctrl+C or "
-                            "SIGTERM. The printed URL carries a random token (as Jupyter's does): open it in a "
-                            "browser; requests without it are refused.")
+                            "SIGTERM. The printed URL carries the project's token (as Jupyter's does): open it in a "
+                            "browser; requests without it are refused. The port and the token are kept in the "
+                            "project (workbench-access.json), so links keep working across restarts; 'label links' "
+                            "issues personal links for a team and rotates the token.")
     p.add_argument("project", help="the project folder")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; another one is reachable by other machines)")
-    p.add_argument("--port", type=_port, default=0, help="port (default 0: any free port)")
+    p.add_argument("--port", type=_port, default=None,
+                   help="port (default: the project's port, kept from its first serve; 0: any free port). A new "
+                   "port is kept, and changes every link")
+    p.add_argument("--public-url", default=None, metavar="URL",
+                   help="the address labellers open through a reverse proxy (e.g. https://label.example.org): "
+                   "kept, used in the links, accepted as Host and Origin; '' forgets it")
+    p.add_argument("--no-link", action="store_true",
+                   help="print the address without the lead's token (for a service whose output is logged)")
     p.add_argument("--browser", action="store_true", help="open the page in the default browser")
     p.set_defaults(func=cmd_label_serve)
+    add_links_command(commands)

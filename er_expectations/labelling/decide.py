@@ -36,7 +36,7 @@ from er_expectations.labelling.store import (
     labeller_name,
 )
 
-__all__ = ["ANSWER_KINDS", "UNSURE_CHOICES", "Decided", "decide", "export_labels", "labels_frame", "plural",
+__all__ = ["ANSWER_KINDS", "OPEN_KINDS", "UNSURE_CHOICES", "Decided", "Outcome", "decide", "outcomes", "export_labels", "labels_frame", "plural",
            "reconcile", "reconciled"]
 
 #: How a draw's exported answer was decided: the ``answer`` column of the labels table.
@@ -105,6 +105,83 @@ def _fixes(unsure: list[int], open_: list[tuple[int, list[str], bool]], *, proje
     return "; ".join(parts)
 
 
+#: What :func:`outcomes` says of a draw the export leaves out or refuses, beside :data:`ANSWER_KINDS`.
+OPEN_KINDS = ("unlabelled", "skipped", "unsure_open", "unsure_skipped", "conflict")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the export does with one draw: ``kind`` (one of :data:`ANSWER_KINDS` when it is
+    exported, of :data:`OPEN_KINDS` otherwise), the answer it uses (``chosen``), every answer
+    and skip of the draw (``answers``, in the order of their first save), its latest
+    reconciliation and whether that still stands."""
+
+    draw: int
+    kind: str
+    answers: list[Decision]
+    chosen: Decision | None = None
+    reconciliation: Reconciliation | None = None
+    stands: bool = False
+
+    @property
+    def exported(self) -> bool:
+        """The draw has a row in the labels table."""
+        return self.kind in ANSWER_KINDS
+
+
+def outcomes(store: LabelStore, project: Project | None = None, *, unsure: str | None = None,
+             first_answer: bool = False, labeller: str | None = None) -> list[Outcome]:
+    """Each draw's :class:`Outcome` under the export's rule (see the module): the one reading
+    behind :func:`decide` (which refuses the open ones) and the lead's view. Parameters as
+    :func:`decide`'s."""
+    if unsure is not None and unsure not in UNSURE_CHOICES:
+        raise InputError(f"unsure={unsure!r}: give 'skip' or 'keep' (or None to refuse unsure answers)")
+    who = None if labeller is None else labeller_name(labeller)
+    by_draw: dict[int, list[Decision]] = {}
+    for d in store.decisions():  # each draw's labellers in the order of their first save
+        if who is None or d.labeller == who:
+            by_draw.setdefault(int(d.draw or 0), []).append(d)
+    draws = store.draws()
+    twice = [n for n, ds in by_draw.items() if sum(d.status in ANSWERED for d in ds) >= 2]
+    members = predicted_members(store, project, twice) if project is not None else None
+    cluster = {d.draw: d.predicted_cluster for d in draws}
+    rec: dict[int, Reconciliation] = {r.draw: r for r in store.reconciliations()}
+    out: list[Outcome] = []
+    for d in draws:
+        mine = by_draw.get(d.draw, [])
+        answers = [x for x in mine if x.status in ANSWERED]
+        r = rec.get(d.draw)
+        current = {str(x.labeller): x.version for x in answers}
+        stands = r is not None and r.versions == current
+        if not answers:
+            out.append(Outcome(d.draw, "skipped" if mine else "unlabelled", mine, None, r, stands))
+            continue
+        chat = None if members is None else members.get(cluster[d.draw], set())
+        if len(answers) == 1:
+            chosen, kind = answers[0], "single"
+        elif all(same_true_cluster(answers[0], x, chat) for x in answers[1:]):
+            chosen, kind = next((x for x in answers if x.status == "labelled"), answers[0]), "agreed"
+        else:
+            use = next((x for x in answers if x.labeller == r.labeller), None) if stands else None
+            if use is not None:
+                chosen, kind = use, "reconciled"
+            elif first_answer:
+                chosen, kind = answers[0], "first_of_two"
+            else:
+                out.append(Outcome(d.draw, "conflict", mine, None, r, stands))
+                continue
+        if chosen.status == "unsure":
+            if unsure is None:
+                out.append(Outcome(d.draw, "unsure_open", mine, chosen, r, stands))
+                continue
+            if unsure == "skip":
+                out.append(Outcome(d.draw, "unsure_skipped", mine, chosen, r, stands))
+                continue
+            kind = "unsure_kept"
+        out.append(Outcome(d.draw, kind, mine, chosen, r, stands))
+    return out
+
+
 def decide(store: LabelStore, project: Project | None = None, *, unsure: str | None = None,
            first_answer: bool = False, labeller: str | None = None) -> Decided:
     """Each draw's answer for the labels table and how it was decided (see the module).
@@ -128,57 +205,21 @@ def decide(store: LabelStore, project: Project | None = None, *, unsure: str | N
     InputError
         A draw needs a choice not given: the message lists the draws and the fixes.
     """
-    if unsure is not None and unsure not in UNSURE_CHOICES:
-        raise InputError(f"unsure={unsure!r}: give 'skip' or 'keep' (or None to refuse unsure answers)")
-    who = None if labeller is None else labeller_name(labeller)
-    by_draw: dict[int, list[Decision]] = {}
-    for d in store.decisions():  # each draw's labellers in the order of their first save
-        if who is None or d.labeller == who:
-            by_draw.setdefault(int(d.draw or 0), []).append(d)
-    draws = store.draws()
-    twice = [n for n, ds in by_draw.items() if sum(d.status in ANSWERED for d in ds) >= 2]
-    members = predicted_members(store, project, twice) if project is not None else None
-    cluster = {d.draw: d.predicted_cluster for d in draws}
-    rec: dict[int, Reconciliation] = {r.draw: r for r in store.reconciliations()}
+    every = outcomes(store, project, unsure=unsure, first_answer=first_answer, labeller=labeller)
     rows: list[tuple[Decision, str]] = []
+    out = Decided(draws=len(every), rows=rows)
     unsure_open: list[int] = []
     open_: list[tuple[int, list[str], bool]] = []
-    out = Decided(draws=len(draws), rows=rows)
-    for d in draws:
-        mine = by_draw.get(d.draw, [])
-        answers = [x for x in mine if x.status in ANSWERED]
-        if not mine:
-            out.unlabelled.append(d.draw)
-            continue
-        if not answers:
-            out.skipped.append(d.draw)
-            continue
-        chat = None if members is None else members.get(cluster[d.draw], set())
-        if len(answers) == 1:
-            chosen, kind = answers[0], "single"
-        elif all(same_true_cluster(answers[0], x, chat) for x in answers[1:]):
-            chosen, kind = next((x for x in answers if x.status == "labelled"), answers[0]), "agreed"
+    lists = {"unlabelled": out.unlabelled, "skipped": out.skipped, "unsure_skipped": out.unsure_skipped,
+             "unsure_open": unsure_open}
+    for o in every:
+        if o.exported:
+            rows.append((o.chosen, o.kind))
+        elif o.kind == "conflict":
+            open_.append((o.draw, [str(x.labeller) for x in o.answers if x.status in ANSWERED],
+                          o.reconciliation is not None))
         else:
-            r = rec.get(d.draw)
-            current = {str(x.labeller): x.version for x in answers}
-            use = None if r is None or r.versions != current else next(
-                (x for x in answers if x.labeller == r.labeller), None)
-            if use is not None:
-                chosen, kind = use, "reconciled"
-            elif first_answer:
-                chosen, kind = answers[0], "first_of_two"
-            else:
-                open_.append((d.draw, [str(x.labeller) for x in answers], r is not None))
-                continue
-        if chosen.status == "unsure":
-            if unsure is None:
-                unsure_open.append(d.draw)
-                continue
-            if unsure == "skip":
-                out.unsure_skipped.append(d.draw)
-                continue
-            kind = "unsure_kept"
-        rows.append((chosen, kind))
+            lists[o.kind].append(o.draw)
     if unsure_open or open_:
         name = "PROJECT" if project is None else str(project.folder)
         raise InputError(f"{store.path}: the labels cannot be exported as they are; nothing was written. "

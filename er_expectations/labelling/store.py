@@ -527,9 +527,12 @@ class LabelStore:
         return int(draw)
 
     # -- decisions -----------------------------------------------------------------------------------
-    def save(self, draw: int, labeller: str, decision: Decision, *, expected_version: int) -> Saved | Conflict:
+    def save(self, draw: int, labeller: str, decision: Decision, *, expected_version: int,
+             others: dict[str, int] | None = None) -> Saved | Conflict:
         """Save ``labeller``'s decision for ``draw`` if the stored one still has ``expected_version``
-        (0: none yet); otherwise write nothing and return :class:`Conflict` with the stored one."""
+        (0: none yet); otherwise write nothing and return :class:`Conflict` with the stored one.
+        ``others``: the other answers' versions the labeller saw; one saved since (checked in the
+        same transaction) is returned as the Conflict, its ``current`` another labeller's."""
         number = self._number(draw)
         name = labeller_name(labeller)
         clean = checked_decision(decision)
@@ -544,6 +547,10 @@ class LabelStore:
             current = _decision(row) if row is not None else None
             if (current.version if current else 0) != int(expected_version):
                 return Conflict(current=current, expected_version=int(expected_version))
+            for r in () if others is None else db.execute(
+                    "SELECT * FROM decisions WHERE draw = ? AND labeller <> ? ORDER BY first_edit", (number, name)):
+                if others.get(r["labeller"]) != int(r["version"]):
+                    return Conflict(current=_decision(r), expected_version=int(expected_version))
             version = (current.version if current else 0) + 1
             after = {**clean.content(), "version": version}
             before = {**current.content(), "version": current.version} if current else None

@@ -9,7 +9,9 @@ of SPEC 9 come from :func:`~er_expectations.labelling.qc.check_draw` after each 
 Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 
 ``GET /``                   the queue and progress (k of n, per labeller); sign-in first
-``GET|POST /signin``        the labeller's name (a cookie; no password on localhost)
+``GET|POST /signin``        the labeller's name (a cookie; no password on localhost); a personal
+                            link (team mode, issue 31) names its labeller and skips it
+``GET /lead``               the lead's view (the lead's link only, :mod:`er_expectations.web.team`)
 ``GET /next``               the next draw of the queue for the labeller
 ``GET /draw/N``             the draw page
 ``GET /agreement``          agreement of the doubly labelled draws, disagreements to reconcile
@@ -45,9 +47,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from er_expectations.core.errors import InputError
-from er_expectations.labelling.store import Conflict, Decision, labeller_name
+from er_expectations.labelling.store import ANSWERED, Conflict, Decision, labeller_name
 from er_expectations.web.guard import MAX_BODY, BodyTooLarge, Guard
 from er_expectations.web.model import FOLD_AT, Workspace, decision_json, text_of
+from er_expectations.web.team import LeadPages, identity
 from er_expectations.web.topup import TopupPages
 
 __all__ = ["build_app", "labeller_cookie"]
@@ -94,7 +97,7 @@ def _json_error(status: int, message: str) -> JSONResponse:
 class WebApp:
     """The routes over one :class:`Workspace`; :attr:`guard` is the ASGI app to serve."""
 
-    def __init__(self, space: Workspace, *, token: str) -> None:
+    def __init__(self, space: Workspace, *, token: str, folder: Path | None = None) -> None:
         self.space = space
         self.env = _environment()
         routes = [
@@ -113,8 +116,11 @@ class WebApp:
         self.topup = TopupPages(self) if space.topup is not None else None
         if self.topup is not None:
             routes[:0] = self.topup.routes()
+        else:
+            routes[:0] = LeadPages(self).routes()
         self.starlette = Starlette(routes=routes, exception_handlers={404: self._not_found, 405: self._not_allowed})
-        self.guard = Guard(self._catch, token=token)
+        #: ``folder``: the project whose access file names the tokens (team mode); None: ``token`` only
+        self.guard = Guard(self._catch, token=token, folder=folder)
 
     # -- plumbing -----------------------------------------------------------------------------------
     async def _catch(self, scope, receive, send) -> None:
@@ -132,6 +138,10 @@ class WebApp:
         return _json_error(405, f"{request.method} is not allowed on {request.url.path[:100]}")
 
     def labeller(self, request: Request) -> str | None:
+        """The labeller: named by their personal link, else by the name typed at sign-in."""
+        who = identity(request)
+        if who is not None and not who.lead:
+            return who.name
         raw = request.cookies.get(labeller_cookie(self.guard.port))
         if not raw:
             return None
@@ -142,8 +152,10 @@ class WebApp:
 
     def page(self, template: str, request: Request, *, status: int = 200, **context) -> HTMLResponse:
         store = self.space.store
+        who = identity(request)
         html = self.env.get_template(template).render(
             labeller=self.labeller(request), project=self.space.project.folder.name, progress=store.progress(),
+            lead=who is not None and who.lead, personal=who is not None and not who.lead,
             topup_counts=None if self.topup is None else self.topup.counts(), **context)
         return HTMLResponse(html, status_code=status)
 
@@ -173,6 +185,9 @@ class WebApp:
         return self.page("queue.html.j2", request, rows=rows, labellers=store.labellers())
 
     async def signin(self, request: Request) -> Response:
+        who = identity(request)
+        if who is not None and not who.lead:  # a personal link names its labeller
+            return RedirectResponse("/", status_code=303)
         error = ""
         if request.method == "POST":
             body = await _body(request)
@@ -268,11 +283,15 @@ class WebApp:
         return {"so_far": so_far, "rows": rows, "target_se": target, "plan_problem": plan_problem}
 
     def _reviewed(self, n: str, me: str):
-        """wb-core's picture of the draw's true cluster: my answer if I gave one, else the first."""
+        """wb-core's picture of the draw's true cluster: my answer if I gave one, else the first;
+        a draw labelled twice, blind, shows nothing before I answered it (issue 29 round 3 item 4)."""
         from er_expectations.labelling.review import picture
 
         draw = self.space.draw(n)
         mine = self.space.store.decision(draw.draw, me)
+        if draw.double and (mine is None or mine.status not in ANSWERED):
+            raise BlindDraw(f"draw {draw.draw} is labelled twice, blind: answer it on its page first; its review "
+                            "shows after your answer")
         return picture(self.space.project, draw.draw,
                        labeller=me if mine is not None and mine.status != "skipped" else None)
 
@@ -282,6 +301,8 @@ class WebApp:
             return RedirectResponse("/signin", status_code=303)
         try:
             pic = await run_in_threadpool(self._reviewed, request.path_params["n"], me)
+        except BlindDraw as exc:
+            return self.page("error.html.j2", request, status=403, message=str(exc), heading="Answer it first")
         except InputError as exc:
             return self.page("error.html.j2", request, status=404, message=str(exc))
         return self.page("review.html.j2", request, pic=pic, rows=self._picture_rows(pic),
@@ -330,6 +351,8 @@ class WebApp:
     def _tag(self, n: str, me: str, payload: object) -> Response:
         try:
             pic = self._reviewed(n, me)
+        except BlindDraw as exc:
+            raise BadRequest(403, str(exc)) from None
         except InputError as exc:
             raise BadRequest(404, str(exc)) from None
         if not isinstance(payload, dict) or set(payload) - {"tag", "kind", "records"}:
@@ -361,9 +384,9 @@ class WebApp:
         others = [d for d in space.store.decisions(draw.draw) if d.labeller != me]
         earlier = earlier_answer(space.project, space.store, draw.draw)
         findings = check_draw(space.project, space.store, draw.draw, mine) if mine is not None else []
-        # a draw labelled twice stays blind until this labeller answered it; then both answers
-        # show, to reconcile (the agreement page links here)
-        visible = [] if draw.double and mine is None else others
+        # a draw labelled twice stays blind until this labeller answered it (a skip is no
+        # answer); then both answers show, to reconcile (the agreement page links here)
+        visible = [] if draw.double and (mine is None or mine.status not in ANSWERED) else others
         return {
             "draw": draw.draw, "record": draw.record, "predicted_cluster": draw.predicted_cluster,
             "double": draw.double, "labeller": me, "members": space.member_ids(draw.predicted_cluster),
@@ -476,15 +499,17 @@ class WebApp:
                                   f"{f' and {len(outside) - 5} more' if len(outside) > 5 else ''} are "
                                   f"{space.not_in_release()} (no predicted cluster there), so they cannot be in a "
                                   "true cluster of it; take them out of the added records and save again")
-        if not draw.double and seen is not None:  # someone else answered meanwhile: show it, let me choose
-            for other in space.store.decisions(draw.draw):
-                if other.labeller != me and seen.get(str(other.labeller)) != other.version:
-                    return JSONResponse({"conflict": "other", "theirs": decision_json(other),
-                                         "seen": {**seen, str(other.labeller): other.version}}, status_code=409)
+        # someone else answered meanwhile: show it, let me choose; checked inside the save's
+        # transaction (issue 29 round 3 item 5: a check before it raced)
+        others = seen if not draw.double else None
         try:
-            result = space.store.save(draw.draw, me, decision, expected_version=expected)
+            result = space.store.save(draw.draw, me, decision, expected_version=expected, others=others)
         except InputError as exc:
             raise BadRequest(422, str(exc)) from None
+        if isinstance(result, Conflict) and result.current is not None and result.current.labeller != me:
+            other = result.current
+            return JSONResponse({"conflict": "other", "theirs": decision_json(other),
+                                 "seen": {**(seen or {}), str(other.labeller): other.version}}, status_code=409)
         if isinstance(result, Conflict):
             return JSONResponse({"conflict": "version", "theirs": decision_json(result.current)}, status_code=409)
         # the findings of SPEC 9 come from GET .../findings right after: the save answers at once
@@ -509,6 +534,10 @@ class WebApp:
         if mine is None:
             return []
         return [_finding(f) for f in check_draw(self.space.project, self.space.store, draw.draw, mine)]
+
+
+class BlindDraw(InputError):
+    """A draw labelled twice, blind, that the labeller has not answered: its answers stay hidden."""
 
 
 def _finding(f) -> dict:
@@ -578,6 +607,7 @@ def _parse_save(payload: object) -> tuple[Decision, int, dict[str, int] | None]:
     return decision, expected, seen
 
 
-def build_app(space: Workspace, *, token: str) -> WebApp:
-    """The web app over ``space``; serve ``.guard`` after :meth:`Guard.bind` names its address."""
-    return WebApp(space, token=token)
+def build_app(space: Workspace, *, token: str, folder: Path | None = None) -> WebApp:
+    """The web app over ``space``; serve ``.guard`` after :meth:`Guard.bind` names its address.
+    ``folder``: the project folder whose access file (team mode) names the tokens."""
+    return WebApp(space, token=token, folder=folder)

@@ -7,6 +7,14 @@ cookie and redirects to the same address without the token (so that it does not 
 history or leak in a ``Referer``); later requests send the cookie. Without a valid token the
 answer is 403. Other local users and other web sites do not know the token.
 
+Team mode (issue 31): with the project's access file
+(:mod:`er_expectations.labelling.access`) the tokens are the project's secret (the lead's
+link) and each labeller's personal link; the guard reads the file again whenever it changes,
+so a link issued, revoked or rotated while the server runs counts at once. The identity a
+token gives travels to the app in ``scope["state"]["erx_identity"]``; a revoked link gets a
+403 page telling its holder to ask the lead. Behind a reverse proxy the public address
+(``public_url``) is an accepted Host and Origin too.
+
 Two checks stop a page of another site from using a labeller's browser:
 
 * **Host.** Every request must name the server's own host and port (``127.0.0.1:PORT`` or
@@ -22,10 +30,14 @@ code or load anything from elsewhere.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
-from urllib.parse import parse_qsl, quote, urlencode
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from er_expectations.core.errors import InputError
+from er_expectations.labelling.access import ACCESS_FILE, Access, Identity, load_access
 
 __all__ = ["MAX_BODY", "SECURITY_HEADERS", "Guard", "cookie_name"]
 
@@ -55,12 +67,48 @@ def cookie_name(port: int) -> str:
 class Guard:
     """ASGI middleware: token, Host, Origin and body size checks, security headers."""
 
-    def __init__(self, app: Callable, *, token: str) -> None:
+    def __init__(self, app: Callable, *, token: str, folder: Path | None = None) -> None:
         self.app = app
-        self.token = token
         self.port = 0
         self.hosts: frozenset[str] = frozenset()
         self.any_host = False
+        #: the project folder whose access file names the tokens (None: ``token`` alone, the lead's)
+        self.folder = folder
+        self._stamp: tuple | None = None
+        self.access = Access(secret=token)
+        self.origins: frozenset[str] = frozenset()
+        self.secure = False
+        self.public_hosts: frozenset[str] = frozenset()
+        self._reload()
+
+    @property
+    def token(self) -> str:
+        """The project's secret: the lead's token."""
+        return self.access.secret
+
+    def _reload(self) -> None:
+        """Read the access file again when it changed (a link issued or revoked, a rotation)."""
+        if self.folder is None:
+            return
+        path = self.folder / ACCESS_FILE
+        try:
+            st = os.stat(path)
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._stamp:
+            return
+        try:
+            access = load_access(self.folder)
+        except InputError:
+            access = None  # a damaged file: the last good one stays (the CLI names the damage)
+        if access is not None:
+            self.access = access
+            url = access.public_url
+            self.origins = frozenset({url} if url else ())
+            self.secure = bool(url and url.startswith("https://"))
+            self.public_hosts = frozenset({urlsplit(url).netloc} if url else ())
+        self._stamp = stamp
 
     def bind(self, host: str, port: int) -> None:
         """The address the server listens on: the Host and Origin requests must name."""
@@ -78,18 +126,23 @@ class Guard:
         path = scope.get("path", "")
         api = path.startswith("/api/")
         host = headers.get("host", "")
-        if not self.any_host and host not in self.hosts:
+        self._reload()
+        if not self.any_host and host not in self.hosts and host not in self.public_hosts:
             await _refuse(send, 403, f"Host {host[:80]!r} is not this workbench's address; open the URL printed "
                                      "by 'er-expectations label serve'", api)
             return
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         given = query.get("token")
         if given is not None:
-            if not secrets.compare_digest(given.encode(), self.token.encode()):
-                await _refuse(send, 403, "wrong token: open the URL printed by 'er-expectations label serve'", api)
+            who = self.access.who(given)
+            if who is None or who.revoked:
+                await _refuse(send, 403, _revoked(who) if who is not None else
+                              "wrong token: open the URL printed by 'er-expectations label serve', or the link the "
+                              "lead gave you", api)
                 return
             rest = urlencode({k: v for k, v in query.items() if k != "token"})
-            await _redirect(send, quote(path) + (f"?{rest}" if rest else ""), cookie=(cookie_name(self.port), self.token))
+            await _redirect(send, quote(path) + (f"?{rest}" if rest else ""), cookie=(cookie_name(self.port), given),
+                            secure=self.secure)
             return
         jar = SimpleCookie()
         try:
@@ -97,13 +150,16 @@ class Guard:
         except Exception:  # noqa: BLE001 - a malformed cookie header is a missing token
             jar = SimpleCookie()
         morsel = jar.get(cookie_name(self.port))
-        if morsel is None or not secrets.compare_digest(morsel.value.encode(), self.token.encode()):
-            await _refuse(send, 403, "this workbench needs its token: open the URL printed by "
-                                     "'er-expectations label serve' (it ends with ?token=...)", api)
+        who = None if morsel is None else self.access.who(morsel.value)
+        if who is None or who.revoked:
+            await _refuse(send, 403, _revoked(who) if who is not None else
+                          "this workbench needs its token: open the URL printed by 'er-expectations label serve' "
+                          "(it ends with ?token=...), or the link the lead gave you", api)
             return
+        scope = {**scope, "state": {**scope.get("state", {}), "erx_identity": who}}
         if scope.get("method", "GET") not in ("GET", "HEAD"):
             origin = headers.get("origin")
-            if origin is None or origin.removeprefix("http://") != host:
+            if origin is None or (origin.removeprefix("http://") != host and origin not in self.origins):
                 await _refuse(send, 403, f"write refused: Origin {origin!r} is not this workbench "
                                          f"(http://{host[:80]}); writes come only from its own pages", True)
                 return
@@ -122,6 +178,11 @@ class Guard:
             await send(message)
 
         await self.app(scope, receive, send_secured)
+
+
+def _revoked(who: Identity) -> str:
+    return (f"This personal link (of {who.name}) was revoked by the lead of this project: it no longer opens the "
+            "workbench. Ask the lead for a new link.")
 
 
 class BodyTooLarge(Exception):
@@ -159,10 +220,11 @@ async def _refuse(send: Send, status: int, message: str, as_json: bool) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _redirect(send: Send, location: str, *, cookie: tuple[str, str]) -> None:
+async def _redirect(send: Send, location: str, *, cookie: tuple[str, str], secure: bool = False) -> None:
     name, value = cookie
+    flags = "; Secure" if secure else ""
     await send({"type": "http.response.start", "status": 303,
                 "headers": [(b"location", location.encode("latin-1", "replace")),
-                            (b"set-cookie", f"{name}={value}; HttpOnly; SameSite=Strict; Path=/".encode()),
+                            (b"set-cookie", f"{name}={value}; HttpOnly; SameSite=Strict; Path=/{flags}".encode()),
                             (b"content-length", b"0"), *SECURITY_HEADERS]})
     await send({"type": "http.response.body", "body": b""})

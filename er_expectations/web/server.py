@@ -1,7 +1,9 @@
 """Serving the workbench: ``er-expectations label serve`` and ``erx.workbench(...)`` (docs/dev/workbench.md).
 
 The server is uvicorn on a socket bound before it starts (``port=0`` picks a free port, so
-the printed URL is right). It binds ``127.0.0.1`` unless told otherwise; any other host is
+the printed URL is right). The port and the token are kept in the project's access file
+(:mod:`er_expectations.labelling.access`, issue 31): started again, the workbench listens on
+the same port with the same token, so every link given out keeps working. It binds ``127.0.0.1`` unless told otherwise; any other host is
 reachable from other machines and gets a warning. The URL carries the token as Jupyter's
 does (:mod:`er_expectations.web.guard`). SIGINT and SIGTERM stop the command cleanly: the
 requests in flight finish, the store is closed (each decision was committed when it was
@@ -13,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import secrets
 import signal
 import socket
 import threading
@@ -21,8 +22,10 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from er_expectations.core.errors import InputError
+from er_expectations.labelling.access import ACCESS_FILE, ensure_access, lead_url, set_address
 
 __all__ = ["LOOPBACK", "RemoteHostWarning", "is_loopback", "Workbench", "open_server", "serve", "workbench"]
 
@@ -45,7 +48,7 @@ class RemoteHostWarning(UserWarning):
     """The workbench listens on an address other machines can reach."""
 
 
-def _socket(host: str, port: int) -> socket.socket:
+def _socket(host: str, port: int, *, kept: bool = False) -> socket.socket:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise InputError(f"port={port!r}: give a port from 1 to 65535, or 0 for a free one")
     try:
@@ -62,6 +65,10 @@ def _socket(host: str, port: int) -> socket.socket:
         sock.bind(address)
     except OSError as exc:
         sock.close()
+        if kept:
+            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}. Port {port} is this project's port, "
+                             f"kept in its {ACCESS_FILE} so that the links given out keep working: is its workbench "
+                             "running already? Stop it, or give --port N (every link given out then changes)") from None
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}; choose another --port (0: any free "
                          "port)") from None
     sock.listen(128)
@@ -103,12 +110,6 @@ class Workbench:
         return f'<a href="{escape(self.url)}" target="_blank" rel="noopener">{escape(self.url)}</a>'
 
 
-def _url(host: str, port: int, token: str) -> str:
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else ("[::1]" if host == "::" else host)
-    shown = f"[{shown}]" if ":" in shown and not shown.startswith("[") else shown
-    return f"http://{shown}:{port}/?token={token}"
-
-
 #: The packages of the optional extra ``er-expectations[workbench]`` (the page's server).
 SERVER_PACKAGES = ("starlette", "uvicorn")
 
@@ -122,11 +123,13 @@ def require_server_packages() -> None:
                          "not installed: pip install 'er-expectations[workbench]'")
 
 
-def open_server(project, *, host: str = "127.0.0.1", port: int = 0, quiet: bool = True,
-                warn: Callable[[str], None] | None = None):
+def open_server(project, *, host: str = "127.0.0.1", port: int | None = None, quiet: bool = True,
+                warn: Callable[[str], None] | None = None, public_url: str | None = None):
     """Open the project, build the app and bind its socket: ``(Workbench, uvicorn.Server, socket)``,
-    not yet serving. ``project`` is a folder or an opened Project; ``warn`` tells of a host other
-    machines can reach (default: a :class:`RemoteHostWarning`)."""
+    not yet serving. ``project`` is a folder or an opened Project; ``port`` None is the port the
+    project kept (a free one the first time), 0 any free port; ``public_url`` the address the
+    labellers open through a reverse proxy (kept; ``""`` forgets it); ``warn`` tells of a host
+    other machines can reach (default: a :class:`RemoteHostWarning`)."""
     require_server_packages()
     import uvicorn
 
@@ -144,22 +147,31 @@ def open_server(project, *, host: str = "127.0.0.1", port: int = 0, quiet: bool 
         else:
             warn(text)
     opened = project if isinstance(project, Project) else open_project(project)
+    folder = Path(opened.folder)
+    sock = None
     try:
+        access = ensure_access(folder) if public_url is None else set_address(folder, public_url=public_url)
+        kept = port is None and access.port is not None
+        sock = _socket(host, access.port if kept else (port or 0), kept=kept)
+        bound = sock.getsockname()[1]
+        if access.port != bound:
+            access = set_address(folder, port=bound)
         space = Workspace(opened)
-        token = secrets.token_urlsafe(32)
-        web = build_app(space, token=token)
-        sock = _socket(host, port)
+        web = build_app(space, token=access.secret, folder=folder)
     except BaseException:
+        if sock is not None:
+            sock.close()
         if opened is not project:
             opened.close()
         raise
-    bound = sock.getsockname()[1]
+    token = access.secret
     web.guard.bind(host, bound)
     config = uvicorn.Config(web.guard, log_level="warning" if quiet else "info", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=5)
     server = _Server(config)
     close = opened.close if opened is not project else None
-    bench = Workbench(url=_url(host, bound, token), host=host, port=bound, token=token, _server=server, _close=close)
+    bench = Workbench(url=lead_url(access, host=host), host=host, port=bound, token=token, _server=server,
+                      _close=close)
     return bench, server, sock
 
 
@@ -203,12 +215,19 @@ class _Server:
         self.inner.run(sockets=[sock])
 
 
-def serve(project, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
-          say: Callable[[str], None] = print, warn: Callable[[str], None] | None = None) -> int:
-    """Serve ``project`` until SIGINT or SIGTERM (the CLI's ``label serve``); returns 0."""
-    bench, server, sock = open_server(project, host=host, port=port, warn=warn)
-    say(f"labelling workbench of {os.fspath(project)} at\n    {bench.url}\n"
-        "open it in a browser (the token in it is needed); stop with Ctrl+C")
+def serve(project, *, host: str = "127.0.0.1", port: int | None = None, open_browser: bool = False,
+          say: Callable[[str], None] = print, warn: Callable[[str], None] | None = None,
+          public_url: str | None = None, show_link: bool = True) -> int:
+    """Serve ``project`` until SIGINT or SIGTERM (the CLI's ``label serve``); returns 0.
+    ``show_link=False`` prints the address without the lead's token (a service's log)."""
+    bench, server, sock = open_server(project, host=host, port=port, warn=warn, public_url=public_url)
+    if show_link:
+        say(f"labelling workbench of {os.fspath(project)} at\n    {bench.url}\n"
+            "open it in a browser (the token in it is needed; it is the lead's link, kept across restarts: give "
+            "labellers their own with 'er-expectations label links PROJECT add NAME'); stop with Ctrl+C")
+    else:
+        say(f"labelling workbench of {os.fspath(project)} listening on {host}:{bench.port}; the lead's link: "
+            f"'er-expectations label links {os.fspath(project)} lead'; stop with Ctrl+C")
     if open_browser:
         import webbrowser
 
@@ -222,7 +241,7 @@ def serve(project, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool
     return 0
 
 
-def workbench(project, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0) -> Workbench:
+def workbench(project, *, host: str = "127.0.0.1", port: int | None = None, timeout: float = 30.0) -> Workbench:
     """Serve a labelling project from a notebook, in a background thread.
 
     ``project`` is the project folder (``er-expectations label init``) or an opened

@@ -357,7 +357,8 @@
     $("#conflict-what").textContent = data.conflict === "version"
       ? "You saved this draw in another tab or window after this page was opened."
       : (theirs ? theirs.labeller : "Another labeller") + " saved an answer to this draw after this page was opened. " +
-        "Keep mine saves yours as a second answer (the two are then reconciled on the agreement page).";
+        "Keep mine saves yours as a second answer: the lead then chooses the draw's answer (the lead's view, or " +
+        "'label reconcile'); until then the export asks for that choice.";
     $("#status").textContent = "not saved yet: this draw was saved meanwhile; choose in the dialog";
     $("#status").className = "pending";
     describe($("#conflict-theirs"), theirs);
