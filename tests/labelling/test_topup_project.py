@@ -70,7 +70,7 @@ def _dump(path, tables):
         db.close()
 
 
-def test_a_version_2_store_is_upgraded_to_3_when_opened_and_keeps_every_answer(tmp_path):
+def test_a_version_2_store_is_upgraded_when_opened_and_keeps_every_answer(tmp_path):
     path = tmp_path / "workbench.sqlite"
     _v2_store(path)
     kept = ("draws", "decisions", "edits", "labellers", "reconciliations", "tags")
@@ -83,7 +83,7 @@ def test_a_version_2_store_is_upgraded_to_3_when_opened_and_keeps_every_answer(t
     after = _dump(path, kept)
     assert after == before  # nothing rewritten or lost
     db = sqlite3.connect(path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION) == "3"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION) == "4"
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     db.close()
     assert {"topup_tasks", "topup_candidates", "topup_answers", "topup_edits"} <= tables
