@@ -96,18 +96,19 @@ def test_a_version_2_store_is_upgraded_when_opened_and_keeps_every_answer(tmp_pa
         assert len(again.history(2)) == 2
 
 
-def test_a_failed_upgrade_writes_nothing(tmp_path, monkeypatch):
-    import er_expectations.labelling.store as store_module
+@pytest.mark.parametrize("step", [3, 4])
+def test_a_failed_upgrade_writes_nothing(tmp_path, monkeypatch, step):
+    import er_expectations.labelling.store_schema as schema
 
     path = tmp_path / "workbench.sqlite"
     _v2_store(path)
     before = path.read_bytes()
-    monkeypatch.setitem(store_module.UPGRADES, 3, store_module.UPGRADES[3] + "\nCREATE TABLE decisions (x);")
+    monkeypatch.setitem(schema.UPGRADES, step, schema.UPGRADES[step] + "\nCREATE TABLE decisions (x);")
     with pytest.raises(InputError, match="cannot open the labels store"):
         LabelStore.open(path)
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
-    assert "topup_tasks" not in {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    assert not {"topup_tasks", "progress"} & {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
     assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 3
     db.close()
     assert before  # the file was a store and stays one
