@@ -238,3 +238,44 @@ def test_a_newer_store_read_only_is_refused(tmp_path):
     db.close()
     with pytest.raises(InputError, match="schema version 99.*newer"):
         LabelStore.open(path, read_only=True)
+
+
+FULL_DISK_SCRIPT = """
+import sqlite3, sys
+from er_expectations.labelling.store import Decision, LabelStore, Saved
+from er_expectations.labelling.store_schema import is_disk_full
+path = sys.argv[1]
+store = LabelStore.create(path, draws=[(n, f"r{n}", f"c{n}", False) for n in range(1, 2001)], id_kind="text")
+saved = 0
+for n in range(1, 2001):
+    try:
+        out = store.save(n, "ann", Decision(note="x" * 20_000), expected_version=0)
+    except Exception as exc:
+        print("FULL" if is_disk_full(exc) else f"OTHER {type(exc).__name__}: {exc}")
+        break
+    assert isinstance(out, Saved)
+    saved += 1
+print("SAVED", saved, "PROGRESS", store.progress().done, "STORED", len(store.decisions()))
+store.close()
+with LabelStore.open(path, read_only=True) as again:
+    print("REOPENED", len(again.decisions()), again.progress().done)
+"""
+
+
+@pytest.mark.skipif(not _can_mount_read_only(), reason="needs unshare -rm to mount a small tmpfs")
+def test_a_full_disk_loses_no_saved_answer(tmp_path):
+    import sys
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = tmp_path / "fill.py"
+    script.write_text(FULL_DISK_SCRIPT)
+    out = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", f'mount -t tmpfs -o size=2m tmpfs "{disk}" && exec "{sys.executable}" '
+                                       f'"{script}" "{disk}/workbench.sqlite"'],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "FULL" in out.stdout, out.stdout
+    saved = int(out.stdout.split("SAVED ")[1].split()[0])
+    assert saved > 10
+    assert f"PROGRESS {saved} STORED {saved}" in out.stdout and f"REOPENED {saved} {saved}" in out.stdout
