@@ -11,7 +11,10 @@ ids beyond 2^53 survive; the kind of the records' ids (``integer`` or ``text``) 
 ``meta`` table and :meth:`LabelStore.labels_frame` gives the ids back in that kind.
 
 A file that is not a store, or a store written by a newer version of er-expectations, is
-refused with a message naming the file, and never written (it is first read read-only).
+refused with a message naming the file, and never written (it is first read read-only). The
+tables, their versions and the upgrade of an older store are in :mod:`.store_schema`; the
+progress counts are kept by each save, so that :meth:`LabelStore.progress` reads two small
+tables, never the decisions.
 """
 
 from __future__ import annotations
