@@ -112,7 +112,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             raise InputError(f"--tags {args.tags}: the same file as --output; give the tags their own file")
         check_output(args.tags, inputs, force=args.force)
         file_kind(Path(args.tags))
-    project = open_project(folder)
+    project = open_project(folder, read_only=True)  # only read: works from read-only media
     if project.config.topup is not None:
         try:
             return _export_topup(args, project)

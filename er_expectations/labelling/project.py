@@ -271,16 +271,17 @@ def read_records(path: Path, *, record_id: str, prediction: str, name: Sequence[
     return frame
 
 
-def open_project(folder: str | os.PathLike) -> Project:
+def open_project(folder: str | os.PathLike, *, read_only: bool = False) -> Project:
     """Open the project in ``folder`` (its ``workbench.yml`` and store); refuses a folder with
-    neither, a bad ``workbench.yml`` (every problem located) and a store it cannot read."""
+    neither, a bad ``workbench.yml`` (every problem located) and a store it cannot read.
+    ``read_only=True`` never writes the store (``label export``; read-only media)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError(f"{root}: no such project folder; make one with 'er-expectations label init {root} ...'")
     if not (root / CONFIG_FILE).is_file():
         raise InputError(f"{root}: no {CONFIG_FILE} here; make the project with 'er-expectations label init {root} ...'")
     config = load_config(root / CONFIG_FILE)
-    return Project(folder=root.resolve(), config=config, store=LabelStore.open(root / STORE_FILE))
+    return Project(folder=root.resolve(), config=config, store=LabelStore.open(root / STORE_FILE, read_only=read_only))
 
 
 def _yaml_text(values: dict[str, Any]) -> str:

@@ -11,7 +11,10 @@ ids beyond 2^53 survive; the kind of the records' ids (``integer`` or ``text``) 
 ``meta`` table and :meth:`LabelStore.labels_frame` gives the ids back in that kind.
 
 A file that is not a store, or a store written by a newer version of er-expectations, is
-refused with a message naming the file, and never written (it is first read read-only).
+refused with a message naming the file, and never written (it is first read read-only). The
+tables, their versions and the upgrade of an older store are in :mod:`.store_schema`; the
+progress counts are kept by each save, so that :meth:`LabelStore.progress` reads two small
+tables, never the decisions.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from er_expectations.core.errors import InputError
+from er_expectations.core.errors import InputError, ProjectBusyError
+from er_expectations.labelling import store_schema as schema
+from er_expectations.labelling.store_schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -46,14 +51,6 @@ __all__ = [
     "Tag",
 ]
 
-#: Version of the store's tables; a store with a higher version is refused. Version 2 adds
-#: ``reconciliations``, version 3 the tables of a top-up project (``topup_*``, SPEC 14.3); an
-#: older store is upgraded when it is opened, step by step in one transaction (:data:`UPGRADES`).
-SCHEMA_VERSION = 3
-#: What :class:`LabelStore` writes in ``meta.application``: a SQLite file without it is no store.
-APPLICATION = "er-expectations labelling workbench"
-#: SQLite's ``PRAGMA application_id`` of a store ("ERXW").
-APPLICATION_ID = 0x45525857
 #: What a labeller may answer for a draw.
 STATUSES = ("labelled", "unsure", "skipped")
 #: The statuses whose A_r and B_r make a label (SPEC 2.2): a skipped draw has none.
@@ -64,51 +61,6 @@ TAKE_SECONDS = 30 * 60
 MAX_NAME, MAX_TEXT = 100, 20_000
 #: Most ids in A_r or B_r of one decision.
 MAX_IDS = 100_000
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE draws (draw INTEGER PRIMARY KEY, record TEXT NOT NULL, predicted_cluster TEXT NOT NULL,
-                    double INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE decisions (draw INTEGER NOT NULL REFERENCES draws(draw), labeller TEXT NOT NULL,
-                        status TEXT NOT NULL, removed TEXT NOT NULL, added TEXT NOT NULL, true_cluster TEXT,
-                        note TEXT NOT NULL, reason TEXT NOT NULL, version INTEGER NOT NULL,
-                        saved_at TEXT NOT NULL, first_edit INTEGER NOT NULL, PRIMARY KEY (draw, labeller));
-CREATE TABLE edits (id INTEGER PRIMARY KEY AUTOINCREMENT, draw INTEGER NOT NULL, labeller TEXT NOT NULL,
-                    at TEXT NOT NULL, before TEXT, after TEXT NOT NULL);
-CREATE INDEX edits_draw ON edits (draw);
-CREATE TABLE tags (id INTEGER PRIMARY KEY AUTOINCREMENT, cluster TEXT NOT NULL, tag TEXT NOT NULL,
-                   kind TEXT NOT NULL, records TEXT NOT NULL, labeller TEXT NOT NULL, at TEXT NOT NULL);
-CREATE TABLE labellers (name TEXT PRIMARY KEY, first_seen TEXT NOT NULL);
-CREATE TABLE queue (draw INTEGER NOT NULL, labeller TEXT NOT NULL, taken_at TEXT NOT NULL,
-                    PRIMARY KEY (draw, labeller));
-""" + """CREATE TABLE IF NOT EXISTS reconciliations (id INTEGER PRIMARY KEY AUTOINCREMENT,
-    draw INTEGER NOT NULL REFERENCES draws(draw), labeller TEXT NOT NULL, versions TEXT NOT NULL,
-    by TEXT NOT NULL, at TEXT NOT NULL, note TEXT NOT NULL);
-"""
-#: The table of reconciliations (schema version 2).
-_RECONCILIATIONS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS reconciliations"):]
-#: The tables of a top-up project (schema version 3, :mod:`.topup_store`): its tasks (one per
-#: sampled entity, with the entity's known records), their candidates, one answer per task
-#: (versioned like a decision) and the append-only history of its saves.
-_TOPUP = """CREATE TABLE IF NOT EXISTS topup_tasks (task INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE,
-    known TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS topup_candidates (task INTEGER NOT NULL REFERENCES topup_tasks(task),
-    record TEXT NOT NULL, predicted_cluster TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (task, record));
-CREATE TABLE IF NOT EXISTS topup_answers (task INTEGER PRIMARY KEY REFERENCES topup_tasks(task),
-    labeller TEXT NOT NULL, belongs TEXT NOT NULL, found TEXT NOT NULL, version INTEGER NOT NULL,
-    saved_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS topup_edits (id INTEGER PRIMARY KEY AUTOINCREMENT, task INTEGER NOT NULL,
-    labeller TEXT NOT NULL, at TEXT NOT NULL, before TEXT, after TEXT NOT NULL);
-"""
-_SCHEMA += _TOPUP
-#: The step from version v - 1 to v: tables made (never dropped or rewritten: no answer is lost).
-UPGRADES = {2: _RECONCILIATIONS, 3: _TOPUP}
-
-
-def _statements(script: str) -> list[str]:
-    """The statements of ``script`` (``executescript`` would commit the transaction around them)."""
-    return [s.strip() for s in script.split(";") if s.strip()]
-
 
 # -- typed results ---------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
@@ -303,6 +255,23 @@ def checked_decision(decision: Decision) -> Decision:
                     note=_text(decision.note, "note", MAX_TEXT), reason=reason)
 
 
+def _draw_counts(double: bool, statuses: Iterable[str]) -> tuple[int, int, int, int]:
+    """What one draw adds to the progress counts (done, skipped, unsure, doubles_done), from
+    the statuses of its answers (the rule of :data:`~.store_schema.COUNT_PROGRESS`)."""
+    seen = list(statuses)
+    answered = sum(s in ANSWERED for s in seen)
+    return (int(answered > 0), int(bool(seen) and all(s == "skipped" for s in seen)), int("unsure" in seen),
+            int(double and answered >= 2))
+
+
+def _count_change(db: sqlite3.Connection, before: tuple[int, ...], after: tuple[int, ...]) -> None:
+    """Move the progress counts by a draw's change (no statement when nothing changes)."""
+    delta = [a - b for a, b in zip(after, before, strict=True)]
+    if any(delta):
+        db.execute("UPDATE progress SET done = done + ?, skipped = skipped + ?, unsure = unsure + ?, "
+                   "doubles_done = doubles_done + ? WHERE id = 1", delta)
+
+
 def _decision(row: sqlite3.Row) -> Decision:
     return Decision(status=row["status"], removed=tuple(json.loads(row["removed"])),
                     added=tuple(json.loads(row["added"])), true_cluster=row["true_cluster"], note=row["note"],
@@ -322,6 +291,7 @@ class LabelStore:
         self.path = path
         self._db = connection
         self._lock = threading.RLock()
+        self._busy_seconds = 30.0
         meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         self.id_kind: str = meta.get("id_kind", "text")
         self.cluster_kind: str = meta.get("cluster_kind", "text")
@@ -354,15 +324,17 @@ class LabelStore:
         try:
             db = sqlite3.connect(tmp, isolation_level=None)
             try:
-                db.executescript(_SCHEMA)
-                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.executescript(schema.SCHEMA)
+                db.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
                 db.execute("BEGIN")
                 db.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION)),
+                    ("application", schema.APPLICATION), ("schema_version", str(SCHEMA_VERSION)),
                     ("id_kind", id_kind), ("cluster_kind", cluster_kind), ("created_at", _now())])
                 db.executemany("INSERT INTO draws VALUES (?, ?, ?, ?)", rows)
                 if fill is not None:
                     fill(db)
+                for statement in schema.statements(schema.COUNT_PROGRESS):
+                    db.execute(statement)
                 db.execute("COMMIT")
             finally:
                 db.close()
@@ -382,83 +354,60 @@ class LabelStore:
         return cls.open(p)
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> LabelStore:
+    def open(cls, path: str | os.PathLike, *, read_only: bool = False) -> LabelStore:
         """Open an existing store; a missing file, a file that is not a store, a corrupt store or
-        one from a newer version raise :class:`InputError` naming the file (never written)."""
+        one from a newer version raise :class:`InputError` naming the file (never written), a
+        store locked by another process :class:`ProjectBusyError`.
+
+        ``read_only=True`` only reads (``label export``): the file is never written, even on
+        read-only media; an older store is upgraded in memory, its file left as it is. A
+        read-write open of a store that cannot be written says so (read-only media, permissions).
+        """
         p = Path(path)
         if not p.exists():
             raise InputError(f"{p}: no labels store here; make the project with 'er-expectations label init'")
         if not p.is_file():
             raise InputError(f"{p}: is not a regular file; give the project's workbench.sqlite")
-        try:
-            db = sqlite3.connect(p, isolation_level=None, timeout=30.0, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise InputError(f"{p}: cannot open the labels store: {exc}") from exc
+        db = schema.connect(p, read_only=read_only, timeout=30.0)
         try:
             db.execute("PRAGMA busy_timeout = 30000")
-            cls._check(p, db)  # reads only: nothing is written before the store is known good
+            version = schema.check(p, db)  # reads only: nothing is written before the store is known good
+            if read_only:
+                if version < SCHEMA_VERSION:  # upgraded in memory: the file stays as it is
+                    memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                    db.backup(memory)
+                    db.close()
+                    db = memory
+                    schema.upgrade(db)
+                db.row_factory = sqlite3.Row
+                return cls(p, db)
+            why = schema.read_only_problem(p)
+            if why is not None:
+                raise InputError(f"{p}: the labels store is read-only ({why}): the workbench writes every "
+                                 "answer to it. Copy the project folder to writable storage, or fix the "
+                                 "permissions; 'er-expectations label export' reads a read-only store")
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = FULL")
             db.execute("PRAGMA foreign_keys = ON")
-            cls._upgrade(db)
+            schema.upgrade(db)
         except sqlite3.Error as exc:
             db.close()
+            if schema.is_busy(exc):
+                raise ProjectBusyError(f"{p}: the labels store stayed locked by another process for 30 s; it was "
+                                       "left as it is: try again") from exc
             raise InputError(f"{p}: cannot open the labels store: {exc}") from exc
         except BaseException:
             db.close()
             raise
         return cls(p, db)
 
-    @staticmethod
-    def _check(p: Path, db: sqlite3.Connection) -> None:
-        """Read the store without writing to it: a store of this application, not newer, intact.
-
-        Only SQLite reads the file: a Python ``open()``/``close()`` of it would drop the locks
-        SQLite holds on it through other connections of the process (POSIX locks are per process)."""
-        try:
-            app_id = db.execute("PRAGMA application_id").fetchone()[0]
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            meta = dict(db.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
-            check = db.execute("PRAGMA quick_check").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"{p}: is not a labels store, or the store is corrupt ({exc}); it was left as it "
-                             "is: give the project's workbench.sqlite, or restore it from a backup") from exc
-        if app_id != APPLICATION_ID or meta.get("application") != APPLICATION:
-            raise InputError(f"{p}: is an SQLite database but not a labels store of er-expectations; it was "
-                             "left as it is: give the project's workbench.sqlite")
-        if check != "ok":
-            raise InputError(f"{p}: the labels store is corrupt (SQLite's check says {check!r}); it was "
-                             "left as it is: restore it from a backup")
-        try:
-            version = int(meta.get("schema_version", ""))
-        except ValueError:
-            raise InputError(f"{p}: the labels store has no readable schema_version; it was left as it is") from None
-        if version > SCHEMA_VERSION:
-            raise InputError(f"{p}: the labels store has schema version {version}, written by a newer "
-                             f"er-expectations (this one reads up to {SCHEMA_VERSION}); upgrade er-expectations. "
-                             "The store was left as it is")
-
-    @staticmethod
-    def _upgrade(db: sqlite3.Connection) -> None:
-        """Bring an older store to :data:`SCHEMA_VERSION`: the steps of :data:`UPGRADES` after its
-        version, in one transaction (two processes opening it at once upgrade it once)."""
-        read = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if int(read[0]) >= SCHEMA_VERSION:
-            return
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            version = int(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _statements(UPGRADES[step]):
-                    db.execute(statement)
-            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
-                       (str(SCHEMA_VERSION), SCHEMA_VERSION))
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+    def wait_for_lock(self, seconds: float) -> None:
+        """How long a read or save waits for another process's lock before giving up (30 s when
+        opened; the workbench waits less and tells the labeller to try again)."""
+        with self._lock:
+            self._busy_seconds = float(seconds)
+            self._db.execute(f"PRAGMA busy_timeout = {int(self._busy_seconds * 1000)}")
 
     def close(self) -> None:
         """Close the connection (the store stays consistent whether or not this is called)."""
@@ -478,11 +427,9 @@ class LabelStore:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
-                if "locked" in str(exc) or "busy" in str(exc):
-                    from er_expectations.core.errors import ProjectBusyError
-
+                if schema.is_busy(exc):
                     raise ProjectBusyError(f"{self.path}: the labels store stayed locked by another process for "
-                                           "30 s; nothing was written: try again") from exc
+                                           f"{self._busy_seconds:g} s; nothing was written: try again") from exc
                 raise
             try:
                 yield self._db
@@ -532,7 +479,11 @@ class LabelStore:
         """Save ``labeller``'s decision for ``draw`` if the stored one still has ``expected_version``
         (0: none yet); otherwise write nothing and return :class:`Conflict` with the stored one.
         ``others``: the other answers' versions the labeller saw; one saved since (checked in the
-        same transaction) is returned as the Conflict, its ``current`` another labeller's."""
+        same transaction) is returned as the Conflict, its ``current`` another labeller's.
+
+        One transaction of at most 9 statements, each touching the rows of this draw and labeller
+        only: the draw and its answers (one read), the history, the decision, the queue and, when
+        they change, the progress counts (:meth:`progress` reads them, never the decisions)."""
         number = self._number(draw)
         name = labeller_name(labeller)
         clean = checked_decision(decision)
@@ -540,31 +491,46 @@ class LabelStore:
                 or expected_version < 0:
             raise InputError(f"expected_version={expected_version!r}: give the version the labeller started "
                              "from (0 for a draw they have not saved yet)")
-        self.draw(number)
         at = _now()
         with self._write() as db:
-            row = db.execute("SELECT * FROM decisions WHERE draw = ? AND labeller = ?", (number, name)).fetchone()
-            current = _decision(row) if row is not None else None
+            double, answers, first_edits = self._answers(db, number)
+            current = answers.get(name)
             if (current.version if current else 0) != int(expected_version):
                 return Conflict(current=current, expected_version=int(expected_version))
-            for r in () if others is None else db.execute(
-                    "SELECT * FROM decisions WHERE draw = ? AND labeller <> ? ORDER BY first_edit", (number, name)):
-                if others.get(r["labeller"]) != int(r["version"]):
-                    return Conflict(current=_decision(r), expected_version=int(expected_version))
+            for other in () if others is None else sorted((o for o in answers if o != name), key=first_edits.get):
+                if others.get(other) != int(answers[other].version):  # saved since the labeller looked
+                    return Conflict(current=answers[other], expected_version=int(expected_version))
             version = (current.version if current else 0) + 1
             after = {**clean.content(), "version": version}
             before = {**current.content(), "version": current.version} if current else None
             cur = db.execute("INSERT INTO edits (draw, labeller, at, before, after) VALUES (?, ?, ?, ?, ?)",
                              (number, name, at, None if before is None else json.dumps(before), json.dumps(after)))
-            first_edit = int(row["first_edit"]) if row is not None else int(cur.lastrowid)
+            first_edit = first_edits[name] if current is not None else int(cur.lastrowid)
             db.execute(
                 "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (number, name, clean.status, json.dumps(list(clean.removed)), json.dumps(list(clean.added)),
                  clean.true_cluster, clean.note, clean.reason, version, at, first_edit))
-            db.execute("INSERT OR IGNORE INTO labellers VALUES (?, ?)", (name, at))
+            if current is None:  # a labeller's first answer to the draw: one more answer of theirs
+                db.execute("INSERT OR IGNORE INTO labellers VALUES (?, ?)", (name, at))
+                db.execute("INSERT INTO labeller_answers VALUES (?, 1) "
+                           "ON CONFLICT (labeller) DO UPDATE SET answers = answers + 1", (name,))
             db.execute("DELETE FROM queue WHERE draw = ? AND labeller = ?", (number, name))
+            statuses = {k: v.status for k, v in answers.items()}
+            _count_change(db, _draw_counts(double, statuses.values()),
+                          _draw_counts(double, {**statuses, name: clean.status}.values()))
         return Saved(Decision(**{**clean.content(), "removed": clean.removed, "added": clean.added},
                               draw=number, labeller=name, version=version, saved_at=at))
+
+    def _answers(self, db: sqlite3.Connection, number: int) -> tuple[bool, dict[str, Decision], dict[str, int]]:
+        """Whether draw ``number`` is labelled twice, its answers by labeller and the history id
+        of each one's first save (one read; an unknown draw raises :class:`InputError`)."""
+        rows = db.execute("SELECT d.double AS double_draw, x.* FROM draws d LEFT JOIN decisions x "
+                          "ON x.draw = d.draw WHERE d.draw = ?", (number,)).fetchall()
+        if not rows:
+            raise InputError(f"draw {number!r} is not a draw of this project ({self.path})")
+        answers = {r["labeller"]: _decision(r) for r in rows if r["labeller"] is not None}
+        first = {r["labeller"]: int(r["first_edit"]) for r in rows if r["labeller"] is not None}
+        return bool(rows[0]["double_draw"]), answers, first
 
     def decision(self, draw: int, labeller: str) -> Decision | None:
         """``labeller``'s decision for ``draw`` with its version, or None."""
@@ -673,22 +639,15 @@ class LabelStore:
             db.execute("DELETE FROM queue WHERE draw = ? AND labeller = ?", (self._number(draw), labeller_name(labeller)))
 
     def progress(self) -> Progress:
-        """Counts of answered, skipped and doubly labelled draws, and each labeller's answers."""
-        draws = self.draws()
-        by_draw: dict[int, list[Decision]] = {}
-        for d in self.decisions():
-            by_draw.setdefault(int(d.draw or 0), []).append(d)
-        done = sum(1 for ds in by_draw.values() if any(d.status in ANSWERED for d in ds))
-        skipped = sum(1 for ds in by_draw.values() if ds and all(d.status == "skipped" for d in ds))
-        unsure = sum(1 for ds in by_draw.values() if any(d.status == "unsure" for d in ds))
-        doubles = [d.draw for d in draws if d.double]
-        doubles_done = sum(1 for n in doubles if sum(x.status in ANSWERED for x in by_draw.get(n, [])) >= 2)
-        per: dict[str, int] = {}
-        for ds in by_draw.values():
-            for d in ds:
-                per[str(d.labeller)] = per.get(str(d.labeller), 0) + 1
-        return Progress(draws=len(draws), done=done, skipped=skipped, unsure=unsure, doubles=len(doubles),
-                        doubles_done=doubles_done, per_labeller=dict(sorted(per.items())))
+        """Counts of answered, skipped and doubly labelled draws, and each labeller's answers: one
+        read of the counts each save keeps up to date (schema version 4), never of the decisions."""
+        rows = self._rows("SELECT p.draws, p.done, p.skipped, p.unsure, p.doubles, p.doubles_done, a.labeller, "
+                          "a.answers FROM progress p LEFT JOIN labeller_answers a ON a.answers > 0 WHERE p.id = 1")
+        first = rows[0]
+        per = {str(r["labeller"]): int(r["answers"]) for r in rows if r["labeller"] is not None}
+        return Progress(draws=int(first["draws"]), done=int(first["done"]), skipped=int(first["skipped"]),
+                        unsure=int(first["unsure"]), doubles=int(first["doubles"]),
+                        doubles_done=int(first["doubles_done"]), per_labeller=dict(sorted(per.items())))
 
     # -- tags (review mode) ----------------------------------------------------------------------------
     def add_tag(self, cluster: object, tag: str, *, kind: str, records: Iterable[object], labeller: str,

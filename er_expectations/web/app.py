@@ -48,6 +48,7 @@ from starlette.staticfiles import StaticFiles
 
 from er_expectations.core.errors import InputError
 from er_expectations.labelling.store import ANSWERED, Conflict, Decision, labeller_name
+from er_expectations.web.errors import LOCK_WAIT, exception_handlers, whole_number
 from er_expectations.web.guard import MAX_BODY, BodyTooLarge, Guard
 from er_expectations.web.model import FOLD_AT, Workspace, decision_json, text_of
 from er_expectations.web.team import LeadPages, identity
@@ -99,6 +100,7 @@ class WebApp:
 
     def __init__(self, space: Workspace, *, token: str, folder: Path | None = None) -> None:
         self.space = space
+        space.store.wait_for_lock(LOCK_WAIT)  # a store locked elsewhere: 503 at once, not after 30 s
         self.env = _environment()
         routes = [
             Route("/", self.home), Route("/signin", self.signin, methods=["GET", "POST"]),
@@ -118,7 +120,8 @@ class WebApp:
             routes[:0] = self.topup.routes()
         else:
             routes[:0] = LeadPages(self).routes()
-        self.starlette = Starlette(routes=routes, exception_handlers={404: self._not_found, 405: self._not_allowed})
+        self.starlette = Starlette(routes=routes, exception_handlers={
+            404: self._not_found, 405: self._not_allowed, **exception_handlers()})
         #: ``folder``: the project whose access file names the tokens (team mode); None: ``token`` only
         self.guard = Guard(self._catch, token=token, folder=folder)
 
@@ -340,6 +343,8 @@ class WebApp:
             return _json_error(413, str(exc))
         except (ValueError, UnicodeDecodeError) as exc:
             return _json_error(400, f"the body is not JSON: {exc}")
+        except RecursionError:
+            return _json_error(400, "the body nests lists or objects too deep to read; send a flat JSON object")
         try:
             return await run_in_threadpool(handler, request.path_params["n"], me, payload)
         except BadRequest as exc:
@@ -455,14 +460,15 @@ class WebApp:
         space = self.space
         draw = self._searched_draw(params)
         limit_text = params.get("limit", "20")
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_HITS:
+        limit = whole_number(limit_text)
+        if limit is None or not 1 <= limit <= MAX_HITS:
             raise BadRequest(422, f"limit={limit_text[:20]!r}: give a whole number from 1 to {MAX_HITS}")
-        found = space.search.find(params.get("q", ""), near=space.ids[space.drawn_row(draw)], limit=int(limit_text))
+        found = space.search.find(params.get("q", ""), near=space.ids[space.drawn_row(draw)], limit=limit)
         hits = [self._record(h.row, name=text_of(h.name), block=text_of(h.block), score=h.score, key=h.key,
                              same_block=h.same_block, in_predicted=h.in_predicted) for h in found.hits]
         names = [{"key": n.key, "name": text_of(n.name), "records": n.records, "shown": n.shown,
                   "more": n.records - n.shown} for n in found.names]
-        return {"hits": hits, "names": names, "truncated": found.truncated, "limit": int(limit_text),
+        return {"hits": hits, "names": names, "truncated": found.truncated, "limit": limit,
                 "release": space.release}
 
     def _expand(self, params) -> dict:

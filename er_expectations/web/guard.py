@@ -167,7 +167,7 @@ class Guard:
                 await _refuse(send, 403, "write refused: a cross-site request", True)
                 return
             length = headers.get("content-length")
-            if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            if length is not None and (not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY):
                 await _refuse(send, 413, f"request body of {length[:20]} bytes; at most {MAX_BODY:,}", True)
                 return
             receive = _limited(receive)

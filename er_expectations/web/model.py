@@ -21,6 +21,7 @@ from er_expectations.labelling.project import Project
 from er_expectations.labelling.store import Decision, Draw
 from er_expectations.labelling.topup_project import benchmark_ids
 from er_expectations.labelling.topup_store import TopupStore
+from er_expectations.web.errors import whole_number
 
 __all__ = ["FOLD_AT", "Member", "Workspace", "decision_json", "text_of"]
 
@@ -161,10 +162,10 @@ class Workspace:
     # -- draws ----------------------------------------------------------------------------------
     def draw(self, text: str) -> Draw:
         """The draw numbered ``text`` (from a URL); a bad or unknown number raises InputError."""
-        text = text.strip()
-        if not text.isdigit() or len(text) > 18:
-            raise InputError(f"draw {text[:40]!r}: give a draw number (a whole number from 1)")
-        return self.store.draw(int(text))
+        number = whole_number(text)
+        if number is None:
+            raise InputError(f"draw {text.strip()[:40]!r}: give a draw number (a whole number from 1, digits 0-9)")
+        return self.store.draw(number)
 
     def drawn_row(self, draw: Draw) -> int:
         """The row of the drawn record (the project checked it is in the records)."""

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from er_expectations.core.errors import InputError
+from er_expectations.web.errors import whole_number
 from er_expectations.web.guard import MAX_BODY, BodyTooLarge
 from er_expectations.web.model import Workspace, text_of
 
@@ -98,10 +99,10 @@ class TopupPages:
 
     # -- JSON -------------------------------------------------------------------------------------
     def _task(self, n: str):
-        text = n.strip()
-        if not text.isdigit() or len(text) > 18:
-            raise InputError(f"entity {text[:40]!r}: give an entity number (a whole number from 1)")
-        return self.space.topup.task(int(text))
+        number = whole_number(n)
+        if number is None:
+            raise InputError(f"entity {n.strip()[:40]!r}: give an entity number (a whole number from 1, digits 0-9)")
+        return self.space.topup.task(number)
 
     def _record(self, record: str, **extra) -> dict:
         row = self.space.row(record)
@@ -146,12 +147,13 @@ class TopupPages:
         task = self._task(n)
         if space.search is None:
             raise InputError("this project names no 'name:' column in workbench.yml: nothing to search")
-        limit = params.get("limit", "20")
-        if not limit.isdigit() or not 1 <= int(limit) <= MAX_HITS:
-            raise InputError(f"limit={limit[:20]!r}: give a whole number from 1 to {MAX_HITS}")
+        limit_text = params.get("limit", "20")
+        limit = whole_number(limit_text)
+        if limit is None or not 1 <= limit <= MAX_HITS:
+            raise InputError(f"limit={limit_text[:20]!r}: give a whole number from 1 to {MAX_HITS}")
         near = next((r for r in task.known if space.row(r) is not None), None)
         # the new records of the release first: look deeper, then list the addable hits before the others
-        found = space.search.find(params.get("q", ""), near=near, limit=min(5 * int(limit), 5 * MAX_HITS))
+        found = space.search.find(params.get("q", ""), near=near, limit=min(5 * limit, 5 * MAX_HITS))
         candidates = {c.record for c in task.candidates}
         hits = []
         for h in found.hits:
@@ -159,7 +161,7 @@ class TopupPages:
             why = space.why_not_added(h.row) or ("a candidate above: answer it there" if record in candidates else "")
             hits.append(self._record(record, addable=not why, reason=why, block=text_of(h.block)))
         hits.sort(key=lambda h: not h["addable"])
-        return {"hits": hits[:int(limit)], "truncated": found.truncated or len(hits) > int(limit),
+        return {"hits": hits[:limit], "truncated": found.truncated or len(hits) > limit,
                 "release": space.release}
 
     async def save_api(self, request: Request) -> Response:
@@ -180,6 +182,8 @@ class TopupPages:
             return _error(413, str(exc))
         except (ValueError, UnicodeDecodeError) as exc:
             return _error(400, f"the body is not JSON: {exc}")
+        except RecursionError:
+            return _error(400, "the body nests lists or objects too deep to read; send a flat JSON object")
         return await run_in_threadpool(self._save, request.path_params["n"], me, payload)
 
     def _save(self, n: str, me: str, payload: object) -> Response:

@@ -315,3 +315,41 @@ def test_unanswered_is_refused_on_a_draws_project(release, tmp_path, capsys):
     assert "--unanswered is for a top-up project" in capsys.readouterr().err
     assert _init(release, tmp_path / "p2", "--benchmark", "b.parquet", "--draws", "3", "--seed", "1") == EXIT_USAGE
     assert "--benchmark is for a top-up project" in capsys.readouterr().err
+
+
+def _can_mount_read_only() -> bool:
+    import subprocess
+
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@pytest.mark.skipif(not _can_mount_read_only(), reason="needs unshare -rm to mount a folder read-only")
+def test_export_works_from_read_only_media(release, tmp_path):
+    """Hostile round 3 item 8: the project on read-only media is exported, its store never written."""
+    import hashlib
+    import subprocess
+    import sys
+
+    project, mount, out = tmp_path / "proj", tmp_path / "mount", tmp_path / "out"
+    assert _init(release, project, "--draws", "4", "--seed", "3") == EXIT_OK
+    p = open_project(project)
+    first = p.store.draws()[0]
+    p.store.save(first.draw, "ann", Decision(removed=[str(BIG + 98)]), expected_version=0)
+    p.close()
+    mount.mkdir()
+    out.mkdir()
+    digest = hashlib.sha256((project / STORE_FILE).read_bytes()).hexdigest()
+    files = sorted(f.name for f in project.iterdir())
+    cli = "import sys; from er_expectations.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", f'mount --bind -o ro "{project}" "{mount}" && exec "$0" "$@"', sys.executable,
+         "-c", cli, "label", "export", str(mount), "-o", str(out / "labels.parquet")],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == EXIT_OK, done.stderr
+    labels = pd.read_parquet(out / "labels.parquet")
+    assert labels["removed"].tolist()[0].tolist() == [BIG + 98]
+    assert hashlib.sha256((project / STORE_FILE).read_bytes()).hexdigest() == digest
+    assert sorted(f.name for f in project.iterdir()) == files

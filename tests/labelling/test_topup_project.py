@@ -70,7 +70,7 @@ def _dump(path, tables):
         db.close()
 
 
-def test_a_version_2_store_is_upgraded_to_3_when_opened_and_keeps_every_answer(tmp_path):
+def test_a_version_2_store_is_upgraded_when_opened_and_keeps_every_answer(tmp_path):
     path = tmp_path / "workbench.sqlite"
     _v2_store(path)
     kept = ("draws", "decisions", "edits", "labellers", "reconciliations", "tags")
@@ -83,7 +83,7 @@ def test_a_version_2_store_is_upgraded_to_3_when_opened_and_keeps_every_answer(t
     after = _dump(path, kept)
     assert after == before  # nothing rewritten or lost
     db = sqlite3.connect(path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION) == "3"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION) == "4"
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     db.close()
     assert {"topup_tasks", "topup_candidates", "topup_answers", "topup_edits"} <= tables
@@ -96,18 +96,19 @@ def test_a_version_2_store_is_upgraded_to_3_when_opened_and_keeps_every_answer(t
         assert len(again.history(2)) == 2
 
 
-def test_a_failed_upgrade_writes_nothing(tmp_path, monkeypatch):
-    import er_expectations.labelling.store as store_module
+@pytest.mark.parametrize("step", [3, 4])
+def test_a_failed_upgrade_writes_nothing(tmp_path, monkeypatch, step):
+    import er_expectations.labelling.store_schema as schema
 
     path = tmp_path / "workbench.sqlite"
     _v2_store(path)
     before = path.read_bytes()
-    monkeypatch.setitem(store_module.UPGRADES, 3, store_module.UPGRADES[3] + "\nCREATE TABLE decisions (x);")
+    monkeypatch.setitem(schema.UPGRADES, step, schema.UPGRADES[step] + "\nCREATE TABLE decisions (x);")
     with pytest.raises(InputError, match="cannot open the labels store"):
         LabelStore.open(path)
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
-    assert "topup_tasks" not in {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    assert not {"topup_tasks", "progress"} & {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
     assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 3
     db.close()
     assert before  # the file was a store and stays one
