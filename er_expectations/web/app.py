@@ -25,6 +25,7 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 ``POST /api/draw/N/save``   a decision; 200 saved, 409 conflict, 4xx bad input
 ``GET /api/draw/N/findings``  SPEC 9's findings for my saved decision (the page asks right after a save)
 ``GET /api/progress``       progress as JSON
+``GET /favicon.ico``        the icon (``/static/favicon.svg``), so that no page's icon request is a 404
 
 A top-up project (SPEC 14.3) has its own home and entity pages instead of the draws
 (:mod:`er_expectations.web.topup`).
@@ -33,14 +34,16 @@ A top-up project (SPEC 14.3) has its own home and entity pages instead of the dr
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -75,7 +78,18 @@ def _environment() -> Environment:
     env.globals["FOLD_AT"] = FOLD_AT
     env.globals["FIRST_ROWS"] = FIRST_ROWS
     env.filters["count"] = lambda n: f"{int(n):,}"
+    env.filters["breakable"] = breakable
     return env
+
+
+_PUNCTUATION = re.compile(r"([:_/.@-])(?=\w)")
+
+
+def breakable(text: object) -> Markup:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each ``: _ / . @ -`` that a
+    letter or digit follows: a block key or a date wraps at its punctuation, never inside a word,
+    so that a narrow window needs no sideways scroll (issue 31). Names are not passed through it."""
+    return Markup(_PUNCTUATION.sub(r"\1<wbr>", str(escape(text))))
 
 
 class BadRequest(Exception):
@@ -106,7 +120,7 @@ class WebApp:
             Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
             Route("/api/draw/{n}/findings", self.findings_api),
             Route("/api/search", self.search_api), Route("/api/expand", self.expand_api),
-            Route("/api/progress", self.progress_api),
+            Route("/api/progress", self.progress_api), Route("/favicon.ico", _favicon),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
         ]
         #: a top-up project's pages (SPEC 14.3, :mod:`er_expectations.web.topup`); None otherwise
@@ -215,8 +229,9 @@ class WebApp:
         draw = space.store.draw(state["draw"])
         members = space.members(draw)
         drawn = space.member(space.drawn_row(draw))
+        names = set(space.project.config.name or ())
         return self.page("draw.html.j2", request, state=state, draw=draw, members=members, drawn=drawn,
-                         columns=space.columns)
+                         columns=space.columns, name_at={i for i, c in enumerate(space.columns) if c in names})
 
     async def agreement_page(self, request: Request) -> Response:
         from er_expectations.labelling.agreement import agreement
@@ -509,6 +524,11 @@ class WebApp:
         if mine is None:
             return []
         return [_finding(f) for f in check_draw(self.space.project, self.space.store, draw.draw, mine)]
+
+
+async def _favicon(request: Request) -> Response:
+    """The page's icon (also linked from every page): a browser asking /favicon.ico gets it, not a 404."""
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
 
 
 def _finding(f) -> dict:
