@@ -48,6 +48,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from er_expectations.core.errors import InputError
+from er_expectations.labelling.decide import plural
 from er_expectations.labelling.store import Conflict, Decision, labeller_name
 from er_expectations.web.guard import MAX_BODY, BodyTooLarge, Guard
 from er_expectations.web.model import FOLD_AT, Workspace, decision_json, text_of
@@ -483,14 +484,18 @@ class WebApp:
         decision, expected, seen = _parse_save(payload)
         unknown = space.unknown(list(decision.removed) + list(decision.added))
         if unknown:
-            raise BadRequest(422, f"{len(unknown)} id(s) are not records of this project: "
+            raise BadRequest(422, f"{plural(len(unknown), 'id')} "
+                                  f"{'is not a record' if len(unknown) == 1 else 'are not records'} of this project: "
                                   f"{', '.join(map(repr, unknown[:5]))}; give ids from the records table")
         outside = space.outside_release(list(decision.added))
         if outside:  # SPEC 9 rule 4: it would block the estimates until removed
-            raise BadRequest(422, f"added record(s) {', '.join(map(repr, outside[:5]))}"
-                                  f"{f' and {len(outside) - 5} more' if len(outside) > 5 else ''} are "
-                                  f"{space.not_in_release()} (no predicted cluster there), so they cannot be in a "
-                                  "true cluster of it; take them out of the added records and save again")
+            raise BadRequest(422, f"added {'record' if len(outside) == 1 else 'records'} "
+                                  f"{', '.join(map(repr, outside[:5]))}"
+                                  f"{f' and {len(outside) - 5} more' if len(outside) > 5 else ''} "
+                                  f"{'is' if len(outside) == 1 else 'are'} {space.not_in_release()} (no predicted "
+                                  f"cluster there), so {'it' if len(outside) == 1 else 'they'} cannot be in a true "
+                                  f"cluster of it; take {'it' if len(outside) == 1 else 'them'} out of the added "
+                                  "records and save again")
         if not draw.double and seen is not None:  # someone else answered meanwhile: show it, let me choose
             for other in space.store.decisions(draw.draw):
                 if other.labeller != me and seen.get(str(other.labeller)) != other.version:
@@ -532,8 +537,9 @@ async def _favicon(request: Request) -> Response:
 
 
 def _finding(f) -> dict:
+    """A finding for the page: in the labeller's words (``message``); the auditors' text as ``detail``."""
     return {"rule": f.rule, "rule_name": f.rule_name, "critical": f.critical,
-            "records": [text_of(r) for r in f.records], "message": f.message}
+            "records": [text_of(r) for r in f.records], "message": f.plain or f.message, "detail": f.message}
 
 
 def _progress(p) -> dict:

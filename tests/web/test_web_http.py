@@ -184,8 +184,8 @@ def test_unknown_draws(client, n):
 
 
 @pytest.mark.parametrize(("body", "status", "needle"), [
-    ({"removed": ["404"]}, 422, "not records"),
-    ({"added": ["1", "no-such-id"]}, 422, "not records"),
+    ({"removed": ["404"]}, 422, "is not a record of this project"),
+    ({"added": ["1", "no-such-id"]}, 422, "is not a record of this project"),
     ({"removed": "1"}, 422, "list"),
     ({"removed": [1.5]}, 422, "not a record id"),
     ({"removed": [None]}, 422, "not a record id"),

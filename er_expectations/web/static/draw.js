@@ -443,7 +443,7 @@
   function findings(list) {
     const ul = $("#findings");
     ul.replaceChildren();
-    if (!list.length) { ul.append(el("li", "quality control: no problem found", "ok")); return; }
+    if (!list.length) { ul.append(el("li", "quality control: no finding, nothing to fix", "ok")); return; }
     for (const f of list) {
       const li = el("li", (f.critical ? "to fix: " : "to check: ") + f.message, f.critical ? "critical" : "soft");
       li.title = "quality control rule " + f.rule + " (" + f.rule_name + ")";
