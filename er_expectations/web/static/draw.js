@@ -96,9 +96,15 @@
     chips($("#removed"), Array.from(removed), (id) => { removed.delete(id); changed(); });
     chips($("#added"), Array.from(added.keys()), (id) => { added.delete(id); changed(); });
   }
+  const MAX_CHIPS = 100; // more are listed as a count: the ticked rows and the search show them all
   function chips(list, ids, undo) {
     const items = [];
     if (!ids.length) items.push(el("li", "none", "none"));
+    if (ids.length > MAX_CHIPS) {
+      items.push(el("li", "the last " + MAX_CHIPS + " shown; " + (ids.length - MAX_CHIPS).toLocaleString("en") +
+        " more (undo a bulk action with z)", "none"));
+      ids = ids.slice(-MAX_CHIPS);
+    }
     for (const id of ids) {
       const li = el("li");
       li.append(el("span", nameOf(id) || "(no name)", "name"), " ", el("span", id, "mono"), " ",
