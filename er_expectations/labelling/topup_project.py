@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from er_expectations.core.errors import InputError
+from er_expectations.labelling.decide import plural
 from er_expectations.labelling.project import (
     CONFIG_FILE,
     STORE_FILE,
@@ -31,7 +32,6 @@ from er_expectations.labelling.project import (
     read_records,
     write_config,
 )
-from er_expectations.labelling.decide import plural
 from er_expectations.labelling.store import LabelStore, id_text
 from er_expectations.labelling.topup_store import Candidate, TopupStore, TopupTask, insert_tasks
 
