@@ -116,6 +116,22 @@ def test_bulk_ticks_ranges_and_undo(chromium, served):
     page.wait_for_selector("#status.ok")
     row = labels_of(served.folder, "bulk").set_index("draw").loc[31]
     assert set(row["removed"]) == toshiba and list(row["added"]) == []
+    # the search results: add all shown (one action, undone), then a Shift-click range of add buttons
+    page.fill("#search", "Watanabe")
+    page.locator("#hits li[data-id] button.add").first.wait_for()
+    offered = page.eval_on_selector_all("#hits li[data-id]:has(button.add)", "els => els.map(e => e.dataset.id)")
+    assert len(offered) >= 5
+    mark = renders(page)
+    page.click("#add-shown")
+    added = lambda: set(page.eval_on_selector_all("#added li .mono", "els => els.map(e => e.textContent)"))  # noqa: E731
+    assert added() == set(offered) and renders(page) == mark + 1
+    page.keyboard.press("Escape")
+    page.keyboard.press("z")
+    assert added() == set() and renders(page) == mark + 2
+    page.locator(f"#hits li[data-id='{offered[0]}'] button.add").wait_for()
+    page.click(f"#hits li[data-id='{offered[0]}'] button.add")
+    page.locator(f"#hits li[data-id='{offered[3]}'] button.add").click(modifiers=["Shift"])
+    assert added() == set(offered[:4])
 
 
 GEOMETRY = """() => {
