@@ -231,8 +231,9 @@ class WebApp:
         members = space.members(draw)
         drawn = space.member(space.drawn_row(draw))
         names = set(space.project.config.name or ())
+        name_at = {i for i, c in enumerate(space.columns) if c in names}
         return self.page("draw.html.j2", request, state=state, draw=draw, members=members, drawn=drawn,
-                         columns=space.columns, name_at={i for i, c in enumerate(space.columns) if c in names})
+                         columns=space.columns, name_at=name_at, prose_at=_prose(members, name_at))
 
     async def agreement_page(self, request: Request) -> Response:
         from er_expectations.labelling.agreement import agreement
@@ -529,6 +530,20 @@ class WebApp:
         if mine is None:
             return []
         return [_finding(f) for f in check_draw(self.space.project, self.space.store, draw.draw, mine)]
+
+
+#: A column whose texts average more characters than this is prose (titles): its rare very long
+#: words (chemical names) may break anywhere, so that the table needs no sideways scroll.
+PROSE_CHARS = 30
+
+
+def _prose(members: list, name_at: set[int]) -> set[int]:
+    """The positions of the prose columns among the members' cells (names never are)."""
+    if not members:
+        return set()
+    width = len(members[0].cells)
+    return {i for i in range(width) if i not in name_at
+            and sum(len(m.cells[i]) for m in members) > PROSE_CHARS * len(members)}
 
 
 async def _favicon(request: Request) -> Response:

@@ -107,6 +107,10 @@ def test_bulk_ticks_ranges_and_undo(chromium, served):
     toshiba = {i for i, text in rows31.items() if "toshiba" in text} - {drawn31}
     assert len(toshiba) >= 20
     open_draw(page, served, 31)
+    for width, height in SIZES:  # its titles hold 46-letter chemical words: still no sideways scroll
+        page.set_viewport_size({"width": width, "height": height})
+        assert page.evaluate(GEOMETRY)["sideways"] <= 0, (width, height)
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.fill("#filter", "Toshiba")
     assert page.inner_text("#tick-shown") == f"Tick all {len(toshiba)} shown (a)"
     page.keyboard.press("Escape")
