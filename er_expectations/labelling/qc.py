@@ -8,10 +8,16 @@ draws. Its findings are exactly the rows of ``erx.check_labels`` for this draw o
 :func:`earlier_answer` finds another draw, already answered, whose true cluster holds this
 draw's record: the same entity labelled before. Its answer, translated to this draw's
 predicted cluster (A_r = ĉ(r) \\ c, B_r = c \\ ĉ(r)), is what rule 6 will demand.
+
+A finding's ``message`` is the auditors' (``erx.check_labels``, with SPEC's columns and symbols);
+its ``plain`` is the same finding in the labeller's words (:func:`plain_words`): what the page
+shows, with no column names or symbols and counted nouns in the right number (issue 31).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -20,13 +26,14 @@ from er_expectations.analysis.labels import RULES, int64_text
 from er_expectations.labelling.project import Project
 from er_expectations.labelling.store import ANSWERED, Decision, LabelStore, checked_decision
 
-__all__ = ["EarlierAnswer", "Finding", "check_draw", "earlier_answer", "labels_with", "related_draws"]
+__all__ = ["EarlierAnswer", "Finding", "check_draw", "earlier_answer", "labels_with", "plain_words", "related_draws"]
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One rule of SPEC 9 the draw breaks: its number and short name, whether it is critical
-    (all but rule 5), the record ids involved (in the records' type) and the message."""
+    (all but rule 5), the record ids involved (in the records' type), the auditors' message
+    (as ``erx.check_labels`` words it) and ``plain``, the labeller's words (:func:`plain_words`)."""
 
     draw: int
     rule: int
@@ -34,6 +41,7 @@ class Finding:
     critical: bool
     records: tuple
     message: str
+    plain: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +118,90 @@ def check_draw(project: Project, store: LabelStore, draw: int, decision: Decisio
                    name=project.name_column, similarity=config.similarity)
     mine = qc.violations[qc.violations["draw"] == draw]
     findings = [Finding(draw=draw, rule=int(v.rule), rule_name=str(v.rule_name), critical=RULES[int(v.rule)].critical,
-                        records=tuple(v.records), message=str(v.message)) for v in mine.itertuples()]
+                        records=tuple(v.records), message=str(v.message),
+                        plain=plain_words(int(v.rule), tuple(v.records), str(v.message)))
+                for v in mine.itertuples()]
     if bad:
         findings.append(Finding(draw=draw, rule=4, rule_name=RULES[4].name, critical=True, records=tuple(bad),
                                 message=f"draw {draw}: {', '.join(map(repr, bad[:8]))} cannot be record ids: the "
-                                        f"records' ids are whole numbers; fix the id(s)"))
+                                        f"records' ids are whole numbers; fix the id(s)",
+                                plain=f"{_listing(bad)} cannot be {_n(len(bad), 'a record id', 'record ids')}: the "
+                                      f"records' ids are whole numbers; take {_them(len(bad))} out"))
         findings.sort(key=lambda f: f.rule)
     return findings
+
+
+def _n(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many
+
+
+def _them(count: int) -> str:
+    return _n(count, "it", "them")
+
+
+def _listing(ids: Sequence, limit: int = 8) -> str:
+    """``ids`` as the page lists them: "record 'a'", "records 'a', 'b' and 'c'", "… and 4 more"."""
+    shown = [repr(i) if isinstance(i, str) else str(i) for i in ids[:limit]]
+    rest = len(ids) - len(shown)
+    if rest:
+        text = ", ".join(shown) + f" and {rest:,} more"
+    elif len(shown) > 1:
+        text = ", ".join(shown[:-1]) + " and " + shown[-1]
+    else:
+        text = "".join(shown)
+    return _n(len(ids), "record ", "records ") + text
+
+
+#: What the auditors' messages of rules 5 and 6 carry beyond the records (draws, reasons).
+_UNLIKE = re.compile(r"do not look like record .*?: (?P<why>.*); check that")
+_SHARED = re.compile(r"shares record\(s\) (?P<shared>.*) with draw\(s\) (?P<draws>[0-9][0-9, ]*), but")
+
+
+def plain_words(rule: int, records: Sequence, message: str) -> str:
+    """A finding of SPEC 9 in the labeller's words: what is wrong with the answer on the page and
+    what to do, without the SPEC's symbols (ĉ(r), A_r, B_r) or the labels table's column names.
+
+    Parameters
+    ----------
+    rule : int
+        The rule broken (SPEC 9, 1–7).
+    records : sequence
+        The records the finding names (the ``records`` of ``erx.check_labels``' row).
+    message : str
+        The auditors' message of the same finding, for the details rules 5–7 carry (the
+        reasons an added record looks unlike the drawn one; the other draws).
+    """
+    n, ids = len(records), _listing(records)
+    are = _n(n, "is", "are")
+    if rule == 1:
+        return (f"removed {ids} {are} not in this draw's predicted cluster; only its members can be removed: "
+                f"untick {_them(n)}")
+    if rule == 2:
+        return f"the drawn record ({ids}) is ticked as removed; it always belongs to its own entity: untick it"
+    if rule == 3:
+        return (f"added {ids} {are} already in this draw's predicted cluster; add only records from other "
+                f"clusters: take {_them(n)} back")
+    if rule == 4:
+        return (f"{ids} {are} not in the records of the release being labelled (or have no predicted cluster "
+                f"there): take {_them(n)} out")
+    if rule == 5:
+        why = _UNLIKE.search(message)
+        return (f"added {ids} {_n(n, 'does', 'do')} not look like the drawn record"
+                f"{' — ' + why.group('why') if why else ' (another block or a dissimilar name)'}: check that "
+                f"{_n(n, 'it is', 'they are')} the same entity")
+    if rule == 6:
+        found = _SHARED.search(message)
+        if found is None:
+            return (f"another draw's answer holds some of these records but differs on {ids}; one entity must be "
+                    "labelled the same way every time")
+        draws = [d.strip() for d in found.group("draws").split(",") if d.strip()]
+        return (f"{_n(len(draws), 'draw', 'draws')} {', '.join(draws)} labelled this entity differently: the answers "
+                f"share the records {found.group('shared')} but differ on {ids}; one entity must be labelled the same way every "
+                f"time (open {_n(len(draws), 'that draw', 'those draws')} or use its answer)")
+    text = re.sub(r"^draw \d+: ", "", message)
+    text = text.replace("column 'true_cluster'", "the true cluster id").replace(
+        "one true cluster id must name one set (ĉ(r) \\ A_r) ∪ B_r", "one true cluster id must name one set of records")
+    return text.replace("draw(s)", "draws")
 
 
 def related_draws(project: Project, labels: pd.DataFrame, draw: int) -> pd.DataFrame:

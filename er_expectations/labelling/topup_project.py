@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from er_expectations.core.errors import InputError
+from er_expectations.labelling.decide import plural
 from er_expectations.labelling.project import (
     CONFIG_FILE,
     STORE_FILE,
@@ -207,8 +208,9 @@ class TopupExport:
         """One line for the command's output."""
         extra = f", {self.unanswered_as_no:,} unanswered written 'no' (--unanswered no)" if self.unanswered_as_no \
             else ""
-        return (f"{self.yes + self.no + self.unanswered_as_no:,} candidate(s): {self.yes:,} belong, {self.no:,} do "
-                f"not{extra}; {self.found:,} record(s) found by search added")
+        return (f"{plural(self.yes + self.no + self.unanswered_as_no, 'candidate')}: {self.yes:,} "
+                f"{'belongs' if self.yes == 1 else 'belong'}, {self.no:,} {'does' if self.no == 1 else 'do'} "
+                f"not{extra}; {plural(self.found, 'record')} found by search added")
 
 
 def topup_export(project: Project, *, unanswered: str = "refuse") -> TopupExport:
@@ -239,7 +241,8 @@ def topup_export(project: Project, *, unanswered: str = "refuse") -> TopupExport
         belongs.append(value or "no")
     if missing and unanswered == "refuse":
         shown = ", ".join(f"{e!r} ({n})" for e, n in list(missing.items())[:5])
-        raise InputError(f"{sum(missing.values()):,} candidate(s) of {len(missing):,} entit(ies) are not answered "
+        raise InputError(f"{plural(sum(missing.values()), 'candidate')} of {plural(len(missing), 'entity', 'entities')} "
+                         f"{'is' if sum(missing.values()) == 1 else 'are'} not answered "
                          f"(entity (candidates): {shown}{', …' if len(missing) > 5 else ''}); answer them in the "
                          "workbench, or give --unanswered no to write them 'no'")
     out = sheet.copy()

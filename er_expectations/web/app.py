@@ -27,6 +27,7 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
 ``POST /api/draw/N/save``   a decision; 200 saved, 409 conflict, 4xx bad input
 ``GET /api/draw/N/findings``  SPEC 9's findings for my saved decision (the page asks right after a save)
 ``GET /api/progress``       progress as JSON
+``GET /favicon.ico``        the icon (``/static/favicon.svg``), so that no page's icon request is a 404
 
 A top-up project (SPEC 14.3) has its own home and entity pages instead of the draws
 (:mod:`er_expectations.web.topup`).
@@ -35,18 +36,21 @@ A top-up project (SPEC 14.3) has its own home and entity pages instead of the dr
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from er_expectations.core.errors import InputError
+from er_expectations.labelling.decide import plural
 from er_expectations.labelling.store import ANSWERED, Conflict, Decision, labeller_name
 from er_expectations.web.errors import LOCK_WAIT, exception_handlers, whole_number
 from er_expectations.web.guard import MAX_BODY, BodyTooLarge, Guard
@@ -79,7 +83,18 @@ def _environment() -> Environment:
     env.globals["FOLD_AT"] = FOLD_AT
     env.globals["FIRST_ROWS"] = FIRST_ROWS
     env.filters["count"] = lambda n: f"{int(n):,}"
+    env.filters["breakable"] = breakable
     return env
+
+
+_PUNCTUATION = re.compile(r"([:_/.@-])(?=\w)")
+
+
+def breakable(text: object) -> Markup:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each ``: _ / . @ -`` that a
+    letter or digit follows: a block key or a date wraps at its punctuation, never inside a word,
+    so that a narrow window needs no sideways scroll (issue 31). Names are not passed through it."""
+    return Markup(_PUNCTUATION.sub(r"\1<wbr>", str(escape(text))))
 
 
 class BadRequest(Exception):
@@ -111,7 +126,7 @@ class WebApp:
             Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
             Route("/api/draw/{n}/findings", self.findings_api),
             Route("/api/search", self.search_api), Route("/api/expand", self.expand_api),
-            Route("/api/progress", self.progress_api),
+            Route("/api/progress", self.progress_api), Route("/favicon.ico", _favicon),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
         ]
         #: a top-up project's pages (SPEC 14.3, :mod:`er_expectations.web.topup`); None otherwise
@@ -233,8 +248,10 @@ class WebApp:
         draw = space.store.draw(state["draw"])
         members = space.members(draw)
         drawn = space.member(space.drawn_row(draw))
+        names = set(space.project.config.name or ())
+        name_at = {i for i, c in enumerate(space.columns) if c in names}
         return self.page("draw.html.j2", request, state=state, draw=draw, members=members, drawn=drawn,
-                         columns=space.columns)
+                         columns=space.columns, name_at=name_at, prose_at=_prose(members, name_at))
 
     async def agreement_page(self, request: Request) -> Response:
         from er_expectations.labelling.agreement import agreement
@@ -497,14 +514,18 @@ class WebApp:
         decision, expected, seen = _parse_save(payload)
         unknown = space.unknown(list(decision.removed) + list(decision.added))
         if unknown:
-            raise BadRequest(422, f"{len(unknown)} id(s) are not records of this project: "
+            raise BadRequest(422, f"{plural(len(unknown), 'id')} "
+                                  f"{'is not a record' if len(unknown) == 1 else 'are not records'} of this project: "
                                   f"{', '.join(map(repr, unknown[:5]))}; give ids from the records table")
         outside = space.outside_release(list(decision.added))
         if outside:  # SPEC 9 rule 4: it would block the estimates until removed
-            raise BadRequest(422, f"added record(s) {', '.join(map(repr, outside[:5]))}"
-                                  f"{f' and {len(outside) - 5} more' if len(outside) > 5 else ''} are "
-                                  f"{space.not_in_release()} (no predicted cluster there), so they cannot be in a "
-                                  "true cluster of it; take them out of the added records and save again")
+            raise BadRequest(422, f"added {'record' if len(outside) == 1 else 'records'} "
+                                  f"{', '.join(map(repr, outside[:5]))}"
+                                  f"{f' and {len(outside) - 5} more' if len(outside) > 5 else ''} "
+                                  f"{'is' if len(outside) == 1 else 'are'} {space.not_in_release()} (no predicted "
+                                  f"cluster there), so {'it' if len(outside) == 1 else 'they'} cannot be in a true "
+                                  f"cluster of it; take {'it' if len(outside) == 1 else 'them'} out of the added "
+                                  "records and save again")
         # someone else answered meanwhile: show it, let me choose; checked inside the save's
         # transaction (issue 29 round 3 item 5: a check before it raced)
         others = seen if not draw.double else None
@@ -544,11 +565,29 @@ class WebApp:
 
 class BlindDraw(InputError):
     """A draw labelled twice, blind, that the labeller has not answered: its answers stay hidden."""
+#: A column whose texts average more characters than this is prose (titles): its rare very long
+#: words (chemical names) may break anywhere, so that the table needs no sideways scroll.
+PROSE_CHARS = 30
+
+
+def _prose(members: list, name_at: set[int]) -> set[int]:
+    """The positions of the prose columns among the members' cells (names never are)."""
+    if not members:
+        return set()
+    width = len(members[0].cells)
+    return {i for i in range(width) if i not in name_at
+            and sum(len(m.cells[i]) for m in members) > PROSE_CHARS * len(members)}
+
+
+async def _favicon(request: Request) -> Response:
+    """The page's icon (also linked from every page): a browser asking /favicon.ico gets it, not a 404."""
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
 
 
 def _finding(f) -> dict:
+    """A finding for the page: in the labeller's words (``message``); the auditors' text as ``detail``."""
     return {"rule": f.rule, "rule_name": f.rule_name, "critical": f.critical,
-            "records": [text_of(r) for r in f.records], "message": f.message}
+            "records": [text_of(r) for r in f.records], "message": f.plain or f.message, "detail": f.message}
 
 
 def _progress(p) -> dict:

@@ -64,6 +64,39 @@ def test_each_rule_on_one_draw(project):
     assert check_draw(project, store, 1, Decision(status="skipped", reason="x")) == []
 
 
+JARGON = ("ĉ", "A_r", "B_r", "column", "(s)", "\\")
+
+
+def test_each_rule_in_plain_words(project):
+    """What the labeller reads (issue 31): no SPEC symbols or column names, nouns in the right
+    number, the records named; the auditors' message is kept as erx.check_labels gives it."""
+    store = project.store
+    d = lambda **kw: Decision(**{k: [str(rid(i)) for i in v] if isinstance(v, list) else v for k, v in kw.items()})  # noqa: E731
+    cases = {1: d(removed=[3]), 2: d(removed=[0]), 3: d(added=[1, 2]), 4: d(added=[8]), 5: d(added=[6])}
+    plain = {}
+    for rule, decision in cases.items():
+        (f,) = check_draw(project, store, 1, decision)
+        assert f.rule == rule and "column" in f.message  # the auditors' text, unchanged
+        plain[rule] = f.plain
+    (bad,) = check_draw(project, store, 1, Decision(added=["not-a-number"]))
+    plain["bad id"] = bad.plain
+    store.save(2, "ann", d(), expected_version=0)
+    (six,) = check_draw(project, store, 1, d(added=[3]))
+    plain[6] = six.plain
+    store.save(3, "ann", Decision(true_cluster="E1"), expected_version=0)
+    (seven,) = check_draw(project, store, 1, Decision(true_cluster="E1"))
+    plain[7] = seven.plain
+    for rule, text in plain.items():
+        assert text and not any(j in text for j in JARGON), (rule, text)
+    assert plain[1].startswith(f"removed record {rid(3)} is not in this draw's predicted cluster")
+    assert plain[3].startswith(f"added records {rid(1)} and {rid(2)} are already in")
+    assert plain[4].startswith(f"record {rid(8)} is not in the records")
+    assert f"does not look like the drawn record — {rid(6)} (block 'ng', not 'lee'" in plain[5]
+    assert plain[6].startswith("draw 2 labelled this entity differently") and str(rid(4)) in plain[6]
+    assert "draws 3" in plain[7] and "one set of records" in plain[7]
+    assert "'not-a-number' cannot be a record id" in plain["bad id"]
+
+
 def test_earlier_answer(project):
     store = project.store
     assert earlier_answer(project, store, 4) is None

@@ -182,7 +182,7 @@ def test_export_writes_the_truth_and_the_found_record_and_refuses_unanswered(tmp
     project = _init(tmp_path, files)
     try:
         _answer_from_truth(project, skip=1)
-        with pytest.raises(InputError, match=r"candidate\(s\) of 1 entit.*'p0'.*--unanswered no"):
+        with pytest.raises(InputError, match=r"\d+ candidates of 1 entity are not answered.*'p0'.*--unanswered no"):
             topup_export(project)
         lenient = topup_export(project, unanswered="no")
         first = TopupStore(project.store).tasks()[0]
@@ -229,3 +229,14 @@ def test_answers_are_versioned_checked_and_a_record_joins_one_entity(tmp_path, f
         assert topups.history(t1.task)[1]["before"]["belongs"] == {c: "yes"}
     finally:
         project.close()
+
+
+def test_export_summary_counts_in_the_right_number():
+    """Issue 31: "1 candidate", "1 record", never "1 records" or "record(s)"."""
+    from er_expectations.labelling.topup_project import TopupExport
+
+    one = TopupExport(frame=pd.DataFrame(), yes=1, no=0, unanswered_as_no=0, found=1)
+    assert one.summary() == "1 candidate: 1 belongs, 0 do not; 1 record found by search added"
+    many = TopupExport(frame=pd.DataFrame(), yes=2, no=1, unanswered_as_no=2, found=0)
+    assert many.summary() == ("5 candidates: 2 belong, 1 does not, 2 unanswered written 'no' (--unanswered no); "
+                              "0 records found by search added")

@@ -184,8 +184,8 @@ def test_unknown_draws(client, n):
 
 
 @pytest.mark.parametrize(("body", "status", "needle"), [
-    ({"removed": ["404"]}, 422, "not records"),
-    ({"added": ["1", "no-such-id"]}, 422, "not records"),
+    ({"removed": ["404"]}, 422, "is not a record of this project"),
+    ({"added": ["1", "no-such-id"]}, 422, "is not a record of this project"),
     ({"removed": "1"}, 422, "list"),
     ({"removed": [1.5]}, 422, "not a record id"),
     ({"removed": [None]}, 422, "not a record id"),
@@ -342,3 +342,14 @@ def test_an_earlier_answer_of_the_same_entity_is_offered(client):
     assert earlier["draw"] == 1 and earlier["labeller"] == "ann"
     assert earlier["removed"] == ["4"] and earlier["added"] == []
     assert client.get("/api/draw/2").json()["earlier"] is None  # another entity
+
+
+def test_breakable_escapes_then_breaks_only_at_punctuation():
+    """Cells wrap at their punctuation (issue 31: no sideways scroll), and stay escaped text."""
+    from er_expectations.web.app import breakable
+
+    assert str(breakable("fl:ju_ln:li")) == "fl:<wbr>ju_<wbr>ln:<wbr>li"
+    assert str(breakable("2018-06-12")) == "2018-<wbr>06-<wbr>12"
+    assert str(breakable("<script>a.b</script>")) == "&lt;script&gt;a.<wbr>b&lt;/<wbr>script&gt;"
+    assert str(breakable('=HYPERLINK("x")')) == "=HYPERLINK(&#34;x&#34;)"
+    assert str(breakable("end. - ")) == "end. - "  # a break only before a letter or digit

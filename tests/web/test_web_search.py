@@ -51,7 +51,7 @@ def test_a_record_outside_the_release_is_refused_at_save_and_the_estimates_stay_
     r = _save(client, "1", added=["9"])
     assert r.status_code == 422
     error = r.json()["error"]
-    assert "'9'" in error and "not in release pred" in error and "take them out" in error
+    assert "'9'" in error and "not in release pred" in error and "take it out" in error  # one record: it, not them
     assert client.get("/api/draw/1").json()["decision"] is None  # nothing written
     assert _save(client, "1", added=["6"]).status_code == 200
     page = client.get("/estimates").text

@@ -70,7 +70,7 @@ def test_every_candidate_answered_and_a_record_found_through_the_page(chromium, 
     served.kill()
     out = tmp_path / "filled.parquet"
     assert main(["label", "export", str(folder), "-o", str(out)]) == 0
-    assert "1 record(s) found by search added" in capsys.readouterr().out
+    assert "1 record found by search added" in capsys.readouterr().out
     filled = pd.read_parquet(out)
     assert filled["belongs"].iloc[:len(sheet)].tolist() == truth_of(records, sheet)
     found = filled.iloc[len(sheet):]

@@ -1,6 +1,8 @@
-// The draw page of the labelling workbench (er-expectations, issue 19): tick members of ĉ(r) to
-// remove (A_r), search records to add (B_r), see the true cluster, save. No framework; every
-// record value is put in the page with textContent (never as HTML); ids stay text.
+// The draw page of the labelling workbench (er-expectations, issues 19 and 31): tick the members of
+// the predicted cluster ĉ(r) to remove (A_r, one by one, by ranges or all the filter shows), search
+// records to add (B_r), see the true cluster, save. Bulk actions change the sets first and repaint
+// once; the last ones can be undone. No framework; every record value is put in the page with
+// textContent (never as HTML); ids stay text. The words on the page are the labeller's, not SPEC's.
 "use strict";
 (function () {
   const state = JSON.parse(document.getElementById("state").textContent);
@@ -13,6 +15,8 @@
   let seen = state.seen || {};
   let dirty = false;
   let cursor = -1;
+  let renders = 0; // repaints of the true cluster: one per action, however many rows it changes
+  const plural = (n, one, many) => n.toLocaleString("en") + " " + (n === 1 ? one : (many || one + "s"));
   const tbody = $("#members tbody");
   let rows = [];
   let byId = new Map();
@@ -71,6 +75,8 @@
     render();
   }
   function render() {
+    renders += 1;
+    document.body.dataset.renders = String(renders);
     for (const [id, r] of byId) {
       const box = r.querySelector("input[type=checkbox]");
       const out = removed.has(id);
@@ -82,32 +88,95 @@
     let plus = 0;
     for (const id of added.keys()) if (!members.has(id)) plus += 1;
     const minus = members.size - kept;
-    $("#truth-count").textContent = (kept + plus).toLocaleString("en") + " records = " +
+    $("#truth-count").textContent = plural(kept + plus, "record") + " = " +
       members.size.toLocaleString("en") + " predicted − " + minus.toLocaleString("en") + " removed + " +
       plus.toLocaleString("en") + " added";
+    $("#removed-n").textContent = removed.size.toLocaleString("en");
+    $("#added-n").textContent = added.size.toLocaleString("en");
     chips($("#removed"), Array.from(removed), (id) => { removed.delete(id); changed(); });
     chips($("#added"), Array.from(added.keys()), (id) => { added.delete(id); changed(); });
   }
+  const MAX_CHIPS = 100; // more are listed as a count: the ticked rows and the search show them all
   function chips(list, ids, undo) {
-    list.replaceChildren();
-    if (!ids.length) list.append(el("li", "none", "none"));
+    const items = [];
+    if (!ids.length) items.push(el("li", "none", "none"));
+    if (ids.length > MAX_CHIPS) {
+      items.push(el("li", "the last " + MAX_CHIPS + " shown; " + (ids.length - MAX_CHIPS).toLocaleString("en") +
+        " more (undo a bulk action with z)", "none"));
+      ids = ids.slice(-MAX_CHIPS);
+    }
     for (const id of ids) {
       const li = el("li");
       li.append(el("span", nameOf(id) || "(no name)", "name"), " ", el("span", id, "mono"), " ",
         button("undo", () => undo(id), "link"));
-      list.append(li);
+      items.push(li);
     }
+    list.replaceChildren(...items);
   }
 
   // -- members: tick, filter, sort, fold ---------------------------------------------------------------
-  tbody.addEventListener("change", (ev) => {
+  // a click on a box (the mouse, or Space on a focused box): one row, or with Shift every shown row
+  // from the last box clicked to this one, set as this one now is (one action, one repaint)
+  let anchor = null;
+  tbody.addEventListener("click", (ev) => {
     const box = ev.target;
-    if (!(box instanceof HTMLInputElement)) return;
-    const id = box.closest("tr").dataset.id;
-    if (box.checked) removed.add(id); else removed.delete(id);
-    changed();
+    if (!(box instanceof HTMLInputElement) || box.type !== "checkbox") return;
+    const row = box.closest("tr");
+    if (ev.shiftKey && anchor && anchor !== row && anchor.isConnected && !anchor.hidden) tickRange(anchor, row, box.checked);
+    else tickOne(row, box.checked);
+    anchor = row;
   });
+  function tickOne(row, out) {
+    const id = row.dataset.id;
+    if (out) removed.add(id); else removed.delete(id);
+    changed();
+  }
   function visibleRows() { return Array.from(tbody.rows).filter((r) => !r.hidden); }
+  function tickable(r) { return r.querySelector("input[type=checkbox]") !== null; }
+  function tickRange(from, to, out) {
+    const vis = visibleRows();
+    let a = vis.indexOf(from), b = vis.indexOf(to);
+    if (a < 0 || b < 0) { tickOne(to, out); return; }
+    if (a > b) [a, b] = [b, a];
+    setRows(vis.slice(a, b + 1), out, "range");
+  }
+
+  // -- bulk actions: every change of many rows is one action, one repaint, and can be undone ----------
+  const history = []; // the sets before each bulk action, newest last
+  function remember(label) {
+    history.push({ label: label, removed: new Set(removed), added: new Map(added) });
+    if (history.length > 30) history.shift();
+    showUndo();
+  }
+  function showUndo() {
+    const b = $("#undo");
+    const last = history[history.length - 1];
+    b.disabled = !last;
+    b.textContent = last ? "Undo " + last.label + " (z)" : "Undo (z)";
+  }
+  function say(text) { $("#status").textContent = text; $("#status").className = "pending"; }
+  function setRows(list, out, how) {
+    const ids = list.filter(tickable).map((r) => r.dataset.id).filter((id) => removed.has(id) !== out);
+    if (!ids.length) { say("nothing to change: every shown member is already " + (out ? "ticked" : "unticked")); return; }
+    remember((out ? "tick of " : "untick of ") + plural(ids.length, "row") + (how ? " (" + how + ")" : ""));
+    for (const id of ids) { if (out) removed.add(id); else removed.delete(id); }
+    changed();
+  }
+  function undo() {
+    const last = history.pop();
+    if (!last) { say("nothing to undo"); return; }
+    const addsChanged = last.added.size !== added.size || Array.from(last.added.keys()).some((id) => !added.has(id));
+    removed.clear();
+    for (const id of last.removed) removed.add(id);
+    added.clear();
+    for (const [id, name] of last.added) added.set(id, name);
+    showUndo();
+    changed();
+    if (addsChanged && $("#hits").childElementCount) redraw();
+  }
+  $("#tick-shown").addEventListener("click", () => setRows(visibleRows(), true, ""));
+  $("#untick-shown").addEventListener("click", () => setRows(visibleRows(), false, ""));
+  $("#undo").addEventListener("click", undo);
   function applyFilter() {
     const q = $("#filter").value.trim().toLowerCase();
     let shown = 0;
@@ -117,6 +186,8 @@
       if (!hide) shown += 1;
     }
     $("#shown").textContent = "showing " + shown.toLocaleString("en") + " of " + rows.length.toLocaleString("en");
+    $("#tick-shown").textContent = "Tick all " + (q ? shown.toLocaleString("en") + " " : "") + "shown (a)";
+    $("#untick-shown").textContent = "Untick all " + (q ? shown.toLocaleString("en") + " " : "") + "shown (u)";
   }
   $("#filter").addEventListener("input", applyFilter);
   const sortState = { col: -1, dir: 1 };
@@ -147,7 +218,8 @@
     more.textContent = open ? "show less" : more.dataset.label;
   });
 
-  // -- search (B_r): hits, "+ N more records named X", a name expanded into all its records ------------
+  // -- search (B_r): hits, "+ N more records named X", a name expanded into all its records; the records
+  // listed can be added all at once or by a Shift-click range (bulk actions, undone as the others) ----
   let timer = null;
   let asked = 0;
   let hitLimit = 20;
@@ -157,10 +229,45 @@
     hitLimit = 20;
     timer = setTimeout(search, 200);
   });
-  function addRecords(records) {
-    for (const r of records) { names[r.id] = names[r.id] || r.name; added.set(r.id, r.name); }
+  let listed = []; // the addable records the hits list shows, in its order
+  let hitAnchor = null;
+  function addRecords(records, how) {
+    const fresh = records.filter((r) => !added.has(r.id));
+    if (!fresh.length) { say("nothing to add: every listed record is added already"); return; }
+    if (how) remember("add of " + plural(fresh.length, "record") + " (" + how + ")");
+    for (const r of fresh) { names[r.id] = names[r.id] || r.name; added.set(r.id, r.name); }
     changed();
   }
+  function addClicked(ev, r) {
+    const a = hitAnchor === null ? -1 : listed.findIndex((x) => x.id === hitAnchor);
+    const b = listed.findIndex((x) => x.id === r.id);
+    if (ev.shiftKey && a >= 0 && b >= 0 && a !== b) addRecords(listed.slice(Math.min(a, b), Math.max(a, b) + 1), "range");
+    else addRecords([r]);
+    hitAnchor = r.id;
+    redraw();
+  }
+  function hitTools() {
+    $(".hit-tools").hidden = !listed.length;
+    const take = listed.filter((r) => added.has(r.id)).length;
+    $("#add-shown").textContent = "Add all " + (listed.length - take).toLocaleString("en") + " shown (+)";
+    $("#add-shown").disabled = listed.length === take;
+    $("#drop-shown").textContent = "Take back " + take.toLocaleString("en") + " shown";
+    $("#drop-shown").disabled = !take;
+  }
+  function addShown() {
+    if (!listed.length) { say("no search result to add: search first (/)"); return; }
+    addRecords(listed, "all shown");
+    redraw();
+  }
+  $("#add-shown").addEventListener("click", addShown);
+  $("#drop-shown").addEventListener("click", () => {
+    const back = listed.filter((r) => added.has(r.id));
+    if (!back.length) return;
+    remember("take-back of " + plural(back.length, "record"));
+    for (const r of back) added.delete(r.id);
+    changed();
+    redraw();
+  });
   function recordItem(r, inDraw) {
     const li = el("li");
     li.dataset.id = r.id;
@@ -176,10 +283,10 @@
     } else if (inDraw) {
       li.append(removed.has(r.id) ? button("keep in cluster", () => { removed.delete(r.id); changed(); search(); })
         : el("span", "already in this draw's cluster", "hint"));
-    } else if (added.has(r.id)) {
-      li.append(el("span", "added", "hint"));
     } else {
-      li.append(button("add", () => { addRecords([r]); redraw(); }, "add"));
+      listed.push(r);
+      if (added.has(r.id)) li.append(el("span", "added", "hint"));
+      else li.append(button("add", (ev) => addClicked(ev, r), "add"));
     }
     return li;
   }
@@ -189,12 +296,14 @@
     const mine = ++asked;
     shownExpansion = null;
     const list = $("#hits");
-    if (!q.trim()) { list.replaceChildren(); return; }
+    if (!q.trim()) { list.replaceChildren(); listed = []; hitTools(); return; }
     const res = await fetch("/api/search?draw=" + encodeURIComponent(state.draw) + "&q=" + encodeURIComponent(q) +
       "&limit=" + hitLimit, { credentials: "same-origin" });
     const data = await res.json();
     if (mine !== asked) return; // a newer query is on its way
     list.replaceChildren();
+    listed = [];
+    hitTools();
     if (!res.ok) { list.append(el("li", data.error || "search failed", "error")); return; }
     if (!data.hits.length) list.append(el("li", "no record found", "none"));
     for (const h of data.hits) {
@@ -213,6 +322,7 @@
       li.append(button("more results", () => { hitLimit = Math.min(200, hitLimit + 20); search(); }, "more-hits"));
       list.append(li);
     }
+    hitTools();
   }
   async function expand(query) {
     const mine = ++asked;
@@ -229,6 +339,7 @@
     shownExpansion = data;
     const list = $("#hits");
     list.replaceChildren();
+    listed = [];
     const offered = data.groups.reduce((k, g) => k + g.records.length, 0);
     const what = data.kind === "name" ? "named " + (data.name || data.value) : "in block " + data.value;
     const head = el("li", null, "expansion");
@@ -246,7 +357,8 @@
       top.append(el("span", "predicted cluster " + g.cluster, "mono"), " · " + g.records.length.toLocaleString("en") +
         " of its " + g.cluster_size.toLocaleString("en") + " record" + (g.cluster_size === 1 ? "" : "s") + " ");
       top.append(fresh.length ? button("add these " + fresh.length.toLocaleString("en") + " record" +
-        (fresh.length === 1 ? "" : "s"), () => { addRecords(fresh); showExpansion(data); }, "add-group")
+        (fresh.length === 1 ? "" : "s"), () => { addRecords(fresh, "predicted cluster " + g.cluster); showExpansion(data); },
+        "add-group")
         : el("span", "all added", "hint"));
       const ol = el("ol", null, "members-of");
       for (const r of g.records) ol.append(recordItem(r, false));
@@ -262,6 +374,7 @@
       li.append(ol);
       list.append(li);
     }
+    hitTools();
   }
 
   // -- banners: an earlier answer of the same entity, others' answers -----------------------------------
@@ -270,6 +383,7 @@
     div.append(el("span", text), " ");
     div.append(button(label, () => {
       for (const id of decision.added || []) names[id] = names[id] || "";
+      remember("of “" + label + "”");
       load(decision); changed();
     }));
     $("#banners").append(div);
@@ -278,11 +392,12 @@
     const e = state.earlier;
     (e.added || []).forEach((id, i) => { names[id] = (e.added_names || [])[i] || ""; });
     banner("This entity was labelled before: draw " + e.draw + " by " + e.labeller + ". For this draw that answer " +
-      "removes " + e.removed.length + " and adds " + e.added.length + " record(s).", "Use that answer", e);
+      "removes " + plural(e.removed.length, "record") + " and adds " + plural(e.added.length, "record") + ".",
+      "Use that answer", e);
   }
   for (const o of state.others || []) {
-    banner(o.labeller + " answered this draw (" + o.status + ", " + o.saved_at + "): removes " + o.removed.length +
-      " and adds " + o.added.length + " record(s).", "Use their answer", o);
+    banner(o.labeller + " answered this draw (" + o.status + ", " + o.saved_at + "): removes " +
+      plural(o.removed.length, "record") + " and adds " + plural(o.added.length, "record") + ".", "Use their answer", o);
   }
 
   // -- saving ---------------------------------------------------------------------------------------------
@@ -334,10 +449,11 @@
   function findings(list) {
     const ul = $("#findings");
     ul.replaceChildren();
-    if (!list.length) { ul.append(el("li", "quality control: no finding (SPEC 9 rules 1–7)", "ok")); return; }
+    if (!list.length) { ul.append(el("li", "quality control: no finding, nothing to fix", "ok")); return; }
     for (const f of list) {
-      ul.append(el("li", "rule " + f.rule + " (" + f.rule_name + (f.critical ? ", critical" : ", soft") + "): " +
-        f.message, f.critical ? "critical" : "soft"));
+      const li = el("li", (f.critical ? "to fix: " : "to check: ") + f.message, f.critical ? "critical" : "soft");
+      li.title = "quality control rule " + f.rule + " (" + f.rule_name + ")";
+      ul.append(li);
     }
   }
   function describe(box, d) {
@@ -345,7 +461,7 @@
     if (!d) { box.append(el("p", "(deleted)")); return; }
     box.append(el("p", d.status + (d.labeller ? " · " + d.labeller : "") + (d.saved_at ? " · " + d.saved_at : "")));
     for (const [what, ids] of [["removed", d.removed], ["added", d.added]]) {
-      const p = el("p", what + " (" + ids.length + "): ");
+      const p = el("p", what + " (" + plural(ids.length, "record") + "): ");
       p.append(el("span", ids.map((id) => (nameOf(id) || "") + " " + id).join("; "), "mono"));
       box.append(p);
     }
@@ -421,11 +537,19 @@
     const key = ev.key;
     if (key === "j") moveCursor(1);
     else if (key === "k") moveCursor(-1);
-    else if (key === "x") {
+    else if (key === "x" || key === "X") { // x: this row; Shift+x: the range from the last row ticked, as Shift-click
       const r = tbody.rows[cursor];
-      const box = r && r.querySelector("input[type=checkbox]");
-      if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }
-    } else if (key === "/") $("#search").focus();
+      const box = r && !r.hidden && r.querySelector("input[type=checkbox]");
+      if (box) {
+        if (key === "X" && anchor && anchor !== r && anchor.isConnected && !anchor.hidden) tickRange(anchor, r, !box.checked);
+        else tickOne(r, !box.checked);
+        anchor = r;
+      }
+    } else if (key === "a") setRows(visibleRows(), true, "");
+    else if (key === "u") setRows(visibleRows(), false, "");
+    else if (key === "z") undo();
+    else if (key === "+") addShown();
+    else if (key === "/") $("#search").focus();
     else if (key === "f") $("#filter").focus();
     else if (key === "s") save();
     else if (key === "n") window.location.assign("/next");
@@ -436,6 +560,21 @@
   document.querySelectorAll(".overlay .close").forEach((b) => b.addEventListener("click", () => {
     b.closest(".overlay").hidden = true;
   }));
+
+  // the action bar stays at the window's foot: the page keeps room for it below the last row, and the
+  // side panel ends above it. Set on those two elements only, when the bar's height changes: a custom
+  // property on the root would restyle every element of a 1,000-row table (~130 ms a time)
+  const bar = $("#actionbar");
+  let barHeight = -1;
+  const fit = () => {
+    const h = bar.offsetHeight;
+    if (h === barHeight) return;
+    barHeight = h;
+    document.querySelector("main").style.paddingBottom = (h + 14) + "px";
+    $(".side").style.maxHeight = "calc(100vh - " + (h + 16) + "px)";
+  };
+  if (window.ResizeObserver) new ResizeObserver(fit).observe(bar);
+  fit();
 
   function start() {
     if (state.decision) {

@@ -41,7 +41,7 @@
     const list = $("#tags");
     const none = list.querySelector(".none");
     if (none) none.remove();
-    list.append(el("li", t.tag + " (" + t.kind + ") · " + t.records.length + " record(s) · " + t.labeller));
+    list.append(el("li", t.tag + " (" + t.kind + ") · " + t.records.length + (t.records.length === 1 ? " record · " : " records · ") + t.labeller));
     $("#status").textContent = "tag saved";
     $("#status").className = "ok";
   });
