@@ -31,6 +31,7 @@ from er_expectations.analysis.expected_errors import (
     check_floor,
     true_cluster_inclusion,
 )
+from er_expectations.analysis.slice_power import population_slice_power
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import DESIGNS, WeightsSpec
@@ -59,6 +60,7 @@ from er_expectations.stats import (
     z_value,
 )
 from er_expectations.stats.estimator import REL_TOL
+from er_expectations.stats.slice_power import check_power_options
 from er_expectations.stats.resample import (
     BLOCK_CELLS,
     Replicates,
@@ -303,6 +305,10 @@ def simulate(
     match_probabilities: pd.DataFrame | None = None,
     floor: float = 0.1,
     pair_columns: Mapping[str, str] | None = None,
+    slice_power: bool = False,
+    slice_share: float = 0.2,
+    slice_lift: float = 3.0,
+    slice_reps: int = 200,
 ) -> pd.DataFrame:
     """Replay a benchmark's sampling design many times on data whose truth is known.
 
@@ -343,6 +349,12 @@ def simulate(
     prediction column, the baseline release) adds the coverage of the paired change
     ("change", SPEC 10), each for every method asked. The bootstraps cost ``reps`` ×
     ``n_boot`` resamples per cell: use a few hundred of each to compare methods.
+
+    ``slice_power`` (SPEC 12.2 "Power"; issue 28) adds ``attrs["slice_power"]``: for each
+    design and size, the chance that the honest slice search of ``erx.find_slices`` finds a
+    planted slice of ``slice_share`` of the entities whose error chance (EI) is ``slice_lift``
+    times the rest's, the population's error rate kept, from ``slice_reps`` benchmarks, with
+    its Monte Carlo SE (:func:`~er_expectations.analysis.slice_power.population_slice_power`).
     """
     sizes_ = check_sizes(sizes)
     designs_ = check_designs(designs)
@@ -354,6 +366,8 @@ def simulate(
     ids = resolve_metrics(metrics, names=name is not None)
     methods = check_ci_methods(ci_methods, gaps=group_column is not None)
     _, n_boot, _ = check_interval_options("linearization", n_boot, None)
+    if _check_flag(slice_power, parameter="slice_power"):
+        check_power_options(slice_share, slice_lift, slice_reps)
     if EXPECTED_ERRORS in designs_:
         check_floor(floor)
         if baseline is not None:
@@ -405,6 +419,14 @@ def simulate(
                         **({"n_boot": n_boot} if any(uses_bootstrap(m) for m in methods) else {}),
                         **({"floor": check_floor(floor)} if EXPECTED_ERRORS in designs_ else {}),
                         **extra.attrs})
+    if slice_power:
+        def draw(rng: np.random.Generator, design: str, size: int) -> np.ndarray:
+            return pop.draw(rng, design=design, sample=pop.design_sample(design), draws=size, replicates=1)[0]
+
+        power = population_slice_power(pop.sample, pop.errors.ei, draw, designs=designs_, sizes=sizes_,
+                                       share=slice_share, lift=slice_lift, reps=slice_reps, seed=seed_,
+                                       weights={d: pop.design_sample(d).weight for d in designs_})
+        frame.attrs["slice_power"] = power.to_dict(orient="records")
     return frame
 
 
