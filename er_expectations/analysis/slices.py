@@ -38,6 +38,7 @@ from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.checks import check_column
 from er_expectations.engines.pandas.release import PandasRelease
 from er_expectations.stats import BenchmarkSample, cluster_errors
+from er_expectations.stats.slice_power import SlicePower, slice_power
 from er_expectations.stats.slices import UNITS, Features, SliceSearch, check_metric, search_slices
 from er_expectations.stats.subgroups import DEFAULT_MIN_DRAWS
 
@@ -311,10 +312,16 @@ def find_slices(
 def sample_slices(rows: pd.DataFrame, sample: BenchmarkSample, *, prediction: Hashable, reference: Hashable,
                   metric: str = "EI", per: str = "entity", features: Iterable[Hashable] = (), derived: bool = True,
                   name: Hashable | None = None, block: Hashable | None = None, surname: Hashable | None = None,
-                  **options: Any) -> tuple[SliceSearch, list[str]]:
+                  power: bool = False, **options: Any) -> tuple[SliceSearch, list[str]] | tuple[
+                      SliceSearch, list[str], SlicePower | None]:
     """:func:`~er_expectations.stats.slices.search_slices` on a benchmark sample whose cluster
     features are read from ``rows`` (the release's records, or only its benchmark records when
-    ``block`` is None): the search of :func:`find_slices` for any engine."""
+    ``block`` is None): the search of :func:`find_slices` for any engine.
+
+    ``power=True`` returns a third value: when no slice is significant, the chance that the same
+    search (same options, features and draws) finds a planted slice of 20 % of the entities with
+    3× the error rate (:func:`~er_expectations.stats.slice_power.slice_power`, fixed seed 0, 200
+    replications; SPEC 12.2 "Power"); None when a slice is significant or the metric is SDE."""
     feats, notes = cluster_features(rows, sample, prediction=prediction, reference=reference, features=features,
                                     derived=derived, name=name, block=block, surname=surname)
     if not feats.names:
@@ -322,4 +329,10 @@ def sample_slices(rows: pd.DataFrame, sample: BenchmarkSample, *, prediction: Ha
                          + ". Give columns that vary between entities with features=[...], or derived=True")
     y, g = slice_inputs(sample, metric, per)
     result = search_slices(y, g, sample.draws, sample.labels, feats, metric=metric, per=per, **options)
-    return result, notes
+    if not power:
+        return result, notes
+    found = None
+    if not result.significant and result.metric != "SDE":
+        same = {k: v for k, v in options.items() if k != "seed"}
+        found = slice_power(y, g, sample.draws, sample.labels, feats, per=per, metric=metric, **same)
+    return result, notes, found
