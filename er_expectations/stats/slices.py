@@ -513,9 +513,17 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
     if null_lift is not None:
         null_lift = _check_fraction(null_lift, "null_lift", low=0.0, high=math.inf, example="1 or 1.5")
     else:
-        null_rate = float(null_rate)  # type: ignore[arg-type]
-        if not math.isfinite(null_rate):
-            raise InputError(f"null_rate={null_rate!r}: give a finite rate, such as 0.1")
+        if isinstance(null_rate, bool) or not isinstance(null_rate, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(null_rate)):
+            raise InputError(f"max_rate={null_rate!r}: give a finite rate, such as 0.1")
+        null_rate = float(null_rate)
+        if null_rate < 0 and metric != "SDE":
+            # EI, OCE, UCE, ROCE and RUCE are never negative: every slice would be "above" the limit
+            raise InputError(f"max_rate={null_rate:g}: {metric} is never negative, so every slice would be above "
+                             f"it; give the largest acceptable {metric} of a slice, 0 or more, such as 0.1")
+        if null_rate > 1 and CLUSTER_METRICS[metric] == (0.0, 1.0):
+            raise InputError(f"max_rate={null_rate:g}: {metric} is a share between 0 and 1, so no slice can be "
+                             "above it; give a rate below 1, such as 0.1")
     y = np.asarray(y, dtype=np.float64)
     g = np.asarray(g, dtype=np.float64)
     d = np.asarray(draws, dtype=np.int64)
