@@ -237,7 +237,7 @@ def slices_frame(result: SliceSearch, sample: BenchmarkSample, notes: list[str])
         "overall_ci_upper": o.ci_upper, "features": list(result.features), "k_search": result.k_search,
         "k_estimate": result.k_estimate, "design": sample.design, "sampled_clusters": int(sample.labels.shape[0]),
         "draws_total": int(sample.k), "notes": list(notes),
-        "conditions": [[{"feature": c.feature, "op": c.op, "threshold": c.threshold,
+        "conditions": [[{"feature": c.feature, "op": c.op, "threshold": c.threshold, "upper": c.upper,
                          "categories": list(c.categories), "unknown": c.unknown} for c in s.conditions]
                        for s in result.slices],
     })
