@@ -188,3 +188,46 @@ def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
     assert main(["benchmark", str(labels_path), str(rp), "-p", "pred", "-o", str(tmp_path / "b2.parquet"),
                  "--design", "expected_errors"]) != 0
     assert "needs --match-probabilities" in capsys.readouterr().err
+
+
+@pytest.fixture()
+def errors_population(tmp_path):
+    """2,000 entities of 2-4 records, 12 % of them with one record split off."""
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(2, 5, 2000)
+    truth = np.repeat(np.arange(2000), sizes)
+    pred = truth.copy()
+    first = np.r_[0, np.cumsum(sizes)[:-1]]
+    err = rng.random(2000) < 0.12
+    pred[first[err]] = 10_000 + np.arange(int(err.sum()))
+    df = pd.DataFrame({"rid": np.arange(truth.size), "pred": pred, "truth": truth})
+    path = tmp_path / "population.parquet"
+    df.to_parquet(path)
+    return path, df, float(err.mean())
+
+
+def test_simulate_slice_power(errors_population, capsys):
+    """SPEC 12.2 "Power": the chance that the honest search finds a planted slice, per design and
+    size, from fresh benchmarks of the population; the CLI prints the API's numbers."""
+    path, df, rate = errors_population
+    args = dict(sizes=(150, 600), designs=("uniform",), reps=100, seed=2, metrics=["pairwise_precision"])
+    api = erx.simulate(df, "pred", "truth", **args, slice_power=True, slice_reps=60)
+    rows = api.attrs["slice_power"]
+    assert [(r["design"], r["size"]) for r in rows] == [("uniform", 150), ("uniform", 600)]
+    for r in rows:
+        assert r["base_rate"] == pytest.approx(rate) and r["slice_rate"] == pytest.approx(3 * r["rest_rate"])
+        assert r["reps"] == 60 and r["power"] == r["found"] / 60
+        assert r["mc_se"] == pytest.approx((r["power"] * (1 - r["power"]) / 60) ** 0.5)
+    assert rows[0]["power"] < rows[1]["power"]  # more draws, more power
+    code = main(["simulate", str(path), "-p", "pred", "-t", "truth", "--sizes", "150", "600", "--designs", "uniform",
+                 "--reps", "100", "--seed", "2", "--metrics", "pairwise_precision", "--slice-power",
+                 "--slice-reps", "60"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "Slice search power: a planted slice of 20 % of entities with 3× the error rate" in text
+    line = next(x for x in text.splitlines() if x.split()[:2] == ["uniform", "600"] and "/60" in x)
+    assert f"{rows[1]['found']}/60" in line and f"{rows[1]['power']:.3f}" in line
+    code = main(["simulate", str(path), "-p", "pred", "-t", "truth", "--sizes", "150", "--reps", "100",
+                 "--slice-power", "--slice-share", "0.7"])
+    err = capsys.readouterr().err
+    assert code == 2 and "slice_share=0.7" in err and "at most 0.5" in err and "Traceback" not in err
