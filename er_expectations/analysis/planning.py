@@ -60,7 +60,6 @@ from er_expectations.stats import (
     z_value,
 )
 from er_expectations.stats.estimator import REL_TOL
-from er_expectations.stats.slice_power import check_power_options
 from er_expectations.stats.resample import (
     BLOCK_CELLS,
     Replicates,
@@ -69,6 +68,7 @@ from er_expectations.stats.resample import (
     replicate_ratio,
     resampled_std_errors,
 )
+from er_expectations.stats.slice_power import check_power_options
 
 __all__ = [
     "MIN_REPS",

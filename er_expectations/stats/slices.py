@@ -30,7 +30,6 @@ mistake, kept only to show by simulation how far it exceeds α.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
