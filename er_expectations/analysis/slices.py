@@ -289,7 +289,10 @@ def find_slices(
     ``status``, draws of the estimation part in the slice and in the rest, ``search_lift``
     (what the search part saw: not for inference) and ``note``. ``attrs`` hold the options,
     the seed, the overall rate, the features used and the notes (dropped features, unknown
-    values). An empty frame means the search part found no split worth testing.
+    values). An empty frame means the search part found no split worth testing, which is not
+    evidence that no slice exists: the search's power against a planted slice is measured by
+    ``erx.simulate(..., slice_power=True)`` and shown on the check's page (SPEC 12.2 "Power").
+    Conditions on one feature are merged into their simplest form (SPEC 12.2 "Descriptions").
     """
     if not isinstance(derived, bool):
         raise InputError(f"derived={derived!r}: pass derived=True or derived=False")
