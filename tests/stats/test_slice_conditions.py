@@ -84,7 +84,7 @@ def _case(draw):
     return _features(size, source, present), _features(size, other), tuple(conds)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(_case())
 def test_the_merged_conditions_select_exactly_the_same_rows(case):
     features, other, conds = case
