@@ -231,3 +231,30 @@ def test_simulate_slice_power(errors_population, capsys):
                  "--slice-power", "--slice-share", "0.7"])
     err = capsys.readouterr().err
     assert code == 2 and "slice_share=0.7" in err and "at most 0.5" in err and "Traceback" not in err
+
+
+def test_plan_slice_power_is_the_pages_number_on_the_pilot(errors_population, capsys, tmp_path):
+    """``plan --slice-power``: the power planted in the pilot, as the check's page reports it."""
+    from er_expectations.analysis.slices import cluster_features, slice_inputs
+    from er_expectations.engines.pandas.release import PandasRelease
+    from er_expectations.stats.slice_power import slice_power
+
+    _, df, _ = errors_population
+    rng = np.random.default_rng(3)
+    drawn, times = np.unique(df["truth"].to_numpy()[rng.integers(0, len(df), 500)], return_counts=True)
+    d = pd.Series(times, index=drawn).reindex(df["truth"]).to_numpy()
+    pilot = df.assign(ref=np.where(np.isnan(d), None, df["truth"]), d=d)
+    path = tmp_path / "pilot.parquet"
+    pilot.to_parquet(path)
+    out = erx.plan_sample_size(pilot, "pred", "ref", draws="d", target_se=0.02, reps=200, seed=1,
+                               metrics=["pairwise_precision"], slice_power=True, slice_reps=50)
+    got = out.attrs["slice_power"]
+    sample = PandasRelease(pilot, prediction="pred").benchmark_sample(reference="ref", draws="d")
+    feats, _ = cluster_features(pilot, sample, prediction="pred", reference="ref")
+    y, g = slice_inputs(sample, "EI", "entity")
+    want = slice_power(y, g, sample.draws, sample.labels, feats, reps=50, seed=0)
+    assert got["draws"] == 500 and got["power"] == want.power and got["sentence"] == want.sentence()
+    code = main(["plan", str(path), "-p", "pred", "-r", "ref", "--draws", "d", "--target-se", "0.02", "--reps", "200",
+                 "--seed", "1", "--metrics", "pairwise_precision", "--slice-power", "--slice-reps", "50"])
+    assert code == 0
+    assert "Slice search power, planted in the pilot: " + want.sentence() in capsys.readouterr().out
