@@ -270,8 +270,9 @@ def slice_blocks(details: dict[str, Any]) -> list[Any]:
     power = details.get("power")
     power_block = None if not power else string_block(
         "$text", {"text": "What an empty result can miss: " + str(power.get("sentence") or "")
-                  + " (SPEC 12.2 \"Power\": a slice planted in this benchmark, at its error rate, searched for "
-                  "with these options and features.)"}, tag="p")
+                  + " (SPEC 12.2 \"Power\": found means reported significant against this check's limit; the "
+                  "slice is planted in this benchmark at its estimated error rate and searched for with this check's "
+                  "options and features.)"}, tag="p")
     if not slices:
         blocks.append(string_block("$text", {"text": "No slice found: no feature separates the errors on the "
                                              "search draws."}, tag="p"))
