@@ -31,6 +31,8 @@ from er_expectations.analysis.expected_errors import (
     check_floor,
     true_cluster_inclusion,
 )
+from er_expectations.analysis.slice_power import population_slice_power
+from er_expectations.analysis.slices import cluster_features, slice_inputs
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import DESIGNS, WeightsSpec
@@ -67,6 +69,10 @@ from er_expectations.stats.resample import (
     replicate_ratio,
     resampled_std_errors,
 )
+from er_expectations.stats.slice_power import SlicePower, check_power_options
+from er_expectations.stats.slice_power import slice_power as pilot_power
+from er_expectations.stats.slices import minimum_draws
+from er_expectations.stats.subgroups import DEFAULT_MIN_DRAWS
 
 __all__ = [
     "MIN_REPS",
@@ -303,6 +309,10 @@ def simulate(
     match_probabilities: pd.DataFrame | None = None,
     floor: float = 0.1,
     pair_columns: Mapping[str, str] | None = None,
+    slice_power: bool = False,
+    slice_share: float = 0.2,
+    slice_lift: float = 3.0,
+    slice_reps: int = 200,
 ) -> pd.DataFrame:
     """Replay a benchmark's sampling design many times on data whose truth is known.
 
@@ -343,6 +353,12 @@ def simulate(
     prediction column, the baseline release) adds the coverage of the paired change
     ("change", SPEC 10), each for every method asked. The bootstraps cost ``reps`` ×
     ``n_boot`` resamples per cell: use a few hundred of each to compare methods.
+
+    ``slice_power`` (SPEC 12.2 "Power"; issue 28) adds ``attrs["slice_power"]``: for each
+    design and size, the chance that the honest slice search of ``erx.find_slices`` finds a
+    planted slice of ``slice_share`` of the entities whose error chance (EI) is ``slice_lift``
+    times the rest's, the population's error rate kept, from ``slice_reps`` benchmarks, with
+    its Monte Carlo SE (:func:`~er_expectations.analysis.slice_power.population_slice_power`).
     """
     sizes_ = check_sizes(sizes)
     designs_ = check_designs(designs)
@@ -354,6 +370,8 @@ def simulate(
     ids = resolve_metrics(metrics, names=name is not None)
     methods = check_ci_methods(ci_methods, gaps=group_column is not None)
     _, n_boot, _ = check_interval_options("linearization", n_boot, None)
+    if _check_flag(slice_power, parameter="slice_power"):
+        check_power_options(slice_share, slice_lift, slice_reps)
     if EXPECTED_ERRORS in designs_:
         check_floor(floor)
         if baseline is not None:
@@ -405,6 +423,14 @@ def simulate(
                         **({"n_boot": n_boot} if any(uses_bootstrap(m) for m in methods) else {}),
                         **({"floor": check_floor(floor)} if EXPECTED_ERRORS in designs_ else {}),
                         **extra.attrs})
+    if slice_power:
+        def draw(rng: np.random.Generator, design: str, size: int) -> np.ndarray:
+            return pop.draw(rng, design=design, sample=pop.design_sample(design), draws=size, replicates=1)[0]
+
+        power = population_slice_power(pop.sample, pop.errors.ei, draw, designs=designs_, sizes=sizes_,
+                                       share=slice_share, lift=slice_lift, reps=slice_reps, seed=seed_,
+                                       weights={d: pop.design_sample(d).weight for d in designs_})
+        frame.attrs["slice_power"] = power.to_dict(orient="records")
     return frame
 
 
@@ -522,6 +548,10 @@ def plan_sample_size(
     max_draws: int = 100_000,
     name: Hashable | None = None,
     record_id: Hashable | None = None,
+    slice_power: bool = False,
+    slice_share: float = 0.2,
+    slice_lift: float = 3.0,
+    slice_reps: int = 200,
 ) -> pd.DataFrame:
     """How many draws a benchmark needs for a target standard error, from a pilot benchmark.
 
@@ -543,7 +573,15 @@ def plan_sample_size(
     without any error of the metric's kind has a resampled standard error of 0).
     Metrics default to the targets' keys, else the performance metrics. ``attrs['curves']``
     holds each metric's resampled standard error at every size tried (:func:`plan_chart`).
+
+    ``slice_power`` adds ``attrs["slice_power"]`` (SPEC 12.2 "Power"; issue 28): the chance
+    that the slice search of ``erx.find_slices`` (EI per entity, default options, the derived
+    features) finds a slice of ``slice_share`` of the entities with ``slice_lift`` times the
+    error rate, planted in the pilot itself at its estimated rate (``slice_reps`` searches,
+    seed 0), as the page of ``expect_no_error_slice_above`` reports it.
     """
+    if _check_flag(slice_power, parameter="slice_power"):
+        check_power_options(slice_share, slice_lift, slice_reps)
     opts = _plan_options(target_se=target_se, target_width=target_width, metrics=metrics, reps=reps, seed=seed,
                          ci_level=ci_level, beta=beta, bias_adjust=bias_adjust, max_draws=max_draws,
                          names=name is not None)
@@ -568,7 +606,24 @@ def plan_sample_size(
                         "max_draws": opts.max_draws, "bias_adjust": opts.bias_adjust,
                         "curves": {m: {"draws": grids[m].tolist(), "std_error": curves[m].tolist()}
                                    for m in opts.ids}})
+    if slice_power:
+        frame.attrs["slice_power"] = _pilot_slice_power(rel.df, sample, prediction=prediction, reference=reference,
+                                                        name=name, share=slice_share, lift=slice_lift,
+                                                        reps=slice_reps)
     return frame
+
+
+def _pilot_slice_power(df: pd.DataFrame, sample: BenchmarkSample, *, prediction: Hashable, reference: Hashable,
+                       name: Hashable | None, share: float, lift: float, reps: int) -> dict[str, Any]:
+    """The slice search's power planted in the pilot (:func:`plan_sample_size`, ``slice_power``)."""
+    need = minimum_draws(DEFAULT_MIN_DRAWS, 0.5)
+    if sample.k < need:
+        out = SlicePower(share, lift, int(sample.k), reps, 0, math.nan, math.nan, math.nan, math.nan, math.nan, 0,
+                         note=f"the pilot's {sample.k} draws are too few to split (the search needs {need})")
+        return out.as_dict()
+    feats, _ = cluster_features(df, sample, prediction=prediction, reference=reference, name=name)
+    y, g = slice_inputs(sample, "EI", "entity")
+    return pilot_power(y, g, sample.draws, sample.labels, feats, share=share, lift=lift, reps=reps, seed=0).as_dict()
 
 
 @dataclass(frozen=True)

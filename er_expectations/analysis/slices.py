@@ -39,6 +39,7 @@ from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.checks import check_column
 from er_expectations.engines.pandas.release import PandasRelease
 from er_expectations.stats import BenchmarkSample, cluster_errors
+from er_expectations.stats.slice_power import SlicePower, slice_power
 from er_expectations.stats.slices import UNITS, Features, SliceSearch, check_metric, search_slices
 from er_expectations.stats.subgroups import DEFAULT_MIN_DRAWS
 
@@ -230,7 +231,7 @@ def slices_frame(result: SliceSearch, sample: BenchmarkSample, notes: list[str])
         "overall_ci_upper": o.ci_upper, "features": list(result.features), "k_search": result.k_search,
         "k_estimate": result.k_estimate, "design": sample.design, "sampled_clusters": int(sample.labels.shape[0]),
         "draws_total": int(sample.k), "notes": list(notes),
-        "conditions": [[{"feature": c.feature, "op": c.op, "threshold": c.threshold,
+        "conditions": [[{"feature": c.feature, "op": c.op, "threshold": c.threshold, "upper": c.upper,
                          "categories": list(c.categories), "unknown": c.unknown} for c in s.conditions]
                        for s in result.slices],
     })
@@ -282,7 +283,10 @@ def find_slices(
     ``status``, draws of the estimation part in the slice and in the rest, ``search_lift``
     (what the search part saw: not for inference) and ``note``. ``attrs`` hold the options,
     the seed, the overall rate, the features used and the notes (dropped features, unknown
-    values). An empty frame means the search part found no split worth testing.
+    values). An empty frame means the search part found no split worth testing, which is not
+    evidence that no slice exists: the search's power against a planted slice is measured by
+    ``erx.simulate(..., slice_power=True)`` and shown on the check's page (SPEC 12.2 "Power").
+    Conditions on one feature are merged into their simplest form (SPEC 12.2 "Descriptions").
     """
     if not isinstance(derived, bool):
         raise InputError(f"derived={derived!r}: pass derived=True or derived=False")
@@ -305,10 +309,16 @@ def find_slices(
 def sample_slices(rows: pd.DataFrame, sample: BenchmarkSample, *, prediction: Hashable, reference: Hashable,
                   metric: str = "EI", per: str = "entity", features: Iterable[Hashable] = (), derived: bool = True,
                   name: Hashable | None = None, block: Hashable | None = None, surname: Hashable | None = None,
-                  **options: Any) -> tuple[SliceSearch, list[str]]:
+                  power: bool = False, **options: Any) -> tuple[SliceSearch, list[str]] | tuple[
+                      SliceSearch, list[str], SlicePower | None]:
     """:func:`~er_expectations.stats.slices.search_slices` on a benchmark sample whose cluster
     features are read from ``rows`` (the release's records, or only its benchmark records when
-    ``block`` is None): the search of :func:`find_slices` for any engine."""
+    ``block`` is None): the search of :func:`find_slices` for any engine.
+
+    ``power=True`` returns a third value: when no slice is significant, the chance that the same
+    search (same options, features and draws) finds a planted slice of 20 % of the entities with
+    3× the error rate (:func:`~er_expectations.stats.slice_power.slice_power`, fixed seed 0, 200
+    replications; SPEC 12.2 "Power"); None when a slice is significant or the metric is SDE."""
     feats, notes = cluster_features(rows, sample, prediction=prediction, reference=reference, features=features,
                                     derived=derived, name=name, block=block, surname=surname)
     if not feats.names:
@@ -316,4 +326,10 @@ def sample_slices(rows: pd.DataFrame, sample: BenchmarkSample, *, prediction: Ha
                          + ". Give columns that vary between entities with features=[...], or derived=True")
     y, g = slice_inputs(sample, metric, per)
     result = search_slices(y, g, sample.draws, sample.labels, feats, metric=metric, per=per, **options)
-    return result, notes
+    if not power:
+        return result, notes
+    found = None
+    if not result.significant and result.metric != "SDE":
+        same = {k: v for k, v in options.items() if k != "seed"}
+        found = slice_power(y, g, sample.draws, sample.labels, feats, per=per, metric=metric, **same)
+    return result, notes, found

@@ -85,7 +85,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                      seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
                      bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id,
                      ci_methods=args.ci_methods, n_boot=args.n_boot, group_column=args.group_column,
-                     baseline=args.baseline, match_probabilities=pairs, floor=args.floor)
+                     baseline=args.baseline, match_probabilities=pairs, floor=args.floor,
+                     slice_power=args.slice_power, slice_share=args.slice_share, slice_lift=args.slice_lift,
+                     slice_reps=args.slice_reps)
     if args.chart:
         from er_expectations.analysis.planning_charts import simulation_chart
         from er_expectations.core.charts import write_chart
@@ -117,10 +119,25 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for r in undefined.itertuples():
             lines.append(f"note: {r.metric} ({r.design}, {r.size} draws) is undefined in {r.undefined} of {r.reps} "
                          "replications; they are left out of mean, bias and rmse and count as not covering")
+        lines += _power_lines(a.get("slice_power"))
         if args.chart:
             lines.append(f"chart written to {args.chart}")
         emit("\n".join(lines) + "\n", args.output)
     return EXIT_OK
+
+
+def _power_lines(rows: list[dict] | None) -> list[str]:
+    """The slice-power table of ``simulate --slice-power`` (SPEC 12.2 "Power")."""
+    if not rows:
+        return []
+    r0 = rows[0]
+    out = ["", f"Slice search power: a planted slice of {100 * r0['share']:g} % of entities with {r0['lift']:g}× the "
+           f"error rate (EI; population rate {_num(r0['base_rate'], '.4f')}: slice {_num(r0['slice_rate'], '.4f')}, "
+           f"rest {_num(r0['rest_rate'], '.4f')}), found by the honest search of find_slices"]
+    out += _table(["design", "size", "found", "power", "MC SE", "note"],
+                  [[r["design"], str(r["size"]), f"{r['found']}/{r['reps']}", _num(r["power"], ".3f"),
+                    _num(r["mc_se"], ".3f"), r["note"]] for r in rows])
+    return out
 
 
 def parse_targets(values: list[str] | None, *, option: str) -> float | dict[str, float] | None:
@@ -166,7 +183,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              weights=args.weights, draws=args.draws, metrics=args.metrics, reps=args.reps,
                              seed=args.seed, ci_level=args.ci_level, beta=args.beta,
                              bias_adjust=not args.no_bias_adjust, max_draws=args.max_draws, name=name,
-                             record_id=args.record_id)
+                             record_id=args.record_id, slice_power=args.slice_power, slice_share=args.slice_share,
+                             slice_lift=args.slice_lift, slice_reps=args.slice_reps)
     if args.chart:
         from er_expectations.analysis.planning_charts import plan_chart
         from er_expectations.core.charts import write_chart
@@ -198,6 +216,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             lines.append(f"target width {a['ci_level'] * 100:g} % interval = 2·z·SE")
         lines += _table(head, rows)
         lines += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+        if a.get("slice_power"):
+            lines.append("Slice search power, planted in the pilot: " + str(a["slice_power"]["sentence"]))
         if args.chart:
             lines.append(f"chart written to {args.chart}")
         emit("\n".join(lines) + "\n", args.output)
@@ -238,6 +258,7 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
                    help="entity-level attribute: also the coverage of each group's estimate and gap (SPEC 8)")
     p.add_argument("--baseline", default=None, metavar="COLUMN",
                    help="a second prediction column: also the coverage of the paired change (SPEC 10)")
+    _slice_power_args(p, where="per design and size, from fresh benchmarks of the population")
     p.add_argument("--chart", default=None, metavar="FILE", help="also draw bias, RMSE and coverage (.svg or .png)")
     p.set_defaults(func=cmd_simulate)
 
@@ -261,6 +282,18 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=float, default=1.0, help="β of the F scores (default 1)")
     p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
     p.add_argument("--max-draws", type=int, default=100_000, help="largest benchmark considered (default 100000)")
+    _slice_power_args(p, where="planted in the pilot, at its estimated error rate")
     p.add_argument("--chart", default=None, metavar="FILE",
                    help="also draw the standard error against the draws (.svg or .png)")
     p.set_defaults(func=cmd_plan)
+
+
+def _slice_power_args(p: argparse.ArgumentParser, *, where: str) -> None:
+    p.add_argument("--slice-power", action="store_true",
+                   help=f"also the chance that the slice search finds a planted slice, {where} (SPEC 12.2 'Power')")
+    p.add_argument("--slice-share", type=float, default=0.2,
+                   help="share of the entities in the planted slice (default 0.2, at most 0.5)")
+    p.add_argument("--slice-lift", type=float, default=3.0,
+                   help="the planted slice's error rate as a multiple of the rest's (default 3)")
+    p.add_argument("--slice-reps", type=int, default=200,
+                   help="simulated searches (default 200: Monte Carlo SE at most 3.5 points)")

@@ -69,6 +69,11 @@ def audit_blocks(details: Mapping[str, Any]) -> list[Any]:
               if r.get("std_error") is not None else fmt_number(r["estimate"]),
               "—" if r.get("ci_lower") is None else f"{fmt_number(r['ci_lower'])}–{fmt_number(r['ci_upper'])}",
               r.get("ci_method") or "", r.get("note") or ""] for r in rows]
+    left = int(details.get("tags_not_shown") or 0)
+    if left:  # issue 29: a page shows at most MAX_TAGS_SHOWN tags and counts the others
+        largest = details.get("largest_not_shown")
+        table.append([f"{left:,} more tags not shown", "—" if largest is None else f"each at most {fmt_number(largest)}",
+                      "", "", "every tag's share: erx.error_audit or er-expectations audit"])
     blocks: list[Any] = [table_block(f"{share} by cause ({details.get('draws', 0):,} draws, "
                                      f"{details.get('erroneous_draws', 0):,} with an error)",
                                      ["Tag", "Estimate ± SE", f"{level} CI", "Interval", "Note"], table)]

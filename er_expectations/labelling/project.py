@@ -25,12 +25,13 @@ import numpy as np
 import pandas as pd
 from pydantic import BeforeValidator, Field, model_validator
 
+from er_expectations.analysis.error_audit import UNTAGGED
 from er_expectations.analysis.sample_design import SampleDesign, read_design
 from er_expectations.config.errors import ConfigError, IssueCollector
 from er_expectations.config.models import ConfigModel, Text, name_list, problem, validate_node
 from er_expectations.config.yamlnodes import compose_file
 from er_expectations.core.errors import InputError
-from er_expectations.labelling.store import LabelStore
+from er_expectations.labelling.store import MAX_NAME, LabelStore
 
 __all__ = ["CONFIG_FILE", "DEFAULT_TAGS", "STORE_FILE", "Project", "ProjectConfig", "init_project",
            "load_config", "open_project"]
@@ -55,6 +56,21 @@ def _column(value: Any) -> Any:
 Column = Annotated[Text, BeforeValidator(_column)]
 
 
+def _review_tag(tag: str, info: Any) -> str:
+    """A tag review mode can save and the error audit can read (issue 29, hostile round 3): at
+    most :data:`MAX_NAME` characters, no surrounding spaces, not the audit's reserved row name."""
+    if len(tag) > MAX_NAME:
+        raise problem(f"{{where}}: the tag '{tag[:40]}…' has {len(tag)} characters; review mode saves tags of at "
+                      f"most {MAX_NAME}", "give a short cause, such as 'name variant'")
+    if tag != tag.strip():
+        raise problem(f"{{where}}: the tag '{tag}' starts or ends with a space; review mode saves it without",
+                      f"write '{tag.strip()}'")
+    if tag.strip().lower() == UNTAGGED:
+        raise problem(f"{{where}}: '{tag}' is the error audit's name for the errors nobody tagged",
+                      "name the cause, such as 'other'")
+    return tag
+
+
 class ProjectConfig(ConfigModel):
     """The ``workbench.yml`` of a labelling project (docs/dev/workbench.md)."""
 
@@ -71,7 +87,7 @@ class ProjectConfig(ConfigModel):
     draws: Annotated[int, Field(ge=1, le=100_000)] | None = None
     seed: Annotated[int, Field(ge=0)] | None = None
     double_label_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
-    tags: name_list("tag") = DEFAULT_TAGS  # type: ignore[valid-type]
+    tags: name_list("tag", check=_review_tag) = DEFAULT_TAGS  # type: ignore[valid-type]
     similarity: Annotated[float, Field(ge=0.0, le=1.0)] = 0.8
     #: a top-up project (SPEC 14.3): the worksheet, the benchmark it extends and its reference column
     topup: Text | None = None
@@ -396,8 +412,14 @@ def init_project(folder: str | os.PathLike, *, records: str | os.PathLike, recor
         if errors is None:
             raise
         first = errors()[0]
-        where = ".".join(str(x) for x in first["loc"]) or "arguments"
-        raise InputError(f"{where}={values.get(str(first['loc'][0]))!r}: {first['msg']}") from None
+        loc = first["loc"]
+        where = (str(loc[0]) + "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in loc[1:])) if loc \
+            else "arguments"
+        ctx = first.get("ctx") or {}
+        if "message" in ctx:  # our own validators: "{where}: …" with a hint
+            text = str(ctx["message"]).replace("{where}", where).replace("{got}", repr(first.get("input")))
+            raise InputError(text + (f"; {ctx['hint']}" if ctx.get("hint") else "")) from None
+        raise InputError(f"{where}={values.get(str(loc[0]))!r}: {first['msg']}") from None
     frame = read_records(Path(records), record_id=record_id, prediction=prediction, name=names, block=block,
                          attributes=attributes, predictions=None if predictions is None else Path(predictions))
     if sample is not None:

@@ -30,7 +30,6 @@ mistake, kept only to show by simulation how far it exceeds α.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
@@ -46,6 +45,7 @@ from er_expectations.stats.estimator import (
     z_value,
 )
 from er_expectations.stats.metrics import label_order
+from er_expectations.stats.slice_conditions import Condition, Features, describe, simplify
 from er_expectations.stats.subgroups import DEFAULT_MIN_DRAWS, check_min_draws, holm
 
 __all__ = [
@@ -95,83 +95,6 @@ def check_metric(metric: object, *, parameter: str = "metric") -> str:
     close = did_you_mean(str(metric), tuple(CLUSTER_METRICS))
     raise InputError(f"{parameter}={metric!r} is not a cluster-wise error metric{'; ' + close if close else ''} "
                      f"Use one of: {', '.join(CLUSTER_METRICS)} (SPEC 4)")
-
-
-@dataclass(frozen=True, slots=True)
-class Features:
-    """One value per sampled cluster for every feature, aligned with the sample's clusters.
-
-    ``values[j]`` is float64 with NaN for unknown (numeric) or int64 codes into
-    ``categories[j]`` with −1 for unknown (categorical, ``numeric[j]`` False).
-    """
-
-    names: tuple[str, ...]
-    numeric: tuple[bool, ...]
-    values: tuple[np.ndarray, ...]
-    categories: tuple[tuple[str, ...], ...]
-
-    def __post_init__(self) -> None:
-        n = len(self.names)
-        if not (len(self.numeric) == len(self.values) == len(self.categories) == n):
-            raise InputError("features: give one kind, value array and category list per feature name")
-        if len(set(self.names)) != n:
-            raise InputError(f"features: a feature name is given twice in {list(self.names)}")
-        lengths = {v.shape[0] for v in self.values}
-        if len(lengths) > 1:
-            raise InputError("features: every feature needs one value per sampled cluster")
-        for name, num, v, cats in zip(self.names, self.numeric, self.values, self.categories, strict=True):
-            if num and not np.issubdtype(v.dtype, np.floating):
-                raise InputError(f"feature {name!r}: numeric values must be floats (NaN for unknown)")
-            if not num and (not np.issubdtype(v.dtype, np.integer) or v.size and (v.min() < -1 or v.max() >= len(cats))):
-                raise InputError(f"feature {name!r}: categorical values must be codes into its categories (−1 unknown)")
-
-    @property
-    def size(self) -> int:
-        return int(self.values[0].shape[0]) if self.values else 0
-
-    def column(self, name: str) -> tuple[bool, np.ndarray, tuple[str, ...]]:
-        j = self.names.index(name)
-        return self.numeric[j], self.values[j], self.categories[j]
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    """One condition of a slice: ``feature ≥ t``, ``feature < t``, ``feature in {..}`` or
-    ``feature not in {..}``; ``unknown`` says whether an unknown value satisfies it."""
-
-    feature: str
-    op: str
-    threshold: float = math.nan
-    categories: tuple[str, ...] = ()
-    unknown: bool = False
-
-    def text(self) -> str:
-        """The condition in words, e.g. ``cluster_size ≥ 12`` or ``(country in {FR, DE} or unknown)``."""
-        if self.op in ("≥", "<"):
-            t = self.threshold
-            shown = str(int(t)) if float(t).is_integer() and abs(t) < 1e15 else f"{t:.6g}"
-            out = f"{self.feature} {self.op} {shown}"
-        else:
-            out = f"{self.feature} {self.op} {{{', '.join(self.categories)}}}"
-        return f"({out} or unknown)" if self.unknown else out
-
-    def mask(self, features: Features) -> np.ndarray:
-        """Which clusters satisfy the condition."""
-        numeric, v, cats = features.column(self.feature)
-        if numeric:
-            known = ~np.isnan(v)
-            with np.errstate(invalid="ignore"):
-                hit = v >= self.threshold if self.op == "≥" else v < self.threshold
-            return np.where(known, hit, self.unknown)
-        codes = [cats.index(c) for c in self.categories if c in cats]
-        inside = np.isin(v, codes)
-        hit = inside if self.op == "in" else ~inside
-        return np.where(v >= 0, hit, self.unknown)
-
-
-def describe(conditions: Sequence[Condition]) -> str:
-    """A conjunction in words: ``cluster_size ≥ 12 and name_spellings ≥ 3``."""
-    return " and ".join(c.text() for c in conditions) if conditions else "all entities"
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,9 +436,17 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
     if null_lift is not None:
         null_lift = _check_fraction(null_lift, "null_lift", low=0.0, high=math.inf, example="1 or 1.5")
     else:
-        null_rate = float(null_rate)  # type: ignore[arg-type]
-        if not math.isfinite(null_rate):
-            raise InputError(f"null_rate={null_rate!r}: give a finite rate, such as 0.1")
+        if isinstance(null_rate, bool) or not isinstance(null_rate, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(null_rate)):
+            raise InputError(f"max_rate={null_rate!r}: give a finite rate, such as 0.1")
+        null_rate = float(null_rate)
+        if null_rate < 0 and metric != "SDE":
+            # EI, OCE, UCE, ROCE and RUCE are never negative: every slice would be "above" the limit
+            raise InputError(f"max_rate={null_rate:g}: {metric} is never negative, so every slice would be above "
+                             f"it; give the largest acceptable {metric} of a slice, 0 or more, such as 0.1")
+        if null_rate > 1 and CLUSTER_METRICS[metric] == (0.0, 1.0):
+            raise InputError(f"max_rate={null_rate:g}: {metric} is a share between 0 and 1, so no slice can be "
+                             "above it; give a rate below 1, such as 0.1")
     y = np.asarray(y, dtype=np.float64)
     g = np.asarray(g, dtype=np.float64)
     d = np.asarray(draws, dtype=np.int64)
@@ -591,13 +522,13 @@ def search_slices(y: np.ndarray, g: np.ndarray, draws: np.ndarray, labels: np.nd
             else:
                 status = "undefined"
                 notes.append("no standard error: the estimation draws show no variation")
-        rows.append({"node": nd, "mask": m, "s": s_est, "r": r_est, "share": share, "lift": (lift, lo, hi),
+        rows.append({"node": nd, "mask": m, "conditions": simplify(nd.conditions, features), "s": s_est, "r": r_est, "share": share, "lift": (lift, lo, hi),
                      "draws": (draws_in, draws_out), "clusters": int(((d_est > 0) & m).sum()), "status": status,
                      "p": p, "notes": notes, "search_lift": reported[i]})
     p_all = [r["p"] for r in rows]
     p_adj = holm(p_all) if inference == "split" else np.asarray(p_all, dtype=np.float64)
     slices = tuple(Slice(
-        conditions=r["node"].conditions, description=describe(r["node"].conditions), rate=r["s"], rest=r["r"],
+        conditions=r["conditions"], description=describe(r["conditions"]), rate=r["s"], rest=r["r"],
         share=r["share"], lift=r["lift"][0], lift_ci_lower=r["lift"][1], lift_ci_upper=r["lift"][2],
         draws=r["draws"][0], rest_draws=r["draws"][1], clusters=r["clusters"], status=r["status"],
         p_value=r["p"], p_adjusted=float(pa), significant=bool(pa < alpha), search_rate=r["node"].rate,

@@ -213,6 +213,12 @@ def test_too_few_draws_gives_the_minimum():
     ({"per": "people"}, "per='people'"),
     ({"max_lift": 2, "max_rate": 0.1}, "not both"),
     ({"features": ["inf"]}, "infinite"),
+    # hostile round 3 (issue 29 item 9): a negative limit made every slice "above" it
+    ({"max_rate": -0.1}, r"max_rate=-0.1: EI is never negative.*0 or more"),
+    ({"max_rate": -1, "metric": "OCE"}, r"max_rate=-1: OCE is never negative"),
+    ({"max_rate": 1.5}, r"max_rate=1.5: EI is a share between 0 and 1"),
+    ({"max_rate": float("nan")}, r"max_rate=nan: give a finite rate"),
+    ({"max_rate": "0.1"}, r"max_rate='0.1': give a finite rate"),
 ])
 def test_bad_arguments(kw, match):
     df = _release(300, seed=1)

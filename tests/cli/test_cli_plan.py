@@ -188,3 +188,73 @@ def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
     assert main(["benchmark", str(labels_path), str(rp), "-p", "pred", "-o", str(tmp_path / "b2.parquet"),
                  "--design", "expected_errors"]) != 0
     assert "needs --match-probabilities" in capsys.readouterr().err
+
+
+@pytest.fixture()
+def errors_population(tmp_path):
+    """2,000 entities of 2-4 records, 12 % of them with one record split off."""
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(2, 5, 2000)
+    truth = np.repeat(np.arange(2000), sizes)
+    pred = truth.copy()
+    first = np.r_[0, np.cumsum(sizes)[:-1]]
+    err = rng.random(2000) < 0.12
+    pred[first[err]] = 10_000 + np.arange(int(err.sum()))
+    df = pd.DataFrame({"rid": np.arange(truth.size), "pred": pred, "truth": truth})
+    path = tmp_path / "population.parquet"
+    df.to_parquet(path)
+    return path, df, float(err.mean())
+
+
+def test_simulate_slice_power(errors_population, capsys):
+    """SPEC 12.2 "Power": the chance that the honest search finds a planted slice, per design and
+    size, from fresh benchmarks of the population; the CLI prints the API's numbers."""
+    path, df, rate = errors_population
+    args = dict(sizes=(150, 600), designs=("uniform",), reps=100, seed=2, metrics=["pairwise_precision"])
+    api = erx.simulate(df, "pred", "truth", **args, slice_power=True, slice_reps=60)
+    rows = api.attrs["slice_power"]
+    assert [(r["design"], r["size"]) for r in rows] == [("uniform", 150), ("uniform", 600)]
+    for r in rows:
+        assert r["base_rate"] == pytest.approx(rate) and r["slice_rate"] == pytest.approx(3 * r["rest_rate"])
+        assert r["reps"] == 60 and r["power"] == r["found"] / 60
+        assert r["mc_se"] == pytest.approx((r["power"] * (1 - r["power"]) / 60) ** 0.5)
+    assert rows[0]["power"] < rows[1]["power"]  # more draws, more power
+    code = main(["simulate", str(path), "-p", "pred", "-t", "truth", "--sizes", "150", "600", "--designs", "uniform",
+                 "--reps", "100", "--seed", "2", "--metrics", "pairwise_precision", "--slice-power",
+                 "--slice-reps", "60"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "Slice search power: a planted slice of 20 % of entities with 3× the error rate" in text
+    line = next(x for x in text.splitlines() if x.split()[:2] == ["uniform", "600"] and "/60" in x)
+    assert f"{rows[1]['found']}/60" in line and f"{rows[1]['power']:.3f}" in line
+    code = main(["simulate", str(path), "-p", "pred", "-t", "truth", "--sizes", "150", "--reps", "100",
+                 "--slice-power", "--slice-share", "0.7"])
+    err = capsys.readouterr().err
+    assert code == 2 and "slice_share=0.7" in err and "at most 0.5" in err and "Traceback" not in err
+
+
+def test_plan_slice_power_is_the_pages_number_on_the_pilot(errors_population, capsys, tmp_path):
+    """``plan --slice-power``: the power planted in the pilot, as the check's page reports it."""
+    from er_expectations.analysis.slices import cluster_features, slice_inputs
+    from er_expectations.engines.pandas.release import PandasRelease
+    from er_expectations.stats.slice_power import slice_power
+
+    _, df, _ = errors_population
+    rng = np.random.default_rng(3)
+    drawn, times = np.unique(df["truth"].to_numpy()[rng.integers(0, len(df), 500)], return_counts=True)
+    d = pd.Series(times, index=drawn).reindex(df["truth"]).to_numpy()
+    pilot = df.assign(ref=np.where(np.isnan(d), None, df["truth"]), d=d)
+    path = tmp_path / "pilot.parquet"
+    pilot.to_parquet(path)
+    out = erx.plan_sample_size(pilot, "pred", "ref", draws="d", target_se=0.02, reps=200, seed=1,
+                               metrics=["pairwise_precision"], slice_power=True, slice_reps=50)
+    got = out.attrs["slice_power"]
+    sample = PandasRelease(pilot, prediction="pred").benchmark_sample(reference="ref", draws="d")
+    feats, _ = cluster_features(pilot, sample, prediction="pred", reference="ref")
+    y, g = slice_inputs(sample, "EI", "entity")
+    want = slice_power(y, g, sample.draws, sample.labels, feats, reps=50, seed=0)
+    assert got["draws"] == 500 and got["power"] == want.power and got["sentence"] == want.sentence()
+    code = main(["plan", str(path), "-p", "pred", "-r", "ref", "--draws", "d", "--target-se", "0.02", "--reps", "200",
+                 "--seed", "1", "--metrics", "pairwise_precision", "--slice-power", "--slice-reps", "50"])
+    assert code == 0
+    assert "Slice search power, planted in the pilot: " + want.sentence() in capsys.readouterr().out

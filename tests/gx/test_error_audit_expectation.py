@@ -82,3 +82,36 @@ def test_page_escapes_tags_and_shows_chart(context, tmp_path):
     assert "Example clusters per tag" in text and "data:image/svg+xml" in text
     specs = cls.chart_specs(res.results[0])
     assert specs and specs[0]["data"]["values"][1]["tag"] == HOSTILE
+
+
+def test_many_tags_make_a_small_page(context):
+    """Hostile round 3 (issue 29 item 9): 20,000 distinct tags made a 32 MB page per release. The
+    page shows the checked tag, the untagged errors and the largest others, at most
+    MAX_TAGS_SHOWN rows, and says how many tags it leaves out and the largest share among them.
+    (600 tags here: the audit's own cost grows with tags × clusters, so 20,000 take minutes.)"""
+    from er_expectations.gx.expectations.error_audit import MAX_TAGS_SHOWN
+
+    n = 600
+    c = [f"t{i}" for i in range(n + 40)]
+    df = pd.DataFrame({"rid": range(2 * len(c)), "ref": [x for x in c for _ in (0, 1)],
+                       "pred": [f"{x}-{j}" for x in c for j in (0, 1)]})  # every entity split: all errors
+    # tag i on entity i; "big" on 40 more entities, so it has the largest share
+    tags = pd.DataFrame({"cluster": c, "kind": "under", "tag": [f"cause {i}" for i in range(n)] + ["big"] * 40})
+    df = df.assign(tags=encode_tags(parse_tags(tags, benchmark_ids=df["ref"]), df, "ref"))
+    res = validate_frame(context, df, [check(tag="cause 17", max_rate=0.5)], "audit_many")
+    details = res.results[0].result["details"]
+    shown = [r["tag"] for r in details["rates"]]
+    assert len(shown) == MAX_TAGS_SHOWN
+    assert shown[0] == "big" and "cause 17" in shown and shown[-1] == "untagged errors"
+    assert details["tags_not_shown"] == n + 1 + 1 - MAX_TAGS_SHOWN  # n causes + big + untagged
+    assert details["largest_not_shown"] == pytest.approx(1 / (n + 40))
+    assert details["tags_total"] == n + 1
+    cls = ExpectErrorCauseRateToBeBelow
+    blocks = cls._diagnostic_unexpected_table_renderer(result=res.results[0])
+    text = str([b.to_json_dict() for b in blocks])
+    assert len(text) < 100_000, len(text)  # what 25 tags give (77 kB, most of it the chart)
+    assert f"{n + 2 - MAX_TAGS_SHOWN:,} more tags not shown" in text
+    assert f"each at most {1 / (n + 40):.3f}" in text
+    assert len(repr(res.results[0].to_json_dict())) < 60_000
+    specs = cls.chart_specs(res.results[0])
+    assert len(specs[0]["data"]["values"]) == MAX_TAGS_SHOWN

@@ -84,6 +84,26 @@ def test_bad_arguments_name_the_parameter(tmp_path, records, kwargs, match):
     assert not (tmp_path / "p" / STORE_FILE).exists()
 
 
+@pytest.mark.parametrize(("tags", "match"), [
+    (["typo", "x" * 101], r"tags\[1\].*101 characters; review mode saves tags of at most 100"),
+    (["untagged errors"], r"tags\[0\].*'untagged errors' is the error audit's name for the errors nobody tagged"),
+    (["Untagged Errors"], r"error audit's name"),
+    ([" typo"], r"starts or ends with a space.*write 'typo'"),
+])
+def test_tags_review_mode_or_the_audit_would_refuse_are_refused_at_init(tmp_path, records, tags, match):
+    """Hostile round 3 (issue 29 item 9): ``label init`` accepted tags that review mode (over 100
+    characters) or the error audit ('untagged errors') refused later."""
+    with pytest.raises((InputError, ConfigError), match=match):
+        init_project(tmp_path / "p", records=records, record_id="id", prediction="pred", draws=3, seed=1, tags=tags)
+    assert not (tmp_path / "p" / STORE_FILE).exists()
+    init_project(tmp_path / "p", records=records, record_id="id", prediction="pred", draws=3, seed=1,
+                 tags=["typo", "x" * 100]).close()  # the longest tag review mode saves
+    yml = tmp_path / "p" / CONFIG_FILE
+    yml.write_text(yml.read_text().replace('"typo"', '"untagged errors"'))
+    with pytest.raises(ConfigError, match=r"workbench.yml:\d+:\d+: .*error audit's name"):
+        open_project(tmp_path / "p")
+
+
 def test_a_bad_workbench_yml_is_located(tmp_path, records):
     init_project(tmp_path / "p", records=records, record_id="id", prediction="pred", draws=3, seed=1).close()
     yml = tmp_path / "p" / CONFIG_FILE

@@ -44,10 +44,31 @@ from er_expectations.gx.render import result_details
 from er_expectations.stats.decision import decide
 from er_expectations.stats.error_audit import AUDIT_CI_METHOD, SHARE_LABELS, SHARES
 
-__all__ = ["ExpectErrorCauseRateToBeBelow"]
+__all__ = ["MAX_TAGS_SHOWN", "ExpectErrorCauseRateToBeBelow", "shown_rates"]
 
 #: Rows of the example-cluster table on a page, over all tags.
 MAX_EXAMPLES_SHOWN = 100
+#: Tags a page shows (the checked tag, the untagged errors and the largest others); the rest are
+#: counted (issue 29: 20,000 distinct tags made a 32 MB page).
+MAX_TAGS_SHOWN = 25
+
+
+def shown_rates(rows: list[dict[str, Any]], *, tag: str, untagged: str) -> tuple[list[dict[str, Any]], int, float | None]:
+    """(rows shown, rows left out, the largest estimate left out): the checked tag, the untagged
+    errors and the others with the largest estimates, :data:`MAX_TAGS_SHOWN` rows at most, the
+    largest first then the untagged errors."""
+    if len(rows) <= MAX_TAGS_SHOWN:
+        return rows, 0, None
+    kept = [r for r in rows if r["tag"] in (tag, untagged)]
+    others = sorted((r for r in rows if r["tag"] not in (tag, untagged)),
+                    key=lambda r: -(r["estimate"] if r["estimate"] is not None else -1.0))
+    room = MAX_TAGS_SHOWN - len(kept)
+    chosen, left = others[:room], others[room:]
+    shown = sorted(chosen + [r for r in kept if r["tag"] != untagged],
+                   key=lambda r: -(r["estimate"] if r["estimate"] is not None else -1.0))
+    shown += [r for r in kept if r["tag"] == untagged]
+    largest = max((r["estimate"] for r in left if r["estimate"] is not None), default=None)
+    return shown, len(left), largest
 
 
 class ExpectErrorCauseRateToBeBelow(SampledExpectation):
@@ -146,13 +167,18 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
         rows = [{"tag": str(r.tag), "estimate": json_number(r.estimate), "std_error": json_number(r.std_error),
                  "ci_lower": json_number(r.ci_lower), "ci_upper": json_number(r.ci_upper),
                  "ci_method": method_phrase(r.ci_method), "note": str(r.note)} for r in rates.itertuples()]
+        shown, not_shown, largest = shown_rates(rows, tag=str(self.tag), untagged=UNTAGGED)
+        shown_tags = {r["tag"] for r in shown}
+        picked = audit.examples[audit.examples["tag"].astype(str).isin(shown_tags)]  # examples of the tags shown
         examples = [{"tag": str(e.tag), "cluster": str(e.cluster), "kinds": str(e.kinds), "draws": int(e.draws),
                      "size": int(e.size), "records": [str(x) for x in e.records]}
-                    for e in audit.examples.head(MAX_EXAMPLES_SHOWN).itertuples()]
+                    for e in picked.head(MAX_EXAMPLES_SHOWN).itertuples()]
         details: dict[str, Any] = {
             "tag": self.tag, "share": share, "share_label": SHARE_LABELS[share], "max_rate": float(self.max_rate),
             "ci_level": float(audit.ci_level), "design": audit.design, "draws": audit.draws,
-            "clusters": audit.clusters, "erroneous_draws": audit.erroneous_draws, "rates": rows,
+            "clusters": audit.clusters, "erroneous_draws": audit.erroneous_draws, "rates": shown,
+            "tags_total": sum(r["tag"] != UNTAGGED for r in rows), "tags_not_shown": not_shown,
+            "largest_not_shown": largest,
             "examples": examples, "audit_notes": list(audit.notes), "untagged": UNTAGGED,
             **interval_details(self.ci_method, self.n_boot, audit.seed),
         }

@@ -232,7 +232,7 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
                    "overall_rate": json_number(o.estimate), "overall_ci_lower": json_number(o.ci_lower),
                    "overall_ci_upper": json_number(o.ci_upper), "features": list(result.features),
                    "notes": list(res["notes"]), "k_search": result.k_search, "k_estimate": result.k_estimate,
-                   "observed_text": text}
+                   "observed_text": text, "power": res.get("power")}
         details["verdict"] = (f"above the limit: {', '.join(failed)}" if failed else
                               "no slice above the limit" if rows else "no slice found: the search part shows no "
                               "feature that separates the errors")
@@ -267,10 +267,16 @@ def slice_blocks(details: dict[str, Any]) -> list[Any]:
     blocks: list[Any] = [string_block(how, params, tag="p")]
     for note in details.get("notes") or []:
         blocks.append(string_block("Note: $note", {"note": str(note)}, tag="div"))
+    power = details.get("power")
+    power_block = None if not power else string_block(
+        "$text", {"text": "What an empty result can miss: " + str(power.get("sentence") or "")
+                  + " (SPEC 12.2 \"Power\": found means reported significant against this check's limit; the "
+                  "slice is planted in this benchmark at its estimated error rate and searched for with this check's "
+                  "options and features.)"}, tag="p")
     if not slices:
         blocks.append(string_block("$text", {"text": "No slice found: no feature separates the errors on the "
                                              "search draws."}, tag="p"))
-        return blocks
+        return blocks + ([power_block] if power_block else [])
     for s in slices:
         blocks.append(string_block("$text", {"text": slice_sentence(s, level=level, per=str(details.get("per")))},
                                    tag="p"))
@@ -280,4 +286,4 @@ def slice_blocks(details: dict[str, Any]) -> list[Any]:
               f"{fmt_number(s['lift'], 2)} ({fmt_number(s['lift_ci_lower'], 2)}–{fmt_number(s['lift_ci_upper'], 2)})",
               fmt_number(s["p_adjusted"]), f"{s['draws']:g}", s.get("verdict", "")] for s in slices]
     blocks.append(table_block(f"Slices of high {details.get('label')} (aggregates only)", header, table))
-    return blocks
+    return blocks + ([power_block] if power_block else [])

@@ -65,12 +65,12 @@ class SliceSearchMetric(DependentMetric):
         rows = metrics[RELEASE].benchmark_rows(reference=kw["reference_column"], columns=columns)
         max_rate = kw.get("max_rate")
         null_lift = None if max_rate is not None else float(kw.get("max_lift") or 1.0)
-        result, notes = sample_slices(
+        result, notes, power = sample_slices(
             rows, sample, prediction=kw["prediction_column"], reference=kw["reference_column"], metric=kw["metric"],
             per=kw["per"], features=features, derived=bool(kw["derived"]), name=kw.get("names_column"),
             surname=kw.get("surname_column"), max_depth=int(kw["max_depth"]), min_share=float(kw["min_share"]),
             min_draws=min_draws, alpha=float(kw["alpha"]), ci_level=float(kw["ci_level"]), null_lift=null_lift,
             null_rate=None if max_rate is None else float(max_rate), split=split,
-            max_slices=int(kw["max_slices"]), seed=int(kw["seed"]))
-        return {"result": result, "notes": notes, "draws": int(sample.k),
+            max_slices=int(kw["max_slices"]), seed=int(kw["seed"]), power=True)
+        return {"result": result, "notes": notes, "power": None if power is None else power.as_dict(), "draws": int(sample.k),
                 "sampled_clusters": int(sample.labels.shape[0]), "design": sample.design}
