@@ -24,13 +24,22 @@ import pandas as pd
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import quote_list
 
-__all__ = ["EXPECTED_ERRORS", "INCLUSION", "PairColumns", "check_floor", "cluster_inclusion",
-           "expected_error_probabilities", "true_cluster_inclusion"]
+__all__ = ["DEFAULT_FLOOR", "EXPECTED_ERRORS", "INCLUSION", "LEGACY_FLOOR", "PairColumns", "check_floor",
+           "cluster_inclusion", "expected_error_probabilities", "true_cluster_inclusion"]
 
 #: The name of the design (``draw_sample(design=…)``, ``simulate(designs=…)``).
 EXPECTED_ERRORS = "expected_errors"
 #: The column holding q_r (the per-draw inclusion probability of a record).
 INCLUSION = "inclusion"
+#: The uniform floor λ of SPEC 12.3 when none is given (drawing, simulating, recomputing the
+#: weights of a sample drawn with the default), chosen in issue 28 from the coverage study
+#: ``benchmarks/coverage_design_floor.py`` (benchmarks/README.md, SPEC 12.3).
+DEFAULT_FLOOR = 0.5
+#: The default floor before issue 28. A sample drawn by expected errors without a design
+#: record (``<worksheet>.design.json``) was drawn by an older version, so with this floor
+#: unless ``--floor`` was given: ``er-expectations benchmark`` recomputes its weights with it
+#: (and says so), never with :data:`DEFAULT_FLOOR`.
+LEGACY_FLOOR = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +104,7 @@ def expected_error_probabilities(
     *,
     record_id: Hashable,
     match_probabilities: pd.DataFrame,
-    floor: float = 0.1,
+    floor: float = DEFAULT_FLOOR,
     pair_columns: PairColumns | Mapping[str, str] | None = None,
     source: str = "match_probabilities",
 ) -> pd.DataFrame:

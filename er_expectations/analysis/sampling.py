@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from er_expectations.analysis.expected_errors import DEFAULT_FLOOR
 from er_expectations.analysis.labels import LabelColumns
 from er_expectations.core.errors import InputError
 
@@ -49,7 +50,7 @@ def draw_sample(
     label_columns: LabelColumns | Mapping[str, str] | None = None,
     design: str = "cluster_size",
     match_probabilities: pd.DataFrame | None = None,
-    floor: float = 0.1,
+    floor: float = DEFAULT_FLOOR,
     pair_columns: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Draw ``n`` records with replacement from the release and build the worksheet.
