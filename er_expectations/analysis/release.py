@@ -142,12 +142,11 @@ def estimate(
     records the design and how many benchmark records/clusters were set aside because the
     release does not contain them.
 
-    ``ci_method`` (SPEC 6) is "recommended" (the default: each metric with the method the
-    coverage study chose for it, BCa), "linearization" (θ̂ ± z·SE), "logit" (the same on
+    ``ci_method`` (SPEC 6) is "linearization" (θ̂ ± z·SE, the default), "logit" (the same on
     the logit scale), "bootstrap" (percentile interval of ``n_boot`` resamples of the
-    draws), "bca" (bias-corrected and accelerated) or "studentized". The bootstraps are
-    seeded by ``seed``; with ``seed=None`` by ``DEFAULT_SEED`` (0), so the same data give the
-    same interval; the seed is recorded in ``attrs['seed']``.
+    draws), "bca" (bias-corrected and accelerated), "studentized", or "recommended" (each
+    metric with the method the coverage study chose for it: BCa). The bootstraps are seeded
+    by ``seed``; with ``seed=None`` a fresh seed is drawn and recorded in ``attrs['seed']``.
     ``n_boot`` is at most ``MAX_N_BOOT`` (20,000); every option is checked before the data
     is read. A sample without a single error gets the binomial interval of SPEC 6 under
     every method, with a note; column ``ci_method`` names the method of each row.

@@ -25,7 +25,6 @@ __all__ = [
     "GAP_METHODS",
     "INTERVAL_METHODS",
     "DEFAULT_CI_METHOD",
-    "DEFAULT_SEED",
     "MAX_N_BOOT",
     "RECOMMENDED",
     "RECOMMENDED_CI_METHOD",
@@ -45,7 +44,6 @@ __all__ = [
     "ratio_estimate",
     "ratio_replicates",
     "resolve_seed",
-    "interval_seed",
     "uses_bootstrap",
     "z_value",
     "zero_event_draws",
@@ -186,23 +184,12 @@ def check_n_boot(n_boot: int, *, parameter: str = "n_boot") -> int:
     return int(n_boot)
 
 
-#: The interval method every user-facing layer uses when none is given (SPEC 6, "Default
-#: interval"; the API, the YAML suites, the GX expectations and the command line share it):
-#: ``"recommended"``, i.e. per metric :data:`RECOMMENDED_CI_METHOD` for an estimate (BCa),
-#: :data:`RECOMMENDED_GAP_METHOD` for a subgroup gap (the hull) and
-#: :data:`RECOMMENDED_CHANGE_METHOD` for a change (the logit MOVER; the paired normal
-#: interval for cluster precision, cluster F and the average cluster size). Chosen in issue 28
-#: from the coverage studies (benchmarks/README.md, "Default floor and default interval"): at
-#: 800 draws it covered at least as well as the linearised interval for every metric under
-#: every design measured, and up to 23 points more (the uniform design's pairwise recall on
-#: the heavy-tailed population); ``"linearization"`` stays selectable. The bootstrap is
-#: seeded by :data:`DEFAULT_SEED` when no seed is given, so a default result is reproducible.
-DEFAULT_CI_METHOD = "recommended"
-#: The seed of the bootstraps when the caller gives none (``check_interval_options``): the same
-#: data and options give the same interval and the same verdict on every run (issue 28: with a
-#: bootstrap as the default, a fresh seed would make a check's verdict move between runs).
-#: Another seed shows the Monte Carlo variation (small with the default 2,000 resamples).
-DEFAULT_SEED = 0
+#: The interval method every user-facing layer uses when none is given (SPEC 6; the API,
+#: the YAML suites, the GX expectations and the CLI share it): the linearised interval,
+#: deterministic and the one every earlier result used. ``"recommended"`` (BCa estimates,
+#: the hull gap, the logit MOVER change; :data:`RECOMMENDED_CI_METHOD`) is the
+#: choice of the coverage study where errors are rare; docs/SPEC.md section 6 says when.
+DEFAULT_CI_METHOD = "linearization"
 
 
 def uses_bootstrap(ci_method: str) -> bool:
@@ -218,8 +205,7 @@ def check_interval_options(ci_method: str, n_boot: int, seed: int | None, *, gap
     ``ci_method`` one of :data:`INTERVAL_METHODS` or ``"recommended"`` (and, with
     ``gaps``, :data:`GAP_METHODS`), ``n_boot`` in [:data:`MIN_N_BOOT`, :data:`MAX_N_BOOT`]
     and ``seed`` None or ≥ 0. ``prefix`` goes before each parameter's name in the errors
-    (``"--"`` for the command line). Returns them checked, the seed :data:`DEFAULT_SEED` when
-    none is given and the method resamples."""
+    (``"--"`` for the command line). Returns them checked."""
     methods = (*INTERVAL_METHODS, *(GAP_METHODS if gaps else ()), RECOMMENDED)
     if not isinstance(ci_method, str) or ci_method not in methods:
         close = did_you_mean(str(ci_method), methods)
@@ -227,13 +213,7 @@ def check_interval_options(ci_method: str, n_boot: int, seed: int | None, *, gap
         raise InputError(f"{prefix}ci_method={ci_method!r} is not an interval method{hint}. "
                          f"Use one of: {', '.join(methods)}")
     return (ci_method, check_n_boot(n_boot, parameter=f"{prefix}n_boot"),
-            interval_seed(ci_method, check_seed(seed, parameter=f"{prefix}seed")))
-
-
-def interval_seed(ci_method: str, seed: int | None) -> int | None:
-    """The seed of an interval's bootstrap: ``seed``, or :data:`DEFAULT_SEED` when none is given
-    and ``ci_method`` resamples (so that a default result is the same on every run)."""
-    return DEFAULT_SEED if seed is None and uses_bootstrap(ci_method) else seed
+            check_seed(seed, parameter=f"{prefix}seed"))
 
 
 def check_seed(seed: int | None, *, parameter: str = "seed") -> int | None:

@@ -37,7 +37,7 @@ from er_expectations.gx.metrics.release import (
     DependentMetric,
     decode_weights,
 )
-from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, interval_seed
+from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT
 from er_expectations.stats.drift import paired_change
 
 __all__ = [
@@ -172,11 +172,10 @@ class EstimateChangeMetric(DependentMetric):
         kw = metric_value_kwargs
         if metrics["baseline"] is None:
             return None
-        method = kw.get("ci_method") or DEFAULT_CI_METHOD
         return paired_change(metrics["current"], metrics["baseline"], kw["metric"],
                              beta=float(kw.get("beta") or 1.0), ci_level=float(kw.get("ci_level") or 0.95),
-                             ci_method=method,
+                             ci_method=kw.get("ci_method") or DEFAULT_CI_METHOD,
                              n_boot=DEFAULT_N_BOOT if kw.get("n_boot") is None else int(kw["n_boot"]),
-                             seed=interval_seed(method, kw.get("seed")))
+                             seed=kw.get("seed"))
 
 
