@@ -10,7 +10,7 @@ match probabilities of its earlier study (no use of the truth):
 
 For every floor λ of ``--floors`` and number of draws of ``--sizes``, ``erx.simulate`` replays
 ``--reps`` benchmarks drawn by expected errors (SPEC 12.3) and reports the coverage of the 95 %
-interval of every metric for the linearised, logit, BCa and studentised intervals (``recommended`` is BCa
+interval of every metric for the linearised, logit and BCa intervals (``recommended`` is BCa
 for every estimate), all on the same replicates. Each cell (population, λ, draws) is appended
 to ``--out`` (JSON lines) as soon as it is done, so a long run can be stopped and resumed:
 cells already in the file are skipped.
@@ -45,7 +45,7 @@ import er_expectations as erx  # noqa: E402
 from er_expectations.analysis.examples import rldata_frame  # noqa: E402
 
 METRICS = ht.METRICS
-METHODS = ("linearization", "logit", "bca", "studentized")
+METHODS = ("linearization", "logit", "bca")
 
 
 POPULATIONS = ("rldata", "rldata_share", "rldata_oracle", "heavy")
@@ -118,17 +118,55 @@ def mc(p: float, reps: int) -> float:
     return 100.0 * math.sqrt(max(p * (1 - p), 1e-12) / reps)
 
 
-def report(files: list[str]) -> int:
+def earlier_cells() -> list[dict]:
+    """The cells earlier studies measured on the same populations: the size-proportional and
+    uniform designs (``coverage_methods.py``, singles) and the heavy population's floors 0.1 and
+    0.5 at 800 draws (``heavy_tail_design.py``, the same name model)."""
     rows = []
-    for f in files:
-        rows += [json.loads(line) for line in Path(f).read_text().splitlines() if line.strip()]
-    table = pd.DataFrame(rows).drop_duplicates(["population", "floor", "size", "metric", "ci_method"], keep="last")
+    for f in sorted((HERE / "results").glob("coverage-methods-2026-11-26-singles-*.json")):
+        for cell in json.loads(f.read_text())["cells"]:
+            for metric, by_method in cell["results"]["singles"].items():
+                for method, r in by_method.items():
+                    if method in METHODS:
+                        rows.append({"population": cell["population"], "design": cell["design"], "floor": None,
+                                     "size": cell["draws"], "metric": metric, "ci_method": method,
+                                     "reps": r["reps"], "coverage": r["coverage"]["rate"], "source": f.name})
+    for floor in (0.1, 0.5):
+        f = HERE / "results" / f"heavy-tail-design-2026-11-27-floor-{floor}.json"
+        for r in json.loads(f.read_text())["rows"]:
+            if r["design"] == "expected_errors" and r["ci_method"] in METHODS:
+                rows.append({"population": "heavy", "design": "expected_errors", "floor": floor, "size": r["size"],
+                             "metric": r["metric"], "ci_method": r["ci_method"], "reps": 2000,
+                             "coverage": r["coverage"], "source": f.name})
+    return rows
+
+
+def report(files: list[str]) -> int:
+    """Per population and number of draws: each metric's coverage by design (and floor), for
+    the default interval and the linearised one; then the lowest over the metrics."""
+    rows = [{**r, "source": Path(f).name} for f in files
+            for r in map(json.loads, Path(f).read_text().splitlines()) if r]
+    table = pd.DataFrame(earlier_cells() + rows)
+    table = table[table["ci_method"].isin(METHODS)]
+    table["where"] = [d if d != "expected_errors" else f"λ={f:g}" for d, f in zip(table["design"], table["floor"],
+                                                                                    strict=True)]
+    table = table.drop_duplicates(["population", "where", "size", "metric", "ci_method"], keep="last")
+    order = ["cluster_size", "uniform"] + [f"λ={f:g}" for f in sorted(table["floor"].dropna().unique())]
+    table["cell"] = [f"{100 * c:.1f}" for c in table["coverage"]]
     for (pop, size), part in table.groupby(["population", "size"]):
-        print(f"\n{pop}, {size} draws (coverage %, ± Monte Carlo SE)")
-        wide = part.assign(cell=[f"{100 * c:.1f} ±{mc(c, r):.1f}" for c, r in zip(part["coverage"], part["reps"],
-                                                                               strict=True)])
-        print(wide.pivot_table(index="metric", columns=["floor", "ci_method"], values="cell",
-                               aggfunc="first").to_string())
+        reps = part.groupby("where")["reps"].max().reindex(order).dropna().astype(int)
+        print(f"\n{pop}, {size} draws; BCa (linearised) coverage %, replications: "
+              + ", ".join(f"{w} {r}" for w, r in reps.items()))
+        bca = part[part["ci_method"] == "bca"].pivot_table(index="metric", columns="where", values="cell",
+                                                           aggfunc="first")
+        lin = part[part["ci_method"] == "linearization"].pivot_table(index="metric", columns="where", values="cell",
+                                                                     aggfunc="first")
+        both = bca.combine(lin, lambda a, b: a.astype(str) + " (" + b.astype(str) + ")")
+        cols = [c for c in order if c in both.columns]
+        print(both.reindex(index=list(METRICS), columns=cols).to_string())
+    low = table.groupby(["population", "size", "where", "ci_method"])["coverage"].min().unstack("where")
+    print("\nlowest coverage over the metrics, %")
+    print((100 * low[[c for c in order if c in low.columns]]).round(1).to_string())
     return 0
 
 
@@ -137,7 +175,7 @@ def main() -> int:
     ap.add_argument("--populations", nargs="+", default=["rldata", "heavy"], choices=POPULATIONS)
     ap.add_argument("--floors", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.5, 1.0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[800, 400, 200])
-    ap.add_argument("--reps", type=int, nargs="+", default=[2000, 1000, 1000], help="one per size, in order")
+    ap.add_argument("--reps", type=int, nargs="+", default=[1000, 500, 500], help="one per size, in order")
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--out", default=str(HERE / "results" / "coverage-design-floor-2026-11-28.jsonl"))
