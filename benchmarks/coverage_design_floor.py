@@ -141,7 +141,7 @@ def earlier_cells() -> list[dict]:
     return rows
 
 
-def report(files: list[str]) -> int:
+def report(files: list[str], *, markdown: bool = False) -> int:
     """Per population and number of draws: each metric's coverage by design (and floor), for
     the default interval and the linearised one; then the lowest over the metrics."""
     rows = [{**r, "source": Path(f).name} for f in files
@@ -163,7 +163,13 @@ def report(files: list[str]) -> int:
                                                                      aggfunc="first")
         both = bca.combine(lin, lambda a, b: a.astype(str) + " (" + b.astype(str) + ")")
         cols = [c for c in order if c in both.columns]
-        print(both.reindex(index=list(METRICS), columns=cols).to_string())
+        shown = both.reindex(index=list(METRICS), columns=cols)
+        if markdown:
+            print("| metric | " + " | ".join(cols) + " |\n| --- |" + " ---: |" * len(cols))
+            for metric, row in shown.iterrows():
+                print(f"| {metric} | " + " | ".join("—" if pd.isna(v) else str(v) for v in row) + " |")
+        else:
+            print(shown.to_string())
     low = table.groupby(["population", "size", "where", "ci_method"])["coverage"].min().unstack("where")
     print("\nlowest coverage over the metrics, %")
     print((100 * low[[c for c in order if c in low.columns]]).round(1).to_string())
@@ -180,9 +186,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--out", default=str(HERE / "results" / "coverage-design-floor-2026-11-28.jsonl"))
     ap.add_argument("--report", nargs="+", default=None, metavar="FILE")
+    ap.add_argument("--markdown", action="store_true", help="with --report: Markdown tables")
     args = ap.parse_args()
     if args.report:
-        return report(args.report)
+        return report(args.report, markdown=args.markdown)
     return run(args)
 
 

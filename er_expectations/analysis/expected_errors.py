@@ -33,7 +33,10 @@ EXPECTED_ERRORS = "expected_errors"
 INCLUSION = "inclusion"
 #: The uniform floor λ of SPEC 12.3 when none is given (drawing, simulating, recomputing the
 #: weights of a sample drawn with the default), chosen in issue 28 from the coverage study
-#: ``benchmarks/coverage_design_floor.py`` (benchmarks/README.md, SPEC 12.3).
+#: ``benchmarks/coverage_design_floor.py`` (benchmarks/README.md, "Default floor and default
+#: interval"; SPEC 12.3): at 800 draws the lowest coverage over the 12 metrics rose with λ on
+#: both populations, to 92.2 % (RLdata10000) and 91.6 % (heavy-tailed) at λ = 0.5 with BCa,
+#: from 90.2 % and 78.4 % at λ = 0.1.
 DEFAULT_FLOOR = 0.5
 #: The default floor before issue 28. A sample drawn by expected errors without a design
 #: record (``<worksheet>.design.json``) was drawn by an older version, so with this floor
