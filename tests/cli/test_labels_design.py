@@ -17,7 +17,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from er_expectations.analysis.expected_errors import DEFAULT_FLOOR, LEGACY_FLOOR, expected_error_probabilities
+from er_expectations.analysis.expected_errors import (
+    DEFAULT_FLOOR,
+    LEGACY_FLOOR,
+    expected_error_probabilities,
+)
 from er_expectations.analysis.sample_design import DEFF_WARNING, design_effect, design_path
 from er_expectations.analysis.sampling import write_frame
 from er_expectations.cli.main import main
