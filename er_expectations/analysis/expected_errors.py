@@ -124,7 +124,10 @@ def expected_error_probabilities(
     Returns a frame in the order of ``df``'s release rows with columns ``record_id`` (named
     like the argument), ``expected_removed`` (E|A_r|), ``expected_added`` (E|B_r|),
     ``expected_errors`` (e_r) and ``inclusion`` (q_r, summing to 1). ``floor`` is λ in
-    (0, 1]; with Σe = 0 every q_r is 1/N (a note in ``attrs['note']``).
+    (0, 1], by default :data:`DEFAULT_FLOOR` (0.5; 0.1 before issue 28): to recompute the
+    weights of a sample, give the floor it was drawn with (its design file, or the worksheet's
+    ``attrs['floor']``), never the default. With Σe = 0 every q_r is 1/N (a note in
+    ``attrs['note']``).
     """
     from er_expectations.engines.pandas.release import PandasRelease
 
