@@ -150,7 +150,12 @@ def report(files: list[str], *, markdown: bool = False) -> int:
     table = table[table["ci_method"].isin(METHODS)]
     table["where"] = [d if d != "expected_errors" else f"λ={f:g}" for d, f in zip(table["design"], table["floor"],
                                                                                     strict=True)]
-    table = table.drop_duplicates(["population", "where", "size", "metric", "ci_method"], keep="last")
+    # runs of the same cell with other seeds (other --out files) are pooled, weighted by replications
+    key = ["population", "where", "size", "metric", "ci_method"]
+    table["hits"] = table["coverage"] * table["reps"]
+    table = table.groupby(key, as_index=False, dropna=False).agg(
+        design=("design", "first"), floor=("floor", "first"), hits=("hits", "sum"), reps=("reps", "sum"))
+    table["coverage"] = table["hits"] / table["reps"]
     order = ["cluster_size", "uniform"] + [f"λ={f:g}" for f in sorted(table["floor"].dropna().unique())]
     table["cell"] = [f"{100 * c:.1f}" for c in table["coverage"]]
     for (pop, size), part in table.groupby(["population", "size"]):
