@@ -69,7 +69,7 @@ def draw_sample(
     e_r = E|A_r| + E|B_r| from the ER system's ``match_probabilities`` (a table of record
     pairs with p, see :func:`~er_expectations.analysis.expected_errors.expected_error_probabilities`)
     and the uniform ``floor`` λ in (0, 1] (default
-    :data:`~er_expectations.analysis.expected_errors.DEFAULT_FLOOR`, 0.5 since issue 28;
+    :data:`~er_expectations.analysis.expected_errors.DEFAULT_FLOOR`, 0.7 since issue 28;
     recorded in ``attrs['floor']``). The worksheet then has a column ``inclusion``
     (q_r of the drawn record). The benchmark needs q_r of every record of each labelled
     cluster (records the labeller added too): ``erx.expected_error_probabilities`` with the
