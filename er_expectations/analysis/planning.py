@@ -27,6 +27,7 @@ from er_expectations.analysis.coverage import (
     method_cells,
 )
 from er_expectations.analysis.expected_errors import (
+    DEFAULT_FLOOR,
     EXPECTED_ERRORS,
     check_floor,
     true_cluster_inclusion,
@@ -307,7 +308,7 @@ def simulate(
     group_column: Hashable | None = None,
     baseline: Hashable | None = None,
     match_probabilities: pd.DataFrame | None = None,
-    floor: float = 0.1,
+    floor: float = DEFAULT_FLOOR,
     pair_columns: Mapping[str, str] | None = None,
     slice_power: bool = False,
     slice_share: float = 0.2,

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from er_expectations.analysis.expected_errors import DEFAULT_FLOOR
 from er_expectations.analysis.labels import LabelColumns
 from er_expectations.core.errors import InputError
 
@@ -49,7 +50,7 @@ def draw_sample(
     label_columns: LabelColumns | Mapping[str, str] | None = None,
     design: str = "cluster_size",
     match_probabilities: pd.DataFrame | None = None,
-    floor: float = 0.1,
+    floor: float = DEFAULT_FLOOR,
     pair_columns: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Draw ``n`` records with replacement from the release and build the worksheet.
@@ -67,7 +68,9 @@ def draw_sample(
     size); ``"expected_errors"`` draws record r with probability q_r = (1 − λ)·e_r/Σe + λ/N,
     e_r = E|A_r| + E|B_r| from the ER system's ``match_probabilities`` (a table of record
     pairs with p, see :func:`~er_expectations.analysis.expected_errors.expected_error_probabilities`)
-    and the uniform ``floor`` λ in (0, 1]. The worksheet then has a column ``inclusion``
+    and the uniform ``floor`` λ in (0, 1] (default
+    :data:`~er_expectations.analysis.expected_errors.DEFAULT_FLOOR`, 0.7 since issue 28;
+    recorded in ``attrs['floor']``). The worksheet then has a column ``inclusion``
     (q_r of the drawn record). The benchmark needs q_r of every record of each labelled
     cluster (records the labeller added too): ``erx.expected_error_probabilities`` with the
     same table and floor gives it, and ``benchmark_from_labels(design="expected_errors",

@@ -13,6 +13,7 @@ import hashlib
 import sys
 from pathlib import Path
 
+from er_expectations.analysis.expected_errors import DEFAULT_FLOOR, LEGACY_FLOOR
 from er_expectations.cli.common import read_match_probabilities
 from er_expectations.core.errors import InputError
 
@@ -101,8 +102,9 @@ def resolve_design(args: argparse.Namespace, records) -> tuple[str, float, str |
     recorded = read_design(args.labels, file=where)
     if recorded is None:
         design = args.design or "cluster_size"
-        floor = DEFAULT_FLOOR if args.floor is None else args.floor
-        how = (f"and floor {floor:g} ({'as given with --floor' if args.floor is not None else 'the default'})"
+        floor = LEGACY_FLOOR if args.floor is None else args.floor
+        given = "as given with --floor" if args.floor is not None else "the default of the versions that did not record it"
+        how = (f"and floor {floor:g} ({given})"
                if design == "expected_errors" else "(records drawn uniformly)")
         print(f"warning: {args.labels}: the sample's design is not recorded (no {where}: labels from a sample of an "
               f"older version, or moved without that file); the weights are computed with design {design} {how}. "
@@ -210,10 +212,6 @@ def file_fact(path) -> dict[str, object]:
     return {"path": str(path), "bytes": p.stat().st_size, "sha256": digest.hexdigest()}
 
 
-#: The floor λ of ``sample --design expected_errors`` when none is given (SPEC 12.3).
-DEFAULT_FLOOR = 0.1
-
-
 def _design_args(p: argparse.ArgumentParser, *, recorded: bool = False) -> None:
     """``--match-probabilities`` and ``--floor`` of the expected-errors design (SPEC 12.3); for
     ``benchmark`` (``recorded``) both default to what the sample's design file records."""
@@ -225,10 +223,11 @@ def _design_args(p: argparse.ArgumentParser, *, recorded: bool = False) -> None:
     if recorded:
         p.add_argument("--floor", type=float, default=None,
                        help="for --design expected_errors: the floor the sample was drawn with (default: the one "
-                            f"its design file records; without one {DEFAULT_FLOOR}, with a warning)")
+                            f"its design file records; without one {LEGACY_FLOOR:g}, the default of the versions that did not "
+                            "record it, with a warning)")
     else:
         p.add_argument("--floor", type=float, default=DEFAULT_FLOOR,
-                       help=f"for --design expected_errors: the uniform floor λ in (0, 1] (default {DEFAULT_FLOOR})")
+                       help=f"for --design expected_errors: the uniform floor λ in (0, 1] (default {DEFAULT_FLOOR:g})")
 
 
 def _records_args(p: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ import json
 import math
 from pathlib import Path
 
+from er_expectations.analysis.expected_errors import DEFAULT_FLOOR
 from er_expectations.cli.common import (
     EXIT_OK,
     add_table_args,
@@ -239,8 +240,8 @@ def add_planning_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--match-probabilities", default=None, metavar="FILE",
                    help="for 'expected_errors': the ER system's pair probabilities (columns record_a, record_b, "
                         "p; ids of --record-id)")
-    p.add_argument("--floor", type=float, default=0.1,
-                   help="for 'expected_errors': the uniform floor λ in (0, 1] (default 0.1)")
+    p.add_argument("--floor", type=float, default=DEFAULT_FLOOR,
+                   help=f"for 'expected_errors': the uniform floor λ in (0, 1] (default {DEFAULT_FLOOR:g})")
     p.add_argument("--reps", type=int, default=1000, help="replications per design and size (default 1000)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, printed)")
     p.add_argument("--metrics", nargs="+", default=None, help="metric ids (default: all)")

@@ -17,7 +17,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from er_expectations.analysis.expected_errors import expected_error_probabilities
+from er_expectations.analysis.expected_errors import (
+    DEFAULT_FLOOR,
+    LEGACY_FLOOR,
+    expected_error_probabilities,
+)
 from er_expectations.analysis.sample_design import DEFF_WARNING, design_effect, design_path
 from er_expectations.analysis.sampling import write_frame
 from er_expectations.cli.main import main
@@ -146,14 +150,15 @@ def test_recorded_floor_is_used_without_any_design_option(world, capsys):
 
 
 def test_an_old_sample_without_a_record_keeps_todays_weights_with_a_warning(world, capsys):
-    _sample(world, world / "sheet.parquet", floor=None)  # the default floor 0.1
+    _sample(world, world / "sheet.parquet", floor=LEGACY_FLOOR)  # drawn as the versions before the record did
     _fill(world / "sheet.parquet", world / "labels.parquet", world / "truth.parquet")
     capsys.readouterr()
     assert not design_path(world / "labels.parquet").exists()  # as an old sample: no record beside the labels
     assert _cli("benchmark", world / "labels.parquet", world / "records.parquet", *COMMON, "--design",
                 "expected_errors", "--match-probabilities", world / "pairs.parquet", "-o", world / "bench.parquet") == 0
     err = capsys.readouterr().err
-    assert "design is not recorded" in err and "floor 0.1 (the default)" in err
+    assert "design is not recorded" in err
+    assert "floor 0.1 (the default of the versions that did not record it)" in err
     bench = read_table(world / "bench.parquet")
     bench = bench[bench["reference"].notna()]
     truth = pd.read_parquet(world / "truth.parquet").set_index("mention_id")["truth"]
@@ -163,6 +168,21 @@ def test_an_old_sample_without_a_record_keeps_todays_weights_with_a_warning(worl
     assert _cli("benchmark", world / "labels.parquet", world / "records.parquet", *COMMON,
                 "-o", world / "bench2.parquet") == 0
     assert "design cluster_size (records drawn uniformly)" in capsys.readouterr().err
+
+
+def test_a_new_sample_records_the_default_floor_and_benchmark_uses_it(world, capsys):
+    """Drawn without --floor: the design file records today's default (not the legacy one), and
+    the weights follow the record, not the floor an unrecorded sample would get."""
+    assert DEFAULT_FLOOR != LEGACY_FLOOR
+    _sample(world, world / "sheet.parquet", floor=None)
+    assert json.loads(design_path(world / "sheet.parquet").read_text())["floor"] == DEFAULT_FLOOR
+    _fill(world / "sheet.parquet", world / "labels.parquet", world / "truth.parquet")
+    design_path(world / "labels.parquet").write_bytes(design_path(world / "sheet.parquet").read_bytes())
+    capsys.readouterr()
+    assert _cli("benchmark", world / "labels.parquet", world / "records.parquet", *COMMON,
+                "-o", world / "bench.parquet") == 0
+    assert "design is not recorded" not in capsys.readouterr().err
+    _check_weights(world, world / "bench.parquet", DEFAULT_FLOOR)
 
 
 def _refused(world: Path, capsys, *extra: object) -> str:
