@@ -15,6 +15,7 @@ import math
 import sys
 from typing import Any
 
+from er_expectations.core.text import printable
 from er_expectations.history.store import HistoryError, HistoryStore
 
 __all__ = ["add_history_command", "cmd_history", "select_expectation"]
@@ -152,8 +153,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 def _alert_records(alerts: Any) -> list[dict[str, Any]]:
     """The alert deliveries of the runs shown, JSON-ready (times in ISO 8601)."""
     shown = alerts.astype(object).where(alerts.notna(), None)
-    return [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
-            for row in shown.to_dict(orient="records")]
+    return [{k: (v.isoformat() if hasattr(v, "isoformat") else printable(v, limit=None) if k == "error" and v else v)
+             for k, v in row.items()} for row in shown.to_dict(orient="records")]
 
 
 def _alert_lines(alerts: Any) -> list[str]:
@@ -164,7 +165,7 @@ def _alert_lines(alerts: Any) -> list[str]:
     for _, a in alerts.iterrows():
         when = f"{a['gx_run_time']:%Y-%m-%d %H:%M:%S}Z" if str(a["gx_run_time"]) != "NaT" else "-"
         outcome = "NOT DELIVERED" if a["outcome"] == "failed" else a["outcome"]
-        error = f": {a['error']}" if isinstance(a["error"], str) and a["error"] else ""
+        error = f": {printable(a['error'])}" if isinstance(a["error"], str) and a["error"] else ""
         lines.append(f"  run {when}  {a['action']} {a['target']}: {outcome}{error}")
     return lines
 
