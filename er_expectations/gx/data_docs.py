@@ -56,6 +56,7 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from er_expectations.core.charts import svg_cache
+from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
 from er_expectations.gx.html_view import class_attrs, paragraphs, render_string_template
@@ -156,7 +157,16 @@ def local_site_dir(context: Any, site_name: str = "local_site") -> Path:
     sites = context.variables.data_docs_sites or {}
     if site_name not in sites:
         raise LookupError(f"no Data Docs site named {site_name!r}; configured: {sorted(sites)}")
-    url = context.get_docs_sites_urls(site_name=site_name, only_if_exists=False)[0]["site_url"]
+    try:
+        url = context.get_docs_sites_urls(site_name=site_name, only_if_exists=False)[0]["site_url"]
+    except (FileExistsError, NotADirectoryError) as error:  # GX creates the site's folder: a file is there
+        where = Path(str(error.filename or site_name))
+        file = next((p for p in (where, *where.parents) if p.is_file()), where)
+        raise InputError(
+            f"{file}: is a file, not a folder, but the Data Docs site '{site_name}' keeps its pages in "
+            f"{where} (data_docs_sites.{site_name}.store_backend.base_directory of great_expectations.yml in "
+            f"{getattr(context, 'root_directory', None) or 'the GX project'}); move or delete the file, or "
+            "point that key at another folder") from None
     parts = urlsplit(url or "")
     if parts.scheme != "file":
         raise LookupError(f"Data Docs site {site_name!r} is not on the local filesystem: {url}")
