@@ -59,9 +59,9 @@ from er_expectations.core.charts import svg_cache
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
-from er_expectations.gx.html_view import class_attrs, paragraphs, render_string_template
+from er_expectations.gx.html_view import class_attrs, hashes, paragraphs, render_string_template
 from er_expectations.gx.outcome import field_of, status_and_severity
-from er_expectations.gx.provenance_view import provenance_lines
+from er_expectations.gx.provenance_view import provenance_lines, publishable_meta
 from er_expectations.gx.render import without_severity_badge
 
 __all__ = [
@@ -333,6 +333,16 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
             "module_name": _MODULE, "class_name": "SeverityColumnSectionRenderer"}),
             run_info_at_end=run_info_at_end, data_context=data_context)
 
+    def render(self, validation_results: Any, suite_parameters: Any = None) -> Any:
+        """GX's page of ``validation_results`` whose batch description (the batch spec under "Show more
+        info") names no absolute local path: a file inside the project relative to it, any other by its
+        name (:func:`~.provenance_view.publishable_meta`); the stored result is left as it is."""
+        shown = copy.copy(validation_results)
+        root = getattr(self._data_context, "root_directory", None)
+        shown.meta = publishable_meta(validation_results.meta,
+                                      base=Path(root).parent if isinstance(root, str | os.PathLike) else None)
+        return super().render(shown, suite_parameters=suite_parameters)
+
     @classmethod
     def _render_validation_header(cls, validation_results: Any) -> _Block:
         verdict = verdict_of(validation_results)
@@ -358,6 +368,7 @@ def _environment() -> Environment:
     env.filters["string_template"] = render_string_template
     env.filters["attrs"] = class_attrs
     env.filters["paragraphs"] = paragraphs
+    env.filters["hashes"] = hashes
     env.globals["css"] = Markup(loader.get_source(env, "docs.css")[0])
     env.globals.update(csp=CSP, note=NOTE_TEXT)
     return env
