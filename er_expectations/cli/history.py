@@ -90,7 +90,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     """``history``: print (and draw) one expectation's series of a checkpoint."""
     from er_expectations.cli.common import EXIT_OK
     from er_expectations.config import load_checkpoint
-    from er_expectations.run.history import history_url
+    from er_expectations.run.history_location import history_url, project_key
 
     checkpoint = load_checkpoint(args.checkpoint)
     if args.chart:
@@ -101,8 +101,6 @@ def cmd_history(args: argparse.Namespace) -> int:
     if url is None:
         raise HistoryError(f"{args.checkpoint}: the history of checkpoint '{checkpoint.name}' is disabled "
                            "(history: {enabled: false}); nothing was recorded")
-    from er_expectations.run.history import project_key
-
     with HistoryStore.open(url, create=False, project=project_key(checkpoint)) as store:
         frame = store.results(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
                               all_versions=args.all_versions)
