@@ -31,6 +31,7 @@ import copy
 import datetime as _dt
 import functools
 import hashlib
+import html as html_lib
 import json
 import os
 import re
@@ -59,6 +60,7 @@ from er_expectations.core.charts import svg_cache
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
+from er_expectations.gx.glossary import terms_on
 from er_expectations.gx.html_view import class_attrs, hashes, paragraphs, render_string_template
 from er_expectations.gx.outcome import field_of, status_and_severity
 from er_expectations.gx.provenance_view import provenance_lines, publishable_meta
@@ -385,14 +387,27 @@ def _home(document: Mapping[str, Any]) -> str:
     return ""
 
 
+_GLOSSARY_MARK = "<!--er-glossary-->"
+_GLOSSARY_LINK_MARK = "<!--er-glossary-link-->"
+
+
 class OfflinePageView(DefaultJinjaPageView):
     """GX page view that renders with ``er_expectations/templates/page.html.j2`` (autoescaped)."""
 
     def render(self, document: Any, template: str | None = None, **kwargs: Any) -> str:
         self._validate_document(document)
         doc = document.to_json_dict()
-        return _environment().get_template(template or "page.html.j2").render(
-            doc=doc, home=_home(doc), sections=doc.get("sections") or [])
+        env = _environment()
+        page = env.get_template(template or "page.html.j2").render(
+            doc=doc, home=_home(doc), sections=doc.get("sections") or [],
+            glossary="ValidationResults" in str(doc.get("renderer_type") or ""))
+        if _GLOSSARY_MARK not in page:
+            return page
+        # the terms the page's text uses (its words, without markup or stylesheet), defined at its end
+        words = html_lib.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", " ", page, flags=re.S)))
+        terms = terms_on(words)
+        parts = env.get_template("glossary.html.j2").module
+        return page.replace(_GLOSSARY_LINK_MARK, str(parts.link(terms))).replace(_GLOSSARY_MARK, str(parts.terms(terms)))
 
 
 # ----------------------------------------------------------------------------------------------
