@@ -14,8 +14,8 @@ them.
 from __future__ import annotations
 
 import html
-import json
 import io
+import json
 import re
 from pathlib import Path
 
