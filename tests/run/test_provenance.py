@@ -215,3 +215,28 @@ def test_the_code_revision_of_a_checkout_and_of_an_installed_copy(tmp_path):
     (package / "new.py").write_text("")
     assert revision._git_revision(package) == {"commit": head, "clean": False, "changed": 2}  # noqa: SLF001
     assert revision.package_files_sha256(package) != expected
+
+
+def test_a_natively_rendered_page_shows_no_absolute_batch_path(tmp_path):
+    """Native GX (no checkpoint run to rewrite the result): the page renderer's hook shows GX's batch spec
+    with the file inside the project relative to it and any other by its name; the result is unchanged."""
+    from great_expectations.core import ExpectationSuiteValidationResult
+
+    from er_expectations.gx.data_docs import OfflinePageView, SeverityValidationResultsPageRenderer
+    from er_expectations.gx.provenance_view import publishable_meta
+
+    class Context:
+        root_directory = str(tmp_path / "project" / "gx")
+
+    inside = str(tmp_path / "project" / "er_data" / "toy" / "alpha.parquet")
+    meta = {"batch_spec": {"path": inside, "reader_options": {"other": "/etc/secret/x.csv"}, "reader_method": "r"},
+            "run_id": {"run_name": "x", "run_time": "2026-01-01T00:00:00+00:00"}}
+    result = ExpectationSuiteValidationResult(success=True, results=[], suite_name="s", meta=meta,
+                                              statistics={"evaluated_expectations": 0})
+    document = SeverityValidationResultsPageRenderer(data_context=Context()).render(result)
+    page = OfflinePageView().render(document)
+    assert str(tmp_path) not in page and "/etc/secret" not in page
+    assert "er_data/toy/alpha.parquet" in page and "…/x.csv" in page
+    assert result.meta["batch_spec"]["path"] == inside  # the stored result is left as it is
+    assert publishable_meta({"batch_spec": {"path": "s3://bucket/x"}, "other": "/abs"}, base=None) == {
+        "batch_spec": {"path": "s3://bucket/x"}, "other": "/abs"}
