@@ -124,10 +124,21 @@ def labelling_batch(
     if "predicted_cluster" in label_names:
         label_rows[label_names["predicted_cluster"]] = _cluster_ids(parsed, rows[prediction], prediction)
     if "true_cluster" in label_names:
-        label_rows[label_names["true_cluster"]] = pd.Series(parsed.true_cluster, dtype=object)
+        label_rows[label_names["true_cluster"]] = _true_cluster_ids(parsed.true_cluster)
     batch = pd.concat([label_rows, rows], ignore_index=True)
     batch[label_names["draw"]] = batch[label_names["draw"]].astype("Int64")
     return batch[[*label_names.values(), *record_columns]]
+
+
+def _true_cluster_ids(values: list) -> pd.Series:
+    """The labels' ``true_cluster`` for the batch: integers (none a bool) as nullable Int64, so that ids
+    above 2**53 stay exact through the batch's Parquet file (a column of integers with the record rows'
+    empty cells would be read back as float64); any other ids as given."""
+    ints = [v for v in values if v is not None]
+    if ints and all(isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_) for v in ints) \
+            and all(-(2**63) <= int(v) < 2**63 for v in ints):
+        return pd.Series(pd.array([None if v is None else int(v) for v in values], dtype="Int64"))
+    return pd.Series(values, dtype=object)
 
 
 def _cluster_ids(parsed: Labels, clusters: pd.Series, prediction: Hashable) -> pd.Series:

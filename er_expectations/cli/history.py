@@ -15,6 +15,7 @@ import math
 import sys
 from typing import Any
 
+from er_expectations.core.text import printable
 from er_expectations.history.store import HistoryError, HistoryStore
 
 __all__ = ["add_history_command", "cmd_history", "select_expectation"]
@@ -89,7 +90,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     """``history``: print (and draw) one expectation's series of a checkpoint."""
     from er_expectations.cli.common import EXIT_OK
     from er_expectations.config import load_checkpoint
-    from er_expectations.run.history import history_url
+    from er_expectations.run.history_location import history_url, project_key
 
     checkpoint = load_checkpoint(args.checkpoint)
     if args.chart:
@@ -100,8 +101,6 @@ def cmd_history(args: argparse.Namespace) -> int:
     if url is None:
         raise HistoryError(f"{args.checkpoint}: the history of checkpoint '{checkpoint.name}' is disabled "
                            "(history: {enabled: false}); nothing was recorded")
-    from er_expectations.run.history import project_key
-
     with HistoryStore.open(url, create=False, project=project_key(checkpoint)) as store:
         frame = store.results(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
                               all_versions=args.all_versions)
@@ -152,8 +151,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 def _alert_records(alerts: Any) -> list[dict[str, Any]]:
     """The alert deliveries of the runs shown, JSON-ready (times in ISO 8601)."""
     shown = alerts.astype(object).where(alerts.notna(), None)
-    return [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
-            for row in shown.to_dict(orient="records")]
+    return [{k: (v.isoformat() if hasattr(v, "isoformat") else printable(v, limit=None) if k == "error" and v else v)
+             for k, v in row.items()} for row in shown.to_dict(orient="records")]
 
 
 def _alert_lines(alerts: Any) -> list[str]:
@@ -164,7 +163,7 @@ def _alert_lines(alerts: Any) -> list[str]:
     for _, a in alerts.iterrows():
         when = f"{a['gx_run_time']:%Y-%m-%d %H:%M:%S}Z" if str(a["gx_run_time"]) != "NaT" else "-"
         outcome = "NOT DELIVERED" if a["outcome"] == "failed" else a["outcome"]
-        error = f": {a['error']}" if isinstance(a["error"], str) and a["error"] else ""
+        error = f": {printable(a['error'])}" if isinstance(a["error"], str) and a["error"] else ""
         lines.append(f"  run {when}  {a['action']} {a['target']}: {outcome}{error}")
     return lines
 

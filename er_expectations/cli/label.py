@@ -100,11 +100,11 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     from er_expectations.core.io import file_kind
     from er_expectations.labelling.access import ACCESS_FILE
     from er_expectations.labelling.decide import decide, labels_frame, plural
-    from er_expectations.labelling.project import CONFIG_FILE, STORE_FILE, open_project
+    from er_expectations.labelling.project import open_project, project_inputs
     from er_expectations.labelling.tags import tags_frame
 
     folder = Path(args.project)
-    inputs = [str(folder / CONFIG_FILE), str(folder / STORE_FILE), str(folder / ACCESS_FILE)]
+    inputs = [*(str(p) for p in project_inputs(folder)), str(folder / ACCESS_FILE)]  # --force never overwrites what the project reads
     check_output(args.output, inputs, force=args.force)
     file_kind(Path(args.output))
     if args.tags is not None:

@@ -139,6 +139,44 @@ def resolve_design(args: argparse.Namespace, records) -> tuple[str, float, str |
     return recorded.name, float(recorded.floor), pairs, recorded
 
 
+def check_worksheet_inclusion(labels, inclusion, *, args: argparse.Namespace, design: str, floor: float,
+                              pairs_file: str | None, record_id: str) -> None:
+    """The worksheet's own ``inclusion`` column (q_r of each drawn record, written by ``sample`` for the
+    expected-errors design, SPEC 12.3) against the q_r recomputed for the benchmark's weights: a sample
+    drawn with another floor or other pair probabilities, or by expected errors while the benchmark is
+    built with another design, is refused (hostile round 3, item 1) instead of weighting it wrongly."""
+    import numpy as np
+    import pandas as pd
+
+    column = "inclusion"
+    if column not in labels.columns:
+        return
+    given = pd.to_numeric(labels[column], errors="coerce").to_numpy(dtype=np.float64)
+    if not np.isfinite(given).any():
+        return
+    how = ("give the --design, --match-probabilities and --floor the sample was drawn with (or keep the sample's "
+           "design file WORKSHEET.design.json beside the labels)")
+    if inclusion is None:
+        raise InputError(f"{args.labels}, column '{column}': the sample was drawn by expected errors (the worksheet "
+                         f"holds each drawn record's inclusion probability), but the benchmark would be built with "
+                         f"design {design}: the weights would be wrong; {how}")
+    id_column = _label_columns(args.label_column).get("record_id", "record_id")
+    if id_column not in labels.columns:
+        return  # the labels' own check names the missing column
+    recomputed = dict(zip(map(str, inclusion[record_id]), inclusion["inclusion"].to_numpy(dtype=np.float64),
+                          strict=True))
+    draws = labels["draw"].tolist() if "draw" in labels.columns else list(range(1, len(labels) + 1))
+    for draw, record, q in zip(draws, labels[id_column].tolist(), given, strict=True):
+        want = recomputed.get(str(record))
+        if want is None or not np.isfinite(q) or np.isclose(q, want, rtol=1e-6, atol=1e-15):
+            continue
+        raise InputError(
+            f"{args.labels}, column '{column}', draw {draw} (record {record!r}): the sample drew it with inclusion "
+            f"probability {q:.6g}, but --floor {floor:g} and --match-probabilities {pairs_file} give {want:.6g}: "
+            f"the sample was drawn with another floor or other pair probabilities and the weights would be wrong; "
+            f"{how}")
+
+
 def cmd_benchmark(args: argparse.Namespace) -> int:
     from er_expectations.analysis.benchmark import benchmark_from_labels
     from er_expectations.analysis.benchmark_life import new_manifest, write_manifest
@@ -161,6 +199,8 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
                              "sample was drawn with: the weights are recomputed from them (SPEC 12.3)")
         inclusion = expected_error_probabilities(df, args.prediction, record_id=record_id,
                                                  match_probabilities=pairs, floor=floor, source=str(pairs_file))
+    check_worksheet_inclusion(labels, inclusion, args=args, design=name, floor=floor, pairs_file=pairs_file,
+                              record_id=record_id)
     bench = benchmark_from_labels(labels, df, args.prediction, record_id=record_id, design=name,
                                   reference=args.reference, columns=_label_columns(args.label_column),
                                   separator=args.separator, inclusion=inclusion)

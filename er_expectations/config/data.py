@@ -293,7 +293,29 @@ class DataSources(ConfigModel):
         if self.tags is not None and self.benchmark is None:
             raise problem("data.tags: error tags belong to benchmark clusters, but the checkpoint has no "
                           "data.benchmark", "add data.benchmark, or remove data.tags", at=("tags",))
+        if self.tags is not None:
+            taken = self._batch_columns()
+            if self.tags.column in taken:
+                raise problem(f"data.tags.column: '{self.tags.column}' is already a column of every release batch "
+                              f"({taken[self.tags.column]}); the tags would replace it",
+                              "give data.tags.column another name (the default is 'error_tags') and the same name "
+                              "as tags_column of expect_error_cause_rate_to_be_below", at=("tags", "column"))
         return self
+
+    def _batch_columns(self) -> dict[str, str]:
+        """The columns every release batch has, each with the key that names it."""
+        predictions = self.predictions
+        prediction_key = ("data.predictions.batch_column" if predictions.batch_column is not None
+                          else "data.predictions.prediction_column" if predictions.prediction_column is not None
+                          else "data.predictions.batch_column, default 'prediction'")
+        taken = {predictions.target_column: f"the prediction, {prediction_key}"}
+        if self.name is not None:
+            taken.setdefault(self.name.output_column, "the name, data.name.output_column")
+        if self.benchmark is not None:
+            taken.setdefault(self.benchmark.reference_column, "the true cluster, data.benchmark.reference_column")
+            taken.setdefault(self.benchmark.id_column, "the benchmark's record id, data.benchmark.id_column")
+        taken[self.records.id_column] = "the record id, data.records.id_column"
+        return taken
 
     @field_validator("predictions", mode="before")
     @classmethod

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 
 __all__ = [
@@ -19,7 +20,9 @@ __all__ = [
     "fmt_threshold",
     "format_number",
     "observed_estimate",
+    "printable",
     "range_phrase",
+    "redact_credentials",
     "runs_as_formula",
     "spreadsheet_safe",
     "without_local_paths",
@@ -48,6 +51,44 @@ def spreadsheet_safe(text: str) -> str:
 #: An absolute local path in a message: a "/" not inside a word or a web address, then at least
 #: one more path part (``/tmp/x/y.json``, ``/home/me/project``), or a Windows drive path.
 _LOCAL_PATH = re.compile(r"(?<![\w.:/~>-])/(?:[^\s'\"/:<>|]+/)+[^\s'\",;:<>|)]*|\b[A-Za-z]:\\[^\s'\",;<>|]*")
+
+
+#: Terminal escape sequences: CSI (``ESC [ ... final``), OSC (``ESC ] ... BEL | ESC \\``), DCS/PM/APC
+#: strings, and any other two-character ``ESC x``; their 8-bit C1 forms too.
+_ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+                      r"|(?:\x1b[\]PX^_]|[\x90\x9d\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+                      r"|\x1b[\s\S]?")
+
+
+def printable(text: object, *, limit: int | None = 300) -> str:
+    """``text`` safe to print on a terminal and to store: terminal escape sequences removed, every
+    other control or invisible formatting character (bidi overrides, zero-width, line separators) a
+    space, runs of white space one space, and at most ``limit`` characters (cut with "…").
+
+    For text that comes from elsewhere, such as a server's reply to an alert (hostile round 3,
+    item 6); mask secrets before cutting (``limit=None``), so no piece of one survives the cut."""
+    shown = _ESCAPES.sub("", str(text))
+    shown = "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") else c
+                    for c in shown)
+    shown = " ".join(shown.split())
+    if limit is not None and len(shown) > limit:
+        shown = shown[:max(limit - 1, 0)].rstrip() + "…"
+    return shown
+
+
+#: What reads as a credential in a reply: ``Bearer <x>``, or a key such as token, password or api_key
+#: followed by ``=`` or ``:`` and its value.
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"'<>,;&]+")
+_KEYED = re.compile(r"(?i)\b((?:access_|refresh_|auth_|id_)?token|api[_-]?key|apikey|secret|client_secret|password|"
+                    r"passwd|pwd|signature|sig|authorization|x-api-key|webhook_url)"
+                    r"(\"?\s*[:=]\s*\"?)([^\s\"'<>,;&]+)")
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with what reads as a credential replaced by ``***`` (``Bearer ***``, ``token=***``,
+    ``"password": "***"``), whatever its value: for text that may echo one nobody named as secret."""
+    text = _BEARER.sub(lambda m: f"{m.group(1)} ***", text)
+    return _KEYED.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
 
 
 def without_local_paths(text: str, *, project_dir: str | None = None) -> str:

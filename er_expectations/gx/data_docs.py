@@ -31,6 +31,7 @@ import copy
 import datetime as _dt
 import functools
 import hashlib
+import html as html_lib
 import json
 import os
 import re
@@ -56,11 +57,13 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from er_expectations.core.charts import svg_cache
+from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
-from er_expectations.gx.html_view import class_attrs, paragraphs, render_string_template
+from er_expectations.gx.glossary import terms_on
+from er_expectations.gx.html_view import class_attrs, hashes, paragraphs, render_string_template
 from er_expectations.gx.outcome import field_of, status_and_severity
-from er_expectations.gx.provenance_view import provenance_lines
+from er_expectations.gx.provenance_view import provenance_lines, publishable_meta
 from er_expectations.gx.render import without_severity_badge
 
 __all__ = [
@@ -156,7 +159,16 @@ def local_site_dir(context: Any, site_name: str = "local_site") -> Path:
     sites = context.variables.data_docs_sites or {}
     if site_name not in sites:
         raise LookupError(f"no Data Docs site named {site_name!r}; configured: {sorted(sites)}")
-    url = context.get_docs_sites_urls(site_name=site_name, only_if_exists=False)[0]["site_url"]
+    try:
+        url = context.get_docs_sites_urls(site_name=site_name, only_if_exists=False)[0]["site_url"]
+    except (FileExistsError, NotADirectoryError) as error:  # GX creates the site's folder: a file is there
+        where = Path(str(error.filename or site_name))
+        file = next((p for p in (where, *where.parents) if p.is_file()), where)
+        raise InputError(
+            f"{file}: is a file, not a folder, but the Data Docs site '{site_name}' keeps its pages in "
+            f"{where} (data_docs_sites.{site_name}.store_backend.base_directory of great_expectations.yml in "
+            f"{getattr(context, 'root_directory', None) or 'the GX project'}); move or delete the file, or "
+            "point that key at another folder") from None
     parts = urlsplit(url or "")
     if parts.scheme != "file":
         raise LookupError(f"Data Docs site {site_name!r} is not on the local filesystem: {url}")
@@ -323,6 +335,16 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
             "module_name": _MODULE, "class_name": "SeverityColumnSectionRenderer"}),
             run_info_at_end=run_info_at_end, data_context=data_context)
 
+    def render(self, validation_results: Any, suite_parameters: Any = None) -> Any:
+        """GX's page of ``validation_results`` whose batch description (the batch spec under "Show more
+        info") names no absolute local path: a file inside the project relative to it, any other by its
+        name (:func:`~.provenance_view.publishable_meta`); the stored result is left as it is."""
+        shown = copy.copy(validation_results)
+        root = getattr(self._data_context, "root_directory", None)
+        shown.meta = publishable_meta(validation_results.meta,
+                                      base=Path(root).parent if isinstance(root, str | os.PathLike) else None)
+        return super().render(shown, suite_parameters=suite_parameters)
+
     @classmethod
     def _render_validation_header(cls, validation_results: Any) -> _Block:
         verdict = verdict_of(validation_results)
@@ -348,6 +370,7 @@ def _environment() -> Environment:
     env.filters["string_template"] = render_string_template
     env.filters["attrs"] = class_attrs
     env.filters["paragraphs"] = paragraphs
+    env.filters["hashes"] = hashes
     env.globals["css"] = Markup(loader.get_source(env, "docs.css")[0])
     env.globals.update(csp=CSP, note=NOTE_TEXT)
     return env
@@ -364,14 +387,27 @@ def _home(document: Mapping[str, Any]) -> str:
     return ""
 
 
+_GLOSSARY_MARK = "<!--er-glossary-->"
+_GLOSSARY_LINK_MARK = "<!--er-glossary-link-->"
+
+
 class OfflinePageView(DefaultJinjaPageView):
     """GX page view that renders with ``er_expectations/templates/page.html.j2`` (autoescaped)."""
 
     def render(self, document: Any, template: str | None = None, **kwargs: Any) -> str:
         self._validate_document(document)
         doc = document.to_json_dict()
-        return _environment().get_template(template or "page.html.j2").render(
-            doc=doc, home=_home(doc), sections=doc.get("sections") or [])
+        env = _environment()
+        page = env.get_template(template or "page.html.j2").render(
+            doc=doc, home=_home(doc), sections=doc.get("sections") or [],
+            glossary="ValidationResults" in str(doc.get("renderer_type") or ""))
+        if _GLOSSARY_MARK not in page:
+            return page
+        # the terms the page's text uses (its words, without markup or stylesheet), defined at its end
+        words = html_lib.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", " ", page, flags=re.S)))
+        terms = terms_on(words)
+        parts = env.get_template("glossary.html.j2").module
+        return page.replace(_GLOSSARY_LINK_MARK, str(parts.link(terms))).replace(_GLOSSARY_MARK, str(parts.terms(terms)))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,13 +20,31 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup, escape
 
-__all__ = ["class_attrs", "paragraphs", "render_string_template"]
+__all__ = ["class_attrs", "hashes", "paragraphs", "render_string_template"]
 
 _PARAM = re.compile(r"\$(?:(\$)|\{(\w+)\}|(\w+))")
 _TAGS = frozenset({"span", "div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "i", "b", "strong",
                    "em", "code", "pre", "small", "li", "ul", "ol", "a", "u", "sub", "sup"})
 _ICON = re.compile(r"\bfa-(check-circle|times|exclamation-triangle|comment|question-circle)\b")
 _CLASS = re.compile(r"^[A-Za-z][\w-]*$")
+
+
+#: A full hash in a provenance line: a git commit (40 or 64 hex digits) or a SHA-256 (64).
+_HASH = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
+
+
+def hashes(text: Any) -> Markup:
+    """``text`` escaped, each full hash in it a ``<code class="er-hash">`` holding the WHOLE value
+    (the stylesheet shows its first 16 digits and "…"; selecting or copying it takes all of it, and its
+    ``title`` shows it on hover): shown shortened, copyable in full, with no script (issue 29 item 3)."""
+    out = Markup("")
+    last = 0
+    source = str(text)
+    for match in _HASH.finditer(source):
+        out += escape(source[last:match.start()])
+        out += Markup('<code class="er-hash" title="{0}">{0}</code>').format(match.group(0))
+        last = match.end()
+    return out + escape(source[last:])
 
 
 def _tag(name: Any, default: str = "span") -> str:

@@ -9,13 +9,57 @@ run (native GX) has no such meta: its page then says so instead of showing nothi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["PROVENANCE_KEY", "benchmark_use", "provenance_lines"]
+__all__ = ["BATCH_META_KEYS", "PROVENANCE_KEY", "benchmark_use", "code_revision_text", "provenance_lines",
+           "publishable_meta"]
 
 #: The key of the validation results' ``meta`` that holds the provenance (the run layer writes it).
 PROVENANCE_KEY = "er_provenance"
+
+
+#: The entries of a GX result's ``meta`` that describe the batch (GX shows them under "Show more
+#: info"): a file's absolute path sits in ``batch_spec.path``.
+BATCH_META_KEYS = ("batch_spec", "batch_kwargs", "batch_request", "batch_parameters", "active_batch_definition",
+                   "batch_markers")
+
+
+def _publishable_path(value: str, base: Path | None) -> str:
+    """An absolute local path as a path relative to ``base`` when inside it, else ``…/<file name>``."""
+    path = Path(value)
+    if base is not None:
+        for root in dict.fromkeys((Path(base), Path(os.path.realpath(base)))):
+            try:
+                return path.relative_to(root).as_posix() or "."
+            except ValueError:
+                continue
+    return f"…/{path.name}"
+
+
+def _publishable(value: Any, base: Path | None) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _publishable(v, base) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_publishable(v, base) for v in value]
+    if isinstance(value, str) and "\n" not in value and (value.startswith("/") or os.path.isabs(value)) \
+            and "://" not in value:
+        return _publishable_path(value, base)
+    return value
+
+
+def publishable_meta(meta: Mapping[str, Any] | None, *, base: str | os.PathLike | None) -> dict[str, Any]:
+    """A GX result's ``meta`` whose batch description (:data:`BATCH_META_KEYS`: GX's batch spec with
+    the file GX read, …) holds no absolute local path: a path inside ``base`` (the project folder)
+    becomes relative to it, any other ``…/<file name>`` (issue 29 item 3). Other entries unchanged."""
+    out = dict(meta or {})
+    where = Path(base) if base is not None else None
+    for key in BATCH_META_KEYS:
+        if key in out and out[key] is not None:
+            out[key] = _publishable(out[key], where)
+    return out
 
 
 def _size(n: Any) -> str:
@@ -28,15 +72,30 @@ def _size(n: Any) -> str:
 
 
 def _file(fact: Mapping[str, Any]) -> str:
-    """``path (12.3 MB, SHA-256 0123abcd…)``; a source of a database or Spark by its table or query."""
+    """``path (12.3 MB, SHA-256 <64 hex digits>)``: the full hash (the page shows it shortened,
+    :func:`~er_expectations.gx.html_view.hashes`); a source of a database or Spark by its table or query."""
     if "path" in fact and ("sha256" in fact or "error" in fact):
         if fact.get("error"):
             return f"{fact['path']} (not hashed: {fact['error']})"
-        return f"{fact['path']} ({_size(fact.get('bytes'))}, SHA-256 {str(fact.get('sha256'))[:16]}…)"
+        return f"{fact['path']} ({_size(fact.get('bytes'))}, SHA-256 {fact.get('sha256')})"
     for key in ("table", "query", "path", "url"):
         if fact.get(key):
             return f"{key} {fact[key]}"
     return "–"
+
+
+def code_revision_text(code: Mapping[str, Any]) -> str:
+    """The code that ran, in words: its git commit and whether the package's files were unchanged from
+    it (run from a checkout), or the installed distribution; and the SHA-256 of the package's files."""
+    git = code.get("git") if isinstance(code.get("git"), Mapping) else None
+    files = f"package files SHA-256 {code.get('files_sha256', '?')}"
+    if git is not None:
+        changed = git.get("changed")
+        state = ("clean: the package's files are those of the commit" if git.get("clean") else
+                 f"NOT clean: {changed} file(s) of the package changed since the commit" if isinstance(changed, int)
+                 else "NOT clean: the package's files changed since the commit")
+        return f"git commit {git.get('commit', '?')} ({state}); {files}"
+    return f"installed distribution er-expectations {code.get('version', '?')}; {files}"
 
 
 def benchmark_use(results: Sequence[Any]) -> dict[str, Any] | None:
@@ -100,6 +159,9 @@ def provenance_lines(meta: Mapping[str, Any] | None, results: Sequence[Any]) -> 
         lines.append(("Run", f"{run.get('name', '?')} at {run.get('time', '?')} (run id {run.get('id', '?')})"))
         lines.append(("Software", f"er-expectations {soft.get('er_expectations', '?')}, Great Expectations "
                       f"{soft.get('great_expectations', '?')}, Python {soft.get('python', '?')}"))
+        code = soft.get("code")
+        if isinstance(code, Mapping):
+            lines.append(("Code revision", code_revision_text(code)))
         if isinstance(found.get("checkpoint"), Mapping):
             lines.append(("Checkpoint file", _file(found["checkpoint"])))
         for suite in found.get("suites") or []:

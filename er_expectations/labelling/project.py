@@ -34,7 +34,7 @@ from er_expectations.core.errors import InputError
 from er_expectations.labelling.store import MAX_NAME, LabelStore
 
 __all__ = ["CONFIG_FILE", "DEFAULT_TAGS", "STORE_FILE", "Project", "ProjectConfig", "init_project",
-           "load_config", "open_project"]
+           "load_config", "open_project", "project_inputs"]
 
 CONFIG_FILE = "workbench.yml"
 STORE_FILE = "workbench.sqlite"
@@ -285,6 +285,25 @@ def read_records(path: Path, *, record_id: str, prediction: str, name: Sequence[
     if name and len(name) > 1:
         frame[NAME_COLUMN] = combine_name(frame, list(name))
     return frame
+
+
+def project_inputs(folder: str | os.PathLike) -> list[Path]:
+    """Every file the project in ``folder`` reads: ``workbench.yml``, its store and the files
+    ``workbench.yml`` names (records, predictions, sample, top-up worksheet, benchmark), so that a
+    command writing a file can refuse to overwrite one of them. A folder without a readable
+    ``workbench.yml`` gives the two files only (opening the project then says what is wrong)."""
+    root = Path(folder)
+    files = [root / CONFIG_FILE, root / STORE_FILE]
+    try:
+        config = load_config(root / CONFIG_FILE)
+    except Exception:  # noqa: BLE001 - reported by open_project, with every problem located
+        return files
+    for name in ("records", "predictions", "sample", "topup", "benchmark"):
+        value = getattr(config, name)
+        if value is not None:
+            p = Path(value).expanduser()
+            files.append(p if p.is_absolute() else root / p)
+    return files
 
 
 def open_project(folder: str | os.PathLike, *, read_only: bool = False) -> Project:

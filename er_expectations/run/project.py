@@ -642,10 +642,14 @@ class Project:
     def add_provenance(self, identifier: Any, validation: Any, provenance: dict[str, Any]) -> None:
         """Store ``provenance`` in a validation result's ``meta`` (see :mod:`.provenance`), in
         memory and in the stored result, so that its Data Docs page and every later reading of it
-        say what was read, by what and when."""
+        say what was read, by what and when; GX's batch description in it names files relative to
+        the project (no absolute local path in a stored result)."""
+        from er_expectations.gx.provenance_view import publishable_meta
         from er_expectations.run.provenance import PROVENANCE_KEY
 
-        validation.meta = {**(validation.meta or {}), PROVENANCE_KEY: provenance}
+        # GX's batch spec names the release table by its absolute path: stored relative to the project
+        validation.meta = {**publishable_meta(validation.meta, base=self.prepared.checkpoint.project_dir),
+                           PROVENANCE_KEY: provenance}
         self.ctx.validation_results_store.set(identifier, validation)
 
     def result_file(self, identifier: Any) -> Path | None:

@@ -5,7 +5,10 @@ is a record an auditor can sign on its own), the history store keeps it with eac
 run, and the JSON report has it. It holds:
 
 * ``run``: the run id (unique per run), name and time (UTC);
-* ``software``: er-expectations, Great Expectations and Python versions;
+* ``software``: er-expectations, Great Expectations and Python versions, and the code that ran
+  (``code``: the git commit and whether the package's files were unchanged from it when run from a
+  checkout, the installed distribution's version otherwise, and the SHA-256 of the package's
+  files in both cases; :mod:`er_expectations.core.revision`);
 * ``checkpoint`` and ``suites``: each file's path, size and SHA-256;
 * ``inputs``: each input table: a file's path, size and SHA-256, or a database / Spark source as
   the checkpoint names it (table, query text or Parquet path; the connection URL as written in
@@ -28,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from er_expectations.core.revision import code_revision
 from er_expectations.core.version import __version__
 from er_expectations.gx.provenance_view import PROVENANCE_KEY
 
@@ -40,11 +44,17 @@ _CHUNK = 1 << 20
 
 
 def _relative(path: Path, base: Path) -> str:
-    """``path`` relative to ``base`` (``..`` allowed), with forward slashes."""
+    """``path`` relative to ``base`` (``..`` allowed), with forward slashes; a path that climbs to
+    the file system's root (it would spell out the absolute path) or lies on another drive is
+    ``…/<file name>``: pages and results carry no local absolute path (issue 29 item 3)."""
     try:
-        return Path(os.path.relpath(path, base)).as_posix()
+        relative = Path(os.path.relpath(path, base))
     except ValueError:  # another drive (Windows): the file name alone, never the absolute path
-        return path.name
+        return f"…/{path.name}"
+    ups = next((i for i, part in enumerate(relative.parts) if part != ".."), len(relative.parts))
+    if ups and ups >= len(Path(base).absolute().parts) - 1:
+        return f"…/{path.name}"
+    return relative.as_posix()
 
 
 def _sha256(path: Path) -> str:
@@ -124,7 +134,7 @@ def run_provenance(checkpoint: Any, suites: Iterable[Any], *, run_name: str, run
         "schema": PROVENANCE_SCHEMA,
         "run": {"id": uuid.uuid4().hex, "name": run_name, "time": run_time.isoformat(timespec="seconds")},
         "software": {"er_expectations": __version__, "great_expectations": gx_version,
-                     "python": platform.python_version()},
+                     "python": platform.python_version(), "code": code_revision()},
         "checkpoint": file_fact("checkpoint", Path(checkpoint.path).absolute(), base=base),
         "suites": [{**file_fact("suite", Path(s.path).absolute(), base=base), "name": s.name} for s in suites],
         "engine": getattr(checkpoint.data, "engine", "pandas"),

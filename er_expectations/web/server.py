@@ -33,15 +33,23 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def is_loopback(host: str) -> bool:
-    """True for an address only this machine reaches (``localhost``, 127.0.0.0/8, ``::1``)."""
+    """True for an address only this machine reaches: ``localhost`` and names under ``.localhost``
+    (RFC 6761), 127.0.0.0/8 however it is spelt (``127.1``, ``0x7f.1``, ``2130706433``: the forms
+    the socket accepts), ``::1`` and 127.x mapped into IPv6. Names are not looked up."""
     import ipaddress
 
-    if host in LOOPBACK:
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if name in LOOPBACK or name.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address = ipaddress.ip_address(name.split("%")[0])
     except ValueError:
-        return False
+        try:  # the classic spellings inet_aton reads, as binding the socket does
+            address = ipaddress.IPv4Address(socket.inet_aton(name))
+        except (OSError, ValueError):
+            return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool((mapped or address).is_loopback)
 
 
 class RemoteHostWarning(UserWarning):

@@ -86,6 +86,28 @@ def test_export_refuses_to_overwrite_and_bad_stores(release, tmp_path, capsys):
     assert "label init" in capsys.readouterr().err
 
 
+def test_export_with_force_refuses_every_file_the_project_reads(release, tmp_path, capsys):
+    """Hostile round 3, item 3: ``label export -o <the project's records> --force`` overwrote them and the
+    project no longer opened. Every file workbench.yml names (records, predictions, sample) is an
+    input: exit 2, the file unchanged, and the project still opens."""
+    predictions = tmp_path / "predictions.parquet"
+    pd.read_parquet(release)[["mention_id", "pred"]].to_parquet(predictions, index=False)
+    project = tmp_path / "proj"
+    assert main(["label", "init", str(project), "--records", str(release), "--predictions", str(predictions),
+                 "--record-id", "mention_id", "-p", "pred", "--draws", "3", "--seed", "1"]) == EXIT_OK
+    capsys.readouterr()
+    for target in (release, predictions, project / "workbench.yml", project / STORE_FILE):
+        before = target.read_bytes()
+        for argv in (["-o", str(target), "--force"],
+                     ["-o", str(tmp_path / "out.csv"), "--tags", str(target), "--force"]):
+            argv = ["label", "export", str(project), *argv]
+            assert main(argv) == EXIT_USAGE, argv
+            err = capsys.readouterr().err
+            assert "is also an input of the command" in err and "Traceback" not in err, err
+            assert target.read_bytes() == before
+    open_project(project).close()  # the project still opens
+
+
 # -- review tags to the error audit (issue 19 item 5 feeds issue 20 item 1) -------------------------
 
 

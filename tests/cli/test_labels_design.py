@@ -164,10 +164,37 @@ def test_an_old_sample_without_a_record_keeps_todays_weights_with_a_warning(worl
     truth = pd.read_parquet(world / "truth.parquet").set_index("mention_id")["truth"]
     right = _expected_weights(world, 0.1).reindex(truth.reindex(bench["mention_id"]).to_numpy()).to_numpy()
     np.testing.assert_allclose(bench["weight"].to_numpy(), right, rtol=1e-12, atol=0)
-    # without any option: today's default design, with the warning naming it
-    assert _cli("benchmark", world / "labels.parquet", world / "records.parquet", *COMMON,
-                "-o", world / "bench2.parquet") == 0
-    assert "design cluster_size (records drawn uniformly)" in capsys.readouterr().err
+    # without any option: today's default design, refused because the worksheet's inclusion column
+    # says the sample was drawn by expected errors (hostile round 3, item 1)
+    err = _refused(world, capsys)
+    assert "design cluster_size (records drawn uniformly)" in err
+    assert "labels.parquet, column 'inclusion': the sample was drawn by expected errors" in err
+    assert "design cluster_size: the weights would be wrong" in err
+
+
+@pytest.mark.parametrize("wrong", ["floor", "pairs"])
+def test_an_unrecorded_sample_drawn_otherwise_is_refused_by_its_inclusion_column(world, capsys, wrong):
+    """Hostile round 3, item 1: with no design file, a benchmark built with another floor or other pair
+    probabilities than the sample's gave biased estimates with exit 0. The worksheet's inclusion
+    column (q_r as drawn) is compared with the recomputed q_r: refused, naming the draw and the fix;
+    the right options still build it (weights checked by hand)."""
+    _sample(world, world / "sheet.parquet", floor=0.3)
+    _fill(world / "sheet.parquet", world / "labels.parquet", world / "truth.parquet")
+    assert not design_path(world / "labels.parquet").exists()
+    pairs = world / "pairs.parquet"
+    if wrong == "pairs":
+        other = pd.read_parquet(pairs)
+        other["p"] = np.where(other["p"] > 0.9, 0.99, other["p"])
+        other.to_parquet(world / "pairs2.parquet", index=False)
+        options = ["--floor", 0.3, "--match-probabilities", world / "pairs2.parquet"]
+    else:
+        options = ["--floor", 0.9, "--match-probabilities", pairs]
+    err = _refused(world, capsys, "--design", "expected_errors", *options)
+    assert "labels.parquet, column 'inclusion', draw " in err and "the sample drew it with inclusion probability" in err
+    assert "give the --design, --match-probabilities and --floor the sample was drawn with" in err
+    assert _cli("benchmark", world / "labels.parquet", world / "records.parquet", *COMMON, "--design",
+                "expected_errors", "--floor", 0.3, "--match-probabilities", pairs, "-o", world / "bench.parquet") == 0
+    _check_weights(world, world / "bench.parquet", 0.3)
 
 
 def test_a_new_sample_records_the_default_floor_and_benchmark_uses_it(world, capsys):

@@ -113,3 +113,59 @@ def test_without_local_paths_on_hostile_text():
         assert without_local_paths(text) == expected, text
     assert without_local_paths("/p/roj/a.txt", project_dir="/p/roj") == "<project>/a.txt"
     assert without_local_paths("/p/roj2/a.txt", project_dir="/p/roj") == "<local path>"  # not the project
+
+
+def test_a_hostile_reply_reaches_no_terminal_escape_no_token_and_no_flood(tmp_path, monkeypatch, capsys):
+    """Hostile round 3, item 6: the server answers 500 with terminal escape sequences (colour, window
+    title, screen clear, a bidi override), the request it got (the secret token in its query, as is,
+    percent-encoded and cut in half), a password and 20 kB more. stderr, the history store and
+    ``history`` (table and JSON) show none of it raw: no control character, no piece of the token
+    of 8 characters or more, at most 300 characters of the reply."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    from urllib.parse import quote
+
+    secret = "Zq9-" + SECRET + "-w8Rt"
+
+    class Hostile(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the name http.server calls
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = (f"\x1b[31mdenied\x1b[0m \x1b]0;pwned\x07\x1b[2J\u202egnirts for {self.path} "
+                    f"({quote(secret, safe='')}) half {secret[: len(secret) // 2]} "
+                    '{"password": "hunter22"}\r\n' + "A" * 20_000)
+            data = body.encode("utf-8")
+            self.send_response(500)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hostile)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("ERX_HOOK", f"http://127.0.0.1:{server.server_port}/hook?token={secret}")
+        path = _project(tmp_path, "  - webhook: {url: '${ERX_HOOK}', timeout: 5, notify_on: all}\n")
+        err = io.StringIO()
+        report = run_checkpoint(path, progress=False, out=io.StringIO(), err=err, releases=["alpha"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    capsys.readouterr()
+    assert main(["history", str(path), "-e", "pairwise_precision"]) == 0
+    table = capsys.readouterr().out
+    assert main(["history", str(path), "-e", "pairwise_precision", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    with HistoryStore.open(default_url(report.project_dir), create=False) as store:
+        (stored,) = store.alerts("toy")["error"]
+    (error,) = [a.error for a in report.alerts]
+    (shown,) = [a["error"] for a in document["alerts"]]
+    warning = next(line for line in err.getvalue().splitlines() if "was not delivered" in line)
+    for text in (warning, table, stored, error, shown):
+        assert not any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 or c == "\u202e" for c in text.replace("\n", "")), text
+        assert all(secret[i:i + 8] not in text for i in range(len(secret) - 7)), text
+        assert quote(secret, safe="") not in text and "hunter22" not in text
+    assert error.startswith("HTTP 500") and "denied" in error and len(error) <= 300 and error.endswith("…")
+    assert stored == error == shown

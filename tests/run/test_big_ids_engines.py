@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import re
 from pathlib import Path
 
@@ -167,3 +168,47 @@ def test_ids_beyond_2_53_stay_apart_through_a_checkpoint_run(tmp_path, monkeypat
                        progress=False, out=io.StringIO())
     message = str(caught.value)
     assert f"draw 3, column 'predicted_cluster': {BIG + 3}, but record 'r08' is in cluster {BIG + 2}" in message
+
+
+def files_section(root: Path) -> str:
+    """The toy's int64 tables as Parquet files (the files engine)."""
+    for name, frame in tables().items():
+        frame.to_parquet(root / f"{name}.parquet", index=False)
+    return f"""data:
+  records: {{path: {root / 'records.parquet'}, id_column: rid}}
+  predictions: {{path: {root / 'predictions.parquet'}, id_column: rid, columns: "pred_*", batch_column: prediction}}
+"""
+
+
+@pytest.mark.parametrize("engine", ["files", *engine_params()])
+def test_true_cluster_ids_beyond_2_53_stay_exact_in_labelling_qc(tmp_path, monkeypatch, engine):
+    """Round 2's last failure: two clean draws whose true clusters are 2**62+1 and 2**62+2 (one
+    apart, below float64's spacing of 1024 there) pass rule 7 on every engine; the same labels
+    giving one id to two different sets are refused naming the exact id."""
+    make_toy(tmp_path, suite=SUITE)
+    (tmp_path / "suites" / "toy_labels.yml").write_text(LABELS_SUITE, encoding="utf-8")
+    section = files_section(tmp_path) if engine == "files" else data_section(engine, tmp_path, monkeypatch)
+    section = re.sub(r"  benchmark: .*\n", "", section)
+    labels = tmp_path / "labels.parquet"
+
+    def run(truths: list[int], name: str):
+        pd.DataFrame({"draw": [1, 2], "record_id": ["r00", "r04"], "removed": [[], []], "added": [[], []],
+                      "predicted_cluster": pd.array([BIG, BIG + 1], dtype="Int64"),
+                      "true_cluster": pd.array(truths, dtype="Int64")}).to_parquet(labels, index=False)
+        report = run_checkpoint(checkpoint(tmp_path, section, name=name, suite="toy_labels", labels=labels),
+                                progress=False, out=io.StringIO())
+        (release,) = report.releases
+        return release
+
+    clean = run([BIG, BIG + 1], "clean")
+    failed = [(e.label, e.observed) for e in clean.expectations if not e.success]
+    assert failed == [] and clean.success, failed
+    # one id for the two different sets: rule 7 names the exact integer, not a float
+    wrong = run([BIG + 1, BIG + 1], "wrong")
+    (rule7,) = [e for e in wrong.expectations if e.expectation == "expect_labels_true_cluster_to_match"]
+    assert not rule7.success
+    (file,) = wrong.result_files
+    (result,) = [r for r in json.loads(Path(file).read_text(encoding="utf-8"))["results"]
+                 if r["expectation_config"]["type"] == "expect_labels_true_cluster_to_match"]
+    text = json.dumps(result["result"])
+    assert f"gives {BIG + 1} to draw(s) 2 too" in text and "e+18" not in text, text

@@ -122,3 +122,28 @@ def test_tags_on_an_engine_checkpoint_are_refused_with_the_reason(tmp_path, engi
         assert main(["validate", str(path)]) == 2
     said = err.getvalue()
     assert f"{path}:{line}:" in said and "files engine only" in said and f"engine {engine}" in said
+
+
+@pytest.mark.parametrize("taken, role", [("truth", "the true cluster, data.benchmark.reference_column"),
+                                         ("rid", "the record id, data.records.id_column"),
+                                         ("prediction", "the prediction, data.predictions.batch_column, default 'prediction'"),
+                                         ("full_name", "the name, data.name.output_column")])
+def test_a_tags_column_naming_a_column_the_batch_has_is_a_config_error(tmp_path, taken, role):
+    """Hostile round 3, item 2: ``data.tags.column`` naming the reference column made every release
+    fail (exit 1); the record id or the prediction a MergeError (exit 4). Now: exit 2 at the line of
+    data.tags, naming the clash and the fix, nothing validated or written."""
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from er_expectations.cli.main import main
+
+    line_text = f"  tags: {{path: ../data/tags.csv, id_column: cluster, column: {taken}}}"
+    path = _project(tmp_path, good_tags(), tags_line=line_text + "\n")
+    line = path.read_text(encoding="utf-8").splitlines().index(line_text) + 1
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        assert main(["run", str(path)]) == 2
+    said = err.getvalue()
+    assert f"{path}:{line}:" in said, said
+    assert f"data.tags.column: '{taken}' is already a column of every release batch ({role})" in said, said
+    assert "give data.tags.column another name" in said
+    assert not (tmp_path / "project").exists()

@@ -85,3 +85,28 @@ def test_a_full_tmpfs_under_a_new_project_names_the_project(tmp_path, capsys):
     assert code == EXIT_USAGE, err
     assert "Traceback" not in err
     assert str(disk / "project") in err and "No space left on device" in err
+
+
+def test_a_file_where_the_data_docs_folder_goes_names_the_site_and_its_key(tmp_path, capsys):
+    """Hostile round 3, item 9: ``local_site`` being a file gave a bare "File exists". Now one line
+    naming the file, the site, the key of great_expectations.yml that places it and the fix; exit 2,
+    nothing validated."""
+    path = make_toy(tmp_path)
+    assert main(["run", str(path), "--no-progress"]) == EXIT_FAILED
+    capsys.readouterr()
+    before = results(tmp_path)
+    site = tmp_path / "project" / "gx" / "uncommitted" / "data_docs" / "local_site"
+    for folder in sorted(site.rglob("*"), reverse=True):
+        folder.unlink() if not folder.is_dir() else folder.rmdir()
+    site.rmdir()
+    site.write_text("not a folder\n", encoding="utf-8")
+    code = main(["run", str(path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == EXIT_USAGE, captured.err
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    assert f"{site}: is a file, not a folder" in lines[0]
+    assert "Data Docs site 'local_site'" in lines[0]
+    assert "data_docs_sites.local_site.store_backend.base_directory" in lines[0]
+    assert "move or delete the file" in lines[0]
+    assert results(tmp_path) == before and site.read_text(encoding="utf-8") == "not a folder\n"

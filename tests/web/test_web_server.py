@@ -44,7 +44,14 @@ def test_from_the_package_the_name_is_the_function_after_the_labelling_layer_is_
 
 @pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("localhost", True), ("127.0.0.2", True),
                                                 ("::1", True), ("[::1]", True), ("0.0.0.0", False),
-                                                ("192.168.1.5", False), ("example.org", False)])
+                                                ("192.168.1.5", False), ("example.org", False),
+                                                # hostile round 3, item 9: other spellings of loopback
+                                                ("127.1", True), ("127.0.1", True), ("0x7f.1", True),
+                                                ("2130706433", True), ("0177.0.0.1", True), ("LOCALHOST", True),
+                                                ("localhost.", True), ("app.localhost", True),
+                                                ("::ffff:127.0.0.1", True), ("0:0:0:0:0:0:0:1", True),
+                                                ("128.1", False), ("::ffff:10.0.0.1", False), ("1.2.3.4.5", False),
+                                                ("notlocalhost", False), ("localhost.example.org", False)])
 def test_which_hosts_are_this_machine_only(host, loopback):
     assert is_loopback(host) is loopback
 
@@ -59,6 +66,18 @@ def test_bad_addresses_are_refused_before_anything_runs(tmp_path):
                 open_server(tmp_path / "project", **kwargs)
     with pytest.raises(InputError, match="no such project folder"):
         open_server(tmp_path / "nowhere")
+
+
+def test_127_1_serves_on_loopback_without_the_warning(tmp_path):
+    """``--host 127.1`` binds 127.0.0.1: no warning that other machines may reach it."""
+    make_hostile_project(tmp_path).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RemoteHostWarning)
+        bench = erx.workbench(tmp_path / "project", host="127.1")
+    try:
+        assert bench.url.startswith("http://127.1:")
+    finally:
+        bench.stop()
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path):

@@ -48,6 +48,7 @@ from great_expectations.checkpoint.actions import (
 from great_expectations.datasource.fluent.config_str import ConfigStr
 
 from er_expectations.core.severity import wants_notification
+from er_expectations.core.text import printable
 from er_expectations.run.alerts.render import (
     AlertMessage,
     ErEmailRenderer,
@@ -92,7 +93,7 @@ def post_json(url: str, payload: Any, *, timeout: float, headers: Mapping[str, s
     except requests.RequestException as error:
         raise AlertDeliveryError(f"the request failed ({type(error).__name__})") from None
     if not 200 <= response.status_code < 300:
-        body = " ".join(response.text.split())[:200] if response.text else ""
+        body = printable(response.text[:20_000], limit=2_000) if response.text else ""  # masked and cut by deliver
         raise AlertDeliveryError(f"HTTP {response.status_code} {response.reason or ''}".rstrip()
                                  + (f": {body}" if body else ""))
 
@@ -307,7 +308,7 @@ def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
             run_id=RunIdentifier(run_name=report.run_name, run_time=report.run_time),
             run_results=stored, checkpoint_config=checkpoint, success=report.success)
     except Exception as error:  # noqa: BLE001 - an alert never costs the run its results
-        text = masker(f"{type(error).__name__}: {error}")
+        text = masker.reply(f"{type(error).__name__}: {error}")
         print(f"warning: no alert was sent: the message could not be built ({text})", file=err, flush=True)
         return [AlertDelivery(t.kind, t.shown, "failed", text) for t in targets]
 
@@ -376,5 +377,5 @@ def deliver(targets: Sequence[AlertTarget], message: AlertMessage, context: Any,
             deliveries.append(AlertDelivery(target.kind, target.shown, "sent"))
         else:
             deliveries.append(AlertDelivery(target.kind, target.shown, "failed",
-                                            masker(str(box.get("error") or "unknown error"))))
+                                            masker.reply(box.get("error") or "unknown error")))
     return deliveries

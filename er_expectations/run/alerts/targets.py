@@ -5,16 +5,19 @@ them against the environment before a run does any work (SPEC 13 of alerts: secr
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, quote_plus, urlsplit
 
 from er_expectations.config.alerts import AlertConfig, env_reference
 from er_expectations.config.checkpoint import CheckpointConfig
 from er_expectations.config.errors import ConfigIssue
+from er_expectations.core.text import printable, redact_credentials
 
 _ADDRESS = re.compile(r"[^@\s<>,;:\"()\[\]\\]+@[^@\s<>,;:\"()\[\]\\]+\.[^@\s<>,;:\"()\[\]\\]+|"
                       r"[^@\s<>,;:\"()\[\]\\]+@localhost")
@@ -24,13 +27,20 @@ class Masker:
     """Replaces secret values (and the path and query of secret URLs) by ``***`` in text.
 
     Pieces shorter than :attr:`MIN_LENGTH` characters are left alone: hiding every ``t`` of a
-    message would make it unreadable and protect nothing.
+    message would make it unreadable and protect nothing. :meth:`reply` cleans what a server
+    answered: it also hides the secrets' percent-encoded, JSON and HTML forms and any run of
+    :attr:`WINDOW` characters copied from a secret piece (a server echoing half a token).
     """
 
     MIN_LENGTH = 4
+    #: A reply's run of this many characters found in a secret piece is hidden.
+    WINDOW = 8
+    #: Characters of a server's reply kept in a message (after masking).
+    REPLY_LIMIT = 300
 
     def __init__(self, secrets: Sequence[str] = ()) -> None:
         parts: set[str] = set()
+        pieces: set[str] = set()  # the secret values, a URL's by its path, query and credentials
         for secret in secrets:
             if len(secret) < self.MIN_LENGTH:
                 continue
@@ -41,13 +51,39 @@ class Masker:
                               split.query, split.username or "", split.password or ""):
                     if len(piece) >= self.MIN_LENGTH:
                         parts.add(piece)
+                        pieces.add(piece)
+            else:
+                pieces.add(secret)
+        forms = {form for piece in pieces for form in (quote(piece, safe=""), quote(piece), quote_plus(piece),
+                                                      json.dumps(piece)[1:-1], html.escape(piece))}
         self._parts = sorted(parts, key=len, reverse=True)
+        self._forms = sorted({f for f in forms | pieces if len(f) >= self.MIN_LENGTH}, key=len, reverse=True)
+        self._windows = {f[i:i + self.WINDOW] for f in self._forms for i in range(len(f) - self.WINDOW + 1)}
 
     def __call__(self, text: object) -> str:
         shown = str(text)
         for part in self._parts:
             shown = shown.replace(part, "***")
         return shown
+
+    def reply(self, text: object) -> str:
+        """A server's reply (or an error quoting it) fit to print and store (hostile round 3, item 6):
+        terminal escapes and control characters removed, every secret and what reads as a credential
+        hidden (:func:`~er_expectations.core.text.redact_credentials`), at most :attr:`REPLY_LIMIT`
+        characters."""
+        shown = printable(text, limit=None)
+        hidden = [False] * len(shown)
+        for window in self._windows:
+            start = shown.find(window)
+            while start >= 0:
+                hidden[start:start + len(window)] = [True] * len(window)
+                start = shown.find(window, start + 1)
+        if any(hidden):
+            shown = "".join("***" if h and (i == 0 or not hidden[i - 1]) else "" if h else c
+                            for i, (c, h) in enumerate(zip(shown, hidden, strict=True)))
+        for form in self._forms:
+            shown = shown.replace(form, "***")
+        return printable(redact_credentials(self(shown)), limit=self.REPLY_LIMIT)
 
 
 def shown_url(url: str) -> str:
