@@ -59,7 +59,7 @@ from er_expectations.core.charts import svg_cache
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
 from er_expectations.gx.html_view import class_attrs, paragraphs, render_string_template
-from er_expectations.gx.outcome import field_of, status_and_severity
+from er_expectations.gx.outcome import check_statistics, field_of, status_and_severity
 from er_expectations.gx.provenance_view import provenance_lines
 from er_expectations.gx.render import without_severity_badge
 
@@ -179,6 +179,11 @@ class Verdict:
     skipped: int = 0
     #: Expectations evaluated and passed (skipped ones are not).
     passed: int = 0
+
+    @property
+    def evaluated(self) -> int:
+        """Expectations evaluated: passed, failed or raised (a skipped one is not evaluated)."""
+        return self.passed + self.critical_failed + self.warnings_failed + self.errors
 
     def details(self) -> str:
         """'2 critical expectations failed, 1 warning/info expectation failed, 3 expectations skipped
@@ -324,6 +329,26 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
             run_info_at_end=run_info_at_end, data_context=data_context)
 
     @classmethod
+    def _render_validation_statistics(cls, validation_results: Any) -> Any:
+        """GX's "Statistics" box with the counts of the status line and the index (SPEC 13): a
+        skipped check is neither evaluated nor successful, whatever GX's stored statistics say."""
+        block = super()._render_validation_statistics(validation_results=validation_results)
+        stats = check_statistics(validation_results.results)
+        verdict = verdict_of(validation_results)
+        percent = stats["success_percent"]
+        block.table = [
+            ["Checks", stats["checks"]],
+            ["Evaluated", stats["evaluated_expectations"]],
+            ["Passed", stats["successful_expectations"]],
+            ["Failed (critical)", verdict.critical_failed],
+            ["Failed (warning/info)", verdict.warnings_failed],
+            ["Raised an error", verdict.errors],
+            ["Skipped (not evaluated, not passed)", stats["skipped_expectations"]],
+            ["Passed, % of evaluated", "–" if percent is None else f"{percent:.1f} %"],
+        ]
+        return block
+
+    @classmethod
     def _render_validation_header(cls, validation_results: Any) -> _Block:
         verdict = verdict_of(validation_results)
         suite = str(validation_results.suite_name)
@@ -408,10 +433,6 @@ def _fingerprint() -> str:
 _VERSION = _fingerprint()
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _batch_details(meta: Any) -> str:
     """``key=value`` of the batch identifiers (not the file path or GX's dataframe placeholder)."""
     batch = (meta or {}).get("active_batch_definition") if isinstance(meta, dict) else None
@@ -425,12 +446,14 @@ def _batch_details(meta: Any) -> str:
 def _digest(doc: dict) -> dict[str, Any]:
     """The index fields of one stored validation result (JSON-safe: they are cached)."""
     verdict = verdict_of(doc)
-    stats = doc.get("statistics") if isinstance(doc.get("statistics"), dict) else {}
     details = _batch_details(doc.get("meta"))
     if verdict.errors:
         note = f"{_plural(verdict.errors, 'expectation')} raised an error"
         details = f"{details}; {note}" if details else note
-    evaluated = _count(stats.get("evaluated_expectations"))
+    # the counts of the checks themselves (gx.outcome.check_statistics), never GX's stored
+    # statistics, which count a skipped check (on_skip: pass) as successful
+    results = doc.get("results")
+    evaluated = verdict.evaluated if isinstance(results, list) and results else None
     return {"status": verdict.status, "passed": verdict.passed if evaluated is not None else None,
             "evaluated": evaluated,
             "critical_failed": verdict.critical_failed, "warnings_failed": verdict.warnings_failed,
