@@ -49,7 +49,10 @@ from great_expectations.render.renderer.column_section_renderer import (
 from great_expectations.render.renderer.content_block.validation_results_table_content_block import (
     ValidationResultsTableContentBlockRenderer,
 )
-from great_expectations.render.renderer.page_renderer import ValidationResultsPageRenderer
+from great_expectations.render.renderer.page_renderer import (
+    ExpectationSuitePageRenderer,
+    ValidationResultsPageRenderer,
+)
 from great_expectations.render.renderer.site_builder import DefaultSiteIndexBuilder
 from great_expectations.render.view import DefaultJinjaPageView
 from jinja2 import Environment, PackageLoader
@@ -58,13 +61,19 @@ from markupsafe import Markup
 from er_expectations.core.charts import svg_cache
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
-from er_expectations.gx.html_view import class_attrs, paragraphs, render_string_template
-from er_expectations.gx.outcome import check_statistics, field_of, status_and_severity
+from er_expectations.gx.html_view import (
+    class_attrs,
+    name_breaks,
+    paragraphs,
+    render_string_template,
+)
+from er_expectations.gx.outcome import check_statistics, field_of, outcome, status_and_severity
 from er_expectations.gx.provenance_view import provenance_lines
-from er_expectations.gx.render import without_severity_badge
+from er_expectations.gx.render import DIFF_SHOWN_UNDER, without_severity_badge
 
 __all__ = [
     "CSP",
+    "DescribedSuitePageRenderer",
     "NOTE_TEXT",
     "OfflinePageView",
     "OfflineSiteIndexBuilder",
@@ -126,6 +135,8 @@ def site_config(base: Mapping[str, Any] | None = None) -> dict[str, Any]:
         if name == "validations":
             section["renderer"] = {"module_name": _MODULE,
                                    "class_name": "SeverityValidationResultsPageRenderer"}
+        elif name == "expectations":
+            section["renderer"] = {"module_name": _MODULE, "class_name": "DescribedSuitePageRenderer"}
         sections[name] = section
     config["site_section_builders"] = sections
     config["site_index_builder"] = {"module_name": _MODULE, "class_name": "OfflineSiteIndexBuilder"}
@@ -319,6 +330,34 @@ class SeverityColumnSectionRenderer(ValidationResultsColumnSectionRenderer):
             "module_name": _MODULE, "class_name": "SeverityTableRenderer"}))
 
 
+def _diff_once(validation_results: Any) -> Any:
+    """``validation_results`` where every failed result whose ``details.diff`` repeats the diff of a
+    failed result before it carries ``details.diff_shown_under`` (that check's label) instead; a
+    copy when anything changed (the stored result is never touched)."""
+    seen: dict[str, str] = {}
+    results = list(getattr(validation_results, "results", None) or [])
+    changed = False
+    for i, evr in enumerate(results):
+        body = getattr(evr, "result", None)
+        details = body.get("details") if isinstance(body, dict) else None
+        diff = details.get("diff") if isinstance(details, dict) else None
+        if not diff or getattr(evr, "success", True):
+            continue
+        key = json.dumps(diff, sort_keys=True, default=str)
+        if key not in seen:
+            seen[key] = outcome("", evr).label
+            continue
+        copied = copy.copy(evr)
+        copied.result = {**body, "details": {**details, "diff": None, DIFF_SHOWN_UNDER: seen[key]}}
+        results[i] = copied
+        changed = True
+    if not changed:
+        return validation_results
+    page = copy.copy(validation_results)
+    page.results = results
+    return page
+
+
 class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
     """GX's validation page renderer with severity badges and the severity-aware status."""
 
@@ -327,6 +366,11 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
         super().__init__(column_section_renderer=dict(column_section_renderer or {
             "module_name": _MODULE, "class_name": "SeverityColumnSectionRenderer"}),
             run_info_at_end=run_info_at_end, data_context=data_context)
+
+    def render(self, validation_results: Any, *args: Any, **kwargs: Any) -> Any:
+        """GX's page, with a release diff shown once when several failed drift checks of the page
+        would each show the same one."""
+        return super().render(_diff_once(validation_results), *args, **kwargs)
 
     @classmethod
     def _render_validation_statistics(cls, validation_results: Any) -> Any:
@@ -362,6 +406,21 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
                       skipped=verdict.skipped)
 
 
+class DescribedSuitePageRenderer(ExpectationSuitePageRenderer):
+    """GX's suite page whose Info table also gives the suite's description (its ``description:``
+    in the suite file, kept in the suite's ``meta``)."""
+
+    @classmethod
+    def _render_expectation_suite_info(cls, expectations: Any) -> Any:
+        block = super()._render_expectation_suite_info(expectations)
+        meta = getattr(expectations, "meta", None) or {}
+        ours = meta.get("er_expectations") if isinstance(meta, Mapping) else None
+        description = ours.get("description") if isinstance(ours, Mapping) else None
+        if isinstance(description, str) and description.strip():
+            block.table = [block.table[0], ["Description", description.strip()], *block.table[1:]]
+        return block
+
+
 # ----------------------------------------------------------------------------------------------
 # the view: GX's content tree through our Jinja templates, autoescaped (filters: .html_view)
 
@@ -373,6 +432,7 @@ def _environment() -> Environment:
     env.filters["string_template"] = render_string_template
     env.filters["attrs"] = class_attrs
     env.filters["paragraphs"] = paragraphs
+    env.filters["name_breaks"] = name_breaks
     env.globals["css"] = Markup(loader.get_source(env, "docs.css")[0])
     env.globals.update(csp=CSP, note=NOTE_TEXT)
     return env

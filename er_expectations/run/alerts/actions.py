@@ -3,9 +3,10 @@
 The runner runs one GX checkpoint per release and builds Data Docs once, so GX's actions
 attached to those checkpoints would send one message per release, before the pages exist.
 Instead, :func:`send_alerts` runs after the Data Docs build (and after everything else the run
-saves) on ONE aggregated GX ``CheckpointResult``: every validation result of the run, its
-``success`` set by the severity rule of :mod:`er_expectations.core.severity` (so GX's ``notify_on``
-means: ``failure`` = a critical check failed or a check could not be computed).
+saves) on ONE aggregated GX ``CheckpointResult``: every validation result of the run, with GX's
+own ``success`` (false when any check failed or raised), and ``notify_on`` is decided as GX
+decides it (:func:`er_expectations.core.severity.wants_notification`): one meaning for the CLI
+and GX (docs/cli.md, "Outcomes").
 
 The actions are GX's classes, configured from the checkpoint YAML (:mod:`..config.alerts`):
 
