@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from great_expectations.checkpoint.actions import ValidationAction
 
 from er_expectations.gx.data_docs import build_site
+from er_expectations.gx.outcome import restate_statistics
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -32,6 +33,10 @@ class OfflineDataDocsAction(ValidationAction):
         gx.Checkpoint(name="releases", validation_definitions=[...],
                       actions=[UpdateDataDocsAction(name="update_data_docs"),
                                OfflineDataDocsAction(name="offline_data_docs")])
+
+    It also restates GX's ``statistics`` of the checkpoint's results (in memory, for the actions
+    after it, and in the store) as :func:`~.outcome.check_statistics` counts them: a skipped check
+    (``on_skip: pass``) is neither evaluated nor successful, as on every page (SPEC 13).
     """
 
     type: Literal["er_offline_data_docs"] = "er_offline_data_docs"
@@ -45,4 +50,8 @@ class OfflineDataDocsAction(ValidationAction):
     ) -> dict:
         context = self._resolve_context().context
         identifiers = list(checkpoint_result.run_results) if checkpoint_result else []
+        for identifier in identifiers:
+            validation = checkpoint_result.run_results[identifier]
+            if restate_statistics(validation):
+                context.validation_results_store.set(identifier, validation)
         return build_site(context, self.site_name, identifiers if self.build else None)
