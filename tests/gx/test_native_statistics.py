@@ -14,7 +14,10 @@ from great_expectations.data_context.types.base import ProgressBarsConfig
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations.gx.actions import OfflineDataDocsAction
-from er_expectations.gx.expectations import ExpectMatchingRateToBeBetween, ExpectStatisticChangeToBeBelow
+from er_expectations.gx.expectations import (
+    ExpectMatchingRateToBeBetween,
+    ExpectStatisticChangeToBeBelow,
+)
 
 
 def test_a_native_checkpoint_stores_statistics_without_the_skipped_check(tmp_path):
