@@ -69,6 +69,7 @@ def test_every_count_agrees_and_skipped_is_not_successful(tmp_path):
     assert len(files) == len(report.releases) == 3
     by_label = {r.label: r for r in report.releases}
     index = (project / "data_docs" / "local_site" / "index.html").read_text()
+    assert "Passed / evaluated</th>" in index and "Passed / checks" not in index
     skipped_seen = 0
     for file, doc in files.items():
         statuses = [outcome("", r).status for r in doc["results"]]
