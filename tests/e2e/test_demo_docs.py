@@ -132,6 +132,9 @@ def test_warnings_mean_something_and_notes_never_contradict_them(demo):
     assert gap.status == "passed"
     text = visible_text(demo["pages"]["2021-12-30"].read_text(encoding="utf-8"))
     assert "not confidently beyond" in text and "significant after adjustment" not in text
+    # its estimate (−0.056) is outside ±0.05: the page never calls it "within"
+    assert "no tested gap is confidently beyond ±0.050" in text and "not beyond the limit" in text
+    assert "every tested gap is within" not in text
     for page in demo["pages"].values():
         shown = visible_text(page.read_text(encoding="utf-8"))
         assert "informational on this data" not in shown.lower() and "needs a look" not in shown

@@ -121,7 +121,7 @@ def group_verdict(status: str, flagged: bool) -> str:
     """The verdict on one group, in the words of :data:`~er_expectations.analysis.subgroups.GROUP_VERDICTS` (table, chart and note agree)."""
     if status != "ok":
         return "not tested"
-    return "gap too large" if flagged else "within the limit"
+    return "gap too large" if flagged else "not beyond the limit"
 
 
 def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
@@ -394,9 +394,11 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                        level=fmt_level(float(self.ci_level)), limit=fmt_number(self.max_disparity))
             details["note"] = (f"gap too large for {', '.join(failed)}: {how}"
                                + ("; and it differs from zero after adjustment" if self.require_significance else ""))
-        details["verdict"] = details.get("note") or (
-            f"every tested gap is within ±{fmt_number(self.max_disparity)}" if tested
-            else "no group could be tested")
+        limit_text = f"±{fmt_number(self.max_disparity)}"
+        passed_words = {"significant": f"no tested gap is confidently beyond {limit_text}",
+                        "interval": f"every tested gap is confidently within {limit_text}",
+                        "estimate": f"every tested gap is estimated within {limit_text}"}[self.decision]
+        details["verdict"] = details.get("note") or (passed_words if tested else "no group could be tested")
         return {"success": not failed, "result": {"observed_value": json_number(observed), "details": details}}
 
     @classmethod
