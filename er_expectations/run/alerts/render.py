@@ -210,7 +210,7 @@ class AlertMessage:
 
 #: The webhook's JSON document (docs/run-report.md): its schema name and version.
 WEBHOOK_SCHEMA = "er-expectations/alert"
-WEBHOOK_VERSION = 1
+WEBHOOK_VERSION = 2  # 2: evaluated leaves skipped checks out; the title names warning-only runs (issue 29)
 
 
 # -- from the run -------------------------------------------------------------------------------
