@@ -178,11 +178,12 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
     @pydantic.root_validator(pre=True)
     def _one_rule(cls, values):
         decision, bound = values.get("decision"), values.get("bound")
-        if bound is not None and decision is not None and decision != bound:
+        if bound not in ("estimate", "interval"):  # absent, or refused by the field itself
+            return values
+        if decision is not None and decision != bound:
             raise ParameterError(f"bound: {bound!r} and decision: {decision!r} disagree", at="decision",
                                  hint="give only decision (bound is its older name)")
-        if bound is not None and decision is None and isinstance(bound, str):
-            values = {**values, "decision": bound}  # the older name, as written
+        return {**values, "decision": bound}  # the older name, as written
         return values
 
     def rule(self) -> str:
