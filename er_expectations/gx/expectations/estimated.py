@@ -184,7 +184,6 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
             raise ParameterError(f"bound: {bound!r} and decision: {decision!r} disagree", at="decision",
                                  hint="give only decision (bound is its older name)")
         return {**values, "decision": bound}  # the older name, as written
-        return values
 
     def rule(self) -> str:
         """The decision rule (``decision``; ``bound`` is its older name)."""
