@@ -73,7 +73,7 @@ def test_validation_page_html_has_sentences_numbers_and_no_raw_kwargs(demo, expe
     precision = expected["2017-08-08"].loc["pairwise_precision"]
     assert _observed(precision) in text  # e.g. 0.568 ± 0.108 (95 % CI 0.357–0.779, 370 clusters)
     assert "Sampled clusters that contribute most to the error of the pairwise precision" in text
-    assert "Note: Balance of pairwise precision and recall (F1)." in text  # the suite author's note
+    assert "Note: Balance of pairwise precision and recall (F1), failing when" in text  # the suite author's note
     assert "<script" not in html.lower()
 
 
@@ -153,7 +153,9 @@ def test_an_auditor_opening_the_docs_in_chromium_reads_our_text(demo, expected, 
     text = visible_text(dom)
     recall = expected["2022-06-30"].loc["pairwise_recall"]
     assert _observed(recall) in text
-    assert "Estimated pairwise recall of inventor_id is at least 0.9 (point estimate" in text
+    assert ("Estimated pairwise recall of inventor_id is at least 0.92, from the size-proportional benchmark in "
+            "benchmark_id: it fails only when the whole 95 % confidence interval of the estimate is beyond the limit "
+            "(confidently beyond).") in text
     assert "**{" not in text and "$min_value" not in text
     png = screenshot(page, tmp_path / "page.png", width=1400, height=2200)
     assert png.stat().st_size > 10_000
