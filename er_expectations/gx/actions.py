@@ -8,11 +8,12 @@ same action type twice (do not ``importlib.reload`` it).
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from er_expectations.gx.data_docs import build_site
+from er_expectations.gx.data_docs import build_site, write_index
 from er_expectations.gx.outcome import restate_statistics
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,8 +51,14 @@ class OfflineDataDocsAction(ValidationAction):
     ) -> dict:
         context = self._resolve_context().context
         identifiers = list(checkpoint_result.run_results) if checkpoint_result else []
+        restated = False
         for identifier in identifiers:
             validation = checkpoint_result.run_results[identifier]
             if restate_statistics(validation):
                 context.validation_results_store.set(identifier, validation)
-        return build_site(context, self.site_name, identifiers if self.build else None)
+                restated = True
+        built = build_site(context, self.site_name, identifiers if self.build else None)
+        if restated and not self.build:  # the result files changed after GX's build: the index's cache follows
+            with contextlib.suppress(LookupError):
+                write_index(context, self.site_name)
+        return built
