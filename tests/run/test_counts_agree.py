@@ -112,3 +112,18 @@ def test_every_count_agrees_and_skipped_is_not_successful(tmp_path):
     table = report.summary_table()
     first = next(r for r in report.releases if r.skipped)
     assert f"{first.passed}/{first.evaluated}" in table
+
+
+def test_an_alert_about_warnings_only_never_says_all_passed():
+    """Issue 30 item 7: with only warning/info checks failing, GX says failure (and notify_on:
+    failure sends); the title says what failed, never "all 1 release passed"."""
+    from er_expectations.run.alerts.render import AlertMessage
+
+    def message(warnings: tuple[str, ...]) -> AlertMessage:
+        return AlertMessage(checkpoint="toy", status="warnings" if warnings else "passed", success=True,
+                            run_name="toy", run_time="2026-01-01T00:00:00", total_releases=1, releases=(),
+                            warning_releases=warnings, data_docs=None, results_folder=None)
+
+    assert message(("alpha",)).title == "toy: warning/info checks failed on 1 of 1 release (no critical check failed)"
+    assert "passed" not in message(("alpha",)).title
+    assert message(()).title == "toy: all 1 release passed"
