@@ -388,7 +388,7 @@ def estimate_by_group(
 
 
 #: The verdicts a disparity check gives each group (SPEC 13), and their colours on its chart.
-GROUP_VERDICTS = {"within the limit": "#1a7f37", "gap too large": "#b42318", "not tested": "#9a9a9a"}
+GROUP_VERDICTS = {"not beyond the limit": "#1a7f37", "gap too large": "#b42318", "not tested": "#9a9a9a"}
 
 
 def groups_spec(rows: Sequence[Mapping[str, Any]], *, title: str, comparison: str = "the rest",

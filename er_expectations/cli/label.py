@@ -212,7 +212,7 @@ def cmd_label_serve(args: argparse.Namespace) -> int:
 
 def add_workbench_commands(sub: argparse._SubParsersAction) -> None:
     """Add ``label`` (``init``, ``export``, ``reconcile``, ``serve``) to the ``er-expectations`` sub-commands."""
-    label = sub.add_parser("label", help="the labelling workbench: make a project, export its labels (issue 19)",
+    label = sub.add_parser("label", help="the labelling workbench: make a project, export its labels (docs/workbench.md)",
                            description="A labelling project is a folder with workbench.yml and the labels store "
                            "(docs/dev/workbench.md).")
     commands = label.add_subparsers(dest="label_command", required=True)

@@ -25,10 +25,10 @@ is refused at its ``file:line:column``, without repeating it. Other text options
 variable is set and well formed (an ``http(s)`` URL, e-mail addresses); the error names the
 variable, never its value. :class:`er_expectations.run.alerts.targets.Masker` hides the secret values in anything printed.
 
-``notify_on`` is GX's ``failure`` (the default here: the run failed, i.e. a critical check
-failed or a check could not be computed), ``all`` or ``success``, or a severity level:
-``critical`` (same as ``failure``), ``warning`` (a critical or warning check failed) or
-``info`` (any check failed); see :func:`er_expectations.core.severity.wants_notification`.
+``notify_on`` is GX's, decided as GX decides it: ``failure`` (the default: a check failed or
+raised, whatever its severity), ``all`` or ``success``, or a severity level (the worst failed
+check is of that level: ``critical`` when a release failed); see
+:func:`er_expectations.core.severity.wants_notification`.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def _header_name(name: str) -> str:
 class AlertConfig(ConfigModel):
     """Options every alert action has."""
 
-    #: GX's ``notify_on``: send when the run failed, always, or when it passed; or a severity
-    #: level: send when a check of that severity or a worse one failed.
+    #: GX's ``notify_on``: send when a check failed (any severity), always, or when none failed; or a severity
+    #: level: send when the worst failed check is of that level (GX's ``should_notify``).
     notify_on: Literal["failure", "all", "success", "critical", "warning", "info"] = "failure"
     #: Seconds to wait for the target (connect and answer) before giving up with a warning.
     timeout: Annotated[float, Field(gt=0, le=300)] = 10.0

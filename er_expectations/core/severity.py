@@ -13,11 +13,18 @@ Every expectation has a severity: ``critical`` (the default), ``warning`` or ``i
 The status of a validation (or a release, or a run) is the worst of its parts, in the order
 ``failed`` > ``error`` > ``warnings`` > ``passed``.
 
-When an alert is sent (``notify_on``, :func:`wants_notification`): GX's ``failure``, ``all`` and
-``success`` (the run failed, always, the run passed), or a severity level, which notifies when a
-check *of that severity or a worse one* failed: ``critical`` (a critical check failed: the same
-as ``failure``), ``warning`` (a critical or warning check failed), ``info`` (any check failed).
-A check that could not be computed notifies at every level, as it fails the run.
+When an alert is sent (``notify_on``, :func:`wants_notification`): exactly as GX's own actions
+decide (``great_expectations.checkpoint.actions.should_notify``), so a checkpoint file and a GX
+checkpoint mean the same. GX's ``success`` of a run is false as soon as one check failed or raised,
+*whatever its severity* (a release that "passed with warnings" is a GX failure):
+
+* ``all``: always; ``success``: no check failed or raised; ``failure``: a check failed or raised
+  (a warning/info failure included: a warning is worth a look);
+* ``critical``, ``warning``, ``info``: the *worst* severity among the checks that failed or raised
+  is that level (``critical``: a release failed a critical check or a critical check raised;
+  ``warning``: the worst failure is a warning, so it stays silent when a critical check failed too).
+
+A skipped check (SPEC 13) never sends: it neither failed nor succeeded.
 """
 
 from __future__ import annotations
@@ -57,17 +64,16 @@ def worst_status(statuses: object) -> Status:
     return next((s for s in STATUSES if s in found), "passed")
 
 
-def wants_notification(notify_on: str, *, success: bool, failed_severities: Iterable[str], errors: bool) -> bool:
-    """Whether an alert with this ``notify_on`` is sent for a run (see the module docstring).
+def wants_notification(notify_on: str, *, failed_severities: Iterable[str]) -> bool:
+    """Whether an alert with this ``notify_on`` is sent for a run (GX's rule, module docstring).
 
-    ``success`` is the run's (no critical check failed, none raised), ``failed_severities`` the
-    severities of the checks that failed and ``errors`` whether a check could not be computed.
+    ``failed_severities`` are the severities of the checks that failed or raised (a skipped check
+    with ``on_skip: fail`` is failed); GX's ``success`` is that there is none.
     """
     if notify_on not in NOTIFY_ON:
         raise ValueError(f"notify_on: expected one of {', '.join(NOTIFY_ON)}, got {notify_on!r}")
+    failed = {severity_of(s) for s in failed_severities}
     if notify_on in ("all", "success", "failure"):
-        return notify_on == "all" or (notify_on == "success") == success
-    if errors or not success:
-        return True
-    worst = SEVERITIES.index(notify_on)  # critical 0, warning 1, info 2: this level and the worse ones
-    return any(severity_of(s) in SEVERITIES[: worst + 1] for s in failed_severities)
+        return notify_on == "all" or (notify_on == "success") == (not failed)
+    worst = next((s for s in SEVERITIES if s in failed), None)
+    return worst == notify_on

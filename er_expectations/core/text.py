@@ -17,6 +17,7 @@ __all__ = [
     "design_kind",
     "fmt_interval",
     "fmt_number",
+    "fmt_p",
     "fmt_threshold",
     "format_number",
     "observed_estimate",
@@ -127,6 +128,13 @@ def fmt_number(x: float | None, digits: int = 3) -> str:
     if abs(x) >= 100:
         return f"{x:,.1f}"
     return f"{x:.{digits}f}"
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for people: '< 0.001' below 0.001 (never '0.000'), else 3 decimals; '—' for none."""
+    if p is None or math.isnan(float(p)):
+        return "—"
+    return "< 0.001" if float(p) < 0.001 else f"{float(p):.3f}"
 
 
 def format_number(value: float) -> str:

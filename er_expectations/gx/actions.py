@@ -8,11 +8,13 @@ same action type twice (do not ``importlib.reload`` it).
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from er_expectations.gx.data_docs import build_site
+from er_expectations.gx.data_docs import build_site, write_index
+from er_expectations.gx.outcome import restate_statistics
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -32,6 +34,10 @@ class OfflineDataDocsAction(ValidationAction):
         gx.Checkpoint(name="releases", validation_definitions=[...],
                       actions=[UpdateDataDocsAction(name="update_data_docs"),
                                OfflineDataDocsAction(name="offline_data_docs")])
+
+    It also restates GX's ``statistics`` of the checkpoint's results (in memory, for the actions
+    after it, and in the store) as :func:`~.outcome.check_statistics` counts them: a skipped check
+    (``on_skip: pass``) is neither evaluated nor successful, as on every page (SPEC 13).
     """
 
     type: Literal["er_offline_data_docs"] = "er_offline_data_docs"
@@ -45,4 +51,14 @@ class OfflineDataDocsAction(ValidationAction):
     ) -> dict:
         context = self._resolve_context().context
         identifiers = list(checkpoint_result.run_results) if checkpoint_result else []
-        return build_site(context, self.site_name, identifiers if self.build else None)
+        restated = False
+        for identifier in identifiers:
+            validation = checkpoint_result.run_results[identifier]
+            if restate_statistics(validation):
+                context.validation_results_store.set(identifier, validation)
+                restated = True
+        built = build_site(context, self.site_name, identifiers if self.build else None)
+        if restated and not self.build:  # the result files changed after GX's build: the index's cache follows
+            with contextlib.suppress(LookupError):
+                write_index(context, self.site_name)
+        return built

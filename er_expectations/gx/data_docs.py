@@ -50,7 +50,10 @@ from great_expectations.render.renderer.column_section_renderer import (
 from great_expectations.render.renderer.content_block.validation_results_table_content_block import (
     ValidationResultsTableContentBlockRenderer,
 )
-from great_expectations.render.renderer.page_renderer import ValidationResultsPageRenderer
+from great_expectations.render.renderer.page_renderer import (
+    ExpectationSuitePageRenderer,
+    ValidationResultsPageRenderer,
+)
 from great_expectations.render.renderer.site_builder import DefaultSiteIndexBuilder
 from great_expectations.render.view import DefaultJinjaPageView
 from jinja2 import Environment, PackageLoader
@@ -61,13 +64,20 @@ from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
 from er_expectations.gx.glossary import terms_on
-from er_expectations.gx.html_view import class_attrs, hashes, paragraphs, render_string_template
-from er_expectations.gx.outcome import field_of, status_and_severity
+from er_expectations.gx.html_view import (
+    class_attrs,
+    hashes,
+    name_breaks,
+    paragraphs,
+    render_string_template,
+)
+from er_expectations.gx.outcome import check_statistics, field_of, outcome, status_and_severity
 from er_expectations.gx.provenance_view import provenance_lines, publishable_meta
-from er_expectations.gx.render import without_severity_badge
+from er_expectations.gx.render import DIFF_SHOWN_UNDER, without_severity_badge
 
 __all__ = [
     "CSP",
+    "DescribedSuitePageRenderer",
     "NOTE_TEXT",
     "OfflinePageView",
     "OfflineSiteIndexBuilder",
@@ -129,6 +139,8 @@ def site_config(base: Mapping[str, Any] | None = None) -> dict[str, Any]:
         if name == "validations":
             section["renderer"] = {"module_name": _MODULE,
                                    "class_name": "SeverityValidationResultsPageRenderer"}
+        elif name == "expectations":
+            section["renderer"] = {"module_name": _MODULE, "class_name": "DescribedSuitePageRenderer"}
         sections[name] = section
     config["site_section_builders"] = sections
     config["site_index_builder"] = {"module_name": _MODULE, "class_name": "OfflineSiteIndexBuilder"}
@@ -191,6 +203,11 @@ class Verdict:
     skipped: int = 0
     #: Expectations evaluated and passed (skipped ones are not).
     passed: int = 0
+
+    @property
+    def evaluated(self) -> int:
+        """Expectations evaluated: passed, failed or raised (a skipped one is not evaluated)."""
+        return self.passed + self.critical_failed + self.warnings_failed + self.errors
 
     def details(self) -> str:
         """'2 critical expectations failed, 1 warning/info expectation failed, 3 expectations skipped
@@ -326,6 +343,34 @@ class SeverityColumnSectionRenderer(ValidationResultsColumnSectionRenderer):
             "module_name": _MODULE, "class_name": "SeverityTableRenderer"}))
 
 
+def _diff_once(validation_results: Any) -> Any:
+    """``validation_results`` where every failed result whose ``details.diff`` repeats the diff of a
+    failed result before it carries ``details.diff_shown_under`` (that check's label) instead; a
+    copy when anything changed (the stored result is never touched)."""
+    seen: dict[str, str] = {}
+    results = list(getattr(validation_results, "results", None) or [])
+    changed = False
+    for i, evr in enumerate(results):
+        body = getattr(evr, "result", None)
+        details = body.get("details") if isinstance(body, dict) else None
+        diff = details.get("diff") if isinstance(details, dict) else None
+        if not diff or getattr(evr, "success", True):
+            continue
+        key = json.dumps(diff, sort_keys=True, default=str)
+        if key not in seen:
+            seen[key] = outcome("", evr).label
+            continue
+        copied = copy.copy(evr)
+        copied.result = {**body, "details": {**details, "diff": None, DIFF_SHOWN_UNDER: seen[key]}}
+        results[i] = copied
+        changed = True
+    if not changed:
+        return validation_results
+    page = copy.copy(validation_results)
+    page.results = results
+    return page
+
+
 class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
     """GX's validation page renderer with severity badges and the severity-aware status."""
 
@@ -338,12 +383,33 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
     def render(self, validation_results: Any, suite_parameters: Any = None) -> Any:
         """GX's page of ``validation_results`` whose batch description (the batch spec under "Show more
         info") names no absolute local path: a file inside the project relative to it, any other by its
-        name (:func:`~.provenance_view.publishable_meta`); the stored result is left as it is."""
-        shown = copy.copy(validation_results)
+        name (:func:`~.provenance_view.publishable_meta`); the stored result is left as it is. A release
+        diff is shown once when several failed drift checks of the page would each show the same one."""
+        shown = copy.copy(_diff_once(validation_results))
         root = getattr(self._data_context, "root_directory", None)
         shown.meta = publishable_meta(validation_results.meta,
                                       base=Path(root).parent if isinstance(root, str | os.PathLike) else None)
         return super().render(shown, suite_parameters=suite_parameters)
+
+    @classmethod
+    def _render_validation_statistics(cls, validation_results: Any) -> Any:
+        """GX's "Statistics" box with the counts of the status line and the index (SPEC 13): a
+        skipped check is neither evaluated nor successful, whatever GX's stored statistics say."""
+        block = super()._render_validation_statistics(validation_results=validation_results)
+        stats = check_statistics(validation_results.results)
+        verdict = verdict_of(validation_results)
+        percent = stats["success_percent"]
+        block.table = [
+            ["Checks", stats["checks"]],
+            ["Evaluated", stats["evaluated_expectations"]],
+            ["Passed", stats["successful_expectations"]],
+            ["Failed (critical)", verdict.critical_failed],
+            ["Failed (warning/info)", verdict.warnings_failed],
+            ["Raised an error", verdict.errors],
+            ["Skipped (not evaluated, not passed)", stats["skipped_expectations"]],
+            ["Passed, % of evaluated", "–" if percent is None else f"{percent:.1f} %"],
+        ]
+        return block
 
     @classmethod
     def _render_validation_header(cls, validation_results: Any) -> _Block:
@@ -359,6 +425,21 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
                       skipped=verdict.skipped)
 
 
+class DescribedSuitePageRenderer(ExpectationSuitePageRenderer):
+    """GX's suite page whose Info table also gives the suite's description (its ``description:``
+    in the suite file, kept in the suite's ``meta``)."""
+
+    @classmethod
+    def _render_expectation_suite_info(cls, expectations: Any) -> Any:
+        block = super()._render_expectation_suite_info(expectations)
+        meta = getattr(expectations, "meta", None) or {}
+        ours = meta.get("er_expectations") if isinstance(meta, Mapping) else None
+        description = ours.get("description") if isinstance(ours, Mapping) else None
+        if isinstance(description, str) and description.strip():
+            block.table = [block.table[0], ["Description", description.strip()], *block.table[1:]]
+        return block
+
+
 # ----------------------------------------------------------------------------------------------
 # the view: GX's content tree through our Jinja templates, autoescaped (filters: .html_view)
 
@@ -371,6 +452,7 @@ def _environment() -> Environment:
     env.filters["attrs"] = class_attrs
     env.filters["paragraphs"] = paragraphs
     env.filters["hashes"] = hashes
+    env.filters["name_breaks"] = name_breaks
     env.globals["css"] = Markup(loader.get_source(env, "docs.css")[0])
     env.globals.update(csp=CSP, note=NOTE_TEXT)
     return env
@@ -444,10 +526,6 @@ def _fingerprint() -> str:
 _VERSION = _fingerprint()
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _batch_details(meta: Any) -> str:
     """``key=value`` of the batch identifiers (not the file path or GX's dataframe placeholder)."""
     batch = (meta or {}).get("active_batch_definition") if isinstance(meta, dict) else None
@@ -461,12 +539,14 @@ def _batch_details(meta: Any) -> str:
 def _digest(doc: dict) -> dict[str, Any]:
     """The index fields of one stored validation result (JSON-safe: they are cached)."""
     verdict = verdict_of(doc)
-    stats = doc.get("statistics") if isinstance(doc.get("statistics"), dict) else {}
     details = _batch_details(doc.get("meta"))
     if verdict.errors:
         note = f"{_plural(verdict.errors, 'expectation')} raised an error"
         details = f"{details}; {note}" if details else note
-    evaluated = _count(stats.get("evaluated_expectations"))
+    # the counts of the checks themselves (gx.outcome.check_statistics), never GX's stored
+    # statistics, which count a skipped check (on_skip: pass) as successful
+    results = doc.get("results")
+    evaluated = verdict.evaluated if isinstance(results, list) and results else None
     return {"status": verdict.status, "passed": verdict.passed if evaluated is not None else None,
             "evaluated": evaluated,
             "critical_failed": verdict.critical_failed, "warnings_failed": verdict.warnings_failed,

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["chart_block", "chart_spec", "chart_thresholds", "history_chart_blocks", "identity", "own_series",
+__all__ = ["chart_block", "chart_format", "chart_spec", "chart_thresholds", "history_chart_blocks", "identity", "own_series",
            "series_rows"]
 
 #: Releases drawn in a drift check's chart (the current one included).
@@ -96,8 +96,15 @@ def chart_thresholds(details: Mapping[str, Any]) -> list[float]:
     return [float(t) for t in details.get("chart_thresholds") or () if isinstance(t, int | float)]
 
 
+def chart_format(details: Mapping[str, Any]) -> str | None:
+    """The number format of a check's chart (``details["chart_format"]``: ``".0%"`` for a relative
+    change, which the page's text gives in per cent), or None."""
+    value = details.get("chart_format")
+    return value if isinstance(value, str) and value else None
+
+
 def chart_spec(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
-               thresholds: Sequence[float] = ()) -> dict[str, Any] | None:
+               thresholds: Sequence[float] = (), y_format: str | None = None) -> dict[str, Any] | None:
     """The Vega-Lite specification of the series chart of ``rows`` (:func:`series_rows`) with the
     check's limits as lines, or None with fewer than 2 values (no chart)."""
     if not rows or sum(r.get("value") is not None for r in rows) < 2:
@@ -108,18 +115,18 @@ def chart_spec(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
 
     frame = pd.DataFrame(rows)
     frame["label"], frame["metric"] = title, y_title
-    return series_spec(frame, title=title, y_title=y_title, thresholds=thresholds)
+    return series_spec(frame, title=title, y_title=y_title, thresholds=thresholds, y_format=y_format)
 
 
 def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
-                thresholds: Sequence[float] = ()) -> Any:
+                thresholds: Sequence[float] = (), y_format: str | None = None) -> Any:
     """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
     or no chart library): the page then shows the numbers only."""
     from er_expectations.core.charts import data_uri
     from er_expectations.gx.data_docs import image_block
 
     try:
-        spec = chart_spec(rows, title=title, y_title=y_title, thresholds=thresholds)
+        spec = chart_spec(rows, title=title, y_title=y_title, thresholds=thresholds, y_format=y_format)
         if spec is None:
             return None
         src = data_uri(spec)
@@ -135,5 +142,6 @@ def history_chart_blocks(details: Mapping[str, Any], *, title: str, y_title: str
 
     Why a check was skipped is said by every check's own renderer (SPEC 13), not here.
     """
-    chart = chart_block(details.get("history"), title=title, y_title=y_title, thresholds=chart_thresholds(details))
+    chart = chart_block(details.get("history"), title=title, y_title=y_title, thresholds=chart_thresholds(details),
+                        y_format=chart_format(details))
     return [] if chart is None else [chart]

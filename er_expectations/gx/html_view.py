@@ -20,7 +20,7 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup, escape
 
-__all__ = ["class_attrs", "hashes", "paragraphs", "render_string_template"]
+__all__ = ["class_attrs", "hashes", "name_breaks", "paragraphs", "render_string_template"]
 
 _PARAM = re.compile(r"\$(?:(\$)|\{(\w+)\}|(\w+))")
 _TAGS = frozenset({"span", "div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "i", "b", "strong",
@@ -160,3 +160,11 @@ def paragraphs(text: Any) -> Markup:
     is escaped again: no markup from the note reaches the page."""
     paras = html.unescape(str(text or "")).split("\n\n")
     return Markup("").join(Markup("<p>{}</p>").format(p.strip()) for p in paras if p.strip())
+
+
+def name_breaks(text: Any) -> Markup:
+    """A long identifier (a suite name such as ``patentsview_inventor_disambiguation``) escaped, with
+    a line-break opportunity (``<wbr>``) after each ``_``, ``.`` and ``/``, so that a narrow cell
+    breaks it between its words rather than mid-word (with CSS ``overflow-wrap: break-word``)."""
+    escaped = str(escape("" if text is None else str(text)))
+    return Markup(re.sub(r"([_./])", r"\1<wbr>", escaped))

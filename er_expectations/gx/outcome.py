@@ -13,8 +13,8 @@ from typing import Any
 
 from er_expectations.core.severity import severity_of
 
-__all__ = ["CHECK_ID_META", "ExpectationOutcome", "check_id", "expectation_label", "field_of", "outcome", "raised_error",
-           "severity_of_result", "skip_reason", "status_and_severity"]
+__all__ = ["CHECK_ID_META", "ExpectationOutcome", "check_id", "check_statistics", "expectation_label", "field_of",
+           "outcome", "raised_error", "restate_statistics", "severity_of_result", "skip_reason", "status_and_severity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,3 +156,41 @@ def status_and_severity(result: Any) -> tuple[str, str]:
     """(``"passed"`` | ``"failed"`` | ``"skipped"`` | ``"error"``, severity) of one expectation result."""
     found = outcome("", result)
     return found.status, found.severity
+
+
+def check_statistics(results: Any) -> dict[str, Any]:
+    """GX's ``statistics`` of a validation, counted as every page and report counts them (SPEC 13).
+
+    GX counts a check that returned ``success: true`` as successful, so a skipped check
+    (``on_skip: pass``) inflated "Successful Expectations" and "Success Percent". Here a skipped
+    check is neither evaluated nor successful: ``evaluated_expectations`` = checks − skipped,
+    ``successful_expectations`` = passed, ``unsuccessful_expectations`` = failed + error (a
+    skipped check with ``on_skip: fail`` is failed), ``success_percent`` = passed / evaluated × 100
+    (None when nothing was evaluated); ``skipped_expectations`` and ``checks`` are added.
+    """
+    statuses = [outcome("", r).status for r in (results or []) if r is not None]
+    skipped = statuses.count("skipped")
+    passed = statuses.count("passed")
+    evaluated = len(statuses) - skipped
+    return {
+        "evaluated_expectations": evaluated,
+        "successful_expectations": passed,
+        "unsuccessful_expectations": evaluated - passed,
+        "success_percent": passed / evaluated * 100 if evaluated else None,
+        "skipped_expectations": skipped,
+        "checks": len(statuses),
+    }
+
+
+def restate_statistics(validation: Any) -> bool:
+    """Replace GX's ``statistics`` of a validation result (its object) by :func:`check_statistics`;
+    True when they changed. GX's ``success`` is kept: it is GX's "every check succeeded"."""
+    wanted = check_statistics(field_of(validation, "results"))
+    current = field_of(validation, "statistics")
+    if current == wanted:
+        return False
+    if isinstance(validation, dict):
+        validation["statistics"] = wanted
+    else:
+        validation.statistics = wanted
+    return True

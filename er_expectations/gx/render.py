@@ -8,8 +8,12 @@ from typing import Any
 
 from great_expectations.render import RenderedStringTemplateContent, RenderedTableContent
 
-__all__ = ["string_block", "cell", "table_block", "config_of", "result_details", "with_severity",
+__all__ = ["DIFF_SHOWN_UNDER", "string_block", "cell", "table_block", "config_of", "result_details", "with_severity",
            "without_severity_badge"]
+
+#: Set (on a copy made for rendering a page) on a failed drift result whose release diff a check
+#: above it on the same page already shows: the diff is printed once per page.
+DIFF_SHOWN_UNDER = "diff_shown_under"
 
 #: The severity a suite page shows after each expectation's sentence (a template parameter).
 _SEVERITY_PARAM = "er_severity"

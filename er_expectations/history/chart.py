@@ -64,7 +64,8 @@ def series_rows(frame: Any) -> list[dict[str, Any]]:
 
 
 def series_spec(frame: Any, *, title: str | None = None, y_title: str | None = None,
-                width: int = 560, height: int = 260, thresholds: Sequence[float] = ()) -> dict[str, Any]:
+                width: int = 560, height: int = 260, thresholds: Sequence[float] = (),
+                y_format: str | None = None) -> dict[str, Any]:
     """The Vega-Lite specification of one expectation's series over releases (the module
     docstring says what it draws), as a dict :mod:`er_expectations.core.charts` renders.
 
@@ -73,7 +74,10 @@ def series_spec(frame: Any, *, title: str | None = None, y_title: str | None = N
     altair's ``to_dict`` wrote for this chart, without building altair's objects (that took a
     third of the time of a chart in Data Docs). ``thresholds`` are drawn as dashed red lines
     (the check's limits: a change of at most ±limit, an agreement of at least its minimum).
+    ``y_format`` is a d3 number format of the values (``".0%"``: a relative change stored as a
+    fraction is shown in per cent, as the page's text says it), on the axis and in the tooltips.
     """
+    value_format = y_format or ".4g"
     rows = series_rows(frame)
     label = str(frame["label"].iloc[0]) if len(frame) else "history"
     metric = str(frame["metric"].iloc[0]) if len(frame) and frame["metric"].iloc[0] else label
@@ -102,11 +106,11 @@ def series_spec(frame: Any, *, title: str | None = None, y_title: str | None = N
          "transform": [{"filter": "isValid(datum.ci_lower) && isValid(datum.ci_upper)"}]},
         {"mark": {"type": "line", "color": "#1f77b4", "strokeWidth": 1},
          "encoding": {"x": x(), "y": {"field": "value", "scale": {"zero": False}, "title": y_title or metric,
-                                      "type": "quantitative"}},
+                                      "type": "quantitative", **({"axis": {"format": y_format}} if y_format else {})}},
          "transform": [{"filter": "isValid(datum.value)"}]},
         {"mark": dict(point),
-         "encoding": marks([tip("release", "nominal"), tip("value", "quantitative", ".4g"),
-                            tip("ci_lower", "quantitative", ".4g"), tip("ci_upper", "quantitative", ".4g"),
+         "encoding": marks([tip("release", "nominal"), tip("value", "quantitative", value_format),
+                            tip("ci_lower", "quantitative", value_format), tip("ci_upper", "quantitative", value_format),
                             tip("state", "nominal")], "value"),
          "transform": [{"filter": "isValid(datum.value)"}]},
         # a release whose expectation raised has no value: marked on the lowest value drawn
@@ -119,7 +123,7 @@ def series_spec(frame: Any, *, title: str | None = None, y_title: str | None = N
     if limits:
         layers.append({"mark": {"type": "rule", "color": "#b42318", "strokeDash": [5, 4], "strokeWidth": 1.5},
                        "encoding": {"y": {"field": "limit", "type": "quantitative"},
-                                    "tooltip": [{"field": "limit", "format": ".4g", "title": "limit",
+                                    "tooltip": [{"field": "limit", "format": value_format, "title": "limit",
                                                  "type": "quantitative"}]},
                        "data": {"values": [{"limit": t} for t in limits]}})
     from er_expectations.core.charts import vega_lite

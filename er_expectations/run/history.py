@@ -176,7 +176,11 @@ class HistoryRecorder:
         where = self.display_url
         shown = where.removeprefix("sqlite:///") if where and where.startswith("sqlite:///") else where
         versions = sorted(set(self.recorded.values()))
-        rerun = f"; reruns: version {', '.join(map(str, versions))}" if versions and versions != [1] else ""
+        rerun = ""
+        if versions and versions != [1]:  # a release run before gets the next version; the earlier ones stay
+            shown_versions = " or ".join(map(str, versions))
+            rerun = (f"; these releases were validated before, so this run is their version {shown_versions} "
+                     "(earlier versions are kept: `er-expectations history --all-versions` lists every run)")
         return f"History: {len(self.recorded)} release(s) recorded in {shown}{rerun}."
 
 

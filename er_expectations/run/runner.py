@@ -41,7 +41,7 @@ from er_expectations.config import (
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write, remove_stale_temporaries
 from er_expectations.core.names import ensure_inside, release_file_names
-from er_expectations.gx.outcome import ExpectationOutcome, expectation_label
+from er_expectations.gx.outcome import ExpectationOutcome, expectation_label, restate_statistics
 from er_expectations.gx.outcome import outcome as read_outcome
 from er_expectations.run.baselines import (
     release_frames,
@@ -428,6 +428,7 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
             outcome.provenance = release_provenance(provenance, label=release.label, table=table,
                                                     project_dir=checkpoint.project_dir)
             for identifier, validation in result.run_results.items():
+                restate_statistics(validation)  # a skipped check is not successful (SPEC 13); stored below
                 project.add_provenance(identifier, validation, outcome.provenance)
                 labels_by_result[identifier] = release.label
                 stats = validation.statistics or {}

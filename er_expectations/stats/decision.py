@@ -23,10 +23,13 @@ from dataclasses import dataclass
 from er_expectations.core.errors import InputError
 from er_expectations.core.text import fmt_number
 
-__all__ = ["DECISION_RULES", "RULE_WORDS", "Decision", "check_rule", "decide", "region_phrase"]
+__all__ = ["DECISION_RULES", "DEFAULT_RULE", "RULE_WORDS", "Decision", "check_rule", "decide", "region_phrase"]
 
 #: The rules of SPEC 13, in the order the docs list them.
 DECISION_RULES: tuple[str, ...] = ("estimate", "interval", "significant")
+#: The default of every check that compares an estimate with a limit (SPEC 13): a check says
+#: "beyond the limit" only when the whole confidence interval is beyond it.
+DEFAULT_RULE = "significant"
 #: How each rule is named on a page.
 RULE_WORDS = {
     "estimate": "the point estimate against the limit",

@@ -427,10 +427,11 @@ def test_strict_bounds_from_yaml_reach_gx(tmp_path, capsys):
 """, """  - expectation: expect_estimated_pairwise_recall_to_be_between
     min_value: 0.0
     max_value: 1.0
+    decision: estimate
     strict_max: true
 """)
     path = make_toy(tmp_path, suite=strict)
-    # alpha is perfect: recall 1.0 equals max_value, which a strict bound excludes
+    # alpha is perfect: recall 1.0 equals max_value, which a strict bound excludes (on the point estimate)
     assert main(["run", str(path), "--no-progress", "--release", "alpha"]) == 1
     assert "pairwise_recall" in capsys.readouterr().out
     path.write_text(path.read_text())  # the same files without the strict flag pass

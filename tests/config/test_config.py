@@ -135,7 +135,8 @@ def test_default_registry_lists_the_public_expectations():
             assert params["weights"].default == "cluster_size"
             assert params["ci_level"].default == 0.95
             assert params["bound"].choices == ("estimate", "interval")
-            assert params["bound"].default == "estimate"
+            assert params["bound"].default is None  # the older name of decision, whose default is the one rule
+            assert params["decision"].default == "significant"
             assert "draws_column" in params
     hill = registry["expect_hill_number_to_be_between"]
     assert hill.model.parameter_fields()["q"].field_info.extra["allow_inf"]  # q: .inf is Hill's order infinity

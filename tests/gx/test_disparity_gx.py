@@ -71,9 +71,9 @@ def test_a_large_gap_fails_and_the_numbers_are_those_of_estimate_by_group(contex
 def test_no_gap_passes_and_significance_can_be_required(context):
     df = _frame(2, gap=0.0)
     assert _result(context, df, _exp(max_disparity=0.2), "nogap").success is True
-    # a small gap above a tiny threshold fails only while significance is not required
-    loose = _result(context, df, _exp(max_disparity=0.0), "tiny")
-    strict = _result(context, df, _exp(max_disparity=0.0, require_significance=True), "tiny_sig")
+    # a small gap above a tiny threshold fails (on its point estimate) only while significance is not required
+    loose = _result(context, df, _exp(max_disparity=0.0, decision="estimate"), "tiny")
+    strict = _result(context, df, _exp(max_disparity=0.0, decision="estimate", require_significance=True), "tiny_sig")
     assert loose.success is False
     ps = [g["p_adjusted"] for g in strict.result["details"]["groups"]]
     assert strict.success is all(p >= 0.05 for p in ps)

@@ -40,14 +40,18 @@ def check(**kw):
 def test_agrees_with_the_api_and_decides(context):
     df, tags = frame()
     api = erx.error_audit(df, "pred", "ref", tags, weights="uniform")
-    res = validate_frame(context, df, [check(), check(max_rate=0.1), check(share="erroneous", max_rate=0.5),
+    res = validate_frame(context, df, [check(), check(max_rate=0.1, decision="estimate"),
+                                       check(share="erroneous", max_rate=0.5),
                                        check(max_rate=0.16, decision="interval"),
-                                       check(tag="untagged errors", share="entities", max_rate=0.2)], "audit1")
+                                       check(tag="untagged errors", share="entities", max_rate=0.2),
+                                       check(max_rate=0.1)], "audit1")
     r = [x.result for x in res.results]
     want = api.rate("name typo", "records")
     assert r[0]["observed_value"] == pytest.approx(want.estimate) == pytest.approx(6 / 40)
     assert r[0]["details"]["ci_upper"] == pytest.approx(want.ci_upper)
-    assert [x.success for x in res.results] == [True, False, True, False, True]
+    assert [x.success for x in res.results] == [True, False, True, False, True, True]
+    # the default rule (significant): 0.15 is above 0.1, but its interval reaches back inside
+    assert r[0]["details"]["ci_lower"] < 0.1 and "not confidently beyond" in r[5]["details"]["verdict"]
     assert r[2]["observed_value"] == pytest.approx(6 / 14)
     assert "confidently within" in r[3]["details"]["verdict"]
     assert r[4]["observed_value"] == pytest.approx(4 / 40)  # t8, t9, t12, t13 are errors without a tag

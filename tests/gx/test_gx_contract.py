@@ -169,7 +169,7 @@ def test_statistic_match_flags_a_prediction_outside_the_interval(context):
     r = res.results[0]
     assert r.success is False
     assert r.result["observed_value"] == pytest.approx(len(df))
-    assert "above the interval" in r.result["details"]["note"]
+    assert "above the 95 % interval of the true value" in r.result["details"]["note"]
 
 
 def test_bad_kwargs_are_rejected_with_the_parameter_named():

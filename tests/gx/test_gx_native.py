@@ -254,7 +254,7 @@ def test_suite_parameters_fill_bounds_at_validation(context):
     est = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall"]).iloc[0]
     def rec():
         return ExpectEstimatedPairwiseRecallToBeBetween(prediction_column="pred", reference_column="ref",
-                                                        min_value={"$PARAMETER": "min_recall"})
+                                                        min_value={"$PARAMETER": "min_recall"}, decision="estimate")
 
     ok = _run(context, df, [rec()], parameters={"min_recall": float(est.estimate) - 1e-9})
     bad = _run(context, df, [rec()], parameters={"min_recall": float(est.estimate) + 1e-9})
@@ -297,7 +297,7 @@ def test_strict_bounds_exclude_the_bound_itself(context):
         ExpectEstimatedPairwisePrecisionToBeBetween(**common, min_value=float(est.ci_lower), bound="interval"),
         ExpectEstimatedPairwisePrecisionToBeBetween(**common, min_value=float(est.ci_lower), bound="interval",
                                                     strict_min=True),
-        ExpectEstimatedPairwisePrecisionToBeBetween(**common, max_value=float(est.estimate),
+        ExpectEstimatedPairwisePrecisionToBeBetween(**common, max_value=float(est.estimate), decision="estimate",
                                                     strict_max={"$PARAMETER": "strict"}),
     ], parameters={"strict": True})
     assert [r.success for r in res.results] == [True, False, False]

@@ -140,7 +140,7 @@ def test_failures_reach_stderr_the_json_report_and_done_comes_last(tmp_path, cap
     out, err = capsys.readouterr()
     assert code == 0
     document = json.loads(out)  # stdout holds the JSON document only
-    assert document["schema"] == "er-expectations/run-report" and document["version"] == 1
+    assert document["schema"] == "er-expectations/run-report" and document["version"] == 2
     (alert,) = document["alerts"]
     assert alert["outcome"] == "failed" and "refused" in alert["error"]
     assert "warning: alert webhook" in err and "connection refused" in err
@@ -173,7 +173,7 @@ def test_the_webhook_json_has_its_schema_and_no_local_absolute_path(tmp_path, mo
     (body,) = received
     text = body.decode("utf-8")
     document = json.loads(text)
-    assert document["schema"] == "er-expectations/alert" and document["version"] == 1
+    assert document["schema"] == "er-expectations/alert" and document["version"] == 2
     assert str(tmp_path) not in text and "/tmp" not in text  # no path of this machine
     assert document["data_docs"] == "gx/uncommitted/data_docs/local_site/index.html"
     assert document["results_folder"] == "gx/uncommitted/validations"

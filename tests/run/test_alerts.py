@@ -349,7 +349,7 @@ def test_notify_on_failure_all_success(tmp_path, http_sink):
         assert passed.success
         assert paths == ["/notify/all", "/notify/success"]
         assert [a.outcome for a in passed.alerts] == ["not needed", "sent", "sent"]
-        assert "Alert not needed (notify_on: failure, the run passed): slack (${ERX_ON_FAILURE}" in out.getvalue()
+        assert "Alert not needed (notify_on: failure; no check failed): slack (${ERX_ON_FAILURE}" in out.getvalue()
         doc = _strict_json(next(b for p, _, b in received[before:] if p == "/notify/all"))
         assert doc["title"] == "toy: all 1 release passed" and doc["releases"] == []
 
@@ -709,8 +709,8 @@ LEVEL_ACTIONS = """\
 
 
 @pytest.mark.parametrize(("severity", "expected"), [
-    ("info", ["/level/info"]),
-    ("warning", ["/level/info", "/level/warning"]),
+    ("info", ["/level/failure", "/level/info"]),  # GX's failure: a check failed, whatever its severity
+    ("warning", ["/level/failure", "/level/warning"]),
 ])
 def test_notify_on_severity_levels(tmp_path, http_sink, severity, expected):
     base, received = http_sink
@@ -735,23 +735,27 @@ def test_notify_on_critical_is_failure(tmp_path, http_sink):
         before = len(received)
         report = run_checkpoint(path, releases=["pred_beta"], progress=False, out=io.StringIO())
     assert not report.success  # beta fails the critical precision check (3/7 < 0.9)
-    assert sorted(p for p, _, _ in received[before:]) == ["/level/critical", "/level/failure",
-                                                          "/level/info", "/level/warning"]
+    # GX's rule: a level sends when the WORST failed check is of that level (an info check failed too)
+    assert sorted(p for p, _, _ in received[before:]) == ["/level/critical", "/level/failure"]
 
 
 def test_notify_on_levels_rule():
-    from er_expectations.core.severity import wants_notification
+    """One meaning of notify_on (issue 30 item 7): the CLI decides exactly as GX's own actions,
+    for every value and every combination of failed severities (GX's should_notify is the oracle)."""
+    import itertools
 
-    def wants(notify_on, failed=(), errors=False):
-        success = not errors and "critical" not in failed
-        return wants_notification(notify_on, success=success, failed_severities=failed, errors=errors)
+    from great_expectations.checkpoint.actions import should_notify
+    from great_expectations.expectations.metadata_types import FailureSeverity
 
-    assert [wants(level) for level in ("critical", "warning", "info")] == [False, False, False]
-    assert [wants(level, ["info"]) for level in ("critical", "warning", "info")] == [False, False, True]
-    assert [wants(level, ["warning"]) for level in ("critical", "warning", "info")] == [False, True, True]
-    assert [wants(level, ["critical"]) for level in ("critical", "warning", "info")] == [True, True, True]
-    assert [wants(level, errors=True) for level in ("critical", "warning", "info")] == [True, True, True]
-    assert (wants("all"), wants("success"), wants("failure")) == (True, True, False)
-    assert (wants("success", ["critical"]), wants("failure", ["critical"])) == (False, True)
+    from er_expectations.core.severity import NOTIFY_ON, SEVERITIES, wants_notification
+
+    for n in range(len(SEVERITIES) + 1):
+        for failed in itertools.combinations(SEVERITIES, n):
+            worst = next((FailureSeverity(s) for s in SEVERITIES if s in failed), None)
+            for notify_on in NOTIFY_ON:
+                gx = should_notify(success=not failed, notify_on=notify_on, max_severity=worst)
+                assert wants_notification(notify_on, failed_severities=failed) is gx, (notify_on, failed)
+    assert wants_notification("failure", failed_severities=["info"])  # a warning/info failure is GX's failure
+    assert not wants_notification("warning", failed_severities=["critical", "warning"])  # GX: the worst only
     with pytest.raises(ValueError, match="notify_on"):
-        wants("sometimes")
+        wants_notification("sometimes", failed_severities=())

@@ -21,6 +21,7 @@ AUDIT = """\
     tags_column: error_tags
     tag: twins merged
     max_rate: 0.1
+    decision: estimate  # 10 entities: the point estimate, so that the toy's 0.2 fails
 """
 TAGS_LINE = "  tags: {path: ../data/tags.csv, id_column: cluster}\n"
 

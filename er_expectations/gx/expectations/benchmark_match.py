@@ -83,7 +83,9 @@ class ExpectStatisticToMatchBenchmarkEstimate(SampledExpectation, ChosenStatisti
             ok = est.ci_lower <= predicted <= est.ci_upper
             if not ok:
                 side = "above" if predicted > est.ci_upper else "below"
-                details["note"] = (f"the prediction's {statistic_label(self.statistic)} is {side} the interval "
-                                   "of the true value: the prediction needs a look (SPEC 7)")
+                # a fact, not a judgment: how much it matters is the severity's and the author's note's
+                details["note"] = (f"the prediction's {statistic_label(self.statistic)} is {side} the "
+                                   f"{fmt_level(float(est.ci_level))} interval of the true value estimated from "
+                                   "the benchmark (SPEC 7)")
         details["observed_text"] = f"predicted {fmt_number(predicted)}; true value estimated {details['observed_text']}"
         return {"success": bool(ok), "result": {"observed_value": predicted, "details": details}}

@@ -3,11 +3,11 @@
 Estimates, changes of an estimate and subgroup gaps all take ``decision``: ``estimate`` (the
 point estimate against the limit), ``interval`` (confidently within: the whole interval inside
 the limit) or ``significant`` (confidently beyond: fails only when the whole interval is outside
-it). Each family has its own default, said in SPEC 8, 10 and 13: estimates ``estimate`` (a
-release owner's target on the best estimate; ``interval`` for a sign-off gate), changes of an
-estimate ``significant`` (a paired change must not cry wolf over sampling error), disparity
-``estimate`` (a gap is reported as estimated; ``require_significance`` adds Holm's test of no
-gap). The page, the result and the alerts give the verdict in the words of
+it). Every family has ONE default, :data:`DEFAULT_RULE` (``significant``, SPEC 13: a check says
+"beyond the limit" only when its whole confidence interval is beyond it), and says its rule in
+the same clause (:func:`rule_clause`). ``interval`` stays the sign-off gate to ask for,
+``estimate`` the point estimate; disparity's ``require_significance`` adds Holm's test of no gap,
+named as such. The page, the result and the alerts give the verdict in the words of
 :func:`er_expectations.stats.decision.decide`, and its status and colour follow it.
 """
 
@@ -17,14 +17,14 @@ from typing import Any
 
 from great_expectations.compatibility import pydantic
 
-from er_expectations.stats.decision import DECISION_RULES, RULE_WORDS, Decision
+from er_expectations.stats.decision import DECISION_RULES, DEFAULT_RULE, RULE_WORDS, Decision
 
-__all__ = ["DECISION_RULES", "decision_details", "decision_field", "rule_phrase"]
+__all__ = ["DECISION_RULES", "DEFAULT_RULE", "decision_details", "decision_field", "rule_clause", "rule_phrase"]
 
 
-def decision_field(default: str | None) -> Any:
-    """The ``decision`` parameter of a family, with its default."""
-    shown = f" Default: {default}." if default else " Default: the value of bound (estimate)."
+def decision_field(default: str = DEFAULT_RULE) -> Any:
+    """The ``decision`` parameter of a family, with its default (:data:`DEFAULT_RULE`)."""
+    shown = f" Default: {default}."
     return pydantic.Field(
         default, description="The decision rule (SPEC 13): estimate (the point estimate against the limit), "
         "interval (confidently within: passes only when the whole confidence interval is within the limit) or "
@@ -39,3 +39,16 @@ def rule_phrase(rule: str) -> str:
 def decision_details(decision: Decision) -> dict[str, Any]:
     """What a result records of its decision: the rule and the verdict's sentence."""
     return {"decision": decision.rule, "decision_words": RULE_WORDS[decision.rule], "verdict": decision.sentence}
+
+
+def rule_clause(rule: str | None, what: str) -> str:
+    """The clause every check's sentence ends with, the same words in every family: how ``rule``
+    decides on ``what`` (e.g. 'the change'); ``$level`` is left for the template."""
+    rule = rule or DEFAULT_RULE
+    if rule == "significant":
+        return (f"it fails only when the whole $level confidence interval of {what} is beyond the limit "
+                "(confidently beyond)")
+    if rule == "interval":
+        return (f"it passes only when the whole $level confidence interval of {what} is within the limit "
+                "(confidently within)")
+    return f"{what} is compared with the limit as estimated (point estimate; $level confidence interval reported)"

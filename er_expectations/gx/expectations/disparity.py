@@ -28,9 +28,14 @@ from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.errors import InputError
-from er_expectations.core.text import fmt_level, fmt_number
+from er_expectations.core.text import fmt_level, fmt_number, fmt_p
 from er_expectations.gx.expectations.base import json_number
-from er_expectations.gx.expectations.decisions import DECISION_RULES, decision_field, rule_phrase
+from er_expectations.gx.expectations.decisions import (
+    DECISION_RULES,
+    decision_field,
+    rule_clause,
+    rule_phrase,
+)
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.intervals import (
     GAP_CI_METHODS,
@@ -116,7 +121,7 @@ def group_verdict(status: str, flagged: bool) -> str:
     """The verdict on one group, in the words of :data:`~er_expectations.analysis.subgroups.GROUP_VERDICTS` (table, chart and note agree)."""
     if status != "ok":
         return "not tested"
-    return "gap too large" if flagged else "within the limit"
+    return "gap too large" if flagged else "not beyond the limit"
 
 
 def _row_details(r: Any, flagged: bool) -> dict[str, Any]:
@@ -191,10 +196,11 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         "the imputed probabilities (surname_column only).")
     min_draws: int | SuiteParameterDict = pydantic.Field(
         DEFAULT_MIN_DRAWS, ge=2, description="Groups with fewer draws are reported as too small, not tested.")
-    decision: Literal[DECISION_RULES] = decision_field("estimate")  # type: ignore[valid-type]
+    decision: Literal[DECISION_RULES] = decision_field()  # type: ignore[valid-type]
     require_significance: bool = pydantic.Field(
-        False, description="true: a gap fails only if it is also significant (adjusted p-value below "
-        "1 − ci_level), in addition to the decision rule.")
+        False, description="true: a gap that the decision rule puts beyond the limit fails only if it also "
+        "differs from zero after the adjustment (adjusted p-value of no gap below 1 − ci_level). A test of "
+        "no gap, not of the limit: with the default rule (significant) it rarely changes a verdict.")
     adjust: Literal[ADJUSTMENTS] = pydantic.Field(  # type: ignore[valid-type]
         "holm", description="Adjustment of the p-values over the groups tested: holm, bonferroni or none.")
     ethnicity_table: Literal[ETHNICITY_TABLES] = pydantic.Field(  # type: ignore[valid-type]
@@ -311,15 +317,11 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             groups = "groups of entities by $source"
         other = "all entities" if kwargs.get("compare_to") == "all" else "the rest"
         template = (f"Estimated $label of $prediction_column differs by at most $max_disparity between each of "
-                    f"the {groups} and {other}")
-        rule = kwargs.get("decision") or "estimate"
-        if rule == "interval":
-            template += " with $level confidence (the whole interval of each gap within the limit)"
-        elif rule == "significant":
-            template += " unless the whole $level interval of a gap is beyond the limit (confidently beyond)"
+                    f"the {groups} and {other}, from {design}: {rule_clause(kwargs.get('decision'), 'each gap')}")
         if kwargs.get("require_significance"):
-            template += " (a gap fails only when also significantly different from zero at $level confidence after adjustment)"
-        template += f", from {design}. Groups with fewer than $min_draws draws are reported, not tested."
+            template += (", and only when the gap also differs from zero at $level confidence after the "
+                         "adjustment (a test of no gap, not of the limit)")
+        template += ". Groups with fewer than $min_draws draws are reported, not tested."
         extra, extra_params = interval_sentence(kwargs)
         return template + extra, {**params, **extra_params}
 
@@ -340,10 +342,11 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                        and (not self.require_significance or r.p_adjusted < alpha))
             row = _row_details(r, flagged)
             if found is not None:
+                p_text = fmt_p(r.p_adjusted)
                 row["verdict_text"] = found.sentence + (
                     "" if not self.require_significance or found.passed else
-                    (f"; significant after adjustment (p {fmt_number(r.p_adjusted)})" if flagged
-                     else f"; not significant after adjustment (p {fmt_number(r.p_adjusted)}), so it passes"))
+                    (f"; and the gap differs from zero after adjustment (p {p_text})" if flagged
+                     else f"; but the gap does not differ from zero after adjustment (p {p_text}), so it passes"))
             rows.append(row)
             if flagged:
                 failed.append(r.group)
@@ -359,7 +362,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             observed = worst["disparity"]
             p = worst["p_adjusted"]
             text = (f"{_gap_pm(worst)} "
-                    f"(largest gap: {worst['group']} against {other}, adjusted p {fmt_number(p)}; "
+                    f"(largest gap: {worst['group']} against {other}, adjusted p {fmt_p(p)}; "
                     f"{len(tested)} of {len(rows)} groups tested, {k:,} clusters, {abstained:,} in no group)")
             text += f"; {fmt_level(float(self.ci_level))} CI of the gap {_gap_ci(worst)} by {worst['disparity_ci_text']}"
         details = {
@@ -385,11 +388,17 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
                                 f"{int(self.min_draws)} draws or an undefined estimate; {k:,} sampled clusters, "
                                 f"{abstained:,} of them in no group", observed_text=text)
         if failed:
-            details["note"] = (f"gap too large for {', '.join(failed)} (beyond ±{fmt_number(self.max_disparity)}"
-                               + (", and significant after adjustment)" if self.require_significance else ")"))
-        details["verdict"] = details.get("note") or (
-            f"every tested gap is within ±{fmt_number(self.max_disparity)}" if tested
-            else "no group could be tested")
+            how = {"significant": "the whole {level} interval of the gap is beyond ±{limit}",
+                   "interval": "the {level} interval of the gap reaches beyond ±{limit} (not confidently within)",
+                   "estimate": "the estimated gap is beyond ±{limit}"}[self.decision].format(
+                       level=fmt_level(float(self.ci_level)), limit=fmt_number(self.max_disparity))
+            details["note"] = (f"gap too large for {', '.join(failed)}: {how}"
+                               + ("; and it differs from zero after adjustment" if self.require_significance else ""))
+        limit_text = f"±{fmt_number(self.max_disparity)}"
+        passed_words = {"significant": f"no tested gap is confidently beyond {limit_text}",
+                        "interval": f"every tested gap is confidently within {limit_text}",
+                        "estimate": f"every tested gap is estimated within {limit_text}"}[self.decision]
+        details["verdict"] = details.get("note") or (passed_words if tested else "no group could be tested")
         return {"success": not failed, "result": {"observed_value": json_number(observed), "details": details}}
 
     @classmethod
@@ -413,7 +422,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
         table = [[g["group"], _pm(g["estimate"], g["std_error"]),
                   f"{fmt_number(g['ci_lower'])}–{fmt_number(g['ci_upper'])}",
                   fmt_number(g["comparison"]), _gap_pm(g), _gap_ci(g),
-                  fmt_number(g["p_adjusted"]), fmt_number(g["draws"], 1) if g["draws"] % 1 else f"{int(g['draws']):,}",
+                  fmt_p(g["p_adjusted"]), fmt_number(g["draws"], 1) if g["draws"] % 1 else f"{int(g['draws']):,}",
                   _verdict_text(g)] for g in groups]
         blocks.append(table_block(
             f"{details.get('label', 'estimate')} by group (aggregates only; {details.get('abstained', 0)} of "

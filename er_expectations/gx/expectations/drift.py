@@ -50,6 +50,7 @@ from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
     decision_details,
     decision_field,
+    rule_clause,
     rule_phrase,
 )
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
@@ -64,6 +65,7 @@ from er_expectations.gx.expectations.intervals import (
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.history_view import (
     CHART_RELEASES,
+    chart_format,
     chart_spec,
     chart_thresholds,
     history_chart_blocks,
@@ -78,7 +80,7 @@ from er_expectations.gx.metrics.drift import (
     STATISTIC_CHANGE,
 )
 from er_expectations.gx.metrics.release import SAMPLE_KEYS
-from er_expectations.gx.render import result_details, string_block, table_block
+from er_expectations.gx.render import DIFF_SHOWN_UNDER, result_details, string_block, table_block
 from er_expectations.stats import METRICS
 from er_expectations.stats.decision import decide
 
@@ -227,7 +229,8 @@ class _DriftExpectation(SkippableExpectation):
     def chart_specs(cls, result: Any) -> list[dict[str, Any]]:
         """The Vega-Lite specifications of the charts the Data Docs page of ``result`` draws."""
         details = result_details(result)
-        spec = chart_spec(details.get("history"), **cls._chart_titles(details), thresholds=chart_thresholds(details))
+        spec = chart_spec(details.get("history"), **cls._chart_titles(details), thresholds=chart_thresholds(details),
+                          y_format=chart_format(details))
         return [spec] if spec is not None else []
 
     @classmethod
@@ -241,6 +244,10 @@ class _DriftExpectation(SkippableExpectation):
         diff = details.get("diff")
         if diff and result is not None and not result.success:
             blocks.extend(diff_blocks(diff))
+        elif details.get(DIFF_SHOWN_UNDER) and result is not None and not result.success:
+            # the same release diff as a check above on this page (gx.data_docs): said once
+            blocks.append(string_block("Release diff: the same as under $check above.",
+                                       {"check": details[DIFF_SHOWN_UNDER]}, tag="div"))
         return blocks or None
 
 
@@ -366,7 +373,9 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
                                f", beyond the limit of {f'{100 * float(limit):g} %' if relative else format_number(float(limit))}")
         self._attach_diff(details, metrics, ok, runtime_configuration)
         details["chart_title"] = f"{change.label} against the baseline"
-        details["chart_axis"] = "relative change" if relative else "change"
+        details["chart_axis"] = "relative change (%)" if relative else "change"
+        if relative:  # stored as a fraction, said in per cent: the chart says it in per cent too
+            details["chart_format"] = ".0%"
         details["chart_thresholds"] = [float(limit), -float(limit)]
         self._attach_history(details, observed, ok)
         return {"success": bool(ok), "result": {"observed_value": json_number(observed), "details": details}}
@@ -385,7 +394,7 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         ..., gt=0.0, le=1.0, description="Largest acceptable change |this − baseline| of the estimate; with the "
         "default decision (significant) the check fails only when the whole confidence interval of the change "
         "lies beyond it.")
-    decision: Literal[DECISION_RULES] = decision_field("significant")  # type: ignore[valid-type]
+    decision: Literal[DECISION_RULES] = decision_field()  # type: ignore[valid-type]
     beta: float | SuiteParameterDict = pydantic.Field(1.0, gt=0.0, description="Weight of recall against precision for F metrics, > 0.")
     ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
     n_boot: int = n_boot_field()
@@ -415,15 +424,9 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         params.update({"label": label, "prediction_column": kwargs.get("prediction_column"),
                        "limit": format_number(float(kwargs["max_change"])) if kwargs.get("max_change") is not None
                        else "?", "level": fmt_level(level), **design_params})
-        rule = kwargs.get("decision") or "significant"
-        how = {"significant": "the check fails only when the whole $level confidence interval of the change "
-                              "(paired standard error) lies beyond ±$limit",
-               "interval": "the check passes only when the whole $level confidence interval of the change "
-                           "(paired standard error) lies within ±$limit",
-               "estimate": "decided on the point change; its $level confidence interval (paired standard "
-                           "error) is reported"}[rule]
+        clause = rule_clause(kwargs.get("decision"), "the change")
         template = (f"The estimated $label of $prediction_column changes by at most $limit against {base}, "
-                    f"both estimated on the same draws of {design}: {how}.")
+                    f"both estimated on the same draws of {design} (paired standard error): {clause}.")
         extra, extra_params = interval_sentence(kwargs)
         return template + extra, {**params, **extra_params}
 

@@ -5,7 +5,7 @@ the tags of each benchmark cluster on its records (``tags_column``: a checkpoint
 ``data.tags`` file; in Python, :func:`er_expectations.analysis.error_audit.encode_tags`). The check
 estimates the share of records whose entity has an error of cause ``tag`` (``share: records``), the
 share of entities (``entities``) or the share among entities with an error (``erroneous``), with the
-interval of SPEC 6, and decides by the rule of SPEC 13 (``decision``, default ``estimate``). Its page
+interval of SPEC 6, and decides by the rule of SPEC 13 (``decision``, default ``significant``). Its page
 shows every tag's share with its interval (the untagged errors too) and example clusters per tag.
 """
 
@@ -27,6 +27,7 @@ from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
     decision_details,
     decision_field,
+    rule_clause,
 )
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.intervals import (
@@ -87,7 +88,7 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
     known_tags: list[str] | None = pydantic.Field(
         None, description="The list of causes reviewers choose from: a tag outside it is an error, and a cause "
         "nobody used still gets its share (0, with its bound).")
-    decision: Literal[DECISION_RULES] = decision_field("estimate")  # type: ignore[valid-type]
+    decision: Literal[DECISION_RULES] = decision_field()  # type: ignore[valid-type]
     ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field(default=AUDIT_CI_METHOD)  # type: ignore[valid-type]
     n_boot: int = n_boot_field()
     seed: int | None = seed_field()
@@ -146,15 +147,7 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
             "level": fmt_level(float(kwargs.get("ci_level") or 0.95)), **design_params,
         }
         template = "Estimated $share_label, for errors tagged $tag (tags in $tags_column), in $prediction_column "
-        rule = kwargs.get("decision") or "estimate"
-        if rule == "interval":
-            template += "is at most $max_rate at $level confidence (the whole confidence interval)"
-        elif rule == "significant":
-            template += ("is at most $max_rate unless the whole $level confidence interval is above it (fails only "
-                         "when confidently beyond)")
-        else:
-            template += "is at most $max_rate (point estimate; $level confidence interval reported)"
-        template += f", from {design}."
+        template += f"is at most $max_rate, from {design}: {rule_clause(kwargs.get('decision'), 'the share')}."
         extra, extra_params = interval_sentence(kwargs)
         return template + extra, {**params, **extra_params}
 

@@ -5,10 +5,10 @@ One class per metric of ``stats.PERFORMANCE_METRICS``, made from the metric tabl
 ``…ClusterPrecision…``, ``…ClusterRecall…``, ``…ClusterF…``, ``…BCubedPrecision…``,
 ``…BCubedRecall…``, ``…BCubedF…`` and ``ExpectEstimatedHomogeneityToBeBetween``.
 
-The decision rule (SPEC 13, ``decision``) is the point estimate against the thresholds
-(``estimate``, the default), the whole confidence interval inside them (``interval``: "with
-95 % confidence precision ≥ 0.90") or a failure only when the whole interval is outside them
-(``significant``). ``bound`` is the older name of ``decision`` (``estimate`` or ``interval``).
+The decision rule (SPEC 13, ``decision``) is a failure only when the whole confidence interval
+is outside the thresholds (``significant``, the default of every check on an estimate), the whole
+confidence interval inside them (``interval``: the sign-off gate, "with 95 % confidence precision
+≥ 0.90") or the point estimate against them (``estimate``). ``bound`` is the older name of ``decision`` (``estimate`` or ``interval``).
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ from er_expectations.gx.expectations.base import (
 )
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
+    DEFAULT_RULE,
     decision_details,
     decision_field,
+    rule_clause,
 )
 from er_expectations.gx.expectations.intervals import (
     ESTIMATE_CI_METHODS,
@@ -159,10 +161,9 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
 
     min_value: Threshold = threshold("min", ge=0.0, le=1.0)
     max_value: Threshold = threshold("max", ge=0.0, le=1.0)
-    bound: Literal["estimate", "interval"] = pydantic.Field(
-        "estimate", description="The older name of decision: compare the point estimate with the thresholds "
-        "(estimate) or require the whole confidence interval inside them (interval).")
-    decision: Literal[DECISION_RULES] | None = decision_field(None)  # type: ignore[valid-type]
+    bound: Literal["estimate", "interval"] | None = pydantic.Field(
+        None, description="The older name of decision (estimate or interval); give decision instead.")
+    decision: Literal[DECISION_RULES] = decision_field()  # type: ignore[valid-type]
     ci_method: Literal[ESTIMATE_CI_METHODS] = ci_method_field()  # type: ignore[valid-type]
     n_boot: int = n_boot_field()
     seed: int | None = seed_field()
@@ -174,17 +175,19 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         *SkippableExpectation.SKIP_KEYS,
     )
 
-    @pydantic.root_validator(skip_on_failure=True)
+    @pydantic.root_validator(pre=True)
     def _one_rule(cls, values):
         decision, bound = values.get("decision"), values.get("bound")
-        if decision is not None and bound != "estimate" and decision != bound:
+        if bound not in ("estimate", "interval"):  # absent, or refused by the field itself
+            return values
+        if decision is not None and decision != bound:
             raise ParameterError(f"bound: {bound!r} and decision: {decision!r} disagree", at="decision",
                                  hint="give only decision (bound is its older name)")
-        return values
+        return {**values, "decision": bound}  # the older name, as written
 
     def rule(self) -> str:
-        """The decision rule: ``decision``, else ``bound``."""
-        return str(self.decision or self.bound)
+        """The decision rule (``decision``; ``bound`` is its older name)."""
+        return str(self.decision)
 
     @classmethod
     @abstractmethod
@@ -220,16 +223,9 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
             "level": fmt_level(level),
             **design_params,
         }
-        rule = kwargs.get("decision") or kwargs.get("bound") or "estimate"
-        if rule == "interval":
-            template = ("Estimated $label of $prediction_column $range at $level confidence "
-                        f"(the whole confidence interval), from {design}.")
-        elif rule == "significant":
-            template = ("Estimated $label of $prediction_column $range unless the whole $level confidence "
-                        f"interval is outside (fails only when confidently beyond), from {design}.")
-        else:
-            template = ("Estimated $label of $prediction_column $range (point estimate; $level confidence "
-                        f"interval reported), from {design}.")
+        rule = kwargs.get("decision") or kwargs.get("bound") or DEFAULT_RULE
+        template = (f"Estimated $label of $prediction_column $range, from {design}: "
+                    f"{rule_clause(rule, 'the estimate')}.")
         extra, extra_params = interval_sentence(kwargs)
         return template + extra, {**params, **extra_params}
 
@@ -239,7 +235,7 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         mid = self.metric_id()
         label = METRICS[mid].label
         details = estimate_details(est, sample, metric=mid, label=label)
-        details["bound"] = self.bound
+        details["bound"] = self.rule()
         details.update(interval_details(self.ci_method, self.n_boot, est.seed))
         if not est.defined:
             return self.skipped(details, f"the {label} is undefined on this sample"

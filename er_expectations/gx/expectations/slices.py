@@ -29,9 +29,14 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.core.text import fmt_level, fmt_number
+from er_expectations.core.text import fmt_level, fmt_number, fmt_p
 from er_expectations.gx.expectations.base import json_number
-from er_expectations.gx.expectations.decisions import DECISION_RULES, decision_field, rule_phrase
+from er_expectations.gx.expectations.decisions import (
+    DECISION_RULES,
+    DEFAULT_RULE,
+    decision_field,
+    rule_phrase,
+)
 from er_expectations.gx.expectations.estimated import SampledExpectation, design_fragment
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.metrics import slices as _slice_metrics  # noqa: F401  (registers er.slice_search)
@@ -71,7 +76,7 @@ def slice_sentence(s: dict[str, Any], *, level: str, per: str) -> str:
     else:
         text += f"; the rest: {fmt_number(s['rest_rate'])}"
     if s["status"] == "ok":
-        text += f"; adjusted p {fmt_number(s['p_adjusted'])}"
+        text += f"; adjusted p {fmt_p(s['p_adjusted'])}"
     else:
         text += f"; not tested ({s['status']})"
     return text + "."
@@ -122,7 +127,7 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
     max_slices: int = pydantic.Field(10, ge=1, description="Most slices tested (Holm's adjustment counts them).")
     seed: int = pydantic.Field(0, ge=0, description="Seed of the random split of the draws (fixed, so that a "
                                "rerun gives the same verdict).")
-    decision: Literal[DECISION_RULES] = decision_field("significant")  # type: ignore[valid-type]
+    decision: Literal[DECISION_RULES] = decision_field()  # type: ignore[valid-type]
 
     args_keys: ClassVar[tuple[str, ...]] = ("prediction_column", "reference_column")
     success_keys: ClassVar[tuple[str, ...]] = (
@@ -170,7 +175,7 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
             params["limit"] = fmt_number(kwargs.get("max_lift"), 2)
             above = "more than $limit times that of the other entities"
         start = "No slice of at least $share of the entities of $prediction_column, found by searching their features, has"
-        rule = kwargs.get("decision") or "significant"
+        rule = kwargs.get("decision") or DEFAULT_RULE
         if rule == "significant":
             template = (f"{start} a $label significantly {above} ($level confidence, one-sided, Holm-adjusted over "
                         "the slices tested, on draws the search did not use)")
@@ -205,9 +210,9 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
             elif self.decision == "significant":
                 flagged = bool(s.significant)
                 row["verdict"] = (f"above the limit: {what} {fmt_number(value, 2)} is significantly above "
-                                  f"{fmt_number(limit, 2)} (adjusted p {fmt_number(s.p_adjusted)})" if flagged else
+                                  f"{fmt_number(limit, 2)} (adjusted p {fmt_p(s.p_adjusted)})" if flagged else
                                   f"within the limit: {what} is not significantly above {fmt_number(limit, 2)} "
-                                  f"(adjusted p {fmt_number(s.p_adjusted)})")
+                                  f"(adjusted p {fmt_p(s.p_adjusted)})")
             else:
                 ok_interval = not (math.isnan(lo) or math.isnan(hi))
                 found = decide(self.decision, estimate=value, lower=lo if ok_interval else None,
@@ -225,7 +230,7 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
         summary = (f"{len(rows)} slice(s) found on {result.k_search} search draws, {len(tested)} tested on "
                    f"{result.k_estimate} other draws (Holm over {len(tested)})")
         text = summary if worst is None else (
-            f"largest {key} {fmt_number(observed, 2)} ({worst['slice']}, adjusted p {fmt_number(worst['p_adjusted'])}); "
+            f"largest {key} {fmt_number(observed, 2)} ({worst['slice']}, adjusted p {fmt_p(worst['p_adjusted'])}); "
             + summary)
         o = result.overall
         details = {**base, "slices": rows, "failed_slices": failed, "hypothesis": result.hypothesis,
@@ -284,6 +289,6 @@ def slice_blocks(details: dict[str, Any]) -> list[Any]:
     table = [[s["slice"], f"{fmt_number(s['rate'])} ({fmt_number(s['rate_ci_lower'])}–{fmt_number(s['rate_ci_upper'])})",
               _pct(s["share"]),
               f"{fmt_number(s['lift'], 2)} ({fmt_number(s['lift_ci_lower'], 2)}–{fmt_number(s['lift_ci_upper'], 2)})",
-              fmt_number(s["p_adjusted"]), f"{s['draws']:g}", s.get("verdict", "")] for s in slices]
+              fmt_p(s["p_adjusted"]), f"{s['draws']:g}", s.get("verdict", "")] for s in slices]
     blocks.append(table_block(f"Slices of high {details.get('label')} (aggregates only)", header, table))
     return blocks + ([power_block] if power_block else [])

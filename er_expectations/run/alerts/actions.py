@@ -3,9 +3,10 @@
 The runner runs one GX checkpoint per release and builds Data Docs once, so GX's actions
 attached to those checkpoints would send one message per release, before the pages exist.
 Instead, :func:`send_alerts` runs after the Data Docs build (and after everything else the run
-saves) on ONE aggregated GX ``CheckpointResult``: every validation result of the run, its
-``success`` set by the severity rule of :mod:`er_expectations.core.severity` (so GX's ``notify_on``
-means: ``failure`` = a critical check failed or a check could not be computed).
+saves) on ONE aggregated GX ``CheckpointResult``: every validation result of the run, with GX's
+own ``success`` (false when any check failed or raised), and ``notify_on`` is decided as GX
+decides it (:func:`er_expectations.core.severity.wants_notification`): one meaning for the CLI
+and GX (docs/cli.md, "Outcomes").
 
 The actions are GX's classes, configured from the checkpoint YAML (:mod:`..config.alerts`):
 
@@ -280,6 +281,15 @@ def _stored_results(context: Any, labels_by_result: Mapping[Any, str]) -> dict[A
     return {identifier: store.get(identifier) for identifier in labels_by_result}
 
 
+def _run_words(report: Any) -> str:
+    """What a run's checks did, in the words of ``notify_on`` (GX's): 'no check failed', 'the worst
+    failed check is a warning', ..."""
+    checks = [e for release in report.releases for e in release.expectations]
+    failed = {e.severity for e in checks if e.status in ("failed", "error")}
+    worst = next((s for s in ("critical", "warning", "info") if s in failed), None)
+    return "no check failed" if worst is None else f"the worst failed check is {worst}"
+
+
 def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
                 labels_by_result: Mapping[Any, str], checkpoint: Any, *,
                 out: TextIO, err: TextIO | None = None) -> list[AlertDelivery]:
@@ -306,24 +316,23 @@ def send_alerts(targets: Sequence[AlertTarget], report: Any, context: Any,
         message = build_message(report, by_label, base_url=base_url)
         result = CheckpointResult(
             run_id=RunIdentifier(run_name=report.run_name, run_time=report.run_time),
-            run_results=stored, checkpoint_config=checkpoint, success=report.success)
+            run_results=stored, checkpoint_config=checkpoint,
+            success=all(bool(getattr(v, "success", False)) for v in stored.values()))  # GX's success
     except Exception as error:  # noqa: BLE001 - an alert never costs the run its results
         text = masker.reply(f"{type(error).__name__}: {error}")
         print(f"warning: no alert was sent: the message could not be built ({text})", file=err, flush=True)
         return [AlertDelivery(t.kind, t.shown, "failed", text) for t in targets]
 
     checks = [e for release in report.releases for e in release.expectations]
-    failed = {e.severity for e in checks if e.status == "failed"}
-    errors = any(e.error for e in checks)
-    due = [t for t in targets if wants_notification(t.options["notify_on"], success=report.success, errors=errors,
-                                                    failed_severities=failed)]
+    failed = {e.severity for e in checks if e.status in ("failed", "error")}  # GX's unsuccessful checks
+    due = [t for t in targets if wants_notification(t.options["notify_on"], failed_severities=failed)]
     delivered = dict(zip(map(id, due), deliver(due, message, context, result, masker), strict=True))
     for target in targets:  # reported in the order of the checkpoint file
         delivery = delivered.get(id(target))
         if delivery is None:
             deliveries.append(AlertDelivery(target.kind, target.shown, "not needed"))
-            print(f"Alert not needed (notify_on: {target.options['notify_on']}, the run "
-                  f"{'passed' if report.success else 'failed'}): {target.shown}", file=out, flush=True)
+            print(f"Alert not needed (notify_on: {target.options['notify_on']}; {_run_words(report)}): "
+                  f"{target.shown}", file=out, flush=True)
             continue
         deliveries.append(delivery)
         if delivery.outcome == "sent":

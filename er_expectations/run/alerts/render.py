@@ -134,10 +134,11 @@ class AlertMessage:
             if errored:
                 bits.append(f"{errored} {'' if failed else releases + ' '}could not be fully checked")
             return f"{self.checkpoint}: " + ", ".join(bits)
-        text = f"{self.checkpoint}: all {n} release{'s' if n != 1 else ''} passed"
-        if self.warning_releases:
-            text += f" ({len(self.warning_releases)} with failed warning/info checks)"
-        return text
+        if self.warning_releases:  # GX's "failure" (a check failed); no release failed a critical check
+            w = len(self.warning_releases)
+            return (f"{self.checkpoint}: warning/info checks failed on {w} of {n} release{'s' if n != 1 else ''}"
+                    " (no critical check failed)")
+        return f"{self.checkpoint}: all {n} release{'s' if n != 1 else ''} passed"
 
     def release_lines(self, release: ReleaseAlert) -> list[str]:
         """The failed checks of a release, one line each (at most :data:`MAX_CHECKS`)."""
@@ -209,7 +210,7 @@ class AlertMessage:
 
 #: The webhook's JSON document (docs/run-report.md): its schema name and version.
 WEBHOOK_SCHEMA = "er-expectations/alert"
-WEBHOOK_VERSION = 1
+WEBHOOK_VERSION = 2  # 2: evaluated leaves skipped checks out; the title names warning-only runs (issue 29)
 
 
 # -- from the run -------------------------------------------------------------------------------
@@ -284,7 +285,7 @@ def _link(location: str | Path | None, site: Path | None, base_url: str | None) 
     return str(path)
 
 
-def _release_alert(label: str, status: str, evaluated: int, validations: Sequence[Any],
+def _release_alert(label: str, status: str, validations: Sequence[Any],
                    pages: tuple[str, ...]) -> ReleaseAlert:
     """A release's part of the message: its failed critical checks and those that could not be
     computed, each with the observed value and the expectation's sentence; the failed
@@ -293,13 +294,14 @@ def _release_alert(label: str, status: str, evaluated: int, validations: Sequenc
     from er_expectations.gx.outcome import outcome as read_outcome
 
     checks = []
-    other = passed = skipped = 0
+    other = passed = skipped = evaluated = 0
     for validation in validations:
         suite = getattr(validation, "suite_name", None) or "?"
         for evr in validation.results:
             found = read_outcome(suite, evr)
             passed += found.status == "passed"
             skipped += found.status == "skipped"
+            evaluated += found.status != "skipped"
             if found.success:
                 continue
             if not found.error and found.severity != "critical":
@@ -346,7 +348,7 @@ def message_from_results(checkpoint: str, run_id: Any, validations: Sequence[tup
         if status in ("passed", "warnings"):
             continue
         pages = tuple(dict.fromkeys(str(p) for _, urls in items for p in urls))
-        releases.append(_release_alert(label, status, len(found), [v for v, _ in items], pages))
+        releases.append(_release_alert(label, status, [v for v, _ in items], pages))
     run_time = getattr(run_id, "run_time", None)
     return AlertMessage(
         checkpoint=checkpoint, status="failed" if any(r.status == "failed" for r in releases) else
@@ -379,8 +381,7 @@ def build_message(report: RunReport, results: Mapping[str, Sequence[Any]], *,
         if outcome.success:
             continue
         pages = tuple(p for p in (_link(page, site, base_url) for page in outcome.pages) if p)
-        releases.append(_release_alert(outcome.label, outcome.status, outcome.evaluated,
-                                       results.get(outcome.label, ()), pages))
+        releases.append(_release_alert(outcome.label, outcome.status, results.get(outcome.label, ()), pages))
     results_folder = report.project_dir / "gx" / "uncommitted" / "validations"
     return AlertMessage(
         checkpoint=report.checkpoint, status=report.status, success=report.success,
@@ -417,7 +418,8 @@ def _cut(text: str, limit: int) -> str:
 
 def slack_payload(message: AlertMessage) -> dict[str, Any]:
     """Slack Block Kit message with a plain-text fallback (``text``)."""
-    icon = ":white_check_mark:" if message.success else ":rotating_light:"
+    icon = (":rotating_light:" if not message.success else
+            ":warning:" if message.warning_releases else ":white_check_mark:")
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(message.title, 150)}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": _slack_escape(
