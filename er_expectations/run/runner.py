@@ -65,6 +65,7 @@ from er_expectations.run.project import (
     project_lock,
     set_aside_damaged_results,
 )
+from er_expectations.run.ownership import check_owner
 from er_expectations.run.provenance import release_provenance, run_provenance
 from er_expectations.run.report import ReleaseOutcome, RunReport, print_done, print_summary
 from er_expectations.run.sources import EngineReleases
@@ -196,6 +197,7 @@ def run_checkpoint(
     selected = prepared.data.select(list(releases) if releases else None)
     project_dir = checkpoint.project_dir
     check_project_dir(project_dir, checkpoint)
+    check_owner(project_dir, checkpoint)  # a GX project of the user's own: refused, left as it is
     names = release_file_names(r.label for r in selected)
     _check_gx_names(checkpoint.name, selected, names, [s.name for s in prepared.suites])
     tables: dict[str, Any]
