@@ -10,6 +10,7 @@ import pandas as pd
 
 from er_expectations.analysis.labelqc import evaluate_rules, prepare_labels
 from er_expectations.analysis.labels import CRITICAL_RULES, LabelColumns, Labels, true_clusters
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import KNOWN_COLUMN
 
@@ -67,11 +68,12 @@ def _record_inclusion(inclusion: pd.DataFrame | Hashable, records: pd.DataFrame,
     return q
 
 
+@old_call_forms(data=2, positional=('prediction',))
 def benchmark_from_labels(
     labels: pd.DataFrame,
     records: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     design: str = "cluster_size",
     reference: str = "reference",

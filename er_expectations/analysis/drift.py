@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import WeightsSpec
@@ -214,11 +215,23 @@ def release_agreement(df: pd.DataFrame, prediction: Hashable, baseline: Hashable
 # -- change of an estimate ------------------------------------------------------------------
 
 
-def estimate_change(df: pd.DataFrame, prediction: Hashable, baseline: Hashable, metric: str,
-                    reference: Hashable = "benchmark_id", *, weights: str | dict | WeightsSpec = "cluster_size",
-                    draws: Hashable | None = None, beta: float = 1.0, ci_level: float = 0.95,
-                    record_id: Hashable | None = None, ci_method: str = DEFAULT_CI_METHOD,
-                    n_boot: int = DEFAULT_N_BOOT, seed: int | None = None) -> PairedChange:
+@old_call_forms(positional=('prediction', 'baseline', 'metric', 'reference'), defaults={'reference': 'benchmark_id'})
+def estimate_change(
+    df: pd.DataFrame,
+    *,
+    prediction: Hashable,
+    baseline: Hashable,
+    metric: str,
+    reference: Hashable,
+    weights: str | dict | WeightsSpec = "cluster_size",
+    draws: Hashable | None = None,
+    beta: float = 1.0,
+    ci_level: float = 0.95,
+    record_id: Hashable | None = None,
+    ci_method: str = DEFAULT_CI_METHOD,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = None,
+) -> PairedChange:
     """The change of an estimated metric from release ``baseline`` to ``prediction`` (SPEC 10).
 
     Both estimates use the same benchmark draws, each restricted to its own release
@@ -362,8 +375,17 @@ def _example_names(pair: ReleasePair | AggregatedPair, name: Hashable, labels: l
             for label, per in counts.items()}
 
 
-def diff_releases(df: pd.DataFrame, before: Hashable, after: Hashable, *, record_id: Hashable | None,
-                  name: Hashable | None = None, examples: int = 5, seed: int = 0) -> ReleaseDiff:
+@old_call_forms(positional=('before', 'after'))
+def diff_releases(
+    df: pd.DataFrame,
+    *,
+    before: Hashable,
+    after: Hashable,
+    record_id: Hashable | None,
+    name: Hashable | None = None,
+    examples: int = 5,
+    seed: int = 0,
+) -> ReleaseDiff:
     """Classify the clusters of release ``after`` against release ``before`` (SPEC 10).
 
     ``df`` has one row per record and a prediction column per release (null = not in that

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import quote_list
 
@@ -89,10 +90,11 @@ def _codes(ids: pd.Series, index: pd.Index, *, column: str, frame: pd.DataFrame,
     return codes
 
 
+@old_call_forms(positional=('prediction',))
 def expected_error_probabilities(
     df: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     match_probabilities: pd.DataFrame,
     floor: float = 0.1,
@@ -220,7 +222,8 @@ def true_cluster_inclusion(df: pd.DataFrame, prediction: Hashable, truth: Hashab
     if record_id is None:
         raise InputError("design 'expected_errors' needs record_id=<column>: the match probabilities name "
                          "records by their ids")
-    inc = expected_error_probabilities(df, prediction, record_id=record_id, match_probabilities=match_probabilities,
+    inc = expected_error_probabilities(df, prediction=prediction, record_id=record_id,
+                                       match_probabilities=match_probabilities,
                                        floor=floor, pair_columns=pair_columns)
     rows = df[prediction].notna().to_numpy()
     codes = np.asarray(pd.Index(labels).get_indexer(df[truth].to_numpy()[rows]), dtype=np.int64)

@@ -44,6 +44,7 @@ from er_expectations.analysis.labels import (
     parse_labels,
     records_id_kind,
 )
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import nullable_integers
 
@@ -60,11 +61,12 @@ __all__ = [
 BATCH_LABEL_ROLES: tuple[str, ...] = ("draw", "removed", "added", "predicted_cluster", "true_cluster")
 
 
+@old_call_forms(data=2, positional=('prediction',))
 def labelling_batch(
     labels: pd.DataFrame | Labels,
     records: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     block: Hashable | None = None,
     name: Hashable | None = None,

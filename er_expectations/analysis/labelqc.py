@@ -25,6 +25,7 @@ from er_expectations.analysis.labels import (
     sorted_unique,
     true_clusters,
 )
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 
 
@@ -428,11 +429,12 @@ def _rule_7(parsed: Labels, truth: TrueClusters, cols: LabelColumns, add, checke
             + "; one true cluster id must name one set (ĉ(r) \\ A_r) ∪ B_r")
 
 
+@old_call_forms(data=2, positional=('prediction',))
 def check_labels(
     labels: pd.DataFrame,
     records: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     block: Hashable | None = None,
     name: Hashable | None = None,

@@ -31,6 +31,7 @@ from er_expectations.analysis.expected_errors import (
     check_floor,
     true_cluster_inclusion,
 )
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import DESIGNS, WeightsSpec
@@ -281,11 +282,12 @@ def replicate_estimates(pop: Population, *, design: str, size: int, reps: int, s
 
 # -- simulate -----------------------------------------------------------------------------------
 
+@old_call_forms(positional=('prediction', 'truth'), defaults={'prediction': 'inventor_id', 'truth': 'true_id'})
 def simulate(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    truth: Hashable = "true_id",
     *,
+    prediction: Hashable,
+    truth: Hashable,
     sizes: Iterable[int] = (200, 400, 800),
     designs: str | Iterable[str] = ("cluster_size", "uniform"),
     reps: int = 1000,
@@ -504,11 +506,12 @@ def _targets(target: object, *, parameter: str) -> dict[str, float] | float:
     return number(target, parameter)
 
 
+@old_call_forms(positional=('prediction', 'reference'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def plan_sample_size(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
     *,
+    prediction: Hashable,
+    reference: Hashable,
     target_se: float | Mapping[str, float] | None = None,
     target_width: float | Mapping[str, float] | None = None,
     weights: str | dict | WeightsSpec = "cluster_size",

@@ -12,6 +12,7 @@ from collections.abc import Hashable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import KNOWN_AUTO, WeightsSpec
 from er_expectations.engines.pandas.release import PandasRelease, contingency
@@ -50,12 +51,13 @@ __all__ = [
 ESTIMATE_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note", "ci_method")
 
 
+@old_call_forms(positional=('cluster', 'name', 'hill_orders'), defaults={'cluster': 'inventor_id'})
 def summarize(
     df: pd.DataFrame,
-    cluster: Hashable = "inventor_id",
+    *,
+    cluster: Hashable,
     name: Hashable | None = None,
     hill_orders: Sequence[float] = (0, 1, 2, math.inf),
-    *,
     record_id: Hashable | None = None,
 ) -> pd.Series:
     """Summary statistics of the clustering in column ``cluster`` (SPEC 3).
@@ -113,17 +115,18 @@ def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_l
     return frame
 
 
+@old_call_forms(positional=('prediction', 'reference', 'weights', 'draws', 'name', 'metrics', 'beta', 'ci_level'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def estimate(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
+    *,
+    prediction: Hashable,
+    reference: Hashable,
     weights: str | dict | WeightsSpec = "cluster_size",
     draws: Hashable | None = None,
     name: Hashable | None = None,
     metrics: str | Iterable[str] | None = None,
     beta: float = 1.0,
     ci_level: float = 0.95,
-    *,
     bias_adjust: bool = True,
     record_id: Hashable | None = None,
     ci_method: str = DEFAULT_CI_METHOD,
@@ -172,10 +175,12 @@ def estimate(
                         seed=seed, known=known)
 
 
+@old_call_forms(positional=('prediction', 'reference', 'beta'), defaults={'prediction': 'inventor_id', 'reference': 'true_id'})
 def exact_metrics(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "true_id",
+    *,
+    prediction: Hashable,
+    reference: Hashable,
     beta: float = 1.0,
 ) -> pd.Series:
     """Exact performance metrics when ``reference`` gives the true cluster of every record.
@@ -193,13 +198,14 @@ def exact_metrics(
     return out
 
 
+@old_call_forms(positional=('prediction', 'reference', 'weights', 'draws'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def cluster_errors(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
+    *,
+    prediction: Hashable,
+    reference: Hashable,
     weights: str | dict | WeightsSpec = "cluster_size",
     draws: Hashable | None = None,
-    *,
     metric: str | None = None,
     beta: float = 1.0,
     record_id: Hashable | None = None,

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from er_expectations.analysis.labels import LabelColumns
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 
 __all__ = ["MAX_DRAWS", "MEMBERS", "draw_sample", "write_frame"]
@@ -38,11 +39,12 @@ def _check_n(n: object) -> int:
     return int(n)
 
 
+@old_call_forms(positional=('prediction', 'n'))
 def draw_sample(
     df: pd.DataFrame,
+    *,
     prediction: Hashable,
     n: int,
-    *,
     seed: int,
     record_id: Hashable,
     columns: Sequence[Hashable] = (),
@@ -111,7 +113,7 @@ def draw_sample(
     if design == "expected_errors":
         from er_expectations.analysis.expected_errors import INCLUSION, expected_error_probabilities
 
-        inclusion = expected_error_probabilities(frame, prediction, record_id=record_id,
+        inclusion = expected_error_probabilities(frame, prediction=prediction, record_id=record_id,
                                                  match_probabilities=match_probabilities, floor=floor,
                                                  pair_columns=pair_columns)
         q = inclusion[INCLUSION].to_numpy()

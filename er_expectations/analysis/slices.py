@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.checks import check_column
@@ -195,7 +196,7 @@ def _ethnicity(rows: pd.DataFrame, reference: Hashable, surname: Hashable, label
         return None
     from er_expectations.analysis.ethnicity import CATEGORIES, impute_ethnicity
 
-    imputed = impute_ethnicity(rows, reference, surname)
+    imputed = impute_ethnicity(rows, reference=reference, surname=surname)
     pos = pd.Index(imputed["cluster"]).get_indexer(pd.Index(labels))
     label = np.full(labels.shape[0], None, dtype=object)
     found = pos >= 0
@@ -243,11 +244,12 @@ def slices_frame(result: SliceSearch, sample: BenchmarkSample, notes: list[str])
     return frame
 
 
+@old_call_forms(positional=('prediction', 'reference'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def find_slices(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
     *,
+    prediction: Hashable,
+    reference: Hashable,
     record_id: Hashable | None = None,
     metric: str = "EI",
     features: Iterable[Hashable] = (),

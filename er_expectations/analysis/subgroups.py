@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import WeightsSpec
@@ -214,13 +215,13 @@ def _imputed(df: pd.DataFrame, reference: Hashable, surname: Hashable, *, first_
     try:
         hashes = np.sort(pd.util.hash_pandas_object(rows, index=False).to_numpy())
     except TypeError:  # unhashable values: no cache, the imputation reports what is wrong
-        return impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+        return impute_ethnicity(df, reference=reference, surname=surname, first_name=first_name, table=table, year=year, how=how)
     key = (str(reference), str(surname), str(first_name), table, int(year), how, len(rows),
            hashlib.sha256(hashes.tobytes()).hexdigest())
     if key in _IMPUTATIONS:
         _IMPUTATIONS.move_to_end(key)
         return _IMPUTATIONS[key]
-    imputed = impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    imputed = impute_ethnicity(df, reference=reference, surname=surname, first_name=first_name, table=table, year=year, how=how)
     _IMPUTATIONS[key] = imputed
     while len(_IMPUTATIONS) > _MAX_IMPUTATIONS:
         _IMPUTATIONS.popitem(last=False)
@@ -308,11 +309,12 @@ def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, member
     return frame
 
 
+@old_call_forms(positional=('prediction', 'reference'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def estimate_by_group(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
     *,
+    prediction: Hashable,
+    reference: Hashable,
     surname: Hashable | None = None,
     first_name: Hashable | None = None,
     group_column: Hashable | None = None,

@@ -121,7 +121,7 @@ def publish_usage_error(argv: Sequence[str]) -> None:
     if "run" not in argv:
         return
     rest = argv[argv.index("run") + 1:]
-    as_json = "--format=json" in rest or any(a == "--format" and b == "json" for a, b in zip(rest, rest[1:]))
+    as_json = "--format=json" in rest or any(a == "--format" and b == "json" for a, b in zip(rest, rest[1:], strict=False))
     if as_json:
         _publish(stopped_document(None, EXIT_USAGE, "usage error of the command line options (see stderr)"),
                  to_stdout=True, report=None)

@@ -49,6 +49,7 @@ from er_expectations.run.baselines import (
 from er_expectations.run.labelling import (
     LabelsData,
 )
+from er_expectations.run.ownership import check_owner
 from er_expectations.run.preflight import PreparedRun, check_batch_columns, prepare_run
 from er_expectations.run.project import (
     ASSET_NAME,
@@ -65,7 +66,6 @@ from er_expectations.run.project import (
     project_lock,
     set_aside_damaged_results,
 )
-from er_expectations.run.ownership import check_owner
 from er_expectations.run.provenance import release_provenance, run_provenance
 from er_expectations.run.report import ReleaseOutcome, RunReport, print_done, print_summary
 from er_expectations.run.sources import EngineReleases
