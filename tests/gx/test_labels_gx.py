@@ -575,3 +575,39 @@ def test_the_batch_gives_the_answer_of_the_whole_release_on_random_labels(case):
     part = qc_labels(lab, rec, "pred", record_id="rid", block="blk", columns=columns)
     pd.testing.assert_frame_equal(part.violations, whole.violations)
     assert part.checked == whole.checked and len(rec) <= len(records)
+
+
+def test_gx_unexpected_keys_follow_result_format(demo, context):
+    """Issue 30 item 10: a draw is a row, as in GX's column map expectations; COMPLETE lists
+    every failing draw, SUMMARY the first 20 with their violation counts, BASIC the first 20."""
+    import great_expectations as gx
+
+    lab, rec = demo
+    bad = lab.copy()
+    bad["added"] = [[*cell, "US0000000-9"] for cell in bad["added"]]  # every draw breaks rule 4
+    want = qc(bad, rec)
+    failing = want.failing(4)["draw"].drop_duplicates().tolist()
+    assert len(failing) == 401 == want.checked[4]
+    suite = context.suites.add(gx.ExpectationSuite(name="labels_formats", expectations=[LABEL_EXPECTATIONS[4](**COLUMNS)]))
+    batch = (context.data_sources.add_pandas("ds_labels_formats").add_dataframe_asset("asset")
+             .add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": batch_of(bad, rec)}))
+    results = {level: batch.validate(suite, result_format=level).results[0].result
+               for level in ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE")}
+    assert "unexpected_count" not in results["BOOLEAN_ONLY"]
+    for level in ("BASIC", "SUMMARY", "COMPLETE"):
+        r = results[level]
+        assert r["element_count"] == 401 and r["unexpected_count"] == 401
+        assert r["unexpected_percent"] == pytest.approx(100.0)
+        assert r["partial_unexpected_list"] == failing[:20]
+    assert "partial_unexpected_counts" not in results["BASIC"]
+    assert results["SUMMARY"]["partial_unexpected_counts"] == [{"value": d, "count": 1} for d in failing[:20]]
+    assert "unexpected_list" not in results["SUMMARY"]
+    assert results["COMPLETE"]["unexpected_list"] == failing  # more than SUMMARY gives
+    assert len(results["COMPLETE"]["details"]["failing"]) == 401 > len(results["SUMMARY"]["details"]["failing"])
+
+
+def test_a_clean_batch_reports_zero_unexpected(demo, context):
+    lab, rec = demo
+    result = validate_frame(context, batch_of(lab, rec), [LABEL_EXPECTATIONS[1](**COLUMNS)], "labels_zero")
+    r = result.results[0].result
+    assert r["unexpected_count"] == 0 and r["partial_unexpected_list"] == [] and r["element_count"] > 0
