@@ -11,7 +11,6 @@ bound to its old position's name, a column left out gets its old default, and ea
 from __future__ import annotations
 
 import functools
-import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -41,7 +40,6 @@ def old_call_forms(*, data: int = 1, positional: Sequence[str] = (),
 
     def decorate(func: F) -> F:
         name = f"erx.{func.__name__}"
-        signature = inspect.signature(func)
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -69,7 +67,6 @@ def old_call_forms(*, data: int = 1, positional: Sequence[str] = (),
                               DeprecationWarning, stacklevel=2)
             return func(*args, **kwargs)
 
-        wrapper.__signature__ = signature  # type: ignore[attr-defined]  # the new form, for help()
-        return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]  # functools.wraps: help() shows the new form
 
     return decorate
