@@ -115,6 +115,42 @@ def expected_error_probabilities(
     like the argument), ``expected_removed`` (E|A_r|), ``expected_added`` (E|B_r|),
     ``expected_errors`` (e_r) and ``inclusion`` (q_r, summing to 1). ``floor`` is λ in
     (0, 1]; with Σe = 0 every q_r is 1/N (a note in ``attrs['note']``).
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    prediction : hashable
+        The column of predicted cluster ids (null: outside the release).
+    record_id : hashable
+        The record id column.
+    match_probabilities : pandas.DataFrame
+        One row per scored record pair with its match probability p.
+    floor : float
+        λ in (0, 1]: the uniform share of q_r (SPEC 12.3).
+    pair_columns : PairColumns or mapping, optional
+        Names of the pair table's columns (``record_a``, ``record_b``, ``p``).
+    source : str
+        How the pair table is named in error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``record_id``, ``expected_removed``, ``expected_added``, ``expected_errors`` and
+        ``inclusion``, above.
+
+    Examples
+    --------
+    With λ = 0.1, q_a = 0.9 · 0.1/0.6 + 0.1/3 (e = 0.1, 0.3, 0.2):
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"id": ["a", "b", "c"], "pred": ["P1", "P1", "P2"]})
+    >>> pairs = pd.DataFrame({"record_a": ["a", "b"], "record_b": ["b", "c"], "p": [0.9, 0.2]})
+    >>> q = erx.expected_error_probabilities(df, prediction="pred", record_id="id", match_probabilities=pairs)
+    >>> q["inclusion"].round(4).tolist()
+    [0.1833, 0.4833, 0.3333]
     """
     from er_expectations.engines.pandas.release import PandasRelease
 
