@@ -546,6 +546,62 @@ def plan_sample_size(
     without any error of the metric's kind has a resampled standard error of 0).
     Metrics default to the targets' keys, else the performance metrics. ``attrs['curves']``
     holds each metric's resampled standard error at every size tried (:func:`plan_chart`).
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The pilot, one row per record (SPEC 2.1).
+    prediction : hashable
+        The column of predicted cluster ids.
+    reference : hashable
+        The column of true cluster ids of the pilot's benchmark records (null elsewhere).
+    target_se : float or mapping, optional
+        The standard error to reach: one number, or ``{metric: value}``.
+    target_width : float or mapping, optional
+        The full interval width to reach at ``ci_level`` (instead of ``target_se``).
+    weights : str, dict or column name
+        The sampling design, as in :func:`er_expectations.estimate`.
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    metrics : str or iterable of str, optional
+        Metric ids; default the targets' keys, else the performance metrics.
+    reps : int
+        Replicate benchmarks resampled from the pilot.
+    seed : int, optional
+        Seed of the resampling.
+    ci_level : float
+        Confidence level of ``target_width``, in (0, 1).
+    beta : float
+        β of the F scores.
+    bias_adjust : bool
+        Use the bias-adjusted ratio estimator (SPEC 6).
+    max_draws : int
+        The largest benchmark size tried.
+    name : hashable, optional
+        The column of record names (for the name statistics).
+    record_id : hashable, optional
+        The record id column: a duplicated id raises :class:`InputError`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric: ``pilot_draws``, ``pilot_estimate``, ``pilot_std_error``,
+        ``target_std_error``, ``draws_needed``, ``std_error_at_draws``, ``draws_extrapolated``
+        and ``note``.
+
+    Examples
+    --------
+    The textbook size is k·(SE/target)² = 4 · (0.2887/0.05)², rounded up:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b", "c", "c"],
+    ...                    "truth": ["t1", "t1", "t2", "t3", "t4", "t4"]})
+    >>> plan = erx.plan_sample_size(df, prediction="pred", reference="truth", target_se=0.05,
+    ...                             metrics=["pairwise_precision"], reps=200, seed=1)
+    >>> int(plan.loc[0, "draws_extrapolated"])
+    134
     """
     opts = _plan_options(target_se=target_se, target_width=target_width, metrics=metrics, reps=reps, seed=seed,
                          ci_level=ci_level, beta=beta, bias_adjust=bias_adjust, max_draws=max_draws,
