@@ -345,6 +345,69 @@ def simulate(
     prediction column, the baseline release) adds the coverage of the paired change
     ("change", SPEC 10), each for every method asked. The bootstraps cost ``reps`` ×
     ``n_boot`` resamples per cell: use a few hundred of each to compare methods.
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record, with the truth of every record of the release.
+    prediction : hashable
+        The column of predicted cluster ids (null: outside the release).
+    truth : hashable
+        The column of true cluster ids.
+    sizes : iterable of int
+        The numbers of draws of the simulated benchmarks.
+    designs : str or iterable of str
+        ``"cluster_size"``, ``"uniform"`` and/or ``"expected_errors"`` (SPEC 1, 12.3).
+    reps : int
+        Simulated benchmarks per (design, size), at least 100.
+    seed : int, optional
+        Seed of the simulation; ``None`` draws one and records it in ``attrs``.
+    metrics : str or iterable of str, optional
+        Metric ids; default the performance metrics.
+    ci_level : float
+        Confidence level of the intervals, in (0, 1).
+    beta : float
+        β of the F scores.
+    bias_adjust : bool
+        Use the bias-adjusted ratio estimator (SPEC 6).
+    name : hashable, optional
+        The column of record names (for the name statistics).
+    record_id : hashable, optional
+        The record id column (needed by design ``"expected_errors"``).
+    ci_methods : str or iterable of str
+        The interval methods compared, above.
+    n_boot : int
+        Bootstrap resamples per replicate.
+    group_column : hashable, optional
+        An entity-level attribute: adds the coverage of each group's estimate and gap.
+    baseline : hashable, optional
+        A second prediction column: adds the coverage of the paired change.
+    match_probabilities : pandas.DataFrame, optional
+        Record pairs with p, for design ``"expected_errors"``.
+    floor : float
+        The uniform floor λ of design ``"expected_errors"``.
+    pair_columns : mapping, optional
+        Names of the pair table's columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, design, size[, method]), above.
+
+    Examples
+    --------
+    The truth of each row is the exact metric of the release:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b", "c", "c"],
+    ...                    "true": ["t1", "t1", "t2", "t3", "t4", "t4"]})
+    >>> sim = erx.simulate(df, prediction="pred", truth="true", sizes=[4], designs="uniform",
+    ...                    reps=100, seed=1, metrics=["pairwise_precision"])
+    >>> exact = erx.exact_metrics(df, prediction="pred", reference="true")["pairwise_precision"]
+    >>> bool(sim.loc[0, "truth"] == exact), round(float(exact), 4)
+    (True, 0.6667)
     """
     sizes_ = check_sizes(sizes)
     designs_ = check_designs(designs)
