@@ -31,10 +31,19 @@ from er_expectations.analysis.expected_errors import (
     check_floor,
     true_cluster_inclusion,
 )
+from er_expectations.analysis.planning_checks import (
+    MAX_DRAWS,
+    MIN_REPS,
+    SIM_DESIGNS,
+    check_designs,
+    check_int,
+    check_reps,
+    check_sizes,
+)
 from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
-from er_expectations.core.hints import did_you_mean, quote_list
-from er_expectations.engines.base import DESIGNS, WeightsSpec
+from er_expectations.core.hints import quote_list
+from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.release import (
     PandasRelease,
     check_column,
@@ -79,79 +88,12 @@ __all__ = [
     "simulate",
 ]
 
-#: Fewest replications accepted: below 100 the coverage (a share) is too noisy to read.
-MIN_REPS = 100
-#: Most draws per simulated sample or planned benchmark.
-MAX_DRAWS = 10**6
 #: Columns of the frame returned by :func:`simulate`.
 SIMULATION_COLUMNS = ("metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "reps",
                       "sd", "mean_se", "undefined", "target", "ci_method")
 #: Columns of the frame returned by :func:`plan_sample_size`.
 PLAN_COLUMNS = ("metric", "pilot_draws", "pilot_estimate", "pilot_std_error", "target_std_error",
                 "draws_needed", "std_error_at_draws", "draws_extrapolated", "note")
-
-
-# -- validation ----------------------------------------------------------------------------
-
-def _check_int(value: object, *, parameter: str, minimum: int, maximum: int, why: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise InputError(f"{parameter}={value!r} is not a whole number; {why}")
-    if not minimum <= int(value) <= maximum:
-        raise InputError(f"{parameter}={value!r} is out of range; {why} (from {minimum:,} to {maximum:,})")
-    return int(value)
-
-
-def check_sizes(sizes: object, *, parameter: str = "sizes") -> tuple[int, ...]:
-    """Sample sizes (numbers of draws): whole numbers ≥ 2, each once, in the order given."""
-    if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
-        sizes = (sizes,)
-    if isinstance(sizes, (str, bytes, Mapping)) or not isinstance(sizes, Iterable):
-        raise InputError(f"{parameter}={sizes!r}: give a list of numbers of draws, e.g. (200, 400, 800)")
-    out: list[int] = []
-    for s in sizes:
-        n = _check_int(s, parameter=parameter, minimum=2, maximum=MAX_DRAWS,
-                       why="a sample size is a number of draws ≥ 2 (a standard error needs two draws)")
-        if n not in out:
-            out.append(n)
-    if not out:
-        raise InputError(f"{parameter}=[] gives no sample size; give numbers of draws, e.g. (200, 400, 800)")
-    return tuple(out)
-
-
-#: The designs :func:`simulate` replays: those of SPEC 1 and the expected-errors design of
-#: SPEC 12.3 (records drawn with probability q_r from the ER system's match probabilities).
-SIM_DESIGNS = (*DESIGNS, EXPECTED_ERRORS)
-
-
-def check_designs(designs: object, *, parameter: str = "designs") -> tuple[str, ...]:
-    """Sampling designs of SPEC 1 and 12.3: 'cluster_size', 'uniform' and/or 'expected_errors'
-    (did-you-mean on a typo)."""
-    if isinstance(designs, str):
-        designs = (designs,)
-    if isinstance(designs, (bytes, Mapping)) or not isinstance(designs, Iterable):
-        raise InputError(f"{parameter}={designs!r}: give one or more of {quote_list(SIM_DESIGNS, conjunction='and')}")
-    out: list[str] = []
-    for d in designs:
-        if not isinstance(d, str) or d not in SIM_DESIGNS:
-            close = did_you_mean(str(d), SIM_DESIGNS)
-            hint = f"; {close}" if close else ""
-            raise InputError(f"{parameter}: unknown design {d!r}{hint} Known designs: "
-                             f"{quote_list(SIM_DESIGNS, conjunction='and')} (records drawn uniformly, i.e. clusters ∝ "
-                             "size; clusters drawn uniformly; records drawn by their expected errors)")
-        if d not in out:
-            out.append(d)
-    if not out:
-        raise InputError(f"{parameter}=[] gives no design; give {quote_list(SIM_DESIGNS)}")
-    return tuple(out)
-
-
-def check_reps(reps: object, *, parameter: str = "reps") -> int:
-    """Number of replications: a whole number ≥ :data:`MIN_REPS`."""
-    return _check_int(reps, parameter=parameter, minimum=MIN_REPS, maximum=10**7,
-                      why=f"give at least {MIN_REPS} replications (1000 for the figures of a report)")
 
 
 def _check_flag(value: object, *, parameter: str) -> bool:
@@ -735,12 +677,12 @@ def _plan_options(*, target_se: float | Mapping[str, float] | None, target_width
         if missing:
             raise InputError(f"{parameter} gives no target for {quote_list(missing, conjunction='and')}; add them to "
                              f"{parameter} or leave them out of metrics")
-    reps = _check_int(reps, parameter="reps", minimum=MIN_REPS, maximum=100_000,
+    reps = check_int(reps, parameter="reps", minimum=MIN_REPS, maximum=100_000,
                       why=f"give at least {MIN_REPS} resamples per size (1000 is plenty)")
     seed_ = resolve_seed(seed)
     beta = check_beta(beta)
     bias_adjust = _check_flag(bias_adjust, parameter="bias_adjust")
-    max_draws = _check_int(max_draws, parameter="max_draws", minimum=10, maximum=MAX_DRAWS,
+    max_draws = check_int(max_draws, parameter="max_draws", minimum=10, maximum=MAX_DRAWS,
                            why="the largest benchmark to consider, in draws")
     return _PlanOptions(level, parameter, target, list(ids), reps, seed_, beta, bias_adjust, max_draws)
 
