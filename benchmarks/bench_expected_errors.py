@@ -97,7 +97,7 @@ def main() -> None:
     models = {"share": agree / 5.0, "fellegi_sunter": fellegi_sunter(df, a, b), "noisy_oracle": oracle}
     print(f"{len(a):,} candidate pairs in {time.perf_counter() - t0:.1f} s")
     result: dict = {"reps": args.reps, "draws": args.draws, "pairs": int(len(a)), "rows": []}
-    base = erx.simulate(df, "pred", "truth", sizes=args.draws, designs=("cluster_size",), reps=args.reps,
+    base = erx.simulate(df, prediction="pred", truth="truth", sizes=args.draws, designs=("cluster_size",), reps=args.reps,
                         seed=args.seed, record_id="rid", metrics=METRICS)
     frames = [base.assign(model="-", floor=np.nan)]
     for name, p in models.items():
@@ -106,7 +106,7 @@ def main() -> None:
         print(f"model {name}: mean p on true pairs {p[true_pair].mean():.3f}, on others {p[~true_pair].mean():.3f}")
         for floor in args.floors:
             t = time.perf_counter()
-            sim = erx.simulate(df, "pred", "truth", sizes=args.draws, designs=("expected_errors",), reps=args.reps,
+            sim = erx.simulate(df, prediction="pred", truth="truth", sizes=args.draws, designs=("expected_errors",), reps=args.reps,
                                seed=args.seed, record_id="rid", metrics=METRICS, match_probabilities=pairs,
                                floor=floor)
             print(f"  floor {floor}: {time.perf_counter() - t:.1f} s")

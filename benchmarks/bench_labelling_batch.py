@@ -44,12 +44,12 @@ def rules_on_batch(batch):
 def run(n: int, kind: str, *, draws: int, repeat: int) -> dict:
     df = synthetic.load_release(n, seed=0, id_kind=kind)
     labels = perfect_labels(df, draws, seed=1)
-    batch = labelling_batch(labels, df, PREDICTION, record_id=ID, name=NAME)
+    batch = labelling_batch(labels, df, prediction=PREDICTION, record_id=ID, name=NAME)
     fns = {
         "groupby_size": lambda: df.groupby(PREDICTION).size(),
         "qc_labels_whole_release": lambda: qc_labels(labels, df, PREDICTION, record_id=ID, name=NAME,
                                                      rules=(1, 2, 3, 4, 6, 7)),
-        "labelling_batch": lambda: labelling_batch(labels, df, PREDICTION, record_id=ID, name=NAME),
+        "labelling_batch": lambda: labelling_batch(labels, df, prediction=PREDICTION, record_id=ID, name=NAME),
         "rules_on_batch": lambda: rules_on_batch(batch),
     }
     best, runs = interleaved_best_of(fns, repeat)

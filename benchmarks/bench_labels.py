@@ -75,12 +75,12 @@ def run(n: int, kind: str, *, draws: int, repeat: int) -> dict:
     fns = {
         "groupby_size": lambda: df.groupby(PREDICTION).size(),
         "qc_labels": lambda: qc_labels(labels, df, PREDICTION, record_id=ID, name=NAME),
-        "benchmark_from_labels": lambda: benchmark_from_labels(clean, df, PREDICTION, record_id=ID),
-        "draw_sample": lambda: draw_sample(df, PREDICTION, draws, seed=2, record_id=ID, columns=[NAME]),
+        "benchmark_from_labels": lambda: benchmark_from_labels(clean, df, prediction=PREDICTION, record_id=ID),
+        "draw_sample": lambda: draw_sample(df, prediction=PREDICTION, n=draws, seed=2, record_id=ID, columns=[NAME]),
     }
     best, runs = interleaved_best_of(fns, repeat)
     q = qc_labels(labels, df, PREDICTION, record_id=ID, name=NAME)
-    bench = benchmark_from_labels(clean, df, PREDICTION, record_id=ID)
+    bench = benchmark_from_labels(clean, df, prediction=PREDICTION, record_id=ID)
     ratios = {k: best[k] / best["groupby_size"] for k in fns if k != "groupby_size"}
     result = {
         "records": n, "ids": kind, "draws": draws, "repeat": repeat, "best_s": best, "runs_s": runs,

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     frame = None
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        frame = erx.simulate(df, "pred", "truth", sizes=SIZES, designs=DESIGNS, reps=args.reps, seed=args.seed)
+        frame = erx.simulate(df, prediction="pred", truth="truth", sizes=SIZES, designs=DESIGNS, reps=args.reps, seed=args.seed)
         best = min(best, time.perf_counter() - t0)
     loop = loop_seconds(df, reps=args.loop_reps, seed=args.seed) * args.reps / args.loop_reps
     print(f"RLdata10000, all {frame['metric'].nunique()} metrics, {len(SIZES)} sizes × {len(DESIGNS)} designs, "

@@ -81,7 +81,7 @@ def replicate(pop: dict[str, np.ndarray], rng: np.random.Generator, *, draws: in
     df = pd.DataFrame({"pred": pred, "bench": true, "d": np.repeat(counts, s), "country": pop["country"][true],
                        "year": pop["year"][true], "name": name, "block": pop["block"][true]})
     args = dict(draws="d", features=FEATURES, name="name", block="block")
-    honest = erx.find_slices(df, "pred", "bench", seed=seed, **args, **OPTIONS)
+    honest = erx.find_slices(df, prediction="pred", reference="bench", seed=seed, **args, **OPTIONS)
     rel = PandasRelease(df, prediction="pred")
     sample = rel.benchmark_sample(reference="bench", draws="d")
     feats, _ = cluster_features(df, sample, prediction="pred", reference="bench", features=FEATURES,

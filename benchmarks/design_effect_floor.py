@@ -39,7 +39,7 @@ FLOORS = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 def population_deff(df: pd.DataFrame, prediction: str, truth: str, record_id: str, pairs: pd.DataFrame,
                     floor: float) -> float:
     """Σ_c (|c|/N)² / π_c over the true clusters of the release (SPEC 12.3's q_r summed per cluster)."""
-    q = expected_error_probabilities(df, prediction, record_id=record_id, match_probabilities=pairs, floor=floor)
+    q = expected_error_probabilities(df, prediction=prediction, record_id=record_id, match_probabilities=pairs, floor=floor)
     release = df[df[prediction].notna()]
     qr = pd.Series(q["inclusion"].to_numpy(), index=q[record_id].to_numpy()).reindex(release[record_id].to_numpy())
     by_cluster = pd.DataFrame({"c": release[truth].to_numpy(), "q": qr.to_numpy()}).groupby("c")["q"]

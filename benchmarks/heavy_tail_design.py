@@ -90,7 +90,7 @@ def main() -> int:
         df["grp"] = df["true_id"].map(dict(zip(entities.tolist(), np.where(chosen, "a", "b").tolist(), strict=True)))
         extra = {"group_column": "grp"}
     methods = ["linearization", "bca", "studentized"] + (["hull", "recommended"] if args.groups else [])
-    out = erx.simulate(df, "inventor_id", "true_id", sizes=args.sizes, designs=["cluster_size", "expected_errors"],
+    out = erx.simulate(df, prediction="inventor_id", truth="true_id", sizes=args.sizes, designs=["cluster_size", "expected_errors"],
                        reps=args.reps, seed=args.seed, metrics=list(METRICS), record_id="mention_id",
                        ci_methods=methods, n_boot=args.n_boot, match_probabilities=pairs, floor=args.floor, **extra)
     print(f"simulated in {time.time() - t0:.0f} s")

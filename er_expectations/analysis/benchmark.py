@@ -10,6 +10,7 @@ import pandas as pd
 
 from er_expectations.analysis.labelqc import evaluate_rules, prepare_labels
 from er_expectations.analysis.labels import CRITICAL_RULES, LabelColumns, Labels, true_clusters
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import KNOWN_COLUMN
 
@@ -67,11 +68,12 @@ def _record_inclusion(inclusion: pd.DataFrame | Hashable, records: pd.DataFrame,
     return q
 
 
+@old_call_forms(data=2, positional=('prediction',))
 def benchmark_from_labels(
     labels: pd.DataFrame,
     records: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     design: str = "cluster_size",
     reference: str = "reference",
@@ -107,6 +109,45 @@ def benchmark_from_labels(
     ``benchmark_version`` is 1 on every row. Joined onto a later release, it is null on the
     records added since, which the estimates then set aside and count. ``attrs`` holds
     ``known_records`` (the universe's size) beside the design and the counts.
+
+
+    Parameters
+    ----------
+    labels : pandas.DataFrame
+        The labels table (SPEC 2.2), one row per draw.
+    records : pandas.DataFrame
+        The release the labels were made against, one row per record.
+    prediction : hashable
+        The column of ``records`` with the predicted cluster ids.
+    record_id : hashable
+        The record id column of ``records``.
+    design : str
+        The sampling design of the draws (``"cluster_size"``, ``"uniform"`` or
+        ``"expected_errors"``).
+    reference : str
+        The name of the output column with the benchmark cluster ids.
+    columns : LabelColumns or mapping, optional
+        Names of the labels-table columns.
+    separator : str
+        The separator of the ids in ``removed`` and ``added``.
+    inclusion : pandas.DataFrame or hashable, optional
+        q_r of every record (design ``"expected_errors"``), above.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record, above.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> records = pd.DataFrame({"id": ["a", "b", "c", "d"], "pred": ["P1", "P1", "P2", "P2"]})
+    >>> labels = pd.DataFrame({"draw": [1, 2], "record_id": ["a", "c"], "removed": ["", "d"],
+    ...                        "added": ["", ""]})
+    >>> bench = erx.benchmark_from_labels(labels, records, prediction="pred", record_id="id")
+    >>> bench[["id", "reference"]].values.tolist()
+    [['a', 'draw-1'], ['b', 'draw-1'], ['c', 'draw-2'], ['d', None]]
     """
     if design not in ("cluster_size", "uniform", "expected_errors"):
         raise InputError(f"design={design!r}: give 'cluster_size' (records drawn uniformly), 'uniform' "

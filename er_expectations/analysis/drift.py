@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import WeightsSpec
@@ -214,11 +215,23 @@ def release_agreement(df: pd.DataFrame, prediction: Hashable, baseline: Hashable
 # -- change of an estimate ------------------------------------------------------------------
 
 
-def estimate_change(df: pd.DataFrame, prediction: Hashable, baseline: Hashable, metric: str,
-                    reference: Hashable = "benchmark_id", *, weights: str | dict | WeightsSpec = "cluster_size",
-                    draws: Hashable | None = None, beta: float = 1.0, ci_level: float = 0.95,
-                    record_id: Hashable | None = None, ci_method: str = DEFAULT_CI_METHOD,
-                    n_boot: int = DEFAULT_N_BOOT, seed: int | None = None) -> PairedChange:
+@old_call_forms(positional=('prediction', 'baseline', 'metric', 'reference'), defaults={'reference': 'benchmark_id'})
+def estimate_change(
+    df: pd.DataFrame,
+    *,
+    prediction: Hashable,
+    baseline: Hashable,
+    metric: str,
+    reference: Hashable,
+    weights: str | dict | WeightsSpec = "cluster_size",
+    draws: Hashable | None = None,
+    beta: float = 1.0,
+    ci_level: float = 0.95,
+    record_id: Hashable | None = None,
+    ci_method: str = DEFAULT_CI_METHOD,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = None,
+) -> PairedChange:
     """The change of an estimated metric from release ``baseline`` to ``prediction`` (SPEC 10).
 
     Both estimates use the same benchmark draws, each restricted to its own release
@@ -233,6 +246,52 @@ def estimate_change(df: pd.DataFrame, prediction: Hashable, baseline: Hashable, 
     the logit MOVER change for shares). When no drawn cluster changed, the change gets
     ±the no-change bound whatever the method (``change.zero_event`` is True, with a note);
     it is never a point. ``change.interval`` names the method used.
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record, with both releases' prediction columns and the benchmark.
+    prediction : hashable
+        The column of the current release's cluster ids.
+    baseline : hashable
+        The column of the baseline release's cluster ids.
+    metric : str
+        The metric id (SPEC 5), e.g. ``"pairwise_precision"``.
+    reference : hashable
+        The column of true cluster ids of the benchmark records (null elsewhere).
+    weights : str, dict or column name
+        The sampling design, as in :func:`estimate`.
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    beta : float
+        β of the F scores.
+    ci_level : float
+        Confidence level, in (0, 1).
+    record_id : hashable, optional
+        The record id column: a duplicated id raises :class:`InputError`.
+    ci_method : str
+        How the intervals are computed, above.
+    n_boot : int
+        Bootstrap resamples.
+    seed : int, optional
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    PairedChange
+        ``current`` and ``baseline`` estimates and their paired ``change``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"v1": ["a", "a", "b", "c"], "v2": ["a", "a", "b", "b"],
+    ...                    "truth": ["t1", "t1", "t2", "t3"]})
+    >>> change = erx.estimate_change(df, prediction="v2", baseline="v1", metric="pairwise_precision",
+    ...                              reference="truth", weights="uniform")
+    >>> round(change.change.estimate, 4), change.change.draws
+    (-0.4062, 3)
     """
     _check_choice(metric, PERFORMANCE_METRICS, "metric")
     check_ci_level(ci_level)
@@ -362,8 +421,17 @@ def _example_names(pair: ReleasePair | AggregatedPair, name: Hashable, labels: l
             for label, per in counts.items()}
 
 
-def diff_releases(df: pd.DataFrame, before: Hashable, after: Hashable, *, record_id: Hashable | None,
-                  name: Hashable | None = None, examples: int = 5, seed: int = 0) -> ReleaseDiff:
+@old_call_forms(positional=('before', 'after'))
+def diff_releases(
+    df: pd.DataFrame,
+    *,
+    before: Hashable,
+    after: Hashable,
+    record_id: Hashable | None,
+    name: Hashable | None = None,
+    examples: int = 5,
+    seed: int = 0,
+) -> ReleaseDiff:
     """Classify the clusters of release ``after`` against release ``before`` (SPEC 10).
 
     ``df`` has one row per record and a prediction column per release (null = not in that
@@ -374,6 +442,38 @@ def diff_releases(df: pd.DataFrame, before: Hashable, after: Hashable, *, record
     cluster mates changed, and up to ``examples`` clusters of each changed class, drawn with
     ``seed``, with the clusters they come from and their most frequent names (``name``).
     ``record_id`` (or None) checks that each record appears once.
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record, a prediction column per release.
+    before : hashable
+        The column of the earlier release's cluster ids.
+    after : hashable
+        The column of the later release's cluster ids.
+    record_id : hashable or None
+        The record id column (each record must appear once), or None.
+    name : hashable, optional
+        The column of record names shown with the examples.
+    examples : int
+        How many clusters of each changed class are drawn as examples.
+    seed : int
+        Seed of the drawing of the examples.
+
+    Returns
+    -------
+    ReleaseDiff
+        ``clusters`` and ``records`` per class, ``records_moved``, ``examples``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"rid": ["r1", "r2", "r3", "r4"], "v1": ["a", "a", "b", "c"],
+    ...                    "v2": ["a", "a", "b", "b"]})
+    >>> erx.diff_releases(df, before="v1", after="v2", record_id="rid").clusters
+    {'unchanged': 1, 'merged': 1, 'split': 0, 'both': 0}
     """
     return diff_of(_pair(df, after, before, record_id, ("after", "before")), name=name, examples=examples, seed=seed,
                    before=str(before), after=str(after))

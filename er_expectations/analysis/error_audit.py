@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.base import WeightsSpec
@@ -345,12 +346,13 @@ def audit_sample(sample: BenchmarkSample, tags: Tags, *, ci_level: float = 0.95,
                       seed=seed if uses_bootstrap(method) else None, notes=tuple(notes))
 
 
+@old_call_forms(positional=('prediction', 'reference', 'tags'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def error_audit(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
-    tags: pd.DataFrame | None = None,
     *,
+    prediction: Hashable,
+    reference: Hashable,
+    tags: pd.DataFrame | None = None,
     record_id: Hashable | None = None,
     weights: str | dict | WeightsSpec = "cluster_size",
     draws: Hashable | None = None,

@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.pandas.release import check_column, check_frame, check_id_types
@@ -536,11 +537,12 @@ def _neural_tables(surnames: pd.Series, year: int, *, first_names: bool) -> Name
     return NameTables(surnames=frame, first_names=base.first_names, prior=base.prior, attrs=attrs)
 
 
+@old_call_forms(positional=('reference', 'surname'))
 def impute_ethnicity(
     df: pd.DataFrame,
+    *,
     reference: Hashable,
     surname: Hashable,
-    *,
     first_name: Hashable | None = None,
     table: str = "census",
     year: int = 2010,

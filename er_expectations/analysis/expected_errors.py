@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import quote_list
 
@@ -101,10 +102,11 @@ def _codes(ids: pd.Series, index: pd.Index, *, column: str, frame: pd.DataFrame,
     return codes
 
 
+@old_call_forms(positional=('prediction',))
 def expected_error_probabilities(
     df: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     match_probabilities: pd.DataFrame,
     floor: float = DEFAULT_FLOOR,
@@ -128,6 +130,44 @@ def expected_error_probabilities(
     weights of a sample, give the floor it was drawn with (its design file, or the worksheet's
     ``attrs['floor']``), never the default. With Σe = 0 every q_r is 1/N (a note in
     ``attrs['note']``).
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    prediction : hashable
+        The column of predicted cluster ids (null: outside the release).
+    record_id : hashable
+        The record id column.
+    match_probabilities : pandas.DataFrame
+        One row per scored record pair with its match probability p.
+    floor : float
+        λ in (0, 1]: the uniform share of q_r (SPEC 12.3); default :data:`DEFAULT_FLOOR`.
+        Give the floor the sample was drawn with when recomputing its weights.
+    pair_columns : PairColumns or mapping, optional
+        Names of the pair table's columns (``record_a``, ``record_b``, ``p``).
+    source : str
+        How the pair table is named in error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``record_id``, ``expected_removed``, ``expected_added``, ``expected_errors`` and
+        ``inclusion``, above.
+
+    Examples
+    --------
+    With λ = 0.1, q_a = 0.9 · 0.1/0.6 + 0.1/3 (e = 0.1, 0.3, 0.2):
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"id": ["a", "b", "c"], "pred": ["P1", "P1", "P2"]})
+    >>> pairs = pd.DataFrame({"record_a": ["a", "b"], "record_b": ["b", "c"], "p": [0.9, 0.2]})
+    >>> q = erx.expected_error_probabilities(df, prediction="pred", record_id="id", match_probabilities=pairs,
+    ...                                     floor=0.1)
+    >>> q["inclusion"].round(4).tolist()
+    [0.1833, 0.4833, 0.3333]
     """
     from er_expectations.engines.pandas.release import PandasRelease
 
@@ -235,7 +275,8 @@ def true_cluster_inclusion(df: pd.DataFrame, prediction: Hashable, truth: Hashab
     if record_id is None:
         raise InputError("design 'expected_errors' needs record_id=<column>: the match probabilities name "
                          "records by their ids")
-    inc = expected_error_probabilities(df, prediction, record_id=record_id, match_probabilities=match_probabilities,
+    inc = expected_error_probabilities(df, prediction=prediction, record_id=record_id,
+                                       match_probabilities=match_probabilities,
                                        floor=floor, pair_columns=pair_columns)
     rows = df[prediction].notna().to_numpy()
     codes = np.asarray(pd.Index(labels).get_indexer(df[truth].to_numpy()[rows]), dtype=np.int64)

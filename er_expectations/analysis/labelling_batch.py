@@ -44,6 +44,7 @@ from er_expectations.analysis.labels import (
     parse_labels,
     records_id_kind,
 )
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import nullable_integers
 
@@ -60,11 +61,12 @@ __all__ = [
 BATCH_LABEL_ROLES: tuple[str, ...] = ("draw", "removed", "added", "predicted_cluster", "true_cluster")
 
 
+@old_call_forms(data=2, positional=('prediction',))
 def labelling_batch(
     labels: pd.DataFrame | Labels,
     records: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     block: Hashable | None = None,
     name: Hashable | None = None,
@@ -81,6 +83,42 @@ def labelling_batch(
     a labels table that cannot be checked at all (cells that do not parse, duplicated draws,
     a drawn record outside the release, labels of another release): the errors of
     ``qc_labels``, before anything is validated.
+
+
+    Parameters
+    ----------
+    labels : pandas.DataFrame or Labels
+        The labels table (SPEC 2.2), one row per draw.
+    records : pandas.DataFrame
+        The release the labels were made against, one row per record.
+    prediction : hashable
+        The column of ``records`` with the predicted cluster ids.
+    record_id : hashable
+        The record id column of ``records``.
+    block : hashable, optional
+        A blocking column of ``records`` (labelling QC rule 5).
+    name : hashable, optional
+        A name column of ``records`` (labelling QC rule 5).
+    columns : LabelColumns or mapping, optional
+        Names of the labels-table columns.
+    separator : str
+        The separator of the ids in ``removed`` and ``added``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per draw, then one row per record of the release.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> records = pd.DataFrame({"id": ["a", "b", "c", "d"], "pred": ["P1", "P1", "P2", "P2"]})
+    >>> labels = pd.DataFrame({"draw": [1, 2], "record_id": ["a", "c"], "removed": ["", "d"],
+    ...                        "added": ["", ""]})
+    >>> batch = erx.labelling_batch(labels, records, prediction="pred", record_id="id")
+    >>> len(batch), batch.columns.tolist()
+    (6, ['draw', 'removed', 'added', 'id', 'pred'])
     """
     from er_expectations.engines.pandas.release import check_column, check_frame
 

@@ -25,6 +25,7 @@ from er_expectations.analysis.labels import (
     sorted_unique,
     true_clusters,
 )
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 
 
@@ -428,11 +429,12 @@ def _rule_7(parsed: Labels, truth: TrueClusters, cols: LabelColumns, add, checke
             + "; one true cluster id must name one set (ĉ(r) \\ A_r) ∪ B_r")
 
 
+@old_call_forms(data=2, positional=('prediction',))
 def check_labels(
     labels: pd.DataFrame,
     records: pd.DataFrame,
-    prediction: Hashable,
     *,
+    prediction: Hashable,
     record_id: Hashable,
     block: Hashable | None = None,
     name: Hashable | None = None,
@@ -448,6 +450,47 @@ def check_labels(
     involved) and ``message``; an empty frame with these columns when the labels are
     clean. ``attrs['checked']`` maps each rule to the number of draws it applies to.
     Arguments as :func:`qc_labels` (which also returns per-rule counts).
+
+
+    Parameters
+    ----------
+    labels : pandas.DataFrame
+        The labels table (SPEC 2.2): one row per draw, ``draw``, ``record_id``, ``removed``,
+        ``added`` (ids separated by ``separator``).
+    records : pandas.DataFrame
+        The release the labels were made against, one row per record.
+    prediction : hashable
+        The column of ``records`` with the predicted cluster ids.
+    record_id : hashable
+        The record id column of ``records``.
+    block : hashable, optional
+        A blocking column of ``records``, for rule 5.
+    name : hashable, optional
+        A name column of ``records``, for rule 5.
+    similarity : float
+        The least name similarity (in [0, 1]) of rule 5.
+    scorer : str
+        The rapidfuzz scorer of the name similarity.
+    rules : iterable of int, optional
+        Only these rule numbers (SPEC 9).
+    columns : LabelColumns or mapping, optional
+        Names of the labels-table columns.
+    separator : str
+        The separator of the ids in ``removed`` and ``added``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (draw, rule) that fails, above.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> records = pd.DataFrame({"id": ["a", "b", "c", "d"], "pred": ["P1", "P1", "P2", "P2"]})
+    >>> labels = pd.DataFrame({"draw": [1], "record_id": ["a"], "removed": ["c"], "added": [""]})
+    >>> erx.check_labels(labels, records, prediction="pred", record_id="id")[["draw", "rule", "records"]].values.tolist()
+    [[1, 1, ['c']]]
     """
     return qc_labels(labels, records, prediction, record_id=record_id, block=block, name=name,
                      similarity=similarity, scorer=scorer, rules=rules, columns=columns,

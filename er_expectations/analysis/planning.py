@@ -32,11 +32,21 @@ from er_expectations.analysis.expected_errors import (
     check_floor,
     true_cluster_inclusion,
 )
+from er_expectations.analysis.planning_checks import (
+    MAX_DRAWS,
+    MIN_REPS,
+    SIM_DESIGNS,
+    check_designs,
+    check_int,
+    check_reps,
+    check_sizes,
+)
 from er_expectations.analysis.slice_power import population_slice_power
 from er_expectations.analysis.slices import cluster_features, slice_inputs
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError, UndefinedMetricWarning
-from er_expectations.core.hints import did_you_mean, quote_list
-from er_expectations.engines.base import DESIGNS, WeightsSpec
+from er_expectations.core.hints import quote_list
+from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.release import (
     PandasRelease,
     check_column,
@@ -85,79 +95,12 @@ __all__ = [
     "simulate",
 ]
 
-#: Fewest replications accepted: below 100 the coverage (a share) is too noisy to read.
-MIN_REPS = 100
-#: Most draws per simulated sample or planned benchmark.
-MAX_DRAWS = 10**6
 #: Columns of the frame returned by :func:`simulate`.
 SIMULATION_COLUMNS = ("metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "reps",
                       "sd", "mean_se", "undefined", "target", "ci_method")
 #: Columns of the frame returned by :func:`plan_sample_size`.
 PLAN_COLUMNS = ("metric", "pilot_draws", "pilot_estimate", "pilot_std_error", "target_std_error",
                 "draws_needed", "std_error_at_draws", "draws_extrapolated", "note")
-
-
-# -- validation ----------------------------------------------------------------------------
-
-def _check_int(value: object, *, parameter: str, minimum: int, maximum: int, why: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise InputError(f"{parameter}={value!r} is not a whole number; {why}")
-    if not minimum <= int(value) <= maximum:
-        raise InputError(f"{parameter}={value!r} is out of range; {why} (from {minimum:,} to {maximum:,})")
-    return int(value)
-
-
-def check_sizes(sizes: object, *, parameter: str = "sizes") -> tuple[int, ...]:
-    """Sample sizes (numbers of draws): whole numbers ≥ 2, each once, in the order given."""
-    if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
-        sizes = (sizes,)
-    if isinstance(sizes, (str, bytes, Mapping)) or not isinstance(sizes, Iterable):
-        raise InputError(f"{parameter}={sizes!r}: give a list of numbers of draws, e.g. (200, 400, 800)")
-    out: list[int] = []
-    for s in sizes:
-        n = _check_int(s, parameter=parameter, minimum=2, maximum=MAX_DRAWS,
-                       why="a sample size is a number of draws ≥ 2 (a standard error needs two draws)")
-        if n not in out:
-            out.append(n)
-    if not out:
-        raise InputError(f"{parameter}=[] gives no sample size; give numbers of draws, e.g. (200, 400, 800)")
-    return tuple(out)
-
-
-#: The designs :func:`simulate` replays: those of SPEC 1 and the expected-errors design of
-#: SPEC 12.3 (records drawn with probability q_r from the ER system's match probabilities).
-SIM_DESIGNS = (*DESIGNS, EXPECTED_ERRORS)
-
-
-def check_designs(designs: object, *, parameter: str = "designs") -> tuple[str, ...]:
-    """Sampling designs of SPEC 1 and 12.3: 'cluster_size', 'uniform' and/or 'expected_errors'
-    (did-you-mean on a typo)."""
-    if isinstance(designs, str):
-        designs = (designs,)
-    if isinstance(designs, (bytes, Mapping)) or not isinstance(designs, Iterable):
-        raise InputError(f"{parameter}={designs!r}: give one or more of {quote_list(SIM_DESIGNS, conjunction='and')}")
-    out: list[str] = []
-    for d in designs:
-        if not isinstance(d, str) or d not in SIM_DESIGNS:
-            close = did_you_mean(str(d), SIM_DESIGNS)
-            hint = f"; {close}" if close else ""
-            raise InputError(f"{parameter}: unknown design {d!r}{hint} Known designs: "
-                             f"{quote_list(SIM_DESIGNS, conjunction='and')} (records drawn uniformly, i.e. clusters ∝ "
-                             "size; clusters drawn uniformly; records drawn by their expected errors)")
-        if d not in out:
-            out.append(d)
-    if not out:
-        raise InputError(f"{parameter}=[] gives no design; give {quote_list(SIM_DESIGNS)}")
-    return tuple(out)
-
-
-def check_reps(reps: object, *, parameter: str = "reps") -> int:
-    """Number of replications: a whole number ≥ :data:`MIN_REPS`."""
-    return _check_int(reps, parameter=parameter, minimum=MIN_REPS, maximum=10**7,
-                      why=f"give at least {MIN_REPS} replications (1000 for the figures of a report)")
 
 
 def _check_flag(value: object, *, parameter: str) -> bool:
@@ -288,11 +231,12 @@ def replicate_estimates(pop: Population, *, design: str, size: int, reps: int, s
 
 # -- simulate -----------------------------------------------------------------------------------
 
+@old_call_forms(positional=('prediction', 'truth'), defaults={'prediction': 'inventor_id', 'truth': 'true_id'})
 def simulate(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    truth: Hashable = "true_id",
     *,
+    prediction: Hashable,
+    truth: Hashable,
     sizes: Iterable[int] = (200, 400, 800),
     designs: str | Iterable[str] = ("cluster_size", "uniform"),
     reps: int = 1000,
@@ -360,6 +304,76 @@ def simulate(
     planted slice of ``slice_share`` of the entities whose error chance (EI) is ``slice_lift``
     times the rest's, the population's error rate kept, from ``slice_reps`` benchmarks, with
     its Monte Carlo SE (:func:`~er_expectations.analysis.slice_power.population_slice_power`).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record, with the truth of every record of the release.
+    prediction : hashable
+        The column of predicted cluster ids (null: outside the release).
+    truth : hashable
+        The column of true cluster ids.
+    sizes : iterable of int
+        The numbers of draws of the simulated benchmarks.
+    designs : str or iterable of str
+        ``"cluster_size"``, ``"uniform"`` and/or ``"expected_errors"`` (SPEC 1, 12.3).
+    reps : int
+        Simulated benchmarks per (design, size), at least 100.
+    seed : int, optional
+        Seed of the simulation; ``None`` draws one and records it in ``attrs``.
+    metrics : str or iterable of str, optional
+        Metric ids; default the performance metrics.
+    ci_level : float
+        Confidence level of the intervals, in (0, 1).
+    beta : float
+        β of the F scores.
+    bias_adjust : bool
+        Use the bias-adjusted ratio estimator (SPEC 6).
+    name : hashable, optional
+        The column of record names (for the name statistics).
+    record_id : hashable, optional
+        The record id column (needed by design ``"expected_errors"``).
+    ci_methods : str or iterable of str
+        The interval methods compared, above.
+    n_boot : int
+        Bootstrap resamples per replicate.
+    group_column : hashable, optional
+        An entity-level attribute: adds the coverage of each group's estimate and gap.
+    baseline : hashable, optional
+        A second prediction column: adds the coverage of the paired change.
+    match_probabilities : pandas.DataFrame, optional
+        Record pairs with p, for design ``"expected_errors"``.
+    floor : float
+        The uniform floor λ of design ``"expected_errors"``.
+    pair_columns : mapping, optional
+        Names of the pair table's columns.
+    slice_power : bool
+        Add ``attrs["slice_power"]``, above.
+    slice_share : float
+        The planted slice's share of the entities, in (0, 1).
+    slice_lift : float
+        The planted slice's error rate over the rest's, above 1.
+    slice_reps : int
+        Benchmarks simulated per (design, size) for the slice power.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, design, size[, method]), above.
+
+    Examples
+    --------
+    The truth of each row is the exact metric of the release:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b", "c", "c"],
+    ...                    "true": ["t1", "t1", "t2", "t3", "t4", "t4"]})
+    >>> sim = erx.simulate(df, prediction="pred", truth="true", sizes=[4], designs="uniform",
+    ...                    reps=100, seed=1, metrics=["pairwise_precision"])
+    >>> exact = erx.exact_metrics(df, prediction="pred", reference="true")["pairwise_precision"]
+    >>> bool(sim.loc[0, "truth"] == exact), round(float(exact), 4)
+    (True, 0.6667)
     """
     sizes_ = check_sizes(sizes)
     designs_ = check_designs(designs)
@@ -531,11 +545,12 @@ def _targets(target: object, *, parameter: str) -> dict[str, float] | float:
     return number(target, parameter)
 
 
+@old_call_forms(positional=('prediction', 'reference'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def plan_sample_size(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
     *,
+    prediction: Hashable,
+    reference: Hashable,
     target_se: float | Mapping[str, float] | None = None,
     target_width: float | Mapping[str, float] | None = None,
     weights: str | dict | WeightsSpec = "cluster_size",
@@ -580,6 +595,69 @@ def plan_sample_size(
     features) finds a slice of ``slice_share`` of the entities with ``slice_lift`` times the
     error rate, planted in the pilot itself at its estimated rate (``slice_reps`` searches,
     seed 0), as the page of ``expect_no_error_slice_above`` reports it.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The pilot, one row per record (SPEC 2.1).
+    prediction : hashable
+        The column of predicted cluster ids.
+    reference : hashable
+        The column of true cluster ids of the pilot's benchmark records (null elsewhere).
+    target_se : float or mapping, optional
+        The standard error to reach: one number, or ``{metric: value}``.
+    target_width : float or mapping, optional
+        The full interval width to reach at ``ci_level`` (instead of ``target_se``).
+    weights : str, dict or column name
+        The sampling design, as in :func:`er_expectations.estimate`.
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    metrics : str or iterable of str, optional
+        Metric ids; default the targets' keys, else the performance metrics.
+    reps : int
+        Replicate benchmarks resampled from the pilot.
+    seed : int, optional
+        Seed of the resampling.
+    ci_level : float
+        Confidence level of ``target_width``, in (0, 1).
+    beta : float
+        β of the F scores.
+    bias_adjust : bool
+        Use the bias-adjusted ratio estimator (SPEC 6).
+    max_draws : int
+        The largest benchmark size tried.
+    name : hashable, optional
+        The column of record names (for the name statistics).
+    record_id : hashable, optional
+        The record id column: a duplicated id raises :class:`InputError`.
+    slice_power : bool
+        Add ``attrs["slice_power"]``, above.
+    slice_share : float
+        The planted slice's share of the entities, in (0, 1).
+    slice_lift : float
+        The planted slice's error rate over the rest's, above 1.
+    slice_reps : int
+        Slice searches for the power.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric: ``pilot_draws``, ``pilot_estimate``, ``pilot_std_error``,
+        ``target_std_error``, ``draws_needed``, ``std_error_at_draws``, ``draws_extrapolated``
+        and ``note``.
+
+    Examples
+    --------
+    The textbook size is k·(SE/target)² = 4 · (0.2887/0.05)², rounded up:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b", "c", "c"],
+    ...                    "truth": ["t1", "t1", "t2", "t3", "t4", "t4"]})
+    >>> plan = erx.plan_sample_size(df, prediction="pred", reference="truth", target_se=0.05,
+    ...                             metrics=["pairwise_precision"], reps=200, seed=1)
+    >>> int(plan.loc[0, "draws_extrapolated"])
+    134
     """
     if _check_flag(slice_power, parameter="slice_power"):
         check_power_options(slice_share, slice_lift, slice_reps)
@@ -669,12 +747,12 @@ def _plan_options(*, target_se: float | Mapping[str, float] | None, target_width
         if missing:
             raise InputError(f"{parameter} gives no target for {quote_list(missing, conjunction='and')}; add them to "
                              f"{parameter} or leave them out of metrics")
-    reps = _check_int(reps, parameter="reps", minimum=MIN_REPS, maximum=100_000,
+    reps = check_int(reps, parameter="reps", minimum=MIN_REPS, maximum=100_000,
                       why=f"give at least {MIN_REPS} resamples per size (1000 is plenty)")
     seed_ = resolve_seed(seed)
     beta = check_beta(beta)
     bias_adjust = _check_flag(bias_adjust, parameter="bias_adjust")
-    max_draws = _check_int(max_draws, parameter="max_draws", minimum=10, maximum=MAX_DRAWS,
+    max_draws = check_int(max_draws, parameter="max_draws", minimum=10, maximum=MAX_DRAWS,
                            why="the largest benchmark to consider, in draws")
     return _PlanOptions(level, parameter, target, list(ids), reps, seed_, beta, bias_adjust, max_draws)
 

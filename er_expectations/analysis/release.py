@@ -12,6 +12,7 @@ from collections.abc import Hashable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import KNOWN_AUTO, WeightsSpec
 from er_expectations.engines.pandas.release import PandasRelease, contingency
@@ -50,19 +51,45 @@ __all__ = [
 ESTIMATE_COLUMNS = ("estimate", "std_error", "ci_lower", "ci_upper", "draws", "clusters", "note", "ci_method")
 
 
+@old_call_forms(positional=('cluster', 'name', 'hill_orders'), defaults={'cluster': 'inventor_id'})
 def summarize(
     df: pd.DataFrame,
-    cluster: Hashable = "inventor_id",
+    *,
+    cluster: Hashable,
     name: Hashable | None = None,
     hill_orders: Sequence[float] = (0, 1, 2, math.inf),
-    *,
     record_id: Hashable | None = None,
 ) -> pd.Series:
     """Summary statistics of the clustering in column ``cluster`` (SPEC 3).
 
-    Rows whose ``cluster`` is null are outside the release and ignored. Returns a Series
-    with n_records, n_clusters, average_cluster_size, matching_rate, hill_number_<q> for
-    each order and, with ``name``, homonymy_rate and name_variation_rate.
+    Rows whose ``cluster`` is null are outside the release and ignored.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    cluster : hashable
+        The column of predicted cluster ids (null: the record is not in this release).
+    name : hashable, optional
+        The column of record names, for the homonymy and name variation rates (SPEC 3).
+    hill_orders : sequence of float
+        The orders q of the Hill numbers (SPEC 3), q ≥ 0, ``math.inf`` allowed.
+    record_id : hashable, optional
+        The record id column: a duplicated id raises :class:`InputError`.
+
+    Returns
+    -------
+    pandas.Series
+        n_records, n_clusters, average_cluster_size, matching_rate, hill_number_<q> for each
+        order and, with ``name``, homonymy_rate and name_variation_rate.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"cluster": ["a", "a", "b", None]})
+    >>> erx.summarize(df, cluster="cluster", hill_orders=[0])[["n_records", "n_clusters", "hill_number_0"]].tolist()
+    [3.0, 2.0, 2.0]
     """
     return Release(df, prediction=cluster, name=name, record_id=record_id).summarize(hill_orders)
 
@@ -113,17 +140,18 @@ def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_l
     return frame
 
 
+@old_call_forms(positional=('prediction', 'reference', 'weights', 'draws', 'name', 'metrics', 'beta', 'ci_level'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def estimate(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
+    *,
+    prediction: Hashable,
+    reference: Hashable,
     weights: str | dict | WeightsSpec = "cluster_size",
     draws: Hashable | None = None,
     name: Hashable | None = None,
     metrics: str | Iterable[str] | None = None,
     beta: float = 1.0,
     ci_level: float = 0.95,
-    *,
     bias_adjust: bool = True,
     record_id: Hashable | None = None,
     ci_method: str = DEFAULT_CI_METHOD,
@@ -133,14 +161,60 @@ def estimate(
 ) -> pd.DataFrame:
     """Design-based estimates of performance and true-clustering statistics (SPEC 5–7).
 
-    ``df`` has one row per record: ``prediction`` (null = not in this release) and
-    ``reference`` (true cluster id of benchmark records, null elsewhere). ``weights`` is
-    "cluster_size" (size-proportional sampling), "uniform" or a column with w_c = 1/p_c;
-    ``draws`` a column with the number of times each cluster was drawn. Returns one row per
-    metric with estimate, std_error, ci_lower, ci_upper, draws, clusters and note (why a
-    value is missing or suspicious) and ci_method (where the interval comes from). ``attrs``
-    records the design and how many benchmark records/clusters were set aside because the
-    release does not contain them.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    prediction : hashable
+        The column of predicted cluster ids (null: the record is not in this release).
+    reference : hashable
+        The column of true cluster ids of the benchmark records (null elsewhere).
+    weights : str, dict or column name
+        ``"cluster_size"`` (size-proportional sampling, SPEC 2.2), ``"uniform"``, or a column
+        with w_c = 1/p_c.
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    name : hashable, optional
+        The column of record names, for the true homonymy and name variation rates.
+    metrics : str or iterable of str, optional
+        Metric ids (SPEC 5); default every metric and the true statistics.
+    beta : float
+        β of the F scores (SPEC 5).
+    ci_level : float
+        Confidence level of the intervals, in (0, 1).
+    bias_adjust : bool
+        Use the bias-adjusted ratio estimator (SPEC 6).
+    record_id : hashable, optional
+        The record id column: a duplicated id raises :class:`InputError`.
+    ci_method : str
+        How the intervals are computed (SPEC 6), below.
+    n_boot : int
+        Bootstrap resamples (at most 20,000).
+    seed : int, optional
+        Seed of the bootstrap; ``None`` draws one and records it in ``attrs['seed']``.
+    known : hashable, optional
+        The column marking the records known at labelling (SPEC 14), below.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric with estimate, std_error, ci_lower, ci_upper, draws, clusters, note
+        (why a value is missing or suspicious) and ci_method (where the interval comes from).
+        ``attrs`` records the design and how many benchmark records/clusters were set aside
+        because the release does not contain them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b"], "truth": ["t1", "t1", "t2", "t3"]})
+    >>> est = erx.estimate(df, prediction="pred", reference="truth", weights="uniform",
+    ...                    metrics=["pairwise_precision"], bias_adjust=False)
+    >>> float(est.loc["pairwise_precision", "estimate"])
+    0.5
+
+    Notes
+    -----
 
     ``ci_method`` (SPEC 6) is "linearization" (θ̂ ± z·SE, the default), "logit" (the same on
     the logit scale), "bootstrap" (percentile interval of ``n_boot`` resamples of the
@@ -172,17 +246,43 @@ def estimate(
                         seed=seed, known=known)
 
 
+@old_call_forms(positional=('prediction', 'reference', 'beta'), defaults={'prediction': 'inventor_id', 'reference': 'true_id'})
 def exact_metrics(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "true_id",
+    *,
+    prediction: Hashable,
+    reference: Hashable,
     beta: float = 1.0,
 ) -> pd.Series:
     """Exact performance metrics when ``reference`` gives the true cluster of every record.
 
     Pair counting for pairwise metrics, exact-match counting for cluster metrics, the
-    paper's cluster-averaged b-cubed, and homogeneity 1 − H(C|Ĉ)/H(C) (SPEC 5). Undefined
-    metrics are NaN with an :class:`UndefinedMetricWarning` and a reason in ``attrs['notes']``.
+    paper's cluster-averaged b-cubed, and homogeneity 1 − H(C|Ĉ)/H(C) (SPEC 5).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    prediction : hashable
+        The column of predicted cluster ids.
+    reference : hashable
+        The column of true cluster ids, on every record.
+    beta : float
+        β of the F scores (SPEC 5).
+
+    Returns
+    -------
+    pandas.Series
+        One value per metric. Undefined metrics are NaN with an
+        :class:`UndefinedMetricWarning` and a reason in ``attrs['notes']``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b"], "truth": ["t1", "t1", "t2", "t3"]})
+    >>> float(erx.exact_metrics(df, prediction="pred", reference="truth")["pairwise_precision"])
+    0.5
     """
     beta = check_beta(beta)
     t, p, n = contingency(df, prediction=prediction, reference=reference)
@@ -193,13 +293,14 @@ def exact_metrics(
     return out
 
 
+@old_call_forms(positional=('prediction', 'reference', 'weights', 'draws'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def cluster_errors(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
+    *,
+    prediction: Hashable,
+    reference: Hashable,
     weights: str | dict | WeightsSpec = "cluster_size",
     draws: Hashable | None = None,
-    *,
     metric: str | None = None,
     beta: float = 1.0,
     record_id: Hashable | None = None,
@@ -207,10 +308,41 @@ def cluster_errors(
 ) -> pd.DataFrame:
     """Per-sampled-cluster error table (SPEC 4), for error analysis and audit.
 
-    One row per benchmark cluster in the release: size, weight, draws, number of predicted
-    clusters it is split over, EI, SDE, OCE, UCE, ROCE, RUCE and, with ``metric``, the
-    cluster's share of that metric's estimated error (sorted by it, largest first).
-    ``known`` restricts the release to the records known at labelling, as in :func:`estimate`.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    prediction : hashable
+        The column of predicted cluster ids (null: the record is not in this release).
+    reference : hashable
+        The column of true cluster ids of the benchmark records (null elsewhere).
+    weights : str, dict or column name
+        The sampling design, as in :func:`estimate`.
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    metric : str, optional
+        A metric id: adds each cluster's share of its estimated error and sorts by it.
+    beta : float
+        β of the F scores.
+    record_id : hashable, optional
+        The record id column: a duplicated id raises :class:`InputError`.
+    known : hashable, optional
+        Restricts the release to the records known at labelling, as in :func:`estimate`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per benchmark cluster in the release: size, weight, draws, number of predicted
+        clusters it is split over, EI, SDE, OCE, UCE, ROCE, RUCE and, with ``metric``, the
+        cluster's share of that metric's estimated error (sorted by it, largest first).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b"], "truth": ["t1", "t1", "t2", "t3"]})
+    >>> erx.cluster_errors(df, prediction="pred", reference="truth", weights="uniform")["OCE"].tolist()
+    [0.0, 1.0, 1.0]
     """
     rel = PandasRelease(df, prediction=prediction, record_id=record_id)
     sample = rel.benchmark_sample(reference=reference, weights=weights, draws=draws, known=known)

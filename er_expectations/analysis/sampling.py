@@ -19,6 +19,7 @@ import pandas as pd
 
 from er_expectations.analysis.expected_errors import DEFAULT_FLOOR
 from er_expectations.analysis.labels import LabelColumns
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 
 __all__ = ["MAX_DRAWS", "MEMBERS", "draw_sample", "write_frame"]
@@ -39,11 +40,12 @@ def _check_n(n: object) -> int:
     return int(n)
 
 
+@old_call_forms(positional=('prediction', 'n'))
 def draw_sample(
     df: pd.DataFrame,
+    *,
     prediction: Hashable,
     n: int,
-    *,
     seed: int,
     record_id: Hashable,
     columns: Sequence[Hashable] = (),
@@ -75,6 +77,46 @@ def draw_sample(
     cluster (records the labeller added too): ``erx.expected_error_probabilities`` with the
     same table and floor gives it, and ``benchmark_from_labels(design="expected_errors",
     inclusion=…)`` sums it over each true cluster (π_c) for the weights w_c = 1/π_c.
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    prediction : hashable
+        The column of predicted cluster ids (null: not in the release, never drawn).
+    n : int
+        How many draws (with replacement).
+    seed : int
+        Seed of the draws (numpy's ``default_rng``).
+    record_id : hashable
+        The record id column.
+    columns : sequence of hashable
+        Columns shown to the labeller (e.g. name, block), for the record and its cluster.
+    label_columns : LabelColumns or mapping, optional
+        Names of the labels-table columns (SPEC 2.2).
+    design : str
+        ``"cluster_size"`` or ``"expected_errors"``, above.
+    match_probabilities : pandas.DataFrame, optional
+        Record pairs with the ER system's match probability (design ``"expected_errors"``).
+    floor : float
+        The uniform floor λ in (0, 1] of design ``"expected_errors"``.
+    pair_columns : mapping, optional
+        Names of the pair table's columns (``record_a``, ``record_b``, ``p``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The worksheet, one row per draw, above.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"rid": ["r1", "r2", "r3", "r4"], "pred": ["a", "a", "b", "b"]})
+    >>> sheet = erx.draw_sample(df, prediction="pred", n=3, seed=1, record_id="rid")
+    >>> sheet[["draw", "record_id", "predicted_cluster", "size"]].values.tolist()
+    [[1, 'r2', 'a', 2], [2, 'r3', 'b', 2], [3, 'r4', 'b', 2]]
     """
     from er_expectations.engines.pandas.release import check_column, check_frame, check_id_types
     from er_expectations.stats import check_seed
@@ -114,7 +156,7 @@ def draw_sample(
     if design == "expected_errors":
         from er_expectations.analysis.expected_errors import INCLUSION, expected_error_probabilities
 
-        inclusion = expected_error_probabilities(frame, prediction, record_id=record_id,
+        inclusion = expected_error_probabilities(frame, prediction=prediction, record_id=record_id,
                                                  match_probabilities=match_probabilities, floor=floor,
                                                  pair_columns=pair_columns)
         q = inclusion[INCLUSION].to_numpy()

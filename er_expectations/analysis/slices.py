@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from er_expectations.analysis.ethnicity import CATEGORIES, impute_ethnicity
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import WeightsSpec
 from er_expectations.engines.pandas.checks import check_column
@@ -190,7 +191,7 @@ def _ethnicity(rows: pd.DataFrame, reference: Hashable, surname: Hashable, label
                notes: list[str]) -> tuple[np.ndarray, tuple[str, ...]] | None:
     """The imputed ethnicity label of every sampled cluster (codes, categories), from the
     shipped Census tables (SPEC 8)."""
-    imputed = impute_ethnicity(rows, reference, surname)
+    imputed = impute_ethnicity(rows, reference=reference, surname=surname)
     pos = pd.Index(imputed["cluster"]).get_indexer(pd.Index(labels))
     label = np.full(labels.shape[0], None, dtype=object)
     found = pos >= 0
@@ -238,11 +239,12 @@ def slices_frame(result: SliceSearch, sample: BenchmarkSample, notes: list[str])
     return frame
 
 
+@old_call_forms(positional=('prediction', 'reference'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def find_slices(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
     *,
+    prediction: Hashable,
+    reference: Hashable,
     record_id: Hashable | None = None,
     metric: str = "EI",
     features: Iterable[Hashable] = (),

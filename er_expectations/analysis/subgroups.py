@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from er_expectations.core.deprecation import old_call_forms
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import WeightsSpec
@@ -214,13 +215,13 @@ def _imputed(df: pd.DataFrame, reference: Hashable, surname: Hashable, *, first_
     try:
         hashes = np.sort(pd.util.hash_pandas_object(rows, index=False).to_numpy())
     except TypeError:  # unhashable values: no cache, the imputation reports what is wrong
-        return impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+        return impute_ethnicity(df, reference=reference, surname=surname, first_name=first_name, table=table, year=year, how=how)
     key = (str(reference), str(surname), str(first_name), table, int(year), how, len(rows),
            hashlib.sha256(hashes.tobytes()).hexdigest())
     if key in _IMPUTATIONS:
         _IMPUTATIONS.move_to_end(key)
         return _IMPUTATIONS[key]
-    imputed = impute_ethnicity(df, reference, surname, first_name=first_name, table=table, year=year, how=how)
+    imputed = impute_ethnicity(df, reference=reference, surname=surname, first_name=first_name, table=table, year=year, how=how)
     _IMPUTATIONS[key] = imputed
     while len(_IMPUTATIONS) > _MAX_IMPUTATIONS:
         _IMPUTATIONS.popitem(last=False)
@@ -308,11 +309,12 @@ def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, member
     return frame
 
 
+@old_call_forms(positional=('prediction', 'reference'), defaults={'prediction': 'inventor_id', 'reference': 'benchmark_id'})
 def estimate_by_group(
     df: pd.DataFrame,
-    prediction: Hashable = "inventor_id",
-    reference: Hashable = "benchmark_id",
     *,
+    prediction: Hashable,
+    reference: Hashable,
     surname: Hashable | None = None,
     first_name: Hashable | None = None,
     group_column: Hashable | None = None,
@@ -364,6 +366,75 @@ def estimate_by_group(
     ``ci_method`` and ``disparity_ci_method`` name the method of each row's intervals;
     ``zero_event`` is True when a side without an error entered the gap by its zero-event
     bound (the gap's interval then reflects the number of draws, never zero width).
+
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    prediction : hashable
+        The column of predicted cluster ids (null: the record is not in this release).
+    reference : hashable
+        The column of true cluster ids of the benchmark records (null elsewhere).
+    surname : hashable, optional
+        The surname column: groups by imputed ethnicity (SPEC 8), above.
+    first_name : hashable, optional
+        The first-name column, for BIFSG with ``surname``.
+    group_column : hashable, optional
+        A column constant within each true cluster: one group per value (or ``groups``).
+    groups : list or mapping, optional
+        Which values or categories form the groups, above.
+    membership : str
+        ``"hard"`` or ``"soft"`` membership of imputed groups.
+    metrics : str or iterable of str, optional
+        Metric ids; default the performance metrics with a subgroup form.
+    weights : str, dict or column name
+        The sampling design, as in :func:`er_expectations.estimate`.
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    ci_level : float
+        Confidence level, in (0, 1).
+    compare_to : str
+        ``"rest"`` (every other entity) or ``"all"``.
+    min_draws : int
+        The fewest draws a group (and its rest) needs to be tested, at least 2.
+    adjust : str
+        The multiple-testing adjustment of the p-values (``"holm"``, ``"bonferroni"``, ``"none"``).
+    beta : float
+        β of the F scores.
+    table : str
+        The ethnicity table (``"census"`` or ``"census_lstm"``), with ``surname``.
+    year : int
+        The Census year of the table.
+    how : str
+        ``"mode"`` or ``"mean"``: how a cluster's surnames give its ethnicity.
+    record_id : hashable, optional
+        The record id column: a duplicated id raises :class:`InputError`.
+    ci_method : str
+        How the intervals are computed, above.
+    n_boot : int
+        Bootstrap resamples.
+    seed : int, optional
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (group, metric), above.
+
+    Examples
+    --------
+    Two regions with the same errors (one merge of two entities each): no gap.
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"pred": ["a", "a", "b", "b", "c", "c", "d", "d"],
+    ...                    "truth": ["t1", "t1", "t2", "t3", "t4", "t4", "t5", "t6"],
+    ...                    "region": ["n", "n", "n", "n", "s", "s", "s", "s"]})
+    >>> by = erx.estimate_by_group(df, prediction="pred", reference="truth", group_column="region",
+    ...                            weights="uniform", metrics=["pairwise_precision"], min_draws=2)
+    >>> by["disparity"].tolist()
+    [0.0, 0.0]
     """
     ci_method, n_boot, seed = check_interval_options(ci_method, n_boot, seed, gaps=True)
     if uses_bootstrap(ci_method):

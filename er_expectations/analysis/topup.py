@@ -204,6 +204,43 @@ def topup_candidates(
     ``records_added_in_sampled`` (those in a predicted cluster holding a record of a sampled
     entity), ``entities`` (entities with a candidate), ``entities_by_prediction``,
     ``candidates`` (rows), ``candidates_by_name`` and ``display_columns``.
+
+
+    Parameters
+    ----------
+    benchmark : pandas.DataFrame
+        The benchmark, one row per known record, with ``benchmark_version``.
+    release : pandas.DataFrame
+        The later release, one row per record.
+    prediction : hashable
+        The column of ``release`` with the predicted cluster ids.
+    record_id : hashable
+        The record id column (of both tables).
+    reference : hashable
+        The benchmark's column of entity (true cluster) ids.
+    name : hashable, optional
+        A name column of ``release``: adds the candidates with one of the entity's names.
+    columns : sequence of hashable
+        Columns of ``release`` shown to the labeller.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (entity, candidate), above.
+
+    Examples
+    --------
+    Record ``e``, new in the later release, sits in the predicted cluster of entity ``draw-1``:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> records = pd.DataFrame({"id": ["a", "b", "c", "d"], "pred": ["P1", "P1", "P2", "P2"]})
+    >>> labels = pd.DataFrame({"draw": [1], "record_id": ["a"], "removed": [""], "added": [""]})
+    >>> bench = erx.benchmark_from_labels(labels, records, prediction="pred", record_id="id")
+    >>> later = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "pred": ["P1", "P1", "P2", "P2", "P1"]})
+    >>> sheet = erx.topup_candidates(bench, later, prediction="pred", record_id="id")
+    >>> sheet[["entity", "id", "reason"]].values.tolist()
+    [['draw-1', 'e', 'predicted with the entity']]
     """
     in_release = _check_release(release, prediction=prediction, record_id=record_id)
     ids, version = _check_benchmark(benchmark, release, record_id=record_id, reference=reference)
@@ -374,6 +411,43 @@ def apply_topup(
     ``answered_no``, ``rows`` (worksheet rows), ``found_by_search``, ``entities_grown``,
     ``benchmark_records``, ``clusters``, ``draws`` (Σ draws of the clusters) and
     ``known_records``.
+
+
+    Parameters
+    ----------
+    benchmark : pandas.DataFrame
+        The benchmark of version v.
+    answers : pandas.DataFrame
+        The filled worksheet of :func:`topup_candidates` (``belongs`` yes or no).
+    release : pandas.DataFrame
+        The release the worksheet was made for.
+    prediction : hashable
+        The column of ``release`` with the predicted cluster ids.
+    record_id : hashable
+        The record id column (of the three tables).
+    reference : hashable
+        The benchmark's column of entity (true cluster) ids.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The benchmark of version v + 1.
+
+    Examples
+    --------
+    Continuing the example of :func:`topup_candidates`, with ``e`` answered yes:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> records = pd.DataFrame({"id": ["a", "b", "c", "d"], "pred": ["P1", "P1", "P2", "P2"]})
+    >>> labels = pd.DataFrame({"draw": [1], "record_id": ["a"], "removed": [""], "added": [""]})
+    >>> bench = erx.benchmark_from_labels(labels, records, prediction="pred", record_id="id")
+    >>> later = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "pred": ["P1", "P1", "P2", "P2", "P1"]})
+    >>> sheet = erx.topup_candidates(bench, later, prediction="pred", record_id="id")
+    >>> sheet["belongs"] = "yes"
+    >>> v2 = erx.apply_topup(bench, sheet, later, prediction="pred", record_id="id")
+    >>> v2[["id", "reference", "benchmark_version"]].values.tolist()[-1]
+    ['e', 'draw-1', 2]
     """
     in_release = _check_release(release, prediction=prediction, record_id=record_id)
     ids, version = _check_benchmark(benchmark, release, record_id=record_id, reference=reference)

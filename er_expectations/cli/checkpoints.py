@@ -26,7 +26,9 @@ from er_expectations.cli.common import (
     EXIT_FAILED,
     EXIT_HISTORY,
     EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
 )
 from er_expectations.config import ConfigError, ConfigIssue
@@ -35,7 +37,7 @@ from er_expectations.core.errors import InputError
 if TYPE_CHECKING:
     from er_expectations.run.benchmark_design import BenchmarkWiring
 
-__all__ = ["add_gx_commands", "cmd_init", "cmd_run", "cmd_validate"]
+__all__ = ["add_gx_commands", "cmd_init", "cmd_run", "cmd_validate", "publish_usage_error"]
 
 _GLOB_CHARACTERS = set("*?[")
 
@@ -77,17 +79,71 @@ def run_document(report: Any, code: int) -> dict[str, Any]:
             "elapsed_seconds": round(report.elapsed, 3)}
 
 
+def stopped_document(checkpoint_file: str | None, code: int, message: str,
+                     issues: Sequence[ConfigIssue] = ()) -> dict[str, Any]:
+    """The run report of a run that stopped before its end (docs/run-report.md): a configuration
+    or input error, a busy project, an unreachable source, an interruption or a bug."""
+    from er_expectations.core.version import __version__
+
+    return {"schema": RUN_REPORT_SCHEMA, "version": RUN_REPORT_VERSION, "er_expectations": __version__,
+            "exit_code": code, "exit_meaning": EXIT_CODES[code], "checkpoint": None,
+            "checkpoint_file": checkpoint_file, "success": False, "status": "stopped", "releases": [],
+            "error": {"message": message,
+                      "issues": [{"file": i.file, "line": i.line, "column": i.column, "message": i.message,
+                                  "hint": i.hint} for i in issues]}}
+
+
+def _publish(document: dict[str, Any], *, to_stdout: bool, report: str | None) -> None:
+    """The run report on one line: on stdout (``--format json``) and in ``--report FILE``."""
+    import json
+
+    from er_expectations.cli.common import json_default
+
+    line = json.dumps(document, default=json_default) + "\n"  # one line: a scheduler reads the last line
+    if report:
+        from er_expectations.core.io import atomic_write_text
+
+        try:
+            atomic_write_text(report, line)
+        except OSError as error:
+            print(f"er-expectations: error: --report {report}: cannot write: {error.strerror or error}",
+                  file=sys.stderr)
+    if to_stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+def publish_usage_error(argv: Sequence[str]) -> None:
+    """After a usage error of the options (argparse, exit code 2): the stopped run report on
+    stdout when the command line is ``run ... --format json``, so that a scheduler reading stdout
+    gets a document for every exit code (the message itself is on stderr)."""
+    argv = list(argv)
+    if "run" not in argv:
+        return
+    rest = argv[argv.index("run") + 1:]
+    as_json = "--format=json" in rest or any(a == "--format" and b == "json" for a, b in zip(rest, rest[1:], strict=False))
+    if as_json:
+        _publish(stopped_document(None, EXIT_USAGE, "usage error of the command line options (see stderr)"),
+                 to_stdout=True, report=None)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``run``: validate the releases of a checkpoint file.
 
-    ``--format json`` prints the run report as one JSON document on stdout; what the run says
-    along the way (and the summary) goes to stderr then.
+    ``--format json`` prints the run report as one JSON document on one line on stdout; what the
+    run says along the way (and the summary) goes to stderr then. ``--report FILE`` writes the
+    same document to FILE. A run that stops early (any exit code but 0, 1, 3, 6, 8) gets a
+    document too, with ``status: "stopped"`` and the ``error``.
     """
+    from er_expectations.cli.common import check_output, classify_error
     from er_expectations.config.parameters import load_parameters_file, parse_param_options
+    from er_expectations.core.errors import Terminated
     from er_expectations.run.runner import run_checkpoint
 
     as_json = args.format == "json"
+    report_file = getattr(args, "report", None)
     try:
+        check_output(report_file, [args.checkpoint, *([args.params] if args.params else [])], option="--report")
         parameters = load_parameters_file(args.params) if args.params else {}
         parameters.update(parse_param_options(args.param or []))  # --param wins over the file
         report = run_checkpoint(
@@ -96,7 +152,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     except ConfigError as error:
         _print_issues(error.issues, what="nothing was run and nothing was written")
+        if as_json or report_file:
+            n = len(error.issues)
+            message = f"{n} configuration problem{'s' if n != 1 else ''}; nothing was run and nothing was written"
+            _publish(stopped_document(args.checkpoint, EXIT_USAGE, message, error.issues),
+                     to_stdout=as_json, report=report_file)
         return EXIT_USAGE
+    except (Exception, KeyboardInterrupt, Terminated) as error:
+        if as_json or report_file:  # the one line on stderr and the exit code come from main()
+            if isinstance(error, KeyboardInterrupt):
+                code, message = EXIT_INTERRUPTED, "interrupted"
+            elif isinstance(error, Terminated):
+                code, message = EXIT_TERMINATED, EXIT_CODES[EXIT_TERMINATED]
+            else:
+                code, message = classify_error(error)
+                message = message.removeprefix("error: ")
+            _publish(stopped_document(args.checkpoint, code, message), to_stdout=as_json, report=report_file)
+        raise
     code = {"failed": EXIT_FAILED, "error": EXIT_INCOMPLETE}.get(report.status, EXIT_OK)
     if report.history_problem is not None:
         print(f"er-expectations: error: the history was not recorded: {report.history_problem}",
@@ -107,13 +179,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"er-expectations: error: Data Docs not complete: {report.data_docs_problem}", file=sys.stderr)
         if code == EXIT_OK:
             code = EXIT_DOCS
-    if as_json:
-        import json
-
-        from er_expectations.cli.common import json_default
-
-        sys.stdout.write(json.dumps(run_document(report, code), indent=2, default=json_default) + "\n")
-        sys.stdout.flush()
+    if as_json or report_file:
+        _publish(run_document(report, code), to_stdout=as_json, report=report_file)
     return code
 
 
@@ -431,8 +498,12 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text (default), or json: the run report as one JSON document on stdout, the "
-                   "messages on stderr (docs/run-report.md)")
+                   help="text (default), or json: the run report as one JSON document on one line on "
+                   "stdout, the messages on stderr (docs/run-report.md); a run that stops early prints "
+                   "one too")
+    p.add_argument("--report", metavar="FILE",
+                   help="also write the run report (one line of JSON, docs/run-report.md) to FILE, "
+                   "atomically, whatever --format; its folder must exist")
     p.add_argument(
         "--param",
         action="append",

@@ -110,7 +110,8 @@ def _same_file(a: str, b: str) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
-def check_output(output: str | None, inputs: Sequence[str] = (), *, force: bool = True) -> None:
+def check_output(output: str | None, inputs: Sequence[str] = (), *, force: bool = True,
+                 option: str = "--output") -> None:
     """``-o`` must name a file in an existing folder (checked before any work is done).
 
     It must not be one of the command's ``inputs`` (compared with symlinks resolved and by
@@ -123,15 +124,15 @@ def check_output(output: str | None, inputs: Sequence[str] = (), *, force: bool 
 
     path = Path(output)
     if path.is_dir():
-        raise InputError(f"--output {output}: is a folder; give a file name, e.g. {path / 'result.txt'}")
+        raise InputError(f"{option} {output}: is a folder; give a file name, e.g. {path / 'result.txt'}")
     if not path.parent.is_dir():
-        raise InputError(f"--output {output}: the folder {path.parent} does not exist; create it first")
+        raise InputError(f"{option} {output}: the folder {path.parent} does not exist; create it first")
     for source in inputs:
         if _same_file(output, source):
-            raise InputError(f"--output {output}: is also an input of the command ({source}); writing it would "
+            raise InputError(f"{option} {output}: is also an input of the command ({source}); writing it would "
                              "destroy the input: give another file name")
     if not force and (path.exists() or path.is_symlink()):
-        raise InputError(f"--output {output}: the file exists (it may hold labels already filled in); give "
+        raise InputError(f"{option} {output}: the file exists (it may hold labels already filled in); give "
                          "another file name, or add --force to replace it")
 
 
@@ -145,6 +146,32 @@ def emit(text: str, output: str | None) -> None:
             raise InputError(f"--output {output}: cannot write: {error.strerror or error}") from error
     else:
         sys.stdout.write(text)
+
+
+def classify_error(exc: BaseException) -> tuple[int, str]:
+    """The exit code and the one-line message for an exception that reached the command line."""
+    from er_expectations.config import ConfigError
+    from er_expectations.core.errors import ProjectBusyError, SourceUnreachableError
+
+    if isinstance(exc, SourceUnreachableError):
+        return EXIT_SOURCE, f"error: {exc}"
+    if isinstance(exc, ConfigError):
+        lines = [str(issue) for issue in exc.issues]
+        return EXIT_USAGE, "\n".join(lines) + f"\ner-expectations: {len(lines)} configuration problem(s)"
+    if isinstance(exc, InputError):
+        return EXIT_USAGE, f"error: {exc}"
+    if isinstance(exc, ProjectBusyError):
+        return EXIT_BUSY, f"error: {exc}"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return EXIT_USAGE, f"error: {where}{exc.strerror or exc}"
+    if isinstance(exc, MemoryError):
+        return EXIT_INTERNAL, "error: out of memory"
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    return EXIT_INTERNAL, (
+        f"internal error: {type(exc).__name__}{': ' + detail if detail else ''} "
+        "(this is a bug in er-expectations; run again with --debug for the traceback and report it)"
+    )
 
 
 def json_default(o: object) -> object:

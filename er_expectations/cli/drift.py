@@ -90,7 +90,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         needed = [args.before, args.after, *needed_name_cols(args)] + ([args.record_id] if args.record_id else [])
         df = load_frame(args, needed)
         before, after, rid, labels = args.before, args.after, args.record_id, (args.before, args.after)
-    diff = diff_releases(df, before, after, record_id=rid, name=name, examples=args.examples, seed=args.seed)
+    diff = diff_releases(df, before=before, after=after, record_id=rid, name=name, examples=args.examples, seed=args.seed)
     if labels != (diff.before, diff.after):
         from dataclasses import replace
 

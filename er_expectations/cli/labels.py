@@ -68,7 +68,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     record_id = args.record_id or args.on
     columns = list(args.columns or [])
     df = _records(args, [record_id, args.prediction, *columns])
-    sheet = draw_sample(df, args.prediction, args.n, seed=args.seed, record_id=record_id, columns=columns,
+    sheet = draw_sample(df, prediction=args.prediction, n=args.n, seed=args.seed, record_id=record_id, columns=columns,
                         design=args.design, match_probabilities=read_match_probabilities(args.match_probabilities),
                         floor=args.floor)
     design = SampleDesign.drawn(name=args.design, release=args.prediction, record_id=record_id,
@@ -197,11 +197,11 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
         if pairs is None:
             raise InputError("--design expected_errors needs --match-probabilities FILE and the --floor the "
                              "sample was drawn with: the weights are recomputed from them (SPEC 12.3)")
-        inclusion = expected_error_probabilities(df, args.prediction, record_id=record_id,
+        inclusion = expected_error_probabilities(df, prediction=args.prediction, record_id=record_id,
                                                  match_probabilities=pairs, floor=floor, source=str(pairs_file))
     check_worksheet_inclusion(labels, inclusion, args=args, design=name, floor=floor, pairs_file=pairs_file,
                               record_id=record_id)
-    bench = benchmark_from_labels(labels, df, args.prediction, record_id=record_id, design=name,
+    bench = benchmark_from_labels(labels, df, prediction=args.prediction, record_id=record_id, design=name,
                                   reference=args.reference, columns=_label_columns(args.label_column),
                                   separator=args.separator, inclusion=inclusion)
     effect = design_effect(bench, reference=args.reference)

@@ -30,17 +30,15 @@ import warnings
 from collections.abc import Sequence
 
 from er_expectations.cli.common import (
-    EXIT_BUSY,
     EXIT_CODES,
-    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-    EXIT_SOURCE,
     EXIT_TERMINATED,
     EXIT_USAGE,
+    classify_error,
 )
 from er_expectations.cli.signals import on_sigterm, restore_sigterm
 from er_expectations.cli.tables import add_table_commands
-from er_expectations.core.errors import InputError, Terminated
+from er_expectations.core.errors import Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,7 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # usage errors (exit 2) and --help/--version (exit 0)
-            return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+            code = int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+            if code == EXIT_USAGE:
+                from er_expectations.cli.checkpoints import publish_usage_error
+
+                publish_usage_error(argv)
+            return code
         return int(args.func(args))
     except KeyboardInterrupt:
         print("er-expectations: interrupted", file=sys.stderr)
@@ -127,35 +130,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     finally:
         restore_sigterm(previous)
-
-
-def classify_error(exc: BaseException) -> tuple[int, str]:
-    """The exit code and the one-line message for an exception that reached the command line."""
-    from er_expectations.config import ConfigError
-    from er_expectations.core.errors import ProjectBusyError, SourceUnreachableError
-
-    if isinstance(exc, SourceUnreachableError):
-        return EXIT_SOURCE, f"error: {exc}"
-    if isinstance(exc, ConfigError):
-        lines = [str(issue) for issue in exc.issues]
-        return EXIT_USAGE, "\n".join(lines) + f"\ner-expectations: {len(lines)} configuration problem(s)"
-    if isinstance(exc, InputError):
-        return EXIT_USAGE, f"error: {exc}"
-    if isinstance(exc, ProjectBusyError):
-        return EXIT_BUSY, f"error: {exc}"
-    if isinstance(exc, OSError):
-        where = f"{exc.filename}: " if exc.filename else ""
-        return EXIT_USAGE, f"error: {where}{exc.strerror or exc}"
-    if isinstance(exc, MemoryError):
-        return EXIT_INTERNAL, "error: out of memory"
-    detail = str(exc).splitlines()[0] if str(exc) else ""
-    return EXIT_INTERNAL, (
-        f"internal error: {type(exc).__name__}{': ' + detail if detail else ''} "
-        "(this is a bug in er-expectations; run again with --debug for the traceback and report it)"
-    )
-
-
-
 
 
 if __name__ == "__main__":  # pragma: no cover

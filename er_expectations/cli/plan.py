@@ -82,7 +82,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     needed += [c for c in (args.group_column, args.baseline) if c]
     df = load_frame(args, needed)
     pairs = read_match_probabilities(args.match_probabilities)
-    frame = simulate(df, args.prediction, args.truth, sizes=args.sizes, designs=args.designs, reps=args.reps,
+    frame = simulate(df, prediction=args.prediction, truth=args.truth, sizes=args.sizes, designs=args.designs, reps=args.reps,
                      seed=args.seed, metrics=args.metrics, ci_level=args.ci_level, beta=args.beta,
                      bias_adjust=not args.no_bias_adjust, name=name, record_id=args.record_id,
                      ci_methods=args.ci_methods, n_boot=args.n_boot, group_column=args.group_column,
@@ -180,7 +180,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.record_id:
         needed.append(args.record_id)
     df = load_frame(args, needed)
-    frame = plan_sample_size(df, args.prediction, args.reference, target_se=target_se, target_width=target_width,
+    frame = plan_sample_size(df, prediction=args.prediction, reference=args.reference, target_se=target_se, target_width=target_width,
                              weights=args.weights, draws=args.draws, metrics=args.metrics, reps=args.reps,
                              seed=args.seed, ci_level=args.ci_level, beta=args.beta,
                              bias_adjust=not args.no_bias_adjust, max_draws=args.max_draws, name=name,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 from great_expectations.core.expectation_suite import ExpectationSuite
+from great_expectations.data_context.data_context.context_factory import project_manager
 from great_expectations.exceptions import ExpectationNotFoundError
 from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 from great_expectations.expectations.registry import get_expectation_impl
@@ -161,12 +162,14 @@ class RequireRegisteredAction(ValidationAction):
     type: Literal["er_require_registered"] = "er_require_registered"
 
     def run(self, checkpoint_result: CheckpointResult, action_context: ActionContext | None = None) -> dict:
-        context = self._resolve_context().context
-        store = context.expectations_store
+        # the expectations store of the project the checkpoint runs in: GX's project manager (a
+        # public method in GX 1.15 to 1.24; ValidationAction._resolve_context is private and
+        # missing before 1.24)
+        store = project_manager.get_expectations_store()
         checked: dict[str, int] = {}
         for result in checkpoint_result.run_results.values():
             stored = store.get(key=store.get_key(name=result.suite_name))
-            name, items, _ = _read(stored, context)
+            name, items, _ = _read(stored, None)
             require_registered(stored)
             missing = Counter(_type_of(i) for i in items) - Counter(r.expectation_config.type for r in result.results)
             if missing:

@@ -28,7 +28,7 @@ def _evaluation_table(project: Project, labels: pd.DataFrame) -> pd.DataFrame:
 
     cfg = project.config
     records = project.records()
-    bench = benchmark_from_labels(labels, records, cfg.prediction, record_id=cfg.record_id)
+    bench = benchmark_from_labels(labels, records, prediction=cfg.prediction, record_id=cfg.record_id)
     return records[[cfg.record_id, cfg.prediction]].merge(bench, on=cfg.record_id, how="left")
 
 

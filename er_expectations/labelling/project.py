@@ -450,7 +450,7 @@ def init_project(folder: str | os.PathLike, *, records: str | os.PathLike, recor
     else:
         from er_expectations.analysis.sampling import draw_sample
 
-        drawn = draw_sample(frame, prediction, int(draws), seed=int(seed), record_id=record_id)  # type: ignore[arg-type]
+        drawn = draw_sample(frame, prediction=prediction, n=int(draws), seed=int(seed), record_id=record_id)  # type: ignore[arg-type]
         design = SampleDesign.drawn(name="cluster_size", release=prediction, record_id=record_id,
                                     population=drawn.attrs["population"], draws=len(drawn), seed=seed)
     values["design"] = None if design is None else design.as_dict()

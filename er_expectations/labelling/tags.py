@@ -45,7 +45,7 @@ def tags_frame(project: Project, *, labels: pd.DataFrame | None = None,
     if labels is None:
         labels = store.labels_frame()
     if benchmark is None and len(labels):
-        benchmark = benchmark_from_labels(labels, project.records(), cfg.prediction, record_id=cfg.record_id)
+        benchmark = benchmark_from_labels(labels, project.records(), prediction=cfg.prediction, record_id=cfg.record_id)
     reference_of = {} if benchmark is None else dict(zip(benchmark[cfg.record_id], benchmark["reference"],
                                                          strict=True))
     references = set(reference_of.values())

@@ -127,7 +127,7 @@ class LabelsData:
         clusters = table[self.prediction_column].dropna()
         self._same_cluster_kind(labels, id_kind(clusters) if len(clusters) else None)
         try:
-            return labelling_batch(labels, table, self.prediction_column, record_id=self.id_column,
+            return labelling_batch(labels, table, prediction=self.prediction_column, record_id=self.id_column,
                                    block=src.block_column, name=self.name_column, columns=self.columns,
                                    separator=src.separator)
         except InputError as error:
@@ -186,7 +186,7 @@ class LabelsData:
             frame = pd.DataFrame(rows, columns=names, dtype=object)
             if kind == "integer":
                 frame[record_id] = frame[record_id].astype("int64")
-            return labelling_batch(parsed, frame, prediction, record_id=record_id, block=src.block_column,
+            return labelling_batch(parsed, frame, prediction=prediction, record_id=record_id, block=src.block_column,
                                    name=self.name_column, columns=self.columns, separator=src.separator)
         except InputError as error:
             raise InputError(f"{src.path}: {error}") from error

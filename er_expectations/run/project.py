@@ -33,6 +33,7 @@ from er_expectations.run.baselines import (
 from er_expectations.run.labelling import (
     LabelsData,
 )
+from er_expectations.run.ownership import created_here, mark_created, register_plugin
 from er_expectations.run.releases import ReleaseData
 from er_expectations.run.sources import EngineReleases
 
@@ -347,6 +348,7 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
         staging = Path(tempfile.mkdtemp(prefix=".er-new-project-", dir=project_dir))
         try:
             gx.get_context(mode="file", project_root_dir=str(staging))
+            mark_created(project_dir)  # before the project appears: never one of ours unmarked
             os.rename(staging / "gx", gx_dir)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -365,6 +367,8 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
         except Exception as again:  # noqa: BLE001
             raise InputError(f"{config}: cannot open the Great Expectations project even from "
                              f"its copy {backup}: {again}") from again
+    if created_here(project_dir):  # GX imports er-expectations whenever it opens the project
+        register_plugin(context)
     keep_config_copy(project_dir)
     return context
 

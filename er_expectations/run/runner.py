@@ -49,6 +49,7 @@ from er_expectations.run.baselines import (
 from er_expectations.run.labelling import (
     LabelsData,
 )
+from er_expectations.run.ownership import check_owner
 from er_expectations.run.preflight import PreparedRun, check_batch_columns, prepare_run
 from er_expectations.run.project import (
     ASSET_NAME,
@@ -196,6 +197,7 @@ def run_checkpoint(
     selected = prepared.data.select(list(releases) if releases else None)
     project_dir = checkpoint.project_dir
     check_project_dir(project_dir, checkpoint)
+    check_owner(project_dir, checkpoint)  # a GX project of the user's own: refused, left as it is
     names = release_file_names(r.label for r in selected)
     _check_gx_names(checkpoint.name, selected, names, [s.name for s in prepared.suites])
     tables: dict[str, Any]

@@ -60,11 +60,11 @@ import pandas as pd
 import er_expectations as erx
 df = pd.DataFrame({"t": ["A", "A", "B", "C"], "s": ["Garcia", "Garcia", "Nguyen", "Zzyzxq"],
                    "f": ["Maria", "Maria", "Linh", "Ann"]})
-out = erx.impute_ethnicity(df, "t", "s", first_name="f").set_index("cluster")
+out = erx.impute_ethnicity(df, reference="t", surname="s", first_name="f").set_index("cluster")
 assert out.loc["A", "label"] == "hispanic" and out.loc["B", "label"] == "api", out
 assert out.loc["C", "reason"] == "first_name_only", out
 try:
-    erx.impute_ethnicity(df, "t", "s", table="census_lstm")
+    erx.impute_ethnicity(df, reference="t", surname="s", table="census_lstm")
 except Exception as error:
     print("LSTM:", type(error).__name__, error)
 assert not any(m.split(".")[0] in ("ethnicolr", "torch") for m in sys.modules)

@@ -55,12 +55,12 @@ def _release(seed: int = 3) -> pd.DataFrame:
 def test_every_metric_without_ci_method_gets_its_chosen_default():
     df = _release()
     metrics = [m for m in METRICS if m not in ("homonymy_rate", "name_variation_rate")]  # need a name column
-    default = erx.estimate(df, "pred", "ref", weights="uniform", metrics=metrics)
+    default = erx.estimate(df, prediction="pred", reference="ref", weights="uniform", metrics=metrics)
     for metric, row in default.iterrows():
         assert row["ci_method"] == CHOSEN_DEFAULT[metric], (metric, row["ci_method"])
     assert "seed" not in default.attrs  # nothing resampled: the same data give the same interval
     # recommended stays selectable and gives each metric its own method, on the same estimates
-    rec = erx.estimate(df, "pred", "ref", weights="uniform", metrics=metrics, ci_method="recommended",
+    rec = erx.estimate(df, prediction="pred", reference="ref", weights="uniform", metrics=metrics, ci_method="recommended",
                        n_boot=300, seed=11)
     for metric, row in rec.iterrows():
         assert row["ci_method"] == RECOMMENDED_ESTIMATE[metric], (metric, row["ci_method"])
@@ -70,12 +70,12 @@ def test_every_metric_without_ci_method_gets_its_chosen_default():
 
 def test_gaps_and_changes_without_ci_method_get_the_chosen_default():
     df = _release(5)
-    out = erx.estimate_by_group(df, "pred", "ref", group_column="grp", weights="uniform", min_draws=10,
+    out = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", weights="uniform", min_draws=10,
                                 metrics=["pairwise_recall", "b_cubed_precision"])
     assert set(out["disparity_ci_method"]) == {"linearization"} and set(out["ci_method"]) == {"linearization"}
     for metric in ("pairwise_recall", "cluster_precision"):
-        ch = erx.estimate_change(df, "pred", "base", metric, "ref", weights="uniform")
+        ch = erx.estimate_change(df, prediction="pred", baseline="base", metric=metric, reference="ref", weights="uniform")
         assert ch.change.interval == CHOSEN_DEFAULT[metric], (metric, ch.change.interval)
-        rec = erx.estimate_change(df, "pred", "base", metric, "ref", weights="uniform", ci_method="recommended",
+        rec = erx.estimate_change(df, prediction="pred", baseline="base", metric=metric, reference="ref", weights="uniform", ci_method="recommended",
                                   n_boot=300, seed=4)
         assert rec.change.interval == RECOMMENDED_CHANGE[metric], (metric, rec.change.interval)

@@ -52,12 +52,12 @@ def two_releases() -> pd.DataFrame:
     (lambda df: statistic_change(df, "new", "old", "homonymy_rate"), ["needs a name column"]),
     (lambda df: statistic_change(df, "new", "olde"), ["baseline='olde'", "Did you mean 'old'"]),
     (lambda df: statistic_change(df, "new", "old", record_id="nope"), ["record_id", "nope"]),
-    (lambda df: erx.diff_releases(df, "old", "new", record_id="rid", examples=-1), ["examples"]),
-    (lambda df: erx.diff_releases(df, "old", "new", record_id="rid", seed=True), ["seed"]),
-    (lambda df: erx.diff_releases(df, "old", "new", record_id="rid", name="nom"), ["nom", "name"]),
-    (lambda df: estimate_change(df, "new", "old", "pairwise_precison", reference="truth"),
+    (lambda df: erx.diff_releases(df, before="old", after="new", record_id="rid", examples=-1), ["examples"]),
+    (lambda df: erx.diff_releases(df, before="old", after="new", record_id="rid", seed=True), ["seed"]),
+    (lambda df: erx.diff_releases(df, before="old", after="new", record_id="rid", name="nom"), ["nom", "name"]),
+    (lambda df: estimate_change(df, prediction="new", baseline="old", metric="pairwise_precison", reference="truth"),
      ["pairwise_precison", "did you mean 'pairwise_precision'"]),
-    (lambda df: estimate_change(df, "new", "old", "pairwise_recall", reference="truth", ci_level=95),
+    (lambda df: estimate_change(df, prediction="new", baseline="old", metric="pairwise_recall", reference="truth", ci_level=95),
      ["ci_level", "0.95"]),
 ])
 def test_bad_input_is_an_input_error_naming_the_parameter(call, words):
@@ -71,7 +71,7 @@ def test_duplicated_record_ids_are_refused():
     df = two_releases()
     df.loc[7, "rid"] = 1
     with pytest.raises(InputError, match="duplicated"):
-        erx.diff_releases(df, "old", "new", record_id="rid")
+        erx.diff_releases(df, before="old", after="new", record_id="rid")
 
 
 def test_no_common_record_gives_nan_not_zero():
@@ -94,7 +94,7 @@ def test_hand_worked_two_releases():
     n = statistic_change(df, "new", "old", "n_clusters")
     assert (n.baseline, n.current) == (4, 4)
 
-    diff = erx.diff_releases(df, "old", "new", record_id="rid", name="name", examples=3)
+    diff = erx.diff_releases(df, before="old", after="new", record_id="rid", name="name", examples=3)
     assert diff.clusters == {"unchanged": 1, "merged": 1, "split": 2, "both": 0}
     assert diff.records == {"unchanged": 1, "merged": 3, "split": 3, "both": 0}
     assert diff.records_moved == 6 and diff.before_clusters_split == 1 and diff.common_records == 7
@@ -117,8 +117,8 @@ def test_hand_worked_two_releases():
 def test_diff_examples_are_seeded_and_bounded():
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"before": rng.integers(0, 60, 500), "after": rng.integers(0, 60, 500)})
-    one = erx.diff_releases(df, "before", "after", record_id=None, examples=2, seed=7)
-    again = erx.diff_releases(df, "before", "after", record_id=None, examples=2, seed=7)
+    one = erx.diff_releases(df, before="before", after="after", record_id=None, examples=2, seed=7)
+    again = erx.diff_releases(df, before="before", after="after", record_id=None, examples=2, seed=7)
     assert one.to_dict() == again.to_dict()
     assert all(sum(e.kind == k for e in one.examples) <= 2 for k in ("merged", "split", "both"))
 
@@ -148,7 +148,7 @@ def test_diff_equals_brute_force(pairs):
     after = [a for _, a in pairs]
     df = pd.DataFrame({"before": pd.array(before, dtype="Int64"), "after": pd.array(after, dtype="Int64")})
     clusters, records, moved = brute_force_diff(before, after)
-    diff = erx.diff_releases(df, "before", "after", record_id=None, examples=3, seed=1)
+    diff = erx.diff_releases(df, before="before", after="after", record_id=None, examples=3, seed=1)
     assert diff.clusters == clusters
     assert diff.records == records
     assert diff.records_moved == moved
@@ -206,7 +206,7 @@ def test_estimate_change_uses_each_release_estimate_on_shared_draws():
     old = truth.copy()
     new = np.where(rng.random(n) < 0.15, 1000 + np.arange(n), truth)  # split off 15 % of records
     df = pd.DataFrame({"old": old, "new": new, "truth": truth})
-    res = estimate_change(df, "new", "old", "pairwise_recall", reference="truth")
+    res = estimate_change(df, prediction="new", baseline="old", metric="pairwise_recall", reference="truth")
     for column, est in (("new", res.current), ("old", res.baseline)):
         direct = erx.estimate(df, prediction=column, reference="truth", metrics="pairwise_recall").iloc[0]
         assert est.estimate == pytest.approx(direct.estimate)
@@ -223,7 +223,7 @@ def test_estimate_change_aligns_clusters_absent_from_one_release():
         "old": ["a", "a", "b", "b", None, None, "d"],
         "new": ["a", "x", "b", "b", "c", "c", "d"],
     })
-    res = estimate_change(df, "new", "old", "pairwise_recall", reference="truth", weights="uniform")
+    res = estimate_change(df, prediction="new", baseline="old", metric="pairwise_recall", reference="truth", weights="uniform")
     assert res.only_current == 1 and res.only_baseline == 0 and res.clusters == 4 and res.draws == 4
     # by hand (uniform weights, f = |c|(|c|-1-UCE), g = |c|(|c|-1)): new: A 0/2, B 2/2, C 2/2, D 0/0
     # old: A 2/2, B 2/2, C absent (0/0), D 0/0
@@ -274,7 +274,7 @@ def test_paired_standard_error_matches_a_simulation():
         draws = pd.Series(counts, index=ids)
         df = pop.assign(truth=pop["entity"].where(pop["entity"].isin(ids)),
                         draws=pop["entity"].map(draws))
-        res = estimate_change(df, "b", "a", "pairwise_recall", reference="truth", draws="draws")
+        res = estimate_change(df, prediction="b", baseline="a", metric="pairwise_recall", reference="truth", draws="draws")
         changes.append(res.change.estimate)
         paired.append(res.change.std_error)
         naive.append(res.naive_std_error)
@@ -326,5 +326,5 @@ def test_patentsview_diff_counts_match_brute_force():
     before = [None if pd.isna(v) else v for v in pred["inventor_id_20200630"]]
     after = [None if pd.isna(v) else v for v in pred["inventor_id_20200929"]]
     clusters, records, moved = brute_force_diff(before, after)
-    diff = erx.diff_releases(pred, "inventor_id_20200630", "inventor_id_20200929", record_id="mention_id")
+    diff = erx.diff_releases(pred, before="inventor_id_20200630", after="inventor_id_20200929", record_id="mention_id")
     assert (diff.clusters, diff.records, diff.records_moved) == (clusters, records, moved)

@@ -33,7 +33,7 @@ def small():
 
 def test_hand_worked_three_clusters():
     df, tags = small()
-    a = erx.error_audit(df, "pred", "ref", tags, record_id="rid", weights="uniform", bias_adjust=False)
+    a = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, record_id="rid", weights="uniform", bias_adjust=False)
     r = a.rates.set_index(["tag", "share"])["estimate"]
     # records: X has 3 of the 6 benchmark records; entities: 1 of 3; among erroneous (X, Z): 1 of 2
     assert r[("name typo", "records")] == pytest.approx(3 / 6)
@@ -59,7 +59,7 @@ def test_hand_worked_three_clusters():
 
 def test_a_zero_share_gets_the_zero_event_bound_not_a_point():
     df, tags = small()
-    a = erx.error_audit(df, "pred", "ref", tags, record_id="rid", known_tags=["name typo", "date", "merge of twins"],
+    a = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, record_id="rid", known_tags=["name typo", "date", "merge of twins"],
                         weights="uniform")
     res = a.rate("merge of twins", "entities")
     assert res.estimate == 0.0 and res.interval == "zero_event"
@@ -115,7 +115,7 @@ def test_census_of_rldata_equals_brute_force(rldata_dir):
     # every cluster once, uniform design; and every cluster drawn |c| times with weights 1/|c|
     census = df.assign(ref=df["truth"], d=df.groupby("truth")["truth"].transform("size"))
     for weights, draws in (("uniform", None), ("cluster_size", "d")):
-        a = erx.error_audit(census, "pred", "ref", tags, weights=weights, draws=draws, bias_adjust=False)
+        a = erx.error_audit(census, prediction="pred", reference="ref", tags=tags, weights=weights, draws=draws, bias_adjust=False)
         assert set(a.estimates) == set(want)
         for tag, shares in want.items():
             for share, value in shares.items():
@@ -131,16 +131,16 @@ def test_interval_methods_change_only_the_interval():
     df = pd.DataFrame({"pred": pred, "ref": truth})
     errs = [t for t in np.unique(truth) if len(np.unique(pred[truth == t])) > 1]
     tags = pd.DataFrame({"cluster": errs[::2], "kind": "under", "tag": "split"})
-    base = erx.error_audit(df, "pred", "ref", tags)
+    base = erx.error_audit(df, prediction="pred", reference="ref", tags=tags)
     for method in ("logit", "bootstrap", "bca", "studentized", "recommended"):
-        other = erx.error_audit(df, "pred", "ref", tags, ci_method=method, seed=5, n_boot=300)
+        other = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, ci_method=method, seed=5, n_boot=300)
         pd.testing.assert_series_equal(base.rates["estimate"], other.rates["estimate"])
         pd.testing.assert_series_equal(base.rates["std_error"], other.rates["std_error"])
         row = other.rates[(other.rates["tag"] == "split") & (other.rates["share"] == "erroneous")].iloc[0]
         assert row["ci_method"] == ("bca" if method == "recommended" else method)
         assert row["ci_lower"] < row["estimate"] < row["ci_upper"]
-    again = erx.error_audit(df, "pred", "ref", tags, ci_method="bca", seed=5, n_boot=300)
-    assert again.rates.equals(erx.error_audit(df, "pred", "ref", tags, ci_method="bca", seed=5, n_boot=300).rates)
+    again = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, ci_method="bca", seed=5, n_boot=300)
+    assert again.rates.equals(erx.error_audit(df, prediction="pred", reference="ref", tags=tags, ci_method="bca", seed=5, n_boot=300).rates)
 
 
 # -- bad input -------------------------------------------------------------------------------------
@@ -160,19 +160,19 @@ def test_interval_methods_change_only_the_interval():
 def test_bad_tags_tables(change, message):
     df, tags = small()
     with pytest.raises(InputError, match=message):
-        erx.error_audit(df, "pred", "ref", change(tags), record_id="rid")
+        erx.error_audit(df, prediction="pred", reference="ref", tags=change(tags), record_id="rid")
 
 
 def test_unknown_tag_with_a_list_and_records_without_ids():
     df, tags = small()
     with pytest.raises(InputError, match=r"row 1, column 'tag': unknown tag 'name typo'.*'name typos'"):
-        erx.error_audit(df, "pred", "ref", tags, known_tags=["name typos", "date"])
+        erx.error_audit(df, prediction="pred", reference="ref", tags=tags, known_tags=["name typos", "date"])
     with pytest.raises(InputError, match=r"pass record_id="):
-        erx.error_audit(df, "pred", "ref", tags)
+        erx.error_audit(df, prediction="pred", reference="ref", tags=tags)
     with pytest.raises(InputError, match=r"tag='nope' is not in the audit"):
-        erx.error_audit(df, "pred", "ref", tags.drop(columns="records")).rate("nope")
+        erx.error_audit(df, prediction="pred", reference="ref", tags=tags.drop(columns="records")).rate("nope")
     with pytest.raises(InputError, match=r"share='all' is not a share"):
-        erx.error_audit(df, "pred", "ref", tags.drop(columns="records")).rate("date", "all")
+        erx.error_audit(df, prediction="pred", reference="ref", tags=tags.drop(columns="records")).rate("date", "all")
 
 
 def test_ids_beyond_2_53_and_hostile_tags():
@@ -181,7 +181,7 @@ def test_ids_beyond_2_53_and_hostile_tags():
     hostile = '<script>alert(1)</script>=HYPERLINK("x")'
     tags = pd.DataFrame({"cluster": [big], "kind": ["over"], "tag": [hostile], "records": [[big + 4]]})
     # big = {two records of ĉ 1} is right, big + 1 = {ĉ 2} too: the tag on big is set aside
-    a = erx.error_audit(df, "pred", "ref", tags, record_id="rid", weights="uniform")
+    a = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, record_id="rid", weights="uniform")
     assert a.tags == (hostile,) and a.rate(hostile, "entities").estimate == 0.0
     assert a.examples.empty and any("no error" in n for n in a.notes)
     # ids that differ beyond float precision stay apart
@@ -250,7 +250,7 @@ def test_random_cases_equal_the_reference(seed):
     tags = pd.DataFrame({"cluster": picked, "kind": rng.choice(["over", "under"], size=len(picked)),
                          "tag": rng.choice(["a", "b"], size=len(picked))}).drop_duplicates(["cluster", "kind", "tag"])
     try:
-        got = erx.error_audit(df, "pred", "ref", tags, weights={"column": "w"}, draws="n_draws", record_id="record")
+        got = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, weights={"column": "w"}, draws="n_draws", record_id="record")
     except InputError as error:
         assert "empty after restriction" in str(error)
         return
@@ -275,8 +275,8 @@ def test_the_default_interval_of_a_cause_is_the_logit_interval():
     from er_expectations.stats.intervals import logit_interval
 
     df, tags = small()
-    default = erx.error_audit(df, "pred", "ref", tags, record_id="rid", weights="uniform")
-    lin = erx.error_audit(df, "pred", "ref", tags, record_id="rid", weights="uniform", ci_method="linearization")
+    default = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, record_id="rid", weights="uniform")
+    lin = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, record_id="rid", weights="uniform", ci_method="linearization")
     assert default.ci_method == "logit"
     est = default.rate("name typo", "entities")
     assert est.estimate == lin.rate("name typo", "entities").estimate and est.std_error > 0

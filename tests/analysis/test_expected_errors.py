@@ -57,20 +57,20 @@ def brute(rec: pd.DataFrame, pairs: pd.DataFrame, floor: float) -> pd.DataFrame:
 @pytest.mark.parametrize("floor", [0.05, 0.5, 1.0])
 def test_expected_errors_and_q_equal_a_double_loop(floor):
     rec, pairs = small()
-    got = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=floor)
+    got = expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=pairs, floor=floor)
     want = brute(rec, pairs, floor)
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want, check_exact=False, rtol=1e-12)
     assert got["inclusion"].sum() == pytest.approx(1.0)
     assert got.attrs["pairs_outside"] == 1  # (m6, m7): m7 is not in the release
     # pair order does not matter
     flipped = pairs.rename(columns={"record_a": "record_b", "record_b": "record_a"})
-    again = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=flipped, floor=floor)
+    again = expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=flipped, floor=floor)
     pd.testing.assert_frame_equal(got, again)
 
 
 def test_benchmark_weights_invert_the_enumerated_inclusion_probabilities():
     rec, pairs = small()
-    inc = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=0.2)
+    inc = expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=pairs, floor=0.2)
     q = dict(zip(inc["id"], inc["inclusion"], strict=True))
     # enumerate the N records one draw can pick: the true cluster of the pick is c with probability π_c
     rel = rec[rec["pred"].notna()]
@@ -86,26 +86,26 @@ def test_benchmark_weights_invert_the_enumerated_inclusion_probabilities():
     labels = pd.DataFrame([{"draw": i + 1, "record_id": r, "removed": sorted(chat[pred[r]] - c[truth[r]]),
                             "added": sorted(c[truth[r]] - chat[pred[r]]), "true_cluster": truth[r]}
                            for i, r in enumerate(rel["id"])])
-    bench = benchmark_from_labels(labels, rec, "pred", record_id="id", design="expected_errors", inclusion=inc)
+    bench = benchmark_from_labels(labels, rec, prediction="pred", record_id="id", design="expected_errors", inclusion=inc)
     for row in bench.itertuples():
         assert row.weight == pytest.approx(1.0 / pi[row.reference])
         assert row.inclusion == pytest.approx(q[row.id])
     # the same from a column of the records
     col = benchmark_from_labels(labels, rec.merge(inc[["id", "inclusion"]].rename(columns={"inclusion": "q"}),
                                                   on="id", how="left"),
-                                "pred", record_id="id", design="expected_errors", inclusion="q")
+                                prediction="pred", record_id="id", design="expected_errors", inclusion="q")
     pd.testing.assert_frame_equal(bench, col)
     with pytest.raises(InputError, match="needs inclusion="):
-        benchmark_from_labels(labels, rec, "pred", record_id="id", design="expected_errors")
+        benchmark_from_labels(labels, rec, prediction="pred", record_id="id", design="expected_errors")
     with pytest.raises(InputError, match="has no q_r for the record 'm3'"):
-        benchmark_from_labels(labels, rec, "pred", record_id="id", design="expected_errors",
+        benchmark_from_labels(labels, rec, prediction="pred", record_id="id", design="expected_errors",
                               inclusion=inc[inc["id"] != "m3"])
 
 
 def test_draw_sample_follows_q_and_records_it():
     rec, pairs = small()
-    inc = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=0.2)
-    sheet = draw_sample(rec, "pred", 60_000, seed=3, record_id="id", design="expected_errors",
+    inc = expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=pairs, floor=0.2)
+    sheet = draw_sample(rec, prediction="pred", n=60_000, seed=3, record_id="id", design="expected_errors",
                         match_probabilities=pairs, floor=0.2)
     assert sheet.attrs["design"] == "expected_errors" and sheet.attrs["floor"] == 0.2
     q = dict(zip(inc["id"], inc["inclusion"], strict=True))
@@ -115,7 +115,7 @@ def test_draw_sample_follows_q_and_records_it():
         se = np.sqrt(qr * (1 - qr) / len(sheet))
         assert abs(freq.get(r, 0.0) - qr) < 5 * se, r
     assert "m7" not in set(sheet["record_id"])  # outside the release
-    again = draw_sample(rec, "pred", 50, seed=3, record_id="id", design="expected_errors",
+    again = draw_sample(rec, prediction="pred", n=50, seed=3, record_id="id", design="expected_errors",
                         match_probabilities=pairs, floor=0.2)
     assert again["record_id"].tolist() == sheet["record_id"].tolist()[:50]
 
@@ -156,7 +156,7 @@ def population(seed: int, n_true: int = 300):
 
 def test_the_design_is_unbiased_and_the_wrong_weights_are_not():
     df, pairs = population(11)
-    sim = erx.simulate(df, "pred", "truth", sizes=(400,), designs=("expected_errors",), reps=4000, seed=2,
+    sim = erx.simulate(df, prediction="pred", truth="truth", sizes=(400,), designs=("expected_errors",), reps=4000, seed=2,
                        record_id="rid", match_probabilities=pairs, floor=0.2,
                        metrics=["pairwise_precision", "pairwise_recall", "cluster_recall", "b_cubed_precision"])
     for row in sim.itertuples():
@@ -171,7 +171,7 @@ def test_the_design_is_unbiased_and_the_wrong_weights_are_not():
     k, reps = 300, 4000
     idx = pop.draw(rng, design="expected_errors", sample=pop.design_sample("expected_errors"), draws=k,
                    replicates=reps)
-    err = erx.cluster_errors(df.assign(ref=df["truth"]), "pred", "ref", weights="uniform")
+    err = erx.cluster_errors(df.assign(ref=df["truth"]), prediction="pred", reference="ref", weights="uniform")
     ei = err.set_index("cluster").loc[pop.sample.labels, "EI"].to_numpy()
     size = pop.sample.size.astype(float)
     total = float((ei * size).sum())  # records in erroneous entities
@@ -191,7 +191,7 @@ def test_133k_records_take_seconds():
     pairs = pd.DataFrame({"record_a": a[keep], "record_b": b[keep], "p": rng.random(int(keep.sum()))})
     pairs = pairs.drop_duplicates(["record_a", "record_b"])
     t = time.perf_counter()
-    out = expected_error_probabilities(df, "pred", record_id="rid", match_probabilities=pairs, floor=0.1)
+    out = expected_error_probabilities(df, prediction="pred", record_id="rid", match_probabilities=pairs, floor=0.1)
     assert time.perf_counter() - t < 20
     assert len(out) == n and out["inclusion"].sum() == pytest.approx(1.0)
 
@@ -217,28 +217,28 @@ def test_133k_records_take_seconds():
 def test_bad_pairs(change, message):
     rec, pairs = small()
     with pytest.raises(InputError, match=message):
-        expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=change(pairs))
+        expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=change(pairs))
 
 
 def test_bad_options():
     rec, pairs = small()
     for floor in (0, -0.1, 1.5, float("nan"), True, "0.1"):
         with pytest.raises(InputError, match=r"floor="):
-            expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=floor)
+            expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=pairs, floor=floor)
     with pytest.raises(InputError, match="needs match_probabilities"):
-        draw_sample(rec, "pred", 3, seed=1, record_id="id", design="expected_errors")
+        draw_sample(rec, prediction="pred", n=3, seed=1, record_id="id", design="expected_errors")
     with pytest.raises(InputError, match="does not use it"):
-        draw_sample(rec, "pred", 3, seed=1, record_id="id", match_probabilities=pairs)
+        draw_sample(rec, prediction="pred", n=3, seed=1, record_id="id", match_probabilities=pairs)
     with pytest.raises(InputError, match="design='expected_error'"):
-        draw_sample(rec, "pred", 3, seed=1, record_id="id", design="expected_error")
+        draw_sample(rec, prediction="pred", n=3, seed=1, record_id="id", design="expected_error")
     with pytest.raises(InputError, match="unknown design 'expected_error'.*expected_errors"):
-        erx.simulate(rec.dropna(), "pred", "truth", designs=["expected_error"], record_id="id")
+        erx.simulate(rec.dropna(), prediction="pred", truth="truth", designs=["expected_error"], record_id="id")
     with pytest.raises(InputError, match="needs match_probabilities"):
-        erx.simulate(rec.dropna(), "pred", "truth", designs=["expected_errors"], record_id="id", reps=100)
+        erx.simulate(rec.dropna(), prediction="pred", truth="truth", designs=["expected_errors"], record_id="id", reps=100)
     with pytest.raises(InputError, match="needs record_id"):
-        erx.simulate(rec.dropna(), "pred", "truth", designs=["expected_errors"], match_probabilities=pairs, reps=100)
+        erx.simulate(rec.dropna(), prediction="pred", truth="truth", designs=["expected_errors"], match_probabilities=pairs, reps=100)
     splink = pairs.rename(columns={"record_a": "unique_id_l", "record_b": "unique_id_r", "p": "match_probability"})
-    got = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=splink,
+    got = expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=splink,
                                        pair_columns={"record_a": "unique_id_l", "record_b": "unique_id_r",
                                                      "p": "match_probability"})
     assert got["inclusion"].sum() == pytest.approx(1.0)
@@ -247,7 +247,7 @@ def test_bad_options():
 def test_no_expected_error_gives_the_size_design_with_a_note():
     rec, _ = small()
     pairs = pd.DataFrame({"record_a": ["m0"], "record_b": ["m1"], "p": [1.0]})
-    got = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=0.3)
+    got = expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=pairs, floor=0.3)
     assert np.allclose(got["inclusion"], 1 / 7) and "1/N" in got.attrs["note"]
 
 
@@ -257,7 +257,7 @@ def test_worksheet_round_trip_to_weighted_benchmark(tmp_path, suffix):
     from er_expectations.core.io import read_table
 
     rec, pairs = small()
-    sheet = draw_sample(rec, "pred", 6, seed=2, record_id="id", design="expected_errors",
+    sheet = draw_sample(rec, prediction="pred", n=6, seed=2, record_id="id", design="expected_errors",
                         match_probabilities=pairs, floor=0.3)
     rel = rec[rec["pred"].notna()]
     chat = rel.groupby("pred")["id"].agg(set).to_dict()
@@ -267,8 +267,8 @@ def test_worksheet_round_trip_to_weighted_benchmark(tmp_path, suffix):
     sheet["removed"] = [sorted(chat[pred[r]] - c[truth[r]]) for r in sheet["record_id"]]
     sheet["added"] = [sorted(c[truth[r]] - chat[pred[r]]) for r in sheet["record_id"]]
     back = read_table(write_frame(sheet, tmp_path / f"labels{suffix}"))
-    inc = expected_error_probabilities(rec, "pred", record_id="id", match_probabilities=pairs, floor=0.3)
-    bench = benchmark_from_labels(back, rec, "pred", record_id="id", design="expected_errors", inclusion=inc)
+    inc = expected_error_probabilities(rec, prediction="pred", record_id="id", match_probabilities=pairs, floor=0.3)
+    bench = benchmark_from_labels(back, rec, prediction="pred", record_id="id", design="expected_errors", inclusion=inc)
     q = dict(zip(inc["id"], inc["inclusion"], strict=True))
     for _, grp in bench.groupby("reference"):
         assert grp["weight"].iloc[0] == pytest.approx(1 / sum(q[r] for r in grp["id"]))

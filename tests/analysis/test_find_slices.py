@@ -90,7 +90,7 @@ def test_constant_feature_is_dropped_with_a_note():
     df = _release(300, seed=1)
     df["same"] = "everywhere"
     df["one"] = 7.0
-    out = erx.find_slices(df, "pred", "bench", draws="d", features=["same", "one", "country"], seed=0)
+    out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["same", "one", "country"], seed=0)
     notes = " ".join(out.attrs["notes"])
     assert "'same' dropped: constant over the sampled clusters (the value 'everywhere')" in notes
     assert "'one' dropped: constant over the sampled clusters (the value 7)" in notes
@@ -102,7 +102,7 @@ def test_a_feature_without_values_is_dropped_with_a_note():
     df = _release(300, seed=1)
     df["empty"] = np.nan
     df["name"] = None
-    out = erx.find_slices(df, "pred", "bench", draws="d", features=["empty", "country"], name="name", seed=0)
+    out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["empty", "country"], name="name", seed=0)
     notes = out.attrs["notes"]
     assert "feature 'empty' dropped: no sampled cluster has a value (null on every record)" in notes
     assert "feature 'name_length' dropped: no sampled cluster has a value (null on every record)" in notes
@@ -113,7 +113,7 @@ def test_only_constant_features_is_an_error():
     df = _release(300, seed=1)
     df["same"] = 1.0
     with pytest.raises(InputError, match="no feature left to search on.*'same' dropped"):
-        erx.find_slices(df, "pred", "bench", draws="d", features=["same"], derived=False)
+        erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["same"], derived=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def test_planted_country_slice_is_found():
     lifts = []
     for seed in range(6):
         df = _release(4000, seed=seed, rate=lambda s, c: 0.4 if c == "JP" else 0.08, draws=1200)
-        out = erx.find_slices(df, "pred", "bench", record_id="rid", draws="d", features=["country", "year"],
+        out = erx.find_slices(df, prediction="pred", reference="bench", record_id="rid", draws="d", features=["country", "year"],
                               seed=seed)
         top = out.iloc[0]
         assert top["slice"] == "country in {JP}", out["slice"].tolist()
@@ -138,7 +138,7 @@ def test_planted_country_slice_is_found():
 
 def test_planted_size_slice_is_found_with_big_ids():
     df = _release(4000, seed=3, rate=lambda s, c: 0.45 if s >= 8 else 0.08, draws=1500, big_ids=True)
-    out = erx.find_slices(df, "pred", "bench", draws="d", features=["country"], seed=5)
+    out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["country"], seed=5)
     top = out.iloc[0]
     assert top["slice"].startswith("cluster_size ≥ "), out["slice"].tolist()
     assert 6 <= float(top["slice"].split("≥ ")[1].split()[0]) <= 10
@@ -147,7 +147,7 @@ def test_planted_size_slice_is_found_with_big_ids():
 
 def test_no_slice_when_errors_are_flat():
     df = _release(3000, seed=8, draws=800)
-    out = erx.find_slices(df, "pred", "bench", draws="d", features=["country", "year"], name="name", block="block",
+    out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["country", "year"], name="name", block="block",
                           seed=2)
     assert not out["significant"].any()
     assert out.attrs["k_search"] + out.attrs["k_estimate"] == 800
@@ -156,20 +156,20 @@ def test_no_slice_when_errors_are_flat():
 def test_per_record_and_other_metrics():
     df = _release(3000, seed=4, rate=lambda s, c: 0.5 if c == "DE" else 0.05, draws=1000)
     for metric in ("EI", "RUCE", "uce"):
-        out = erx.find_slices(df, "pred", "bench", draws="d", features=["country"], metric=metric, per="record",
+        out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["country"], metric=metric, per="record",
                               seed=1)
         assert out.attrs["metric"] == metric.upper() and out.attrs["per"] == "record"
         assert out.iloc[0]["slice"] == "country in {DE}" and out.iloc[0]["significant"]
     # SDE is signed: these errors split entities (SDE < 0), so no slice has a *high* SDE
-    out = erx.find_slices(df, "pred", "bench", draws="d", features=["country"], metric="SDE", seed=1)
+    out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["country"], metric="SDE", seed=1)
     assert not out["significant"].any()
 
 
 def test_max_rate_and_max_lift_change_the_hypothesis():
     df = _release(3000, seed=4, rate=lambda s, c: 0.5 if c == "DE" else 0.05, draws=1000)
-    hi = erx.find_slices(df, "pred", "bench", draws="d", features=["country"], max_lift=50, seed=1)
+    hi = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["country"], max_lift=50, seed=1)
     assert not hi["significant"].any() and "50 × rate(rest)" in hi.attrs["hypothesis"]
-    rate = erx.find_slices(df, "pred", "bench", draws="d", features=["country"], max_rate=0.2, seed=1)
+    rate = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["country"], max_rate=0.2, seed=1)
     assert rate.iloc[0]["significant"] and "rate(slice) ≤ 0.2" in rate.attrs["hypothesis"]
 
 
@@ -177,7 +177,7 @@ def test_imputed_ethnicity_is_a_cluster_feature_only():
     df = _release(400, seed=2, draws=300)
     surnames = np.array(["Nguyen", "Smith", "Garcia", "Kim", "Johnson", "Lopez"])
     df["surname"] = surnames[df["pred"].to_numpy() % 6]
-    out = erx.find_slices(df, "pred", "bench", draws="d", surname="surname", seed=0, min_draws=20)
+    out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", surname="surname", seed=0, min_draws=20)
     assert "imputed_ethnicity" in out.attrs["features"]
     assert list(out.columns) == list(SLICE_COLUMNS)  # aggregates only: no per-person column
 
@@ -190,15 +190,15 @@ def test_imputed_ethnicity_is_a_cluster_feature_only():
 def test_unknown_column_says_which():
     df = _release(300, seed=1)
     with pytest.raises(InputError, match=r"features\[1\]='contry': no such column.*country"):
-        erx.find_slices(df, "pred", "bench", draws="d", features=["year", "contry"])
+        erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["year", "contry"])
     with pytest.raises(InputError, match=r"block='blok'"):
-        erx.find_slices(df, "pred", "bench", draws="d", block="blok")
+        erx.find_slices(df, prediction="pred", reference="bench", draws="d", block="blok")
 
 
 def test_too_few_draws_gives_the_minimum():
     df = _release(300, seed=1, draws=90)
     with pytest.raises(InputError, match=r"90 draws and slice search needs at least 120"):
-        erx.find_slices(df, "pred", "bench", draws="d", features=["country"])
+        erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=["country"])
 
 
 @pytest.mark.parametrize(("kw", "match"), [
@@ -229,7 +229,7 @@ def test_bad_arguments(kw, match):
     df["inf"] = df["inf"].astype(float)
     kw = {"features": ["country"], **kw}
     with pytest.raises(InputError, match=match):
-        erx.find_slices(df, "pred", "bench", draws="d", seed=0, **kw)
+        erx.find_slices(df, prediction="pred", reference="bench", draws="d", seed=0, **kw)
 
 
 def test_hostile_names_are_kept_as_text():
@@ -238,5 +238,5 @@ def test_hostile_names_are_kept_as_text():
     df = _release(3000, seed=4, rate=lambda s, c: 0.5 if c == "DE" else 0.05, draws=1000)
     hostile = "<script>alert(1)</script>"
     df[hostile] = df["country"].map({"DE": "=HYPERLINK(\"x\")", "US": "a&b", "JP": "<b>", "FR": "fr"})
-    out = erx.find_slices(df, "pred", "bench", draws="d", features=[hostile], seed=1)
+    out = erx.find_slices(df, prediction="pred", reference="bench", draws="d", features=[hostile], seed=1)
     assert out.iloc[0]["slice"] == f'{hostile} in {{=HYPERLINK("x")}}'

@@ -24,9 +24,9 @@ EMPTY = pd.DataFrame({"pred": pd.Series([], dtype=object), "ref": pd.Series([], 
                       "base": pd.Series([], dtype=object), "grp": pd.Series([], dtype=object)})
 
 CALLS = {
-    "estimate": lambda **kw: erx.estimate(EMPTY, "pred", "ref", **kw),
-    "estimate_by_group": lambda **kw: erx.estimate_by_group(EMPTY, "pred", "ref", group_column="grp", **kw),
-    "estimate_change": lambda **kw: erx.estimate_change(EMPTY, "pred", "base", "pairwise_recall", "ref", **kw),
+    "estimate": lambda **kw: erx.estimate(EMPTY, prediction="pred", reference="ref", **kw),
+    "estimate_by_group": lambda **kw: erx.estimate_by_group(EMPTY, prediction="pred", reference="ref", group_column="grp", **kw),
+    "estimate_change": lambda **kw: erx.estimate_change(EMPTY, prediction="pred", baseline="base", metric="pairwise_recall", reference="ref", **kw),
 }
 
 
@@ -65,7 +65,7 @@ def _perfect(n_clusters: int = 60, size: int = 2) -> pd.DataFrame:
 @pytest.mark.parametrize("method", [*EVERY, "bca_mover"])
 def test_a_gap_of_two_error_free_groups_gets_the_bound_of_each_side(method):
     df = _perfect()
-    out = erx.estimate_by_group(df, "pred", "ref", group_column="grp", weights="uniform",
+    out = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", weights="uniform",
                                 metrics=["pairwise_recall"], ci_method=method, n_boot=200, seed=3)
     q30 = 1 - 0.025 ** (1 / 30)  # 30 error-free draws on each side, one-sided 97.5 %
     for group in ("even", "odd"):
@@ -89,7 +89,7 @@ def test_a_change_without_a_changed_draw_gets_the_no_change_bound_under_every_me
     # 40 draws; pairwise recall's h = max(g_t, g_b) = 3 pairs of every cluster: Kish k* = 40
     half = 1 - 0.05 ** (1 / 40)
     for method in EVERY:
-        ch = erx.estimate_change(df, "pred", "base", "pairwise_recall", "ref", weights="uniform",
+        ch = erx.estimate_change(df, prediction="pred", baseline="base", metric="pairwise_recall", reference="ref", weights="uniform",
                                  ci_method=method, n_boot=200, seed=1)
         c = ch.change
         assert c.estimate == 0.0 and c.zero_event, method
@@ -104,7 +104,7 @@ def test_every_method_names_itself_in_the_estimate_frame():
     pred[rng.random(pred.size) < 0.1] = "p1"
     df["pred"] = pred
     for method in EVERY:
-        out = erx.estimate(df, "pred", "ref", metrics=["pairwise_recall", "b_cubed_f"], ci_method=method,
+        out = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall", "b_cubed_f"], ci_method=method,
                            n_boot=200, seed=5)
         shown = set(out["ci_method"])
         expected = {"bca"} if method == "recommended" else {method}
@@ -112,9 +112,9 @@ def test_every_method_names_itself_in_the_estimate_frame():
         assert out.attrs["ci_method"] == method
         assert ("seed" in out.attrs) == (method in ("bootstrap", "bca", "studentized", "recommended"))
     # a seed gives the same bootstrap limits twice, another seed other limits
-    a = erx.estimate(df, "pred", "ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=8)
-    b = erx.estimate(df, "pred", "ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=8)
-    c = erx.estimate(df, "pred", "ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=9)
+    a = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=8)
+    b = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=8)
+    c = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=9)
     assert a.equals(b) and not math.isclose(a["ci_lower"].iloc[0], c["ci_lower"].iloc[0], rel_tol=1e-12)
 
 
@@ -128,7 +128,7 @@ def test_the_bootstrap_gap_keeps_the_pairing_of_the_shared_draws():
     pred = df["pred"].to_numpy().copy()
     pred[rng.random(pred.size) < 0.25] = "pX"  # some records merged into one big predicted cluster
     df["pred"] = pred
-    out = erx.estimate_by_group(df, "pred", "ref", group_column="grp", weights="uniform", min_draws=2,
+    out = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", weights="uniform", min_draws=2,
                                 metrics=["pairwise_recall"], ci_method="bootstrap", n_boot=400, seed=12)
     # brute force: pairwise recall of a set of true clusters of 2 records = share of the true pairs
     # (one per cluster) whose two records share a predicted cluster; the resamples are the API's

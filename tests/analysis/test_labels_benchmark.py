@@ -52,7 +52,7 @@ def labels_from_truth(records: pd.DataFrame, drawn: list, *, id_col: str, pred: 
 # -- benchmark_from_labels ------------------------------------------------------------------------
 def test_demo_benchmark_gives_exactly_the_original_estimates(pv):
     labels, pred, bench = pv
-    built = benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")
+    built = benchmark_from_labels(labels, pred, prediction=RELEASE, record_id="mention_id")
     assert list(built.columns) == ["mention_id", "reference", "draws", "weight", "benchmark_version"]
     bench_rows = built["reference"].notna()
     assert built.attrs["clusters"] == 401 and (built.loc[bench_rows, "draws"] == 1).all()
@@ -75,7 +75,7 @@ def test_demo_benchmark_gives_exactly_the_original_estimates(pv):
 
 def test_demo_benchmark_reference_is_the_benchmark_restricted_to_the_release(pv):
     labels, pred, bench = pv
-    built = benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")
+    built = benchmark_from_labels(labels, pred, prediction=RELEASE, record_id="mention_id")
     in_release = set(pred.loc[pred[RELEASE].notna(), "mention_id"])
     expected = bench[bench["mention_id"].isin(in_release)].sort_values("mention_id").reset_index(drop=True)
     got = built[built["reference"].notna()].sort_values("mention_id").reset_index(drop=True)
@@ -88,7 +88,7 @@ def test_demo_benchmark_reference_is_the_benchmark_restricted_to_the_release(pv)
 def test_demo_benchmark_on_an_older_release_matches_the_original_there(pv):
     """Joined onto another release, SPEC 2.1 restricts it exactly as it restricts the original."""
     labels, pred, bench = pv
-    built = benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")
+    built = benchmark_from_labels(labels, pred, prediction=RELEASE, record_id="mention_id")
     older = "inventor_id_20190312"
     in_older = set(pred.loc[pred[older].notna(), "mention_id"])
     assert set(bench["mention_id"]) & in_older <= set(built["mention_id"])  # precondition of the comparison
@@ -107,7 +107,7 @@ def test_benchmark_refuses_labels_that_break_critical_rules(pv):
     bad.at[5, "added"] = [*bad.at[5, "added"], "US0000000-0"]  # rule 4
     with pytest.raises(InputError, match=r"(?s)2 critical rule check\(s\) on 2 draw\(s\).*draw \d+, rule 2 "
                                          r"\(sampled_record_not_removed\): the drawn record .*rule 4 \(record_ids_exist\)"):
-        benchmark_from_labels(bad, pred, RELEASE, record_id="mention_id")
+        benchmark_from_labels(bad, pred, prediction=RELEASE, record_id="mention_id")
 
 
 def test_benchmark_ignores_the_soft_rule(pv):
@@ -115,7 +115,7 @@ def test_benchmark_ignores_the_soft_rule(pv):
     records = pd.read_parquet(DATA / "records.parquet").merge(pred, on="mention_id")
     q = qc_labels(labels, records, RELEASE, record_id="mention_id", block="block")
     assert q.failed(5) > 0 and q.critical_violations.empty
-    assert benchmark_from_labels(labels, pred, RELEASE, record_id="mention_id")["reference"].notna().sum() == 13451
+    assert benchmark_from_labels(labels, pred, prediction=RELEASE, record_id="mention_id")["reference"].notna().sum() == 13451
 
 
 def tiny_release():
@@ -126,13 +126,13 @@ def tiny_release():
 def test_repeated_draws_count_and_generated_reference_ids():
     rec = tiny_release()
     lab = labels_from_truth(rec, [3, 4, 1, 5, 6], id_col="id", pred="pred", truth="truth", with_true_cluster=False)
-    out = benchmark_from_labels(lab, rec, "pred", record_id="id", reference="ref")
+    out = benchmark_from_labels(lab, rec, prediction="pred", record_id="id", reference="ref")
     assert list(out.columns) == ["id", "ref", "draws", "weight", "benchmark_version"]
     assert out["id"].dtype == rec["id"].dtype
     got = {r: (sorted(g["id"]), int(g["draws"].iloc[0]), float(g["weight"].iloc[0])) for r, g in out.groupby("ref")}
     # B = {3, 4, 5} drawn 3 times (draws 1, 2, 4), A = {1, 2} once (draw 3), C ∩ release = {6} once
     assert got == {"draw-1": ([3, 4, 5], 3, 1 / 3), "draw-3": ([1, 2], 1, 0.5), "draw-5": ([6], 1, 1.0)}
-    uniform = benchmark_from_labels(lab, rec, "pred", record_id="id", design="uniform")
+    uniform = benchmark_from_labels(lab, rec, prediction="pred", record_id="id", design="uniform")
     assert (uniform["weight"] == 1.0).all()
 
 
@@ -141,12 +141,12 @@ def test_benchmark_bad_arguments():
     empty = pd.DataFrame({"draw": pd.Series([], dtype="int64"), "record_id": [], "removed": [], "added": []})
     assert qc_labels(empty, rec, "pred", record_id="id").violations.empty
     with pytest.raises(InputError, match="no draws"):
-        benchmark_from_labels(empty, rec, "pred", record_id="id")
+        benchmark_from_labels(empty, rec, prediction="pred", record_id="id")
     lab = labels_from_truth(rec, [1], id_col="id", pred="pred", truth="truth")
     with pytest.raises(InputError, match="design"):
-        benchmark_from_labels(lab, rec, "pred", record_id="id", design="size")
+        benchmark_from_labels(lab, rec, prediction="pred", record_id="id", design="size")
     with pytest.raises(InputError, match="reference='draws'"):
-        benchmark_from_labels(lab, rec, "pred", record_id="id", reference="draws")
+        benchmark_from_labels(lab, rec, prediction="pred", record_id="id", reference="draws")
 
 
 @st.composite
@@ -173,7 +173,7 @@ def test_property_true_labels_pass_and_rebuild_the_truth(case):
     lab = labels_from_truth(rec, drawn, id_col="id", pred="pred", truth="truth", with_true_cluster=named)
     q = qc_labels(lab, rec, "pred", record_id="id", block="truth")
     assert q.violations.empty, q.violations.to_string()
-    out = benchmark_from_labels(lab, rec, "pred", record_id="id")
+    out = benchmark_from_labels(lab, rec, prediction="pred", record_id="id")
     rel = rec[rec["pred"].notna()]
     truth_of = dict(zip(rel["id"], rel["truth"], strict=True))
     want: dict[str, set] = {}
@@ -195,9 +195,9 @@ def test_property_true_labels_pass_and_rebuild_the_truth(case):
 # -- draw_sample -----------------------------------------------------------------------------------
 def test_sample_is_reproducible_and_shows_the_predicted_cluster(pv):
     _, pred, _ = pv
-    a = draw_sample(pred, RELEASE, 50, seed=7, record_id="mention_id")
-    b = draw_sample(pred, RELEASE, 50, seed=7, record_id="mention_id")
-    c = draw_sample(pred, RELEASE, 50, seed=8, record_id="mention_id")
+    a = draw_sample(pred, prediction=RELEASE, n=50, seed=7, record_id="mention_id")
+    b = draw_sample(pred, prediction=RELEASE, n=50, seed=7, record_id="mention_id")
+    c = draw_sample(pred, prediction=RELEASE, n=50, seed=8, record_id="mention_id")
     pd.testing.assert_frame_equal(a, b)
     assert a["record_id"].tolist() != c["record_id"].tolist()
     assert a["draw"].tolist() == list(range(1, 51))
@@ -213,7 +213,7 @@ def test_sample_is_reproducible_and_shows_the_predicted_cluster(pv):
 def test_sample_draws_records_uniformly_with_replacement_from_the_release():
     n_rec = 20
     df = pd.DataFrame({"id": np.arange(n_rec), "pred": [None if i % 5 == 0 else i // 3 for i in range(n_rec)]})
-    sheet = draw_sample(df, "pred", 40_000, seed=1, record_id="id")
+    sheet = draw_sample(df, prediction="pred", n=40_000, seed=1, record_id="id")
     counts = sheet["record_id"].value_counts()
     assert not set(counts.index) & {0, 5, 10, 15}  # outside the release: never drawn
     assert len(counts) == 16
@@ -224,7 +224,7 @@ def test_sample_draws_records_uniformly_with_replacement_from_the_release():
 
 def test_sample_columns_are_aligned_with_the_members():
     df = pd.DataFrame({"id": ["a", "b", "c"], "pred": ["X", "X", "Y"], "name": ["Ann", "Anne", "Bo"]})
-    sheet = draw_sample(df, "pred", 30, seed=0, record_id="id", columns=["name"])
+    sheet = draw_sample(df, prediction="pred", n=30, seed=0, record_id="id", columns=["name"])
     names = dict(zip(df["id"], df["name"], strict=True))
     for row in sheet.itertuples():
         assert row.name == names[row.record_id]
@@ -234,29 +234,29 @@ def test_sample_columns_are_aligned_with_the_members():
 def test_sample_bad_input():
     df = pd.DataFrame({"id": [1, 2], "pred": [None, None]})
     with pytest.raises(InputError, match="release is empty"):
-        draw_sample(df, "pred", 3, seed=1, record_id="id")
+        draw_sample(df, prediction="pred", n=3, seed=1, record_id="id")
     df = pd.DataFrame({"id": [1, 2], "pred": [1, 1]})
     for n in (0, -1, 2.5, True):
         with pytest.raises(InputError, match="n="):
-            draw_sample(df, "pred", n, seed=1, record_id="id")
+            draw_sample(df, prediction="pred", n=n, seed=1, record_id="id")
     with pytest.raises(InputError, match="seed"):
-        draw_sample(df, "pred", 2, seed=None, record_id="id")
+        draw_sample(df, prediction="pred", n=2, seed=None, record_id="id")
     with pytest.raises(InputError, match="seed"):
-        draw_sample(df, "pred", 2, seed=-3, record_id="id")
+        draw_sample(df, prediction="pred", n=2, seed=-3, record_id="id")
     with pytest.raises(InputError, match="columns="):
-        draw_sample(df, "pred", 2, seed=1, record_id="id", columns=["nam"])
+        draw_sample(df, prediction="pred", n=2, seed=1, record_id="id", columns=["nam"])
     with pytest.raises(InputError, match="prediction="):
-        draw_sample(df, "prd", 2, seed=1, record_id="id")
+        draw_sample(df, prediction="prd", n=2, seed=1, record_id="id")
     dup = pd.DataFrame({"id": [1, 1, 2], "pred": [1, 1, 1]})
     with pytest.raises(InputError, match="duplicated ids"):
-        draw_sample(dup, "pred", 2, seed=1, record_id="id")
+        draw_sample(dup, prediction="pred", n=2, seed=1, record_id="id")
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_worksheet_filled_in_round_trips_to_a_benchmark(tmp_path, suffix):
     rec = pd.DataFrame({"id": [f"m{i}" for i in range(12)], "pred": ["X"] * 5 + ["Y"] * 4 + ["Z"] * 3,
                         "truth": list("AAABB") + list("BBCC") + list("CDD")})
-    sheet = draw_sample(rec, "pred", 6, seed=5, record_id="id", columns=["truth"])
+    sheet = draw_sample(rec, prediction="pred", n=6, seed=5, record_id="id", columns=["truth"])
     perfect = labels_from_truth(rec, sheet["record_id"].tolist(), id_col="id", pred="pred", truth="truth",
                                 with_true_cluster=False)
     sheet["removed"] = perfect["removed"]
@@ -264,8 +264,8 @@ def test_worksheet_filled_in_round_trips_to_a_benchmark(tmp_path, suffix):
     path = write_frame(sheet, tmp_path / f"labels{suffix}")
     back = read_table(path)
     assert qc_labels(back, rec, "pred", record_id="id").violations.empty
-    out = benchmark_from_labels(back, rec, "pred", record_id="id")
-    direct = benchmark_from_labels(sheet, rec, "pred", record_id="id")
+    out = benchmark_from_labels(back, rec, prediction="pred", record_id="id")
+    direct = benchmark_from_labels(sheet, rec, prediction="pred", record_id="id")
     pd.testing.assert_frame_equal(out, direct)
 
 
@@ -294,7 +294,7 @@ def test_cli_sample_then_benchmark(tmp_path):
     got = pd.read_parquet(sheet)
     pred = pd.read_parquet(DATA / "predictions.parquet")
     again = draw_sample(pd.read_parquet(DATA / "records.parquet").merge(pred, on="mention_id", how="left"),
-                        RELEASE, 25, seed=4, record_id="mention_id", columns=["name_first", "name_last", "block"])
+                        prediction=RELEASE, n=25, seed=4, record_id="mention_id", columns=["name_first", "name_last", "block"])
     assert got["record_id"].tolist() == again["record_id"].tolist()
 
     out = tmp_path / "bench.csv"
@@ -332,6 +332,6 @@ def test_draw_sample_bounds_the_draws_before_any_work():
     frame = pd.DataFrame({"rid": [f"r{i}" for i in range(36)], "pred": [i // 4 for i in range(36)]})
     started = time.monotonic()
     with pytest.raises(InputError, match="at most 100,000 draws"):
-        draw_sample(frame, "pred", 10**9, seed=1, record_id="rid")
+        draw_sample(frame, prediction="pred", n=10**9, seed=1, record_id="rid")
     assert time.monotonic() - started < 2
-    assert len(draw_sample(frame, "pred", MAX_DRAWS, seed=1, record_id="rid")) == MAX_DRAWS
+    assert len(draw_sample(frame, prediction="pred", n=MAX_DRAWS, seed=1, record_id="rid")) == MAX_DRAWS

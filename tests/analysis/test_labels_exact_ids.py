@@ -25,14 +25,14 @@ def test_a_drawn_id_with_spaces_is_that_record(spaced):
     labels = pd.DataFrame({"draw": [1, 2], "record_id": [" r1", "r1"], "removed": ["", ""], "added": ["", ""],
                            "predicted_cluster": ["A", "B"]})
     # stripped, draw 1 would be record 'r1' of cluster B: "labels of another release"
-    assert check_labels(labels, spaced, "pred", record_id="id").empty
+    assert check_labels(labels, spaced, prediction="pred", record_id="id").empty
 
 
 def test_ids_in_a_list_cell_are_kept_exactly(spaced):
     labels = pd.DataFrame({"draw": [1], "record_id": ["r1"], "removed": ["r3; r4"], "added": [""]})
     parsed = parse_labels(labels)
     assert parsed.removed == [("r3", " r4")]
-    violations = check_labels(labels, spaced, "pred", record_id="id", rules=[4])
+    violations = check_labels(labels, spaced, prediction="pred", record_id="id", rules=[4])
     assert violations["rule"].tolist() == [4] and violations["records"].tolist() == [[" r4"]]
 
 
@@ -40,7 +40,7 @@ def test_an_integer_id_with_spaces_is_refused_naming_draw_and_column():
     records = pd.DataFrame({"id": [1, 2, 3], "pred": ["A", "A", "B"]})
     labels = pd.DataFrame({"draw": [1], "record_id": [" 2"], "removed": [""], "added": [""]})
     with pytest.raises(InputError, match=r"draw 1, column 'record_id': ' 2' is not an integer record id"):
-        check_labels(labels, records, "pred", record_id="id")
+        check_labels(labels, records, prediction="pred", record_id="id")
 
 
 @pytest.mark.parametrize("empty", ["", "  ", None])
@@ -50,10 +50,10 @@ def test_empty_true_cluster_cells_are_not_ids(empty):
     records = pd.DataFrame({"id": [f"r{i}" for i in range(8)], "pred": ["A", "A", "B", "B", "C", "C", "D", "D"]})
     labels = pd.DataFrame({"draw": [1, 2, 3, 4], "record_id": ["r0", "r2", "r4", "r6"],
                            "removed": [""] * 4, "added": [""] * 4, "true_cluster": [empty] * 4})
-    assert check_labels(labels, records, "pred", record_id="id").empty
+    assert check_labels(labels, records, prediction="pred", record_id="id").empty
     # one id written twice for two different sets is still caught
     labels["true_cluster"] = ["T1", "T1", empty, empty]
-    violations = check_labels(labels, records, "pred", record_id="id", rules=[7])
+    violations = check_labels(labels, records, prediction="pred", record_id="id", rules=[7])
     assert set(violations["draw"]) == {1, 2}
 
 

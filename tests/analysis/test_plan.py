@@ -37,12 +37,12 @@ def test_population_as_pilot_plans_the_size_whose_simulated_se_is_the_target(rld
     full = rldata[["pred", "truth"]].assign(ref=rldata["truth"])
     full["d"] = full.groupby("truth")["truth"].transform("size")
     target = 0.03
-    plan = erx.plan_sample_size(full, "pred", "ref", draws="d", target_se=target,
+    plan = erx.plan_sample_size(full, prediction="pred", reference="ref", draws="d", target_se=target,
                                 metrics=["pairwise_precision", "pairwise_recall"], reps=2000, seed=1)
     row = plan.set_index("metric").loc["pairwise_precision"]
     n = int(row["draws_needed"])
     assert row["std_error_at_draws"] <= target
-    sim = erx.simulate(rldata, "pred", "truth", sizes=(n, max(2, n - 60)), designs="cluster_size", reps=4000,
+    sim = erx.simulate(rldata, prediction="pred", truth="truth", sizes=(n, max(2, n - 60)), designs="cluster_size", reps=4000,
                        seed=2, metrics="pairwise_precision").set_index("size")
     # Monte Carlo error of a standard deviation from 2,000 and 4,000 replications: about
     # 2 % and 1.5 % (relative, kurtosis ≈ 4); 8 % is over 3 combined standard errors
@@ -59,10 +59,10 @@ def test_plans_from_real_pilots_hit_the_target_on_median(rldata):
     target = 0.02
     ratios = []
     for seed in range(8):
-        plan = erx.plan_sample_size(_pilot(rldata, 1000, seed), "pred", "ref", draws="d", target_se=target,
+        plan = erx.plan_sample_size(_pilot(rldata, 1000, seed), prediction="pred", reference="ref", draws="d", target_se=target,
                                     metrics="pairwise_precision", reps=1000, seed=1)
         n = int(plan.loc[0, "draws_needed"])
-        sim = erx.simulate(rldata, "pred", "truth", sizes=(n,), designs="cluster_size", reps=1000, seed=3,
+        sim = erx.simulate(rldata, prediction="pred", truth="truth", sizes=(n,), designs="cluster_size", reps=1000, seed=3,
                            metrics="pairwise_precision")
         ratios.append(sim.loc[0, "sd"] / target)
     assert 0.85 <= float(np.median(ratios)) <= 1.15, ratios
@@ -72,9 +72,9 @@ def test_plans_from_real_pilots_hit_the_target_on_median(rldata):
 def test_extrapolation_and_width_target():
     df = pd.DataFrame({"pred": [1, 1, 2, 3, 3, 3, 4, 5, 5, 6, 7, 7],
                        "ref": ["a", "a", "a", "b", "b", "c", "d", "e", "e", "f", "g", "h"]})
-    se = erx.estimate(df, "pred", "ref", metrics="b_cubed_precision").loc["b_cubed_precision", "std_error"]
+    se = erx.estimate(df, prediction="pred", reference="ref", metrics="b_cubed_precision").loc["b_cubed_precision", "std_error"]
     z = 1.959963984540054
-    plan = erx.plan_sample_size(df, "pred", "ref", target_width=2 * z * se / 2, metrics="b_cubed_precision",
+    plan = erx.plan_sample_size(df, prediction="pred", reference="ref", target_width=2 * z * se / 2, metrics="b_cubed_precision",
                                 reps=500, seed=3)
     row = plan.iloc[0]
     k = 8  # clusters, one draw each
@@ -88,7 +88,7 @@ def test_extrapolation_and_width_target():
 
 def test_a_pilot_without_errors_gives_no_plan_and_says_why():
     df = pd.DataFrame({"pred": [1, 1, 2, 3, 3], "ref": ["a", "a", "b", "c", "c"]})
-    plan = erx.plan_sample_size(df, "pred", "ref", target_se=0.01, metrics="pairwise_precision", reps=100, seed=1)
+    plan = erx.plan_sample_size(df, prediction="pred", reference="ref", target_se=0.01, metrics="pairwise_precision", reps=100, seed=1)
     assert pd.isna(plan.loc[0, "draws_needed"])
     assert "no error of this kind" in plan.loc[0, "note"]
 
@@ -96,7 +96,7 @@ def test_a_pilot_without_errors_gives_no_plan_and_says_why():
 def test_target_not_reached_within_max_draws():
     df = pd.DataFrame({"pred": [1, 1, 2, 3, 3, 3, 4, 5, 5, 6, 7, 7],
                        "ref": ["a", "a", "a", "b", "b", "c", "d", "e", "e", "f", "g", "h"]})
-    plan = erx.plan_sample_size(df, "pred", "ref", target_se=1e-4, metrics="b_cubed_precision", reps=100,
+    plan = erx.plan_sample_size(df, prediction="pred", reference="ref", target_se=1e-4, metrics="b_cubed_precision", reps=100,
                                 seed=1, max_draws=200)
     assert pd.isna(plan.loc[0, "draws_needed"])
     assert "at 200 draws (max_draws)" in plan.loc[0, "note"]
@@ -119,7 +119,7 @@ def test_target_not_reached_within_max_draws():
 def test_bad_parameters_are_input_errors(kwargs, match):
     df = pd.DataFrame({"pred": [1, 1, 2, 3], "ref": ["a", "a", "b", "b"]})
     with pytest.raises(erx.InputError, match=match):
-        erx.plan_sample_size(df, "pred", "ref", seed=1, **kwargs)
+        erx.plan_sample_size(df, prediction="pred", reference="ref", seed=1, **kwargs)
 
 
 def test_resampled_se_at_large_n_is_the_delta_method_se(rldata):

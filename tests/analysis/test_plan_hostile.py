@@ -28,7 +28,7 @@ def test_estimate_and_plan_give_the_same_warning(pilot):
     est = erx.estimate(pilot, prediction="pred", reference="ref", metrics=["cluster_precision"])
     assert est.loc["cluster_precision", "estimate"] == pytest.approx(100 / 12 / 4)
     assert WARNING in est.loc["cluster_precision", "note"]
-    plan = erx.plan_sample_size(pilot, "pred", "ref", target_se=0.05, metrics=["cluster_precision"], seed=0,
+    plan = erx.plan_sample_size(pilot, prediction="pred", reference="ref", target_se=0.05, metrics=["cluster_precision"], seed=0,
                                 reps=200)
     row = plan.set_index("metric").loc["cluster_precision"]
     assert row["pilot_estimate"] == pytest.approx(100 / 12 / 4)

@@ -95,9 +95,9 @@ def test_designs_draw_clusters_with_the_design_probabilities():
 
 def test_truth_is_the_exact_metric_and_the_true_statistic():
     df = _population(seed=8)
-    out = erx.simulate(df, "pred", "truth", sizes=(5,), designs="uniform", reps=100, seed=1, name="name")
+    out = erx.simulate(df, prediction="pred", truth="truth", sizes=(5,), designs="uniform", reps=100, seed=1, name="name")
     truth = out.set_index("metric")["truth"]
-    exact = erx.exact_metrics(df, "pred", "truth")
+    exact = erx.exact_metrics(df, prediction="pred", reference="truth")
     for m in exact.index:
         assert truth[m] == pytest.approx(exact[m], rel=1e-12)
     true_stats = erx.summarize(df, cluster="truth", name="name")
@@ -108,8 +108,8 @@ def test_truth_is_the_exact_metric_and_the_true_statistic():
 def test_records_outside_the_release_are_left_out():
     df = _population(seed=9)
     out_rel = df.assign(pred=df["pred"].astype("float").where(df.index % 7 != 0))
-    a = erx.simulate(out_rel, "pred", "truth", sizes=(10,), reps=200, seed=3)
-    b = erx.simulate(out_rel.dropna(subset=["pred"]), "pred", "truth", sizes=(10,), reps=200, seed=3)
+    a = erx.simulate(out_rel, prediction="pred", truth="truth", sizes=(10,), reps=200, seed=3)
+    b = erx.simulate(out_rel.dropna(subset=["pred"]), prediction="pred", truth="truth", sizes=(10,), reps=200, seed=3)
     pd.testing.assert_frame_equal(a, b, check_like=False)
 
 
@@ -150,11 +150,11 @@ def test_bias_matches_its_closed_form_and_shrinks_with_size(adjust):
     # type A (s = 2, exact): f = 1, g = 1; type B (s = 3, UCE = (1 + 1 + 2)/3): f = 2/3, g = 2
     fa, ga, fb, gb = 1.0, 1.0, 2.0 - 4.0 / 3.0, 2.0
     pi_a = 2 * n_a / (2 * n_a + 3 * n_b)
-    truth = erx.exact_metrics(df, "pred", "truth")["pairwise_recall"]
+    truth = erx.exact_metrics(df, prediction="pred", reference="truth")["pairwise_recall"]
     assert truth == pytest.approx((pi_a * fa + (1 - pi_a) * fb) / (pi_a * ga + (1 - pi_a) * gb), rel=1e-12)
     sizes = (4, 8, 16, 32)
     reps = 40_000
-    out = erx.simulate(df, "pred", "truth", sizes=sizes, designs="cluster_size", reps=reps, seed=2026,
+    out = erx.simulate(df, prediction="pred", truth="truth", sizes=sizes, designs="cluster_size", reps=reps, seed=2026,
                        metrics="pairwise_recall", bias_adjust=adjust).set_index("size")
     closed = {k: _expected_estimate(k, pi_a, fa, ga, fb, gb, adjust=adjust) - truth for k in sizes}
     for k in sizes:
@@ -181,7 +181,7 @@ def rldata(rldata_dir):
 
 def test_rldata_reproduces_the_paper(rldata):
     reps = 4000
-    out = erx.simulate(rldata, "pred", "truth", reps=reps, seed=20261126,
+    out = erx.simulate(rldata, prediction="pred", truth="truth", reps=reps, seed=20261126,
                        metrics=["pairwise_precision", "pairwise_recall"])
     t = out.groupby("metric")["truth"].first()
     assert round(t["pairwise_precision"], 3) == 0.914 and round(t["pairwise_recall"], 3) == 0.969
@@ -211,7 +211,7 @@ def test_rldata_reproduces_the_paper(rldata):
 def test_rldata_coverage_with_the_papers_two_standard_errors(rldata):
     """The paper's "coverage_2" interval is θ̂ ± 2·SE: the level 2Φ(2) − 1."""
     level = 2 * NormalDist().cdf(2.0) - 1
-    out = erx.simulate(rldata, "pred", "truth", sizes=(800,), designs="cluster_size", reps=2000, seed=5,
+    out = erx.simulate(rldata, prediction="pred", truth="truth", sizes=(800,), designs="cluster_size", reps=2000, seed=5,
                        metrics="pairwise_precision", ci_level=level)
     assert out.attrs["ci_level"] == level
     assert out.loc[0, "coverage"] >= 0.90
@@ -244,26 +244,26 @@ def test_bad_parameters_are_input_errors(kwargs, match):
     df = _population()
     args = {"sizes": (10,), "reps": 100, "seed": 1, **kwargs}
     with pytest.raises(erx.InputError, match=match):
-        erx.simulate(df, "pred", "truth", **args)
+        erx.simulate(df, prediction="pred", truth="truth", **args)
 
 
 def test_bad_columns_and_missing_truth_are_input_errors():
     df = _population()
     with pytest.raises(erx.InputError, match="truth='trut': no such column.*Did you mean 'truth'"):
-        erx.simulate(df, "pred", "trut", sizes=(10,), reps=100, seed=1)
+        erx.simulate(df, prediction="pred", truth="trut", sizes=(10,), reps=100, seed=1)
     holes = df.assign(truth=df["truth"].astype("float").where(df.index != 3))
     with pytest.raises(erx.InputError, match="truth column 'truth' is null on 1 records of the release"):
-        erx.simulate(holes, "pred", "truth", sizes=(10,), reps=100, seed=1)
+        erx.simulate(holes, prediction="pred", truth="truth", sizes=(10,), reps=100, seed=1)
 
 
 def test_seed_is_reproducible_and_recorded():
     df = _population()
-    a = erx.simulate(df, "pred", "truth", sizes=(10, 20), reps=100, seed=4)
-    b = erx.simulate(df, "pred", "truth", sizes=(20,), reps=100, seed=4)
+    a = erx.simulate(df, prediction="pred", truth="truth", sizes=(10, 20), reps=100, seed=4)
+    b = erx.simulate(df, prediction="pred", truth="truth", sizes=(20,), reps=100, seed=4)
     pd.testing.assert_frame_equal(a[a["size"] == 20].reset_index(drop=True), b)
-    fresh = erx.simulate(df, "pred", "truth", sizes=(10,), reps=100)
+    fresh = erx.simulate(df, prediction="pred", truth="truth", sizes=(10,), reps=100)
     assert isinstance(fresh.attrs["seed"], int)
-    again = erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, seed=fresh.attrs["seed"])
+    again = erx.simulate(df, prediction="pred", truth="truth", sizes=(10,), reps=100, seed=fresh.attrs["seed"])
     pd.testing.assert_frame_equal(fresh, again)
     assert list(a.columns) == ["metric", "design", "size", "truth", "mean", "bias", "rmse", "coverage", "reps",
                                "sd", "mean_se", "undefined", "target", "ci_method"]
@@ -288,7 +288,7 @@ def _with_group_and_baseline(seed: int = 5) -> pd.DataFrame:
 def test_every_method_and_group_and_change_rows_with_independent_truths():
     df = _with_group_and_baseline()
     metrics = ["pairwise_precision", "pairwise_recall", "b_cubed_f"]
-    out = erx.simulate(df, "pred", "truth", sizes=(30,), designs="uniform", reps=100, seed=2, metrics=metrics,
+    out = erx.simulate(df, prediction="pred", truth="truth", sizes=(30,), designs="uniform", reps=100, seed=2, metrics=metrics,
                        ci_methods="all", n_boot=100, group_column="grp", baseline="base")
     methods = ("linearization", "logit", "bootstrap", "bca", "studentized", "recommended")
     gap_only = ("bca_mover", "hull")
@@ -310,7 +310,7 @@ def test_every_method_and_group_and_change_rows_with_independent_truths():
             assert cov["hull"] >= max(cov["linearization"], cov["bca_mover"]) - 1e-12, (g, m)
             assert cov["recommended"] == cov["hull"]
     # true values computed independently: the exact metrics of the group's records and of the releases
-    exact = {g: erx.exact_metrics(df[df["grp"] == g], "pred", "truth") for g in ("a", "b")}
+    exact = {g: erx.exact_metrics(df[df["grp"] == g], prediction="pred", reference="truth") for g in ("a", "b")}
     for g, other in (("a", "b"), ("b", "a")):
         for m in ("pairwise_precision", "pairwise_recall"):
             group_truth = out[(out["target"] == f"group {g}") & (out["metric"] == m)]["truth"].iloc[0]
@@ -318,12 +318,12 @@ def test_every_method_and_group_and_change_rows_with_independent_truths():
             if m == "pairwise_recall":  # true pairs lie within one entity, so within one group
                 assert group_truth == pytest.approx(exact[g][m], rel=1e-9)
                 assert gap_truth == pytest.approx(exact[g][m] - exact[other][m], rel=1e-9)
-    whole, base = erx.exact_metrics(df, "pred", "truth"), erx.exact_metrics(df, "base", "truth")
+    whole, base = erx.exact_metrics(df, prediction="pred", reference="truth"), erx.exact_metrics(df, prediction="base", reference="truth")
     for m in metrics:
         change_truth = out[(out["target"] == "change") & (out["metric"] == m)]["truth"].iloc[0]
         assert change_truth == pytest.approx(whole[m] - base[m], rel=1e-9, abs=1e-12)
     # the linearised rows of the estimates are the plain simulation's
-    plain = erx.simulate(df, "pred", "truth", sizes=(30,), designs="uniform", reps=100, seed=2, metrics=metrics)
+    plain = erx.simulate(df, prediction="pred", truth="truth", sizes=(30,), designs="uniform", reps=100, seed=2, metrics=metrics)
     lin = out[(out["target"] == "estimate") & (out["ci_method"] == "linearization")].reset_index(drop=True)
     pd.testing.assert_frame_equal(lin, plain, check_like=False)
 
@@ -331,17 +331,17 @@ def test_every_method_and_group_and_change_rows_with_independent_truths():
 def test_simulate_interval_options_are_checked_first():
     df = _population()
     with pytest.raises(InputError, match="ci_methods: 'wilson' is not an interval method"):
-        erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods=["wilson"])
+        erx.simulate(df, prediction="pred", truth="truth", sizes=(10,), reps=100, ci_methods=["wilson"])
     # a gap-only method without a grouping would report nothing: refused, not an empty table
     for method in ("hull", "bca_mover"):
         with pytest.raises(InputError, match=f"'{method}' is an interval method for subgroup gaps only.*group_column"):
-            erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods=["linearization", method])
+            erx.simulate(df, prediction="pred", truth="truth", sizes=(10,), reps=100, ci_methods=["linearization", method])
     # "all" without a grouping leaves them out
-    out = erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods="all", n_boot=100, metrics="pairwise_f")
+    out = erx.simulate(df, prediction="pred", truth="truth", sizes=(10,), reps=100, ci_methods="all", n_boot=100, metrics="pairwise_f")
     assert "hull" not in out.attrs["ci_methods"] and set(out["ci_method"]) == {
         "linearization", "logit", "bootstrap", "bca", "studentized", "recommended"}
     with pytest.raises(InputError, match="n_boot=1000000000 is too large"):
-        erx.simulate(df, "pred", "truth", sizes=(10,), reps=100, ci_methods="all", n_boot=10**9)
+        erx.simulate(df, prediction="pred", truth="truth", sizes=(10,), reps=100, ci_methods="all", n_boot=10**9)
 
 
 # -- the vectorised estimator against ratio_estimate, on arbitrary values -----------------------
@@ -378,7 +378,7 @@ def test_summary_rows_from_the_replicates_undefined_left_out():
     truth = [0, 0] + list(range(1, 41))
     df = pd.DataFrame({"pred": [0, 1] + list(range(2, 42)), "truth": truth})  # the pair is split
     reps, seed = 300, 9
-    out = erx.simulate(df, "pred", "truth", sizes=(3,), designs="uniform", reps=reps, seed=seed,
+    out = erx.simulate(df, prediction="pred", truth="truth", sizes=(3,), designs="uniform", reps=reps, seed=seed,
                        metrics=["pairwise_recall", "cluster_recall"])
     pop = Population(df, prediction="pred", truth="truth", name=None, record_id=None, beta=1.0)
     _, res = replicate_estimates(pop, design="uniform", size=3, reps=reps, seed=seed,

@@ -60,7 +60,7 @@ def test_estimates_and_gaps_match_a_plain_recomputation(seed, compare_to):
     if not present:
         pytest.skip("no group in this case")
     metrics = ["pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_recall", "b_cubed_precision"]
-    got = erx.estimate_by_group(df, "pred", "ref", group_column="grp", weights=weights, draws="n_draws",
+    got = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", weights=weights, draws="n_draws",
                                 metrics=metrics, compare_to=compare_to, min_draws=2, adjust="none")
     assert list(got.index.get_level_values("group").unique()) == present
     for name in present:
@@ -105,7 +105,7 @@ def test_estimates_and_gaps_match_a_plain_recomputation(seed, compare_to):
 
 def test_b_cubed_f_by_group_is_f_of_the_group_precision_and_recall():
     df = _with_groups(ref.random_case(3, n_max=80, null_rate=0.0), 3)
-    got = erx.estimate_by_group(df, "pred", "ref", group_column="grp", min_draws=2,
+    got = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", min_draws=2,
                                 metrics=["b_cubed_precision", "b_cubed_recall", "b_cubed_f"])
     for name in got.index.get_level_values("group").unique():
         p, r = got.loc[(name, "b_cubed_precision"), "estimate"], got.loc[(name, "b_cubed_recall"), "estimate"]
@@ -302,7 +302,7 @@ def frame():
 ])
 def test_bad_input_is_a_clear_error(frame, kwargs, words):
     with pytest.raises(InputError) as info:
-        erx.estimate_by_group(frame, "pred", "ref", **kwargs)
+        erx.estimate_by_group(frame, prediction="pred", reference="ref", **kwargs)
     text = str(info.value)
     for w in words:
         assert w.lower() in text.lower(), text
@@ -318,7 +318,7 @@ def test_a_group_column_that_varies_within_a_true_cluster_names_the_cluster(fram
     bad.loc[rows, "grp"] = "a"
     bad.loc[rows[-1], "grp"] = "zz"
     with pytest.raises(InputError) as info:
-        erx.estimate_by_group(bad, "pred", "ref", group_column="grp")
+        erx.estimate_by_group(bad, prediction="pred", reference="ref", group_column="grp")
     text = str(info.value)
     assert "varies within benchmark cluster" in text and repr(first) in text
     assert "'a'" in text and "'zz'" in text and "same value" in text
@@ -345,9 +345,9 @@ def names_frame() -> pd.DataFrame:
 
 
 def test_surname_groups_hard_and_soft_with_abstentions(names_frame):
-    hard = erx.estimate_by_group(names_frame, "pred", "ref", surname="last", groups=API_VS_OTHER,
+    hard = erx.estimate_by_group(names_frame, prediction="pred", reference="ref", surname="last", groups=API_VS_OTHER,
                                  metrics=["pairwise_recall"])
-    soft = erx.estimate_by_group(names_frame, "pred", "ref", surname="last", groups=API_VS_OTHER,
+    soft = erx.estimate_by_group(names_frame, prediction="pred", reference="ref", surname="last", groups=API_VS_OTHER,
                                  membership="soft", metrics=["pairwise_recall"])
     assert hard.attrs["abstained"] == soft.attrs["abstained"] == 20  # the 20 clusters named Zzyzxqv
     assert hard.attrs["abstention_rate"] == pytest.approx(20 / 140)
@@ -373,7 +373,7 @@ def test_surname_bad_input_is_a_clear_error(names_frame, monkeypatch, kwargs, wo
     monkeypatch.delenv("ETHNICOLR_MODEL_DIR", raising=False)
     args = {"surname": "last", **kwargs}
     with pytest.raises(InputError) as info:
-        erx.estimate_by_group(names_frame, "pred", "ref", **args)
+        erx.estimate_by_group(names_frame, prediction="pred", reference="ref", **args)
     text = str(info.value)
     for w in words:
         assert w.lower() in text.lower(), text
@@ -391,9 +391,9 @@ def test_the_imputation_runs_once_for_releases_that_share_the_benchmark(names_fr
 
     monkeypatch.setattr(ethnicity, "impute_ethnicity", counting)
     df = names_frame.assign(other=names_frame["pred"].str.replace("_1", "_0"))
-    first = erx.estimate_by_group(df, "pred", "ref", surname="last", groups=API_VS_OTHER, metrics=["pairwise_recall"],
+    first = erx.estimate_by_group(df, prediction="pred", reference="ref", surname="last", groups=API_VS_OTHER, metrics=["pairwise_recall"],
                                   year=2000)
-    second = erx.estimate_by_group(df, "other", "ref", surname="last", groups=API_VS_OTHER,
+    second = erx.estimate_by_group(df, prediction="other", reference="ref", surname="last", groups=API_VS_OTHER,
                                    metrics=["pairwise_recall"], year=2000)
     assert len(calls) == 1
     assert first.attrs["abstained"] == second.attrs["abstained"] == 20
@@ -401,6 +401,6 @@ def test_the_imputation_runs_once_for_releases_that_share_the_benchmark(names_fr
     # a changed name is a new imputation, with its own result
     changed = df.copy()
     changed.loc[changed["last"] == "Zzyzxqv", "last"] = "Lee"
-    third = erx.estimate_by_group(changed, "pred", "ref", surname="last", groups=API_VS_OTHER,
+    third = erx.estimate_by_group(changed, prediction="pred", reference="ref", surname="last", groups=API_VS_OTHER,
                                   metrics=["pairwise_recall"], year=2000)
     assert len(calls) == 2 and third.attrs["abstained"] == 0

@@ -260,9 +260,9 @@ def test_after_a_top_up_from_the_truth_the_sample_is_the_truths(seed):
     the same sampled entities with the same draws."""
     records = topuptools.population(seed, perfect=False, int_ids=seed % 2 == 0)
     lab = records[records["pred_L"].notna()]
-    sheet = erx.draw_sample(lab, "pred_L", 60, seed=seed, record_id="mention_id")
+    sheet = erx.draw_sample(lab, prediction="pred_L", n=60, seed=seed, record_id="mention_id")
     labels = topuptools.fill_sample(sheet, records, "pred_L")
-    v1 = erx.benchmark_from_labels(labels, lab, "pred_L", record_id="mention_id")
+    v1 = erx.benchmark_from_labels(labels, lab, prediction="pred_L", record_id="mention_id")
     cand = topup_candidates(v1, records, prediction="pred_T", record_id="mention_id", name="name")
     assert cand.attrs["records_added"] == int(records["pred_L"].isna().sum())
     v2 = apply_topup(v1, topuptools.fill_topup(cand, v1, records), records, prediction="pred_T",

@@ -39,7 +39,7 @@ def test_spreadsheet_safe_prefixes_formulas_only():
 
 
 def test_worksheet_names_are_neutralised_and_ids_kept(tmp_path):
-    sheet = draw_sample(records(), "pred", 8, seed=1, record_id="id", columns=["name"])
+    sheet = draw_sample(records(), prediction="pred", n=8, seed=1, record_id="id", columns=["name"])
     path = write_frame(sheet, tmp_path / "sheet.csv")
     written = rows(path)
     by_id = {r["record_id"]: r["name"] for r in written}
@@ -54,7 +54,7 @@ def test_worksheet_names_are_neutralised_and_ids_kept(tmp_path):
 
 def test_an_id_a_spreadsheet_would_run_is_refused_for_csv_only(tmp_path):
     frame = records(ids=["=HYPERLINK(\"http://x\")", "r1", "r2"], names=["a", "b", "c"])
-    sheet = draw_sample(frame, "pred", 3, seed=0, record_id="id")
+    sheet = draw_sample(frame, prediction="pred", n=3, seed=0, record_id="id")
     with pytest.raises(InputError) as info:
         write_frame(sheet, tmp_path / "sheet.csv")
     message = str(info.value)
@@ -66,7 +66,7 @@ def test_an_id_a_spreadsheet_would_run_is_refused_for_csv_only(tmp_path):
 
 def test_an_id_holding_the_separator_is_refused_then_written_with_another(tmp_path):
     frame = records(ids=["a;b", "c", "d"], names=["x", "y", "z"])
-    sheet = draw_sample(frame, "pred", 2, seed=0, record_id="id")
+    sheet = draw_sample(frame, prediction="pred", n=2, seed=0, record_id="id")
     with pytest.raises(InputError) as info:
         write_frame(sheet, tmp_path / "sheet.csv")
     message = str(info.value)

@@ -34,7 +34,7 @@ def test_simulate_json_matches_api_and_writes_a_chart(files, capsys, tmp_path):
                  "cluster_recall", "--format", "json", "--chart", str(chart)])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    api = erx.simulate(df, "pred", "truth", sizes=(10, 20), reps=200, seed=5,
+    api = erx.simulate(df, prediction="pred", truth="truth", sizes=(10, 20), reps=200, seed=5,
                        metrics=["pairwise_precision", "cluster_recall"])
     assert len(out["rows"]) == len(api) == 8
     for got, row in zip(out["rows"], api.to_dict(orient="records"), strict=True):
@@ -86,7 +86,7 @@ def test_plan_matches_api(files, capsys, tmp_path):
                  "cluster_recall=0.02", "--reps", "200", "--seed", "2", "--format", "json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    api = erx.plan_sample_size(pilot, "pred", "ref", target_se={"pairwise_precision": 0.05, "cluster_recall": 0.02},
+    api = erx.plan_sample_size(pilot, prediction="pred", reference="ref", target_se={"pairwise_precision": 0.05, "cluster_recall": 0.02},
                                reps=200, seed=2)
     assert [r["metric"] for r in out["rows"]] == list(api["metric"])
     for got, row in zip(out["rows"], api.to_dict(orient="records"), strict=True):
@@ -133,7 +133,7 @@ def test_simulate_the_expected_errors_design(files, capsys, tmp_path):
             "--format", "json"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    api = erx.simulate(df, "pred", "truth", sizes=(20,), reps=200, seed=5, metrics=["pairwise_precision"],
+    api = erx.simulate(df, prediction="pred", truth="truth", sizes=(20,), reps=200, seed=5, metrics=["pairwise_precision"],
                        designs=("cluster_size", "expected_errors"), record_id="rid", match_probabilities=pairs,
                        floor=0.3)
     assert [r["design"] for r in out["rows"]] == ["cluster_size", "expected_errors"]
@@ -164,7 +164,7 @@ def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
     assert main(["sample", str(rp), "-p", "pred", "-n", "40", "--seed", "3", "-o", str(sheet_path),
                  "--design", "expected_errors", "--match-probabilities", str(pp), "--floor", "0.25"]) == 0
     sheet = read_table(sheet_path)
-    api = erx.draw_sample(rec, "pred", 40, seed=3, record_id="mention_id", design="expected_errors",
+    api = erx.draw_sample(rec, prediction="pred", n=40, seed=3, record_id="mention_id", design="expected_errors",
                           match_probabilities=pairs.astype({"p": float}), floor=0.25)
     assert sheet["record_id"].tolist() == api["record_id"].tolist()
     # a perfect labeller
@@ -178,9 +178,9 @@ def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
     out = tmp_path / "bench.parquet"
     assert main(["benchmark", str(labels_path), str(rp), "-p", "pred", "-o", str(out), "--design", "expected_errors",
                  "--match-probabilities", str(pp), "--floor", "0.25"]) == 0
-    inc = erx.expected_error_probabilities(rec, "pred", record_id="mention_id",
+    inc = erx.expected_error_probabilities(rec, prediction="pred", record_id="mention_id",
                                            match_probabilities=pairs.astype({"p": float}), floor=0.25)
-    want = benchmark_from_labels(sheet, rec, "pred", record_id="mention_id", design="expected_errors", inclusion=inc)
+    want = benchmark_from_labels(sheet, rec, prediction="pred", record_id="mention_id", design="expected_errors", inclusion=inc)
     got = read_table(out)
     assert got["weight"].tolist() == pytest.approx(want["weight"].tolist())
     assert got["inclusion"].tolist() == pytest.approx(want["inclusion"].tolist())
@@ -211,7 +211,7 @@ def test_simulate_slice_power(errors_population, capsys):
     size, from fresh benchmarks of the population; the CLI prints the API's numbers."""
     path, df, rate = errors_population
     args = dict(sizes=(150, 600), designs=("uniform",), reps=100, seed=2, metrics=["pairwise_precision"])
-    api = erx.simulate(df, "pred", "truth", **args, slice_power=True, slice_reps=60)
+    api = erx.simulate(df, prediction="pred", truth="truth", **args, slice_power=True, slice_reps=60)
     rows = api.attrs["slice_power"]
     assert [(r["design"], r["size"]) for r in rows] == [("uniform", 150), ("uniform", 600)]
     for r in rows:
@@ -246,7 +246,7 @@ def test_plan_slice_power_is_the_pages_number_on_the_pilot(errors_population, ca
     pilot = df.assign(ref=np.where(np.isnan(d), None, df["truth"]), d=d)
     path = tmp_path / "pilot.parquet"
     pilot.to_parquet(path)
-    out = erx.plan_sample_size(pilot, "pred", "ref", draws="d", target_se=0.02, reps=200, seed=1,
+    out = erx.plan_sample_size(pilot, prediction="pred", reference="ref", draws="d", target_se=0.02, reps=200, seed=1,
                                metrics=["pairwise_precision"], slice_power=True, slice_reps=50)
     got = out.attrs["slice_power"]
     sample = PandasRelease(pilot, prediction="pred").benchmark_sample(reference="ref", draws="d")

@@ -153,13 +153,13 @@ def test_review_tags_export_under_the_benchmarks_cluster_ids_and_feed_the_error_
         tags = pd.read_csv(tags_file, dtype=str, keep_default_na=False)
         assert tags["records"].tolist() == [str(BIG + 1)]  # ids joined by ';' as the labels' lists are
         tags["records"] = tags["records"].map(lambda cell: [int(x) for x in cell.split(";") if x])
-    bench = erx.benchmark_from_labels(labels, records, "pred", record_id="mention_id")
+    bench = erx.benchmark_from_labels(labels, records, prediction="pred", record_id="mention_id")
     # the benchmark names c0's majority by its first draw: the tag names it the same way
     first = min(d.draw for d in over)
     assert tags["cluster"].tolist() == [f"draw-{first}"] and tags["kind"].tolist() == ["over"]
     assert set(bench.loc[bench["reference"] == f"draw-{first}", "mention_id"]) == {BIG, BIG + 2}
     df = records.merge(bench, on="mention_id", how="left")
-    audit = erx.error_audit(df, "pred", "reference", tags, record_id="mention_id", weights={"column": "weight"},
+    audit = erx.error_audit(df, prediction="pred", reference="reference", tags=tags, record_id="mention_id", weights={"column": "weight"},
                             draws="draws")
     assert audit.examples.loc[audit.examples["tag"] == "name variant", "cluster"].tolist() == [f"draw-{first}"]
 

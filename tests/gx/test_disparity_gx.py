@@ -57,7 +57,7 @@ def test_a_large_gap_fails_and_the_numbers_are_those_of_estimate_by_group(contex
     res = _result(context, df, _exp(), "gap")
     assert res.success is False
     details = res.result["details"]
-    want = erx.estimate_by_group(df, "pred", "ref", group_column="grp", metrics=["pairwise_recall"])
+    want = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", metrics=["pairwise_recall"])
     for g in details["groups"]:
         row = want.loc[(g["group"], "pairwise_recall")]
         assert g["estimate"] == pytest.approx(row["estimate"])
@@ -195,7 +195,7 @@ def test_soft_membership_from_surnames_in_gx(context):
                max_disparity=0.1)
     res = _result(context, df, exp, "soft_names")
     details = res.result["details"]
-    want = erx.estimate_by_group(df, "pred", "ref", surname="last", membership="soft", groups={"api": ["api"]},
+    want = erx.estimate_by_group(df, prediction="pred", reference="ref", surname="last", membership="soft", groups={"api": ["api"]},
                                  metrics=["pairwise_recall"])
     (g,) = details["groups"]
     assert g["disparity"] == pytest.approx(want.loc[("api", "pairwise_recall"), "disparity"])

@@ -180,7 +180,7 @@ def test_gx_results_equal_the_python_computation(context):
     agree_py = release_agreement(df, "prediction", "prediction__baseline")
     assert agree["values"] == pytest.approx(agree_py.to_dict())
     assert res.results[2].result["observed_value"] == pytest.approx(agree_py["pairwise_precision"])
-    est_py = estimate_change(df, "prediction", "prediction__baseline", "pairwise_precision", reference="truth")
+    est_py = estimate_change(df, prediction="prediction", baseline="prediction__baseline", metric="pairwise_precision", reference="truth")
     assert est["change"] == pytest.approx(est_py.change.estimate)
     assert est["std_error"] == pytest.approx(est_py.change.std_error)
     assert est["naive_std_error"] == pytest.approx(est_py.naive_std_error)
@@ -198,7 +198,7 @@ def test_point_change_beyond_threshold_but_within_sampling_error_passes(context)
     a threshold just below it is exceeded by the point change but not by the whole interval."""
     df = releases_frame()
     df["prediction"] = ["m" if i < 8 else f"a{i // 4}" for i in range(40)]
-    py = estimate_change(df, "prediction", "prediction__baseline", "pairwise_precision", reference="truth")
+    py = estimate_change(df, prediction="prediction", baseline="prediction__baseline", metric="pairwise_precision", reference="truth")
     limit = round(abs(py.change.estimate) - py.change.std_error / 2, 4)
     assert py.change.ci_lower < py.change.estimate < -limit < py.change.ci_upper < 0
     exp = ExpectEstimateChangeToBeBelow(prediction_column="prediction", reference_column="truth",

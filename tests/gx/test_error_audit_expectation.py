@@ -39,7 +39,7 @@ def check(**kw):
 
 def test_agrees_with_the_api_and_decides(context):
     df, tags = frame()
-    api = erx.error_audit(df, "pred", "ref", tags, weights="uniform")
+    api = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, weights="uniform")
     res = validate_frame(context, df, [check(), check(max_rate=0.1, decision="estimate"),
                                        check(share="erroneous", max_rate=0.5),
                                        check(max_rate=0.16, decision="interval"),

@@ -129,10 +129,10 @@ def test_diff_does_not_depend_on_row_order(ids):
     from er_expectations.analysis.drift import diff_releases
 
     df = drift_frame(4, ids=ids)
-    want = diff_releases(df, "pred__baseline", "pred", record_id="record", name="name", examples=4, seed=2).to_dict()
+    want = diff_releases(df, before="pred__baseline", after="pred", record_id="record", name="name", examples=4, seed=2).to_dict()
     assert sum(len(e["sources"]) for e in want["examples"]) > 10
     for seed in range(3):
         shuffled = df.sample(frac=1, random_state=seed).reset_index(drop=True)
-        got = diff_releases(shuffled, "pred__baseline", "pred", record_id="record", name="name", examples=4,
+        got = diff_releases(shuffled, before="pred__baseline", after="pred", record_id="record", name="name", examples=4,
                             seed=2).to_dict()
         assert got == want

@@ -62,7 +62,7 @@ def test_hostile_column_names(engine, tmp_path):
     labels = labels.rename(columns=names)
     records = records.rename(columns=names)
     cols = {"record_id": "record_id", **{r: names.get(r, r) for r in LABEL_ROLES}}
-    batch = labelling_batch(labels, records, names["pred"], record_id=names["record"], block=names["block"],
+    batch = labelling_batch(labels, records, prediction=names["pred"], record_id=names["record"], block=names["block"],
                             name=names["name"], columns=cols)
     table = whole_table(batch, records, draw=names["draw"],
                         record_columns=[names[c] for c in ("record", "pred", "block", "name")],
@@ -75,7 +75,7 @@ def test_hostile_column_names(engine, tmp_path):
 @pytest.mark.parametrize("engine", _ENGINES)
 def test_labels_of_another_release_and_missing_columns_are_clear_errors(engine, tmp_path):
     labels, records = labels_case(8)
-    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    batch = labelling_batch(labels, records, prediction="pred", record_id="record", block="block", name="name")
     table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
                         lists="list" if engine == "spark" else "text")
     table.loc[0, "predicted_cluster"] = "p-other"
@@ -94,7 +94,7 @@ def test_sql_brings_back_the_labels_and_the_records_they_name_only(tmp_path, mon
     from er_expectations.engines.sql import release as sql_engine
 
     labels, records = labels_case(9, n=50_000)
-    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    batch = labelling_batch(labels, records, prediction="pred", record_id="record", block="block", name="name")
     table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
                         lists="text")
     fetched: list[int] = []
@@ -144,7 +144,7 @@ def test_spark_brings_back_aggregates_and_the_records_the_rules_read(tmp_path, m
     monkeypatch.setattr(labelling_spark.SparkLabelling, "_select", select)
 
     labels, records = labels_case(10, n=8_000)
-    batch = labelling_batch(labels, records, "pred", record_id="record", block="block", name="name")
+    batch = labelling_batch(labels, records, prediction="pred", record_id="record", block="block", name="name")
     table = whole_table(batch, records, draw="draw", record_columns=["record", "pred", "block", "name"],
                         lists="list")
     validate("spark", table, label_suite()[:2], tmp_path)

@@ -60,16 +60,16 @@ def test_a_seed_gives_the_same_bootstrap_intervals_on_every_engine_and_in_the_ap
     for a, b in zip(on_pandas, on_engine, strict=True):
         assert a[0] == b[0] and a[3] == b[3]
         assert a[1:3] == pytest.approx(b[1:3], rel=1e-9, abs=1e-12)
-    api = erx.estimate(df, "pred", "ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=11)
+    api = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall"], ci_method="bca", n_boot=300, seed=11)
     assert on_pandas[0][1:3] == pytest.approx((api["ci_lower"].iloc[0], api["ci_upper"].iloc[0]), rel=1e-12)
-    groups = erx.estimate_by_group(df, "pred", "ref", group_column="grp", metrics=["pairwise_f"], min_draws=2,
+    groups = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", metrics=["pairwise_f"], min_draws=2,
                                    ci_method="bootstrap", n_boot=300, seed=11)
     n_groups = (len(on_pandas) - 1) // 2
     for name, lo, hi, _ in on_pandas[1:1 + n_groups]:
         row = groups.loc[(name, "pairwise_f")]
         assert (lo, hi) == pytest.approx((row["disparity_ci_lower"], row["disparity_ci_upper"]), rel=1e-12)
     # "recommended" gaps are the hull of the paired normal and the BCa MOVER gaps, on every engine
-    hull = erx.estimate_by_group(df, "pred", "ref", group_column="grp", metrics=["pairwise_f"], min_draws=2,
+    hull = erx.estimate_by_group(df, prediction="pred", reference="ref", group_column="grp", metrics=["pairwise_f"], min_draws=2,
                                  ci_method="hull", n_boot=300, seed=11)
     for name, lo, hi, method in on_pandas[1 + n_groups:]:
         row = hull.loc[(name, "pairwise_f")]

@@ -46,7 +46,7 @@ MOSTLY = 0.92
 
 
 def batch_of(lab: pd.DataFrame, rec: pd.DataFrame) -> pd.DataFrame:
-    return labelling_batch(lab, rec, RELEASE, record_id="mention_id", block="block", name="name")
+    return labelling_batch(lab, rec, prediction=RELEASE, record_id="mention_id", block="block", name="name")
 
 
 def expectations(mostly: float = MOSTLY) -> list:
@@ -113,14 +113,14 @@ def test_the_batch_gives_the_answer_of_the_whole_release(demo, rule):
 def test_a_batch_of_labels_made_against_another_release_is_refused(demo):
     lab, rec = demo
     with pytest.raises(InputError, match=r"column 'predicted_cluster'.*another release"):
-        labelling_batch(lab, rec, "inventor_id_20220630", record_id="mention_id")
+        labelling_batch(lab, rec, prediction="inventor_id_20220630", record_id="mention_id")
 
 
 def test_a_labels_table_without_draws_is_refused():
     records = pd.DataFrame({"id": ["a", "b"], "p": ["P", "P"]})
     empty = pd.DataFrame({"draw": [], "record_id": [], "removed": [], "added": []})
     with pytest.raises(InputError, match="the table has no draws"):
-        labelling_batch(empty, records, "p", record_id="id")
+        labelling_batch(empty, records, prediction="p", record_id="id")
 
 
 # -- the expectations against check_labels -----------------------------------------------------
@@ -483,7 +483,7 @@ def test_labels_with_their_own_column_names_and_integer_ids(context):
     labels = pd.DataFrame({"n": [1, 2, 3], "who": ["1", "4", "2"], "minus": ["3", "", "1"],
                            "plus": ["5", "9", ""], "truth": ["t1", "t2", "t1"]})
     names = {"draw": "n", "record_id": "who", "removed": "minus", "added": "plus", "true_cluster": "truth"}
-    batch = labelling_batch(labels, records, "pred", record_id="rid", block="blk", columns=names, separator=";")
+    batch = labelling_batch(labels, records, prediction="pred", record_id="rid", block="blk", columns=names, separator=";")
     assert list(batch.columns) == ["n", "minus", "plus", "truth", "rid", "pred", "blk"]
     assert batch.loc[batch["n"].notna(), "rid"].tolist() == [1, 4, 2]  # ids in the records' type
     want = qc_labels(labels, records, "pred", record_id="rid", block="blk", columns=names)
@@ -570,8 +570,44 @@ def clusters_of(records: pd.DataFrame) -> list:
 def test_the_batch_gives_the_answer_of_the_whole_release_on_random_labels(case):
     records, labels = case
     whole = qc_labels(labels, records, "pred", record_id="rid", block="blk")
-    batch = labelling_batch(labels, records, "pred", record_id="rid", block="blk")
+    batch = labelling_batch(labels, records, prediction="pred", record_id="rid", block="blk")
     lab, rec, columns = split_labelling_batch(batch, record_id="rid", prediction="pred")
     part = qc_labels(lab, rec, "pred", record_id="rid", block="blk", columns=columns)
     pd.testing.assert_frame_equal(part.violations, whole.violations)
     assert part.checked == whole.checked and len(rec) <= len(records)
+
+
+def test_gx_unexpected_keys_follow_result_format(demo, context):
+    """Issue 30 item 10: a draw is a row, as in GX's column map expectations; COMPLETE lists
+    every failing draw, SUMMARY the first 20 with their violation counts, BASIC the first 20."""
+    import great_expectations as gx
+
+    lab, rec = demo
+    bad = lab.copy()
+    bad["added"] = [[*cell, "US0000000-9"] for cell in bad["added"]]  # every draw breaks rule 4
+    want = qc(bad, rec)
+    failing = want.failing(4)["draw"].drop_duplicates().tolist()
+    assert len(failing) == 401 == want.checked[4]
+    suite = context.suites.add(gx.ExpectationSuite(name="labels_formats", expectations=[LABEL_EXPECTATIONS[4](**COLUMNS)]))
+    batch = (context.data_sources.add_pandas("ds_labels_formats").add_dataframe_asset("asset")
+             .add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": batch_of(bad, rec)}))
+    results = {level: batch.validate(suite, result_format=level).results[0].result
+               for level in ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE")}
+    assert "unexpected_count" not in results["BOOLEAN_ONLY"]
+    for level in ("BASIC", "SUMMARY", "COMPLETE"):
+        r = results[level]
+        assert r["element_count"] == 401 and r["unexpected_count"] == 401
+        assert r["unexpected_percent"] == pytest.approx(100.0)
+        assert r["partial_unexpected_list"] == failing[:20]
+    assert "partial_unexpected_counts" not in results["BASIC"]
+    assert results["SUMMARY"]["partial_unexpected_counts"] == [{"value": d, "count": 1} for d in failing[:20]]
+    assert "unexpected_list" not in results["SUMMARY"]
+    assert results["COMPLETE"]["unexpected_list"] == failing  # more than SUMMARY gives
+    assert len(results["COMPLETE"]["details"]["failing"]) == 401 > len(results["SUMMARY"]["details"]["failing"])
+
+
+def test_a_clean_batch_reports_zero_unexpected(demo, context):
+    lab, rec = demo
+    result = validate_frame(context, batch_of(lab, rec), [LABEL_EXPECTATIONS[1](**COLUMNS)], "labels_zero")
+    r = result.results[0].result
+    assert r["unexpected_count"] == 0 and r["partial_unexpected_list"] == [] and r["element_count"] > 0

@@ -62,7 +62,7 @@ def test_a_planted_slice_fails_with_the_numbers_of_find_slices(context):
     res = _result(context, df, _exp(), "planted")
     assert res.success is False
     details = res.result["details"]
-    want = erx.find_slices(df, "pred", "ref", draws="d", features=["country"], max_lift=2.0, seed=0)
+    want = erx.find_slices(df, prediction="pred", reference="ref", draws="d", features=["country"], max_lift=2.0, seed=0)
     assert [s["slice"] for s in details["slices"]] == want["slice"].tolist()
     top = details["slices"][0]
     assert top["slice"] == "country in {DE}" and top["flagged"]
@@ -102,7 +102,7 @@ def test_the_decision_rules_say_different_things(context):
     """A lift of about 10 against a limit of 9: only the estimate rule can fail; a limit of 3:
     every rule fails; the interval rule fails where significance does not (limit 12)."""
     df = _frame(3)
-    found = erx.find_slices(df, "pred", "ref", draws="d", features=["country"], seed=0).iloc[0]
+    found = erx.find_slices(df, prediction="pred", reference="ref", draws="d", features=["country"], seed=0).iloc[0]
     lift, lo, hi = found["lift"], found["lift_ci_lower"], found["lift_ci_upper"]
     assert lo < lift < hi
     for limit in (lo * 0.5, (lift + hi) / 2):

@@ -199,10 +199,10 @@ def test_the_answer_column_is_read_by_the_labels_readers_like_any_extra_column(p
     assert frame.columns[-1] == "answer" and set(frame["answer"]) <= set(ANSWER_KINDS)
     bare = frame.drop(columns="answer")
     records = RECORDS
-    pd.testing.assert_frame_equal(erx.check_labels(frame, records, "pred", record_id="id"),
-                                  erx.check_labels(bare, records, "pred", record_id="id"))
-    pd.testing.assert_frame_equal(erx.benchmark_from_labels(frame, records, "pred", record_id="id"),
-                                  erx.benchmark_from_labels(bare, records, "pred", record_id="id"))
+    pd.testing.assert_frame_equal(erx.check_labels(frame, records, prediction="pred", record_id="id"),
+                                  erx.check_labels(bare, records, prediction="pred", record_id="id"))
+    pd.testing.assert_frame_equal(erx.benchmark_from_labels(frame, records, prediction="pred", record_id="id"),
+                                  erx.benchmark_from_labels(bare, records, prediction="pred", record_id="id"))
 
 
 def test_the_workbench_export_applies_the_same_rule(project):

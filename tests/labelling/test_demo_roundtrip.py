@@ -35,10 +35,10 @@ def test_demo_labels_through_the_store(tmp_path):
     assert sorted(times)[int(0.95 * len(times))] < 0.5  # generous: a timed benchmark lives in benchmarks/
     out = store.labels_frame()
     records = project.records()
-    want = benchmark_from_labels(labels, records, RELEASE, record_id="mention_id")
-    got = benchmark_from_labels(out, records, RELEASE, record_id="mention_id")
+    want = benchmark_from_labels(labels, records, prediction=RELEASE, record_id="mention_id")
+    got = benchmark_from_labels(out, records, prediction=RELEASE, record_id="mention_id")
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
-    violations = check_labels(out, records, RELEASE, record_id="mention_id", block="block",
+    violations = check_labels(out, records, prediction=RELEASE, record_id="mention_id", block="block",
                               name=project.name_column)
     flagged = sorted(set(violations["draw"]))
     assert set(violations["rule"]) == {5} and len(flagged) == 4  # as the data README says

@@ -33,7 +33,7 @@ def test_init_draws_and_reopens_with_exact_ids(tmp_path, records):
                            block="block", draws=20, seed=3, double_label_share=0.25)
     draws = project.store.draws()
     assert len(draws) == 20 and sum(d.double for d in draws) == 5
-    expected = draw_sample(pd.read_parquet(records), "pred", 20, seed=3, record_id="id")
+    expected = draw_sample(pd.read_parquet(records), prediction="pred", n=20, seed=3, record_id="id")
     assert [int(d.record) for d in draws] == expected["record_id"].tolist()  # exact: no float on the way
     assert all(int(d.record) != BIG + 6 for d in draws)  # outside the release: never drawn
     project.store.save(1, "ann", Decision(), expected_version=0)
@@ -48,7 +48,7 @@ def test_init_draws_and_reopens_with_exact_ids(tmp_path, records):
 
 
 def test_init_from_a_worksheet(tmp_path, records):
-    sheet = draw_sample(pd.read_parquet(records), "pred", 5, seed=1, record_id="id", columns=["name"])
+    sheet = draw_sample(pd.read_parquet(records), prediction="pred", n=5, seed=1, record_id="id", columns=["name"])
     write_frame(sheet, tmp_path / "sheet.csv")
     project = init_project(tmp_path / "p", records=records, record_id="id", prediction="pred",
                            sample=tmp_path / "sheet.csv", double_label_share=0)

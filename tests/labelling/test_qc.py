@@ -135,7 +135,7 @@ def test_findings_equal_check_labels(project, answers):
         _save_answers(store, answers)
         labels = store.labels_frame()
         records = project.records()
-        want = check_labels(labels, records, "pred", record_id="id", block="block", name="name")
+        want = check_labels(labels, records, prediction="pred", record_id="id", block="block", name="name")
         for draw in labels["draw"].tolist():
             got = [(f.rule, f.rule_name, list(f.records), f.message) for f in check_draw(project, store, draw)]
             rows = want[want["draw"] == draw]
@@ -186,7 +186,7 @@ def test_findings_equal_check_labels_on_a_wider_release(wider, answers):
     with _Reset(store):
         _save_answers(store, answers)
         labels = store.labels_frame()
-        want = check_labels(labels, wider.records(), "pred", record_id="id", block="block", name="name")
+        want = check_labels(labels, wider.records(), prediction="pred", record_id="id", block="block", name="name")
         for draw in labels["draw"].tolist():
             got = [(f.rule, list(f.records), f.message) for f in check_draw(wider, store, draw)]
             rows = want[want["draw"] == draw]

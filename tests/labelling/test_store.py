@@ -241,8 +241,8 @@ def test_labels_frame_is_read_by_check_labels_and_benchmark(tmp_path, release):
     frame = store.labels_frame()
     assert frame["draw"].tolist() == [1, 2] and frame["labeller"].tolist() == ["ann", "bob"]
     assert frame["record_id"].dtype == "int64" and frame["removed"].tolist()[0] == [r[2]]
-    assert check_labels(frame, release, "pred", record_id="id").empty
-    bench = benchmark_from_labels(frame, release, "pred", record_id="id")
+    assert check_labels(frame, release, prediction="pred", record_id="id").empty
+    bench = benchmark_from_labels(frame, release, prediction="pred", record_id="id")
     truth = {tuple(sorted(g["id"])) for _, g in bench.groupby("reference")}
     assert truth == {(r[0], r[1]), (r[2], r[3], r[4])}
     assert store.labels_frame(labeller="bob")["draw"].tolist() == [1, 2]

@@ -75,6 +75,13 @@ def test_a_native_checkpoint_without_the_plugin_fails_loudly_and_the_safe_path_r
     (name,) = [f.stem for f in (project / "gx" / "checkpoints").glob("*.json") if "beta" in f.stem]
 
     plain = _native(tmp_path, project, name, "plain")
+    assert plain["plugin_imported_first"] is True  # by GX opening the project, not by the script
+    # GX imports the plugin itself when it opens a project the runner created (its expectations
+    # store names er_expectations.gx.stores, issue 30): every check runs, the verdict is the runner's
+    assert plain["ran"] is True and plain["success"] is False and len(plain["types"]) == 5
+    config = project / "gx" / "great_expectations.yml"  # a project that lost that line: loud
+    config.write_text(config.read_text().replace("module_name: er_expectations.gx.stores", ""))
+    plain = _native(tmp_path, project, name, "plain")
     assert plain["plugin_imported_first"] is False
     assert plain["ran"] is False and "er_require_registered" in plain["error"]  # loud, not a pass
 

@@ -40,7 +40,7 @@ def test_the_page_shows_the_estimates_of_the_demo_labels(tmp_path):
         client = _client(project)
         html = client.get("/estimates").text
         records = project.records()
-        bench = benchmark_from_labels(first, records, RELEASE, record_id="mention_id")
+        bench = benchmark_from_labels(first, records, prediction=RELEASE, record_id="mention_id")
         table = records[["mention_id", RELEASE]].merge(bench, on="mention_id", how="left")
         want = estimate(table, prediction=RELEASE, reference="reference", weights="cluster_size", draws="draws",
                         metrics=["pairwise_precision", "pairwise_recall", "pairwise_f"])

@@ -131,6 +131,9 @@ class _LabelsExpectation(ERExpectation):
         if qc.notes.get(self.rule):
             details["note"] = qc.notes[self.rule]
         level = result_level(runtime_configuration)
+        result: dict[str, Any] = {"observed_value": failing, "details": details}
+        if level != ResultFormat.BOOLEAN_ONLY:
+            result.update(_unexpected(frame, checked, level, _listed(runtime_configuration)))
         if level != ResultFormat.BOOLEAN_ONLY and len(frame):
             limit = None if level == ResultFormat.COMPLETE else _listed(runtime_configuration)
             shown = frame if limit is None else frame.head(limit)
@@ -139,7 +142,7 @@ class _LabelsExpectation(ERExpectation):
                  "message": str(r.message)}
                 for r in shown.itertuples(index=False)
             ]
-        return {"success": bool(ok), "result": {"observed_value": failing, "details": details}}
+        return {"success": bool(ok), "result": result}
 
     # -- renderers -------------------------------------------------------------------------
     @classmethod
@@ -161,6 +164,26 @@ class _LabelsExpectation(ERExpectation):
                     for r in listed]
             blocks.append(table_block(title, ["Draw", "Rule", "Records", "What is wrong"], rows))
         return blocks or None
+
+
+def _unexpected(frame: Any, checked: int, level: ResultFormat, listed: int) -> dict[str, Any]:
+    """GX's ``unexpected_*`` keys of a row-wise check, a draw being a row (as in GX's column map
+    expectations): BASIC gives the counts and the first ``listed`` failing draws, SUMMARY adds
+    their violation counts (most first), COMPLETE every failing draw."""
+    draws = [int(d) for d in dict.fromkeys(frame["draw"].tolist())]  # each failing draw once, in order
+    out: dict[str, Any] = {
+        "element_count": checked,
+        "unexpected_count": len(draws),
+        "unexpected_percent": 100.0 * len(draws) / checked if checked else None,
+        "partial_unexpected_list": draws[:listed],
+    }
+    if level in (ResultFormat.SUMMARY, ResultFormat.COMPLETE):
+        counts = frame["draw"].value_counts(sort=False)
+        ranked = sorted(draws, key=lambda d: -int(counts[d]))  # stable: ties keep the draw order
+        out["partial_unexpected_counts"] = [{"value": d, "count": int(counts[d])} for d in ranked[:listed]]
+    if level == ResultFormat.COMPLETE:
+        out["unexpected_list"] = draws
+    return out
 
 
 def _json_id(value: Any) -> Any:
