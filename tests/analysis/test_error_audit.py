@@ -200,6 +200,55 @@ def test_text_ids_of_a_csv_match_integer_ids_only_when_asked():
         parse_tags(tags, benchmark_ids=[big, 3], record_ids=[big, 7, 8])
 
 
+def test_ids_are_looked_up_together_but_rows_are_checked_in_order():
+    """The ids of all rows are looked up in one pass; the first bad row still gives the error, a
+    NaN cell among ids beyond 2^53 does not make the other ids floats, and each row gets its own
+    records."""
+    big = 2**62
+    bench = [big, big + 1, big + 2]
+    rows = pd.DataFrame({"cluster": [big + 1, big + 2, big], "kind": ["over", "under", "over"],
+                         "tag": ["a", "b", "c"], "records": [[big + 3], [big + 4, big + 3], []]})
+    parsed = parse_tags(rows, benchmark_ids=bench, record_ids=[big + 3, big + 4, 5])
+    assert parsed.cluster == (big + 1, big + 2, big)
+    assert parsed.records == ((big + 3,), (big + 4, big + 3), ())
+    # row 1 names a cluster the benchmark lacks (2^62 + 5 is 2^62 + 4 as a float); row 2 a bad kind: row 1 first
+    bad = rows.assign(cluster=[big + 5, big + 2, big], kind=["over", "sideways", "over"])
+    with pytest.raises(InputError, match=r"row 1, column 'cluster'.*4611686018427387909 is not in the benchmark"):
+        parse_tags(bad, benchmark_ids=[*bench, big + 4])
+    # a NaN on row 3 after exact big ids: rows 1 and 2 pass, row 3 is the empty cell
+    holes = rows.assign(cluster=pd.Series([big + 1, big + 2, np.nan], dtype=object))
+    with pytest.raises(InputError, match=r"row 3, column 'cluster': the cell is empty"):
+        parse_tags(holes, benchmark_ids=bench, record_ids=[big + 3, big + 4, 5])
+    # row 1's record 2^62 + 5, which a float lookup (a NaN among the records of row 2) would take for
+    # the record 2^62 + 4, is row 1's error
+    holes = rows.assign(records=[[big + 5], [np.nan], []])
+    with pytest.raises(InputError, match=r"row 1, column 'records': the record 4611686018427387909 is not"):
+        parse_tags(holes, benchmark_ids=bench, record_ids=[big + 3, big + 4, 5])
+    # a record of row 2 missing: row 2 named, with that record
+    gone = rows.assign(records=[[big + 3], [big + 4, big + 7], [big + 9]])
+    with pytest.raises(InputError, match=r"row 2, column 'records': the record 4611686018427387911 is not"):
+        parse_tags(gone, benchmark_ids=bench, record_ids=[big + 3, big + 4, 5])
+
+
+def test_many_tags_examples_are_the_first_in_order():
+    """Examples per tag are the first clusters by (most draws, largest, label), as before the
+    vectorised selection: checked against a plain loop over the sampled clusters."""
+    rng = np.random.default_rng(3)
+    truth = np.repeat(np.arange(300), rng.integers(1, 5, 300))
+    pred = truth.copy()
+    moved = rng.random(len(pred)) < 0.3
+    pred[moved] = rng.integers(0, 300, moved.sum())
+    df = pd.DataFrame({"pred": pred, "ref": truth})
+    wrong = np.unique(truth[moved])
+    tags = pd.DataFrame({"cluster": wrong, "kind": "over", "tag": [f"t{i % 7}" for i in range(len(wrong))]})
+    a = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, weights="uniform", examples=3)
+    size = pd.Series(truth).value_counts()
+    for t in sorted(set(tags["tag"])):
+        mine = tags.loc[tags["tag"] == t, "cluster"].tolist()
+        expected = sorted(mine, key=lambda c: (-size[c], str(c)))[:3]
+        assert a.examples.loc[a.examples["tag"] == t, "cluster"].tolist() == expected
+
+
 # -- against an independent implementation of SPEC 4, 6 and 12.1 ------------------------------------
 
 
