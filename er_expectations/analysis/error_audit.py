@@ -405,6 +405,61 @@ def error_audit(
     causes are small, and the linearised interval under-covers them), and example clusters per tag. A tag counts on a cluster only where
     that cluster has an error in the release (EI > 0, SPEC 4); tags on clusters outside the
     release or without an error there are set aside with a note.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The evaluation table, one row per record (SPEC 2.1).
+    prediction : hashable
+        The column of predicted cluster ids (null: outside the release).
+    reference : hashable
+        The column of true (benchmark) cluster ids (null: not in the benchmark).
+    tags : pandas.DataFrame
+        One row per (benchmark cluster, kind, tag), above (SPEC 12.1).
+    record_id : hashable, optional
+        The record id column; needed when the tags name records.
+    weights : str, dict or column name
+        The sampling design, as in :func:`er_expectations.estimate` (SPEC 1).
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    known_tags : sequence of str, optional
+        The causes reviewers choose from; a tag outside it is an error.
+    tag_columns : TagColumns or mapping, optional
+        Names of the tags table's columns (``cluster``, ``kind``, ``tag``, ``records``).
+    separator : str
+        The text between record ids in a ``records`` cell.
+    ci_level : float
+        Confidence level of the intervals, in (0, 1).
+    bias_adjust : bool
+        Use the bias-adjusted ratio estimator (SPEC 6).
+    ci_method : str
+        The interval method (SPEC 6); default ``"logit"``.
+    n_boot : int
+        Bootstrap resamples, for the bootstrap methods.
+    seed : int, optional
+        Seed of the bootstrap; ``None`` draws one and records it.
+    examples : int
+        How many example clusters to list per tag (0 to 1000).
+
+    Returns
+    -------
+    ErrorAudit
+        The rates per tag and share, with examples and notes.
+
+    Examples
+    --------
+    X = {1, 2, 3} is split over two predicted clusters (an error, tagged); Y and Z are right.
+    X holds 3 of the 6 records, 1 of the 3 entities and the one erroneous entity:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"rid": [1, 2, 3, 4, 5, 6], "pred": ["a", "a", "b", "c", "c", "d"],
+    ...                    "ref": ["X", "X", "X", "Y", "Y", "Z"]})
+    >>> tags = pd.DataFrame({"cluster": ["X"], "kind": ["under"], "tag": ["name typo"], "records": [[3]]})
+    >>> audit = erx.error_audit(df, prediction="pred", reference="ref", tags=tags, record_id="rid",
+    ...                         weights="uniform", bias_adjust=False)
+    >>> [round(audit.rate("name typo", s).estimate, 4) for s in ("records", "entities", "erroneous")]
+    [0.5, 0.3333, 1.0]
     """
     from er_expectations.analysis.release import check_flag
     from er_expectations.engines.pandas.release import PandasRelease

