@@ -58,7 +58,7 @@ __all__ = [
 #: (and the ``er-expectations`` program, which a Ctrl-C may stop while it starts) stays light.
 _LAZY = {
     "impute_ethnicity": "analysis.ethnicity",
-    "plan_sample_size": "analysis.planning",
+    "plan_sample_size": "analysis.sample_size",
     "simulate": "analysis.planning",
     "Release": "analysis.release",
     "cluster_errors": "analysis.release",

@@ -165,7 +165,7 @@ def parse_targets(values: list[str] | None, *, option: str) -> float | dict[str,
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from er_expectations.analysis.planning import plan_sample_size
+    from er_expectations.analysis.sample_size import plan_sample_size
 
     name = name_arg(args)
     check_output(args.output, input_files(args))

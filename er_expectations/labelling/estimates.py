@@ -62,8 +62,8 @@ def estimates_so_far(project: Project, *, metrics: Sequence[str] = METRICS, targ
                      reps: int = 500, seed: int = 0) -> SoFar:
     """The estimates of ``metrics`` from every draw answered so far (each draw's first answer),
     and with ``target_se`` the draws needed (``reps`` resamples of the pilot, ``seed``)."""
-    from er_expectations.analysis.planning import plan_sample_size
     from er_expectations.analysis.release import estimate
+    from er_expectations.analysis.sample_size import plan_sample_size
 
     labels = project.store.labels_frame()
     n = len(project.store.draws())

@@ -110,8 +110,8 @@ class ExpectNoErrorSliceAbove(SampledExpectation):
         None, description="Column with the names: adds the derived features name_length and name_spellings.",
         column="batch")
     surname_column: str | None = pydantic.Field(
-        None, description="Column with the surnames: adds imputed_ethnicity (per entity; needs the ethnicity "
-        "extra).", column="records")
+        None, description="Column with the surnames: adds imputed_ethnicity (per entity, from the shipped "
+        "Census tables).", column="records")
     derived: bool = pydantic.Field(True, description="Also search on derived features (cluster_size, and the "
                                    "name and surname features when their columns are given).")
     max_lift: float | SuiteParameterDict | None = pydantic.Field(
