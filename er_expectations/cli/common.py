@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from er_expectations.core.errors import InputError
+from er_expectations.core.errors import InputError, ProjectBusyError, SourceUnreachableError
 
 #: The exit codes, one meaning each.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4, 5
@@ -151,7 +151,6 @@ def emit(text: str, output: str | None) -> None:
 def classify_error(exc: BaseException) -> tuple[int, str]:
     """The exit code and the one-line message for an exception that reached the command line."""
     from er_expectations.config import ConfigError
-    from er_expectations.core.errors import ProjectBusyError, SourceUnreachableError
 
     if isinstance(exc, SourceUnreachableError):
         return EXIT_SOURCE, f"error: {exc}"

@@ -21,8 +21,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from er_expectations.cli.common import check_output
 from er_expectations.cli.label_links import add_links_command
 from er_expectations.cli.labels import draw_count
+from er_expectations.core.errors import InputError
 
 __all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init", "cmd_label_reconcile",
            "cmd_label_serve"]
@@ -39,7 +41,6 @@ def _share(value: str) -> float:
 
 
 def _init_topup(args: argparse.Namespace) -> int:
-    from er_expectations.core.errors import InputError
     from er_expectations.labelling.topup_project import init_topup_project
     from er_expectations.labelling.topup_store import TopupStore
 
@@ -70,11 +71,9 @@ def cmd_label_init(args: argparse.Namespace) -> int:
     if args.topup is not None:
         return _init_topup(args)
     if args.benchmark is not None:
-        from er_expectations.core.errors import InputError
 
         raise InputError("--benchmark is for a top-up project: give --topup WORKSHEET too (or leave it out)")
     if args.sample is None and args.draws is None:
-        from er_expectations.core.errors import InputError
 
         raise InputError("give --sample FILE (a worksheet from 'er-expectations sample') or --draws N --seed S, "
                          "or --topup WORKSHEET --benchmark FILE")
@@ -95,8 +94,6 @@ def cmd_label_init(args: argparse.Namespace) -> int:
 def cmd_label_export(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sample_design import write_design
     from er_expectations.analysis.sampling import write_frame
-    from er_expectations.cli.common import check_output
-    from er_expectations.core.errors import InputError
     from er_expectations.core.io import file_kind
     from er_expectations.labelling.access import ACCESS_FILE
     from er_expectations.labelling.decide import decide, labels_frame, plural
@@ -153,7 +150,6 @@ def cmd_label_export(args: argparse.Namespace) -> int:
 
 def _export_topup(args: argparse.Namespace, project) -> int:
     from er_expectations.analysis.sampling import write_frame
-    from er_expectations.core.errors import InputError
     from er_expectations.labelling.topup_project import topup_export
 
     given = [f for f, v in (("--tags", args.tags), ("--unsure", args.unsure), ("--labeller", args.labeller),

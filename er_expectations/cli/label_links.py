@@ -16,6 +16,8 @@ import socket
 import sys
 from pathlib import Path
 
+from er_expectations.core.errors import InputError
+
 __all__ = ["ACTIONS", "add_links_command", "cmd_label_links"]
 
 #: What ``label links`` does.
@@ -46,7 +48,6 @@ def _note_local(access) -> None:
 
 
 def cmd_label_links(args: argparse.Namespace) -> int:
-    from er_expectations.core.errors import InputError
     from er_expectations.labelling.access import (
         ACCESS_FILE,
         add_link,

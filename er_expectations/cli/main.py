@@ -25,6 +25,7 @@ Problems are printed as one line each on stderr, never as a traceback unless ``-
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ from er_expectations.cli.common import (
 from er_expectations.cli.signals import on_sigterm, restore_sigterm
 from er_expectations.cli.tables import add_table_commands
 from er_expectations.core.errors import Terminated
+from er_expectations.core.version import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="er-expectations",
         description="Quality checks for entity-resolution outputs (Great Expectations plugin).",
     )
-    from er_expectations.core.version import __version__
 
     parser.add_argument("--version", action="version", version=f"er-expectations {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an error")
@@ -89,7 +90,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
-    import os
 
     return "--debug" in argv or os.environ.get("ER_EXPECTATIONS_DEBUG", "") not in ("", "0")
 

@@ -18,6 +18,8 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
+
 from er_expectations.analysis.expected_errors import DEFAULT_FLOOR
 from er_expectations.cli.common import (
     EXIT_OK,
@@ -63,7 +65,6 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 def _count(x: object) -> str:
     """A number of draws, or "—" when there is none (None, NaN or pandas' NA)."""
-    import pandas as pd
 
     return "—" if x is None or pd.isna(x) else f"{int(x):,}"  # type: ignore[call-overload]
 

@@ -27,7 +27,6 @@ from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, MAX_N_BOOT,
 
 def _n_boot(value: str) -> int:
     """``--n-boot``: a whole number up to :data:`~er_expectations.stats.MAX_N_BOOT` (checked before any work)."""
-    from er_expectations.stats import MAX_N_BOOT
 
     try:
         n = int(value)

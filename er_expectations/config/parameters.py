@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from er_expectations.config.errors import ConfigIssue, IssueCollector, did_you_mean, quote_list
+from er_expectations.config.schema import default_registry
 from er_expectations.config.suite import PARAMETER_NAME, SuiteConfig
 from er_expectations.config.yamlnodes import Node, compose_file, compose_text
 
@@ -164,7 +165,6 @@ def check_parameters(suites: Sequence[SuiteConfig], values: Mapping[str, Paramet
 
 def _check_filled_in(uses: list[ParameterUse], values: Mapping[str, ParameterValue]) -> list[ConfigIssue]:
     """One expectation's parameters: each has a value, and the expectation takes the values."""
-    from er_expectations.config.schema import default_registry
     from er_expectations.gx.expectations.params import validate_parameters  # GX, only here
 
     missing = [use.issue(f"suite parameter '{use.name}' has no value",

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -484,7 +485,6 @@ def _suite_parameter_problem(key: str, node: Node, model: type | None) -> tuple[
 def _takes_suite_parameter(field: Any) -> bool:
     """Whether the expectation's field takes a suite parameter (its type includes GX's
     ``SuiteParameterDict``, a ``dict``)."""
-    import typing
 
     return dict in typing.get_args(field.annotation) or field.annotation is dict
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas.errors import EmptyDataError
 
 from er_expectations.core.errors import InputError
 
@@ -54,7 +55,6 @@ def _read_problem(p: Path, kind: str, exc: BaseException) -> InputError:
             where = f" (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         return InputError(f"{p}: the file is not UTF-8 text{where}; save it as UTF-8")
     if kind == "csv":
-        from pandas.errors import EmptyDataError
 
         if isinstance(exc, EmptyDataError):
             return InputError(f"{p}: no header row; a CSV file starts with a line naming its columns")

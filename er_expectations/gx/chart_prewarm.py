@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 from typing import Any
 
+from great_expectations.expectations.registry import get_expectation_impl
+
 from er_expectations.core.chart_pool import ChartPool
 from er_expectations.core.charts import SvgCache
 from er_expectations.gx.data_docs import chart_cache_file
@@ -30,7 +32,6 @@ log = logging.getLogger(__name__)
 def result_chart_specs(validation: Any) -> list[dict[str, Any]]:
     """The Vega-Lite specifications of the charts of one validation result's page (suite
     result: its expectation results in order)."""
-    from great_expectations.expectations.registry import get_expectation_impl
 
     specs: list[dict[str, Any]] = []
     for evr in getattr(validation, "results", None) or []:

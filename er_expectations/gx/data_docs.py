@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 from urllib.request import url2pathname
 
+from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
 from great_expectations.render import RenderedComponentContent
 from great_expectations.render.renderer.column_section_renderer import (
     ValidationResultsColumnSectionRenderer,
@@ -758,9 +759,6 @@ def build_site(context: Any, site_name: str, results: list | None,
     :class:`~.chart_prewarm.ChartPrewarm`). Used by :class:`~.actions.OfflineDataDocsAction`
     and the runner.
     """
-    from great_expectations.data_context.types.resource_identifiers import (
-        ExpectationSuiteIdentifier,
-    )
 
     changed = configure_site(context, site_name)
     try:

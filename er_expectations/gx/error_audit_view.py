@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from er_expectations.core.charts import data_uri, vega_lite
 from er_expectations.core.text import fmt_level, fmt_number
+from er_expectations.gx.data_docs import image_block
 from er_expectations.gx.render import string_block, table_block
 
 __all__ = ["audit_blocks", "rates_spec"]
@@ -32,7 +34,6 @@ def rates_spec(rows: Sequence[Mapping[str, Any]], *, tag: str, share_label: str,
                untagged: str) -> dict[str, Any]:
     """The Vega-Lite specification of the shares of one kind (``rows``: tag, estimate, ci_lower,
     ci_upper), one bar per tag with its interval, and a rule at the ``limit``."""
-    from er_expectations.core.charts import vega_lite
 
     data = [{"tag": str(r["tag"]), "estimate": _num(r.get("estimate")), "ci_lower": _num(r.get("ci_lower")),
              "ci_upper": _num(r.get("ci_upper")),
@@ -57,8 +58,6 @@ def rates_spec(rows: Sequence[Mapping[str, Any]], *, tag: str, share_label: str,
 
 def audit_blocks(details: Mapping[str, Any]) -> list[Any]:
     """The page blocks of an error-audit result's ``details``: table of rates, chart, examples."""
-    from er_expectations.core.charts import data_uri
-    from er_expectations.gx.data_docs import image_block
 
     rows = details.get("rates") or []
     if not rows:

@@ -14,6 +14,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pandas as pd
+
+from er_expectations.core.charts import data_uri
+from er_expectations.gx.data_docs import image_block
+from er_expectations.gx.outcome import check_id
+from er_expectations.history import HistoryError
+from er_expectations.history.store import CHECK_ID_KWARG, identifying_kwargs
+
 __all__ = ["chart_block", "chart_format", "chart_spec", "chart_thresholds", "history_chart_blocks", "identity", "own_series",
            "series_rows"]
 
@@ -31,7 +39,6 @@ def own_series(expectation: Any, *, last: int | None = None) -> tuple[Any, str |
     why: not run by er-expectations, history disabled or unavailable, filters that match
     several expectations) and the active release.
     """
-    from er_expectations.history import HistoryError
     from er_expectations.history.context import active_release
 
     active = active_release()
@@ -53,8 +60,6 @@ def own_series(expectation: Any, *, last: int | None = None) -> tuple[Any, str |
 
 def identity(expectation: Any) -> dict[str, Any]:
     """The parameters that say what an expectation measures, as its configuration has them."""
-    from er_expectations.gx.outcome import check_id
-    from er_expectations.history.store import CHECK_ID_KWARG, identifying_kwargs
 
     kwargs = dict(expectation.configuration.kwargs or {})
     if check_id(expectation):
@@ -109,7 +114,6 @@ def chart_spec(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
     check's limits as lines, or None with fewer than 2 values (no chart)."""
     if not rows or sum(r.get("value") is not None for r in rows) < 2:
         return None
-    import pandas as pd
 
     from er_expectations.history.chart import series_spec
 
@@ -122,8 +126,6 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
                 thresholds: Sequence[float] = (), y_format: str | None = None) -> Any:
     """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
     or no chart library): the page then shows the numbers only."""
-    from er_expectations.core.charts import data_uri
-    from er_expectations.gx.data_docs import image_block
 
     try:
         spec = chart_spec(rows, title=title, y_title=y_title, thresholds=thresholds, y_format=y_format)

@@ -16,6 +16,7 @@ The parameters are declared by the pydantic fields of the classes and read by
 
 from __future__ import annotations
 
+import html
 import math
 from abc import abstractmethod
 from typing import Any, ClassVar, Literal
@@ -42,6 +43,7 @@ from great_expectations.render.renderer_configuration import (
     RendererValueType,
 )
 from great_expectations.validator.metric_configuration import MetricConfiguration
+from great_expectations.validator.validator import ValidationDependencies
 
 from er_expectations.core.severity import severity_of
 from er_expectations.core.text import fmt_threshold, range_phrase
@@ -53,6 +55,7 @@ from er_expectations.gx.expectations.params import (  # ParameterError, Threshol
     check_min_max,
     threshold,
 )
+from er_expectations.gx.metrics.release import UNSUPPORTED_ENGINE
 from er_expectations.gx.render import (
     config_of,
     result_details,
@@ -209,9 +212,7 @@ class ERExpectation(BatchExpectation):
         engine we do not support the only dependency is ``er.unsupported_engine``, whose
         provider raises one clear error (see ``gx.metrics``).
         """
-        from great_expectations.validator.validator import ValidationDependencies
 
-        from er_expectations.gx.metrics.release import UNSUPPORTED_ENGINE
 
         runtime = runtime_configuration or {}
         result_format = parse_result_format(runtime.get("result_format", self.result_format))
@@ -402,7 +403,6 @@ class BoundedExpectation(ERExpectation):
 
 def _notes(cfg: Any) -> list[str]:
     """The expectation's notes as plain text (they are stored HTML-escaped, see gx.suites)."""
-    import html
 
     notes = getattr(cfg, "notes", None) if cfg is not None else None
     if not notes:

@@ -28,9 +28,11 @@ from er_expectations.gx.expectations.base import SkippableExpectation, json_numb
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.history_view import (
+    as_number,
     chart_spec,
     chart_thresholds,
     history_chart_blocks,
+    identity,
     own_series,
     series_rows,
 )
@@ -188,7 +190,6 @@ class ExpectStatisticWithinControlLimits(SkippableExpectation, ChosenStatisticWi
 
 def _pinned_value(active: Any, expectation: Any, release: str) -> float | None:
     """The stored value of ``release`` in this expectation's series (its latest run), or None."""
-    from er_expectations.gx.history_view import as_number, identity
 
     try:
         frame = active.store.series(checkpoint=active.checkpoint, expectation_type=expectation.expectation_type,

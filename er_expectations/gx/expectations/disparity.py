@@ -27,8 +27,11 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from er_expectations.core.charts import data_uri
 from er_expectations.core.errors import InputError
+from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import fmt_level, fmt_number, fmt_p
+from er_expectations.gx.data_docs import image_block
 from er_expectations.gx.expectations.base import json_number
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
@@ -63,6 +66,7 @@ from er_expectations.stats.subgroups import (
     DEFAULT_MIN_DRAWS,
     MEMBERSHIPS,
     check_subgroup_metrics,
+    estimate_groups,
 )
 
 __all__ = ["SUBGROUP_ESTIMATES", "ExpectSubgroupDisparityToBeBelow", "SubgroupEstimatesMetric"]
@@ -96,7 +100,6 @@ class SubgroupEstimatesMetric(DependentMetric):
     @metric_value(engine=ExecutionEngine)  # pandas, SQL and Spark: only the benchmark rows are read
     def _any_engine(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
         from er_expectations.analysis.subgroups import sample_membership
-        from er_expectations.stats.subgroups import estimate_groups
 
         kw = metric_value_kwargs
         sample = metrics[BENCHMARK_SAMPLE]
@@ -273,7 +276,6 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             for name, vals in groups.items():
                 for v in vals:
                     if v not in CATEGORIES:
-                        from er_expectations.core.hints import did_you_mean
 
                         raise ParameterError(
                             f"groups.{name}: {v!r} is not a Census category", at="groups",
@@ -464,8 +466,6 @@ def _chart_spec(groups: list[dict], details: dict, other: str) -> dict[str, Any]
 
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
     """The static chart of the group estimates (an SVG image; None if it cannot be drawn)."""
-    from er_expectations.core.charts import data_uri
-    from er_expectations.gx.data_docs import image_block
 
     try:
         uri = data_uri(_chart_spec(groups, details, other))

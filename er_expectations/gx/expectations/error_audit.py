@@ -20,8 +20,9 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
+from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import fmt_level, fmt_number, observed_estimate
-from er_expectations.gx.error_audit_view import audit_blocks
+from er_expectations.gx.error_audit_view import audit_blocks, rates_spec
 from er_expectations.gx.expectations.base import PANDAS_ONLY, json_number
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
@@ -123,7 +124,6 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
 
         known, tag = values.get("known_tags"), values.get("tag")
         if known is not None and tag not in known and tag != UNTAGGED:
-            from er_expectations.core.hints import did_you_mean
 
             raise ParameterError(f"the tag {tag!r} is not in known_tags", at="tag",
                                  hint=did_you_mean(str(tag), known) or f"add it to known_tags or write {UNTAGGED!r}")
@@ -199,7 +199,6 @@ class ExpectErrorCauseRateToBeBelow(SampledExpectation):
     @classmethod
     def chart_specs(cls, result: Any) -> list[dict[str, Any]]:
         """The Vega-Lite specifications of the charts the Data Docs page of ``result`` draws."""
-        from er_expectations.gx.error_audit_view import rates_spec
 
         details = result_details(result)
         rows = details.get("rates") or []

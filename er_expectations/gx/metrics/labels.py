@@ -23,6 +23,7 @@ from great_expectations.expectations.metrics.table_metric_provider import TableM
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.analysis.labelling_batch import fetch_labelling_batch, split_labelling_batch
+from er_expectations.analysis.labelqc import qc_labels
 from er_expectations.engines.registry import engine_for
 from er_expectations.gx.metrics.release import table_domain
 
@@ -54,7 +55,6 @@ def _batch_kwargs(kw: dict) -> dict:
 
 def _qc(labels, records, columns, kw: dict):
     """:func:`er_expectations.analysis.labelqc.qc_labels` with the metric's options."""
-    from er_expectations.analysis.labelqc import qc_labels
 
     options = {}
     if kw.get("min_similarity") is not None:
