@@ -57,8 +57,8 @@ NOT_DEMO_CLAIMS = {"docs/SPEC.md", "docs/dev/gx-1.24-notes.md", "docs/dev/archit
 
 
 def doc_pages() -> list[Path]:
-    """README.md and every Markdown page of the site."""
-    pages = [README] + sorted(p for p in DOCS.rglob("*.md") if "_ext" not in p.parts)
+    """README.md, the package index page and every Markdown page of the site."""
+    pages = [README, REPO / "PACKAGE-INDEX.md"] + sorted(p for p in DOCS.rglob("*.md") if "_ext" not in p.parts)
     return [p for p in pages if p.is_file()]
 
 
@@ -277,7 +277,7 @@ def test_api_page_documents_the_public_names_by_their_public_path():
 def test_every_page_is_in_the_navigation():
     text = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     for path in doc_pages():
-        if path != README:
+        if path.parent == DOCS or DOCS in path.parents:
             assert f" {path.relative_to(DOCS).as_posix()}" in text, f"{rel(path)} is not in mkdocs.yml's nav"
 
 

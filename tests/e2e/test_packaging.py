@@ -8,6 +8,7 @@ no build isolation), so the checkout is not touched."""
 from __future__ import annotations
 
 import email
+import re
 import shutil
 import subprocess
 import sys
@@ -54,7 +55,7 @@ def test_sdist_holds_the_tests_docs_and_licences(built):
     sdist, _ = built
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    for needed in ("LICENSE", "CHANGELOG.md", "README.md", "run", "mkdocs.yml", "pyproject.toml", "MANIFEST.in",
+    for needed in ("LICENSE", "CHANGELOG.md", "README.md", "PACKAGE-INDEX.md", "run", "mkdocs.yml", "pyproject.toml", "MANIFEST.in",
                    "tests/conftest.py", "tests/support/paths.py", "tests/e2e/test_packaging.py", "docs/SPEC.md",
                    "suites/patentsview.yml", "checkpoints/patentsview.yml", ".ci/run",
                    "er_expectations/data/census/README.md", "er_expectations/data/census/census_2010.parquet"):
@@ -85,3 +86,22 @@ def test_wheel_carries_its_data_licences_and_metadata(built):
     assert any(r.startswith("starlette") and 'extra == "workbench"' in r for r in requires)
     assert meta["License-Expression"] == "Apache-2.0"
     assert "Topic :: Software Development :: Quality Assurance" in meta.get_all("Classifier")
+
+
+def test_the_package_index_page_starts_with_pip_install_and_has_no_broken_links(built):
+    """The wheel's description is PACKAGE-INDEX.md: an index page shows it away from the
+    repository, so its first command is ``pip install`` and no link is relative (its Python
+    block runs with the docs' blocks, tests/e2e/test_docs_site.py)."""
+    _, wheel = built
+    with zipfile.ZipFile(wheel) as whl:
+        meta_name = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
+        raw = whl.read(meta_name)
+    meta = email.message_from_bytes(raw)
+    description = raw.decode("utf-8").split("\n\n", 1)[1]  # the body after the headers
+    assert description.strip() == (ROOT / "PACKAGE-INDEX.md").read_text(encoding="utf-8").strip()
+    assert meta["Description-Content-Type"] == "text/markdown"
+    first_block = description.split("```", 2)[1]
+    assert first_block.startswith("bash\npip install er-expectations"), first_block
+    links = re.findall(r"\]\(([^)]*)\)", description)
+    assert all(link.startswith("https://") for link in links), links
+    assert "./run" not in description
