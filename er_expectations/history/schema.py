@@ -2,7 +2,7 @@
 
 The database itself is created and upgraded only by the Alembic migrations shipped in
 ``migrations/versions`` (one file per schema version); this module must describe the
-newest of them. ``tests/test_history_store.py`` checks that both agree.
+newest of them. ``tests/history/test_history_store.py`` checks that both agree.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def test_bootstrap_gap_is_the_quantile_of_paired_replicates_recomputed_by_brute_
 
 
 def test_p_values_are_wald_for_plain_gaps_and_follow_the_interval_otherwise():
-    """What replaces the p-value check of tests/test_subgroups.py for gaps with an error-free
+    """What replaces the p-value check of tests/analysis/test_subgroups.py for gaps with an error-free
     side: a linearised gap keeps the Wald p-value; any other gap's p-value is below 1 − level
     exactly when its interval excludes 0."""
     seen = set()
