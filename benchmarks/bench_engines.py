@@ -65,8 +65,6 @@ def pandas_frame(n: int):
     return frame
 
 
-
-
 def _sql_create(engine, n: int) -> str:
     import sqlalchemy as sa
 

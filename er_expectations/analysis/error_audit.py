@@ -478,7 +478,6 @@ def error_audit(
                         n_boot=n_boot, seed=seed, examples=examples)
 
 
-
 # -- the tags as a column of the records (for GX batches and checkpoints) ---------------------------
 
 

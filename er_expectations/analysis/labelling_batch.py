@@ -356,18 +356,3 @@ def fetch_rule_records(source, labels: Labels, names: Sequence[str], *,
     known = set(wanted)
     members = [r for r in source.record_rows(draw, list(names), prediction, clusters) if r[0] not in known]
     return wanted, named, members
-
-
-
-
-
-
-# -- checkpoint checks (the runner's phase 1) -----------------------------------------------
-
-
-
-
-
-
-
-

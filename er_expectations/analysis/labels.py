@@ -405,50 +405,6 @@ def lookup_records(records: pd.DataFrame, *, record_id: Hashable, prediction: Ha
                    member_cluster=mrows[prediction].to_numpy(), **attrs)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 @dataclass(frozen=True)
 class TrueClusters:
     """The true cluster c(r) = (ĉ(r) \\ A_r) ∪ B_r of every draw, as sorted integer codes.

@@ -20,6 +20,7 @@ MIN_REPS = 100
 #: Most draws per simulated sample or planned benchmark.
 MAX_DRAWS = 10**6
 
+
 def check_int(value: object, *, parameter: str, minimum: int, maximum: int, why: str) -> int:
     """``value`` as an int in [minimum, maximum]; :class:`InputError` naming ``parameter`` and ``why``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

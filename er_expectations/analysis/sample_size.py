@@ -377,6 +377,3 @@ def _grid(n_max: int) -> np.ndarray:
         n = min(n_max, max(n + 1, math.ceil(n * 1.01)))
         big.append(n)
     return np.concatenate([small, np.asarray(big, dtype=np.int64)]).astype(np.int64)
-
-
-# -- chart ----------------------------------------------------------------------------------------

@@ -281,6 +281,7 @@ def write_frame(frame: pd.DataFrame, path: str | os.PathLike, *, separator: str 
         if element is None and len(frame.columns) > 1:
             first = table.schema.field(1).type  # the drawn record's id
             element = first if not pa.types.is_null(first) else pa.string()
+
         def typed(f: pa.Field) -> pa.Field:
             if pa.types.is_list(f.type) and pa.types.is_null(f.type.value_type):
                 return pa.field(f.name, pa.list_(element or pa.string()))

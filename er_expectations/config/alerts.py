@@ -175,18 +175,3 @@ class EmailAlert(AlertConfig):
             raise problem(f"{{where}}: '{given}' is given without '{missing}'",
                           "give both (password as ${SMTP_PASSWORD}) or neither (a relay without login)")
         return self
-
-
-# -- run time: the environment ----------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-

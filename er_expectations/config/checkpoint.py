@@ -129,67 +129,7 @@ _DEFAULT_PROJECT_DIR = "../gx_project"  # GX keeps its own files in gx/ inside i
 _DEFAULT_SUITE_PATH = "../suites"
 
 
-# -- the file's structure, which is also what the package uses ---------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # -- a database or Spark instead of files (data.engine: sql | spark) ----------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _release(label: str, info: ValidationInfo) -> str:

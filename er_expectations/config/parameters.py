@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True, slots=True)
 class ParameterUse:
     """One ``{$PARAMETER: name}`` in a suite: the expectation's ``parameter`` takes it."""

@@ -69,8 +69,6 @@ def name_problem(text: object, *, what: str) -> tuple[str, str] | None:
     )
 
 
-
-
 def _digest(label: str) -> str:
     return hashlib.sha1(label.encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
 

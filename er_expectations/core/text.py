@@ -49,6 +49,7 @@ def spreadsheet_safe(text: str) -> str:
     anything else unchanged. The one rule of every CSV file people open (diffs, worksheets)."""
     return "'" + text if runs_as_formula(text) else text
 
+
 #: An absolute local path in a message: a "/" not inside a word or a web address, then at least
 #: one more path part (``/tmp/x/y.json``, ``/home/me/project``), or a Windows drive path.
 _LOCAL_PATH = re.compile(r"(?<![\w.:/~>-])/(?:[^\s'\"/:<>|]+/)+[^\s'\",;:<>|)]*|\b[A-Za-z]:\\[^\s'\",;<>|]*")

@@ -399,7 +399,6 @@ def test_agreement_of_empty_pair_is_undefined_with_reason():
     assert all(math.isnan(v) for v in res.values.values()) and "no record in common" in res.notes["pairwise_recall"]
 
 
-
 def test_drift_checks_run_on_a_sql_datasource(tmp_path, context):
     """The drift metrics aggregate in the database (tests/engines/test_common.py compares every
     engine in depth): the same result as on pandas, the release diff of the failure included."""

@@ -70,10 +70,6 @@ def _frame(seed: int = 0, n: int = 3000) -> pd.DataFrame:
     })
 
 
-
-
-
-
 def test_heavy_aggregate_runs_once_per_batch_for_many_expectations(context, monkeypatch):
     calls = {"sample": 0, "table": 0, "factorize": 0}
     original_factorize = pandas_engine._factorize

@@ -32,9 +32,6 @@ _ENGINES = engine_params()
 DATA = PV_DATA
 
 
-# -- cases -------------------------------------------------------------------------------------------
-
-
 # -- hostile cases -----------------------------------------------------------------------------------
 
 
@@ -72,6 +69,7 @@ def test_hostile_column_names(engine, tmp_path):
     names = {"record": 'id "1"', "pred": "pred.`x` <b>", "ref": "ref; DROP TABLE t", "name": "na me's",
              "pred__baseline": "base`.\"y\""}
     df = drift_frame(14, ids="int").drop(columns=["pred__baseline__release"]).rename(columns=names)
+
     def suite():
         return drift_suite(pred=names["pred"], record=names["record"], ref=names["ref"], name=names["name"],
                            baseline_column=names["pred__baseline"], short=True)

@@ -48,9 +48,6 @@ def compare(engine: str, batch: pd.DataFrame, table: pd.DataFrame, suite, tmp_pa
     return want
 
 
-# -- random labels ------------------------------------------------------------------------------------
-
-
 # -- hostile cases ----------------------------------------------------------------------------------
 
 

@@ -48,8 +48,6 @@ def _frame(seed: int = 0, n: int = 3000) -> pd.DataFrame:
     })
 
 
-
-
 _COUNTER = iter(range(10**6))
 
 
@@ -242,6 +240,7 @@ def test_the_guard_action_fails_a_run_that_skipped_a_stored_expectation(tmp_path
 def test_suite_parameters_fill_bounds_at_validation(context):
     df = _frame()
     rate = erx.summarize(df, cluster="pred")["matching_rate"]
+
     def exp():
         return ExpectMatchingRateToBeBetween(prediction_column="pred", min_value={"$PARAMETER": "lo"},
                                              max_value={"$PARAMETER": "hi"})
@@ -252,6 +251,7 @@ def test_suite_parameters_fill_bounds_at_validation(context):
     res = _run(context, df, [exp()], parameters={"lo": rate + 0.01, "hi": 1.0})
     assert res.results[0].success is False
     est = erx.estimate(df, prediction="pred", reference="ref", metrics=["pairwise_recall"]).iloc[0]
+
     def rec():
         return ExpectEstimatedPairwiseRecallToBeBetween(prediction_column="pred", reference_column="ref",
                                                         min_value={"$PARAMETER": "min_recall"}, decision="estimate")

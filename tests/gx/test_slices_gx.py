@@ -210,6 +210,7 @@ def test_every_engine_finds_the_same_slices(engine, tmp_path):
     df = _frame(7, n_clusters=1500, draws=600)
     df["ref"] = df["ref"].astype(object).where(df["ref"].notna(), None)
     df["d"] = df["d"].astype(object).where(df["d"].notna(), None)
+
     def exps() -> list:
         return [_exp(), _exp(max_lift=None, max_rate=0.3, decision="interval")]
 

@@ -577,7 +577,6 @@ def test_migrations_ship_inside_the_package():
     assert '"history/migrations/versions/*.py"' in text and '"history/migrations/*.py"' in text
 
 
-
 def test_a_damaged_schema_is_reported_as_such_not_as_unreachable(url):
     with HistoryStore.open(url) as store:
         store.record(run("a", 0, result(1.0)))

@@ -314,7 +314,6 @@ def test_the_gx_action_keeps_results_when_the_store_is_unreachable(tmp_path, cap
     assert PASSWORD not in caplog.text
 
 
-
 FILES_LAYOUT = """\
 checkpoint: toy
 project_dir: ../project

@@ -347,10 +347,6 @@ def test_suite_accepts_interval_parameters(tmp_path):
 # -- Great Expectations ----------------------------------------------------------------
 
 
-
-
-
-
 def test_gx_interval_bound_on_an_error_free_sample(context):
     from er_expectations.gx.expectations import ExpectEstimatedPairwiseRecallToBeBetween as E
 

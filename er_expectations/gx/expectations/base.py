@@ -95,6 +95,7 @@ def engine_name(engine: type) -> str:
     """The name users know an engine by."""
     return _ENGINE_NAMES.get(engine, engine.__name__)
 
+
 #: Why a row_condition is refused (shown to the user; SPEC 2.1 and 8).
 ROW_CONDITION_REFUSED = (
     "row_condition is not supported by er-expectations expectations: it keeps a subset of the "
@@ -212,7 +213,6 @@ class ERExpectation(BatchExpectation):
         engine we do not support the only dependency is ``er.unsupported_engine``, whose
         provider raises one clear error (see ``gx.metrics``).
         """
-
 
         runtime = runtime_configuration or {}
         result_format = parse_result_format(runtime.get("result_format", self.result_format))

@@ -31,6 +31,7 @@ from er_expectations.stats.labels import statistic_label
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 
+
 class ExpectStatisticToMatchBenchmarkEstimate(SampledExpectation, ChosenStatisticExpectation):
     """The prediction's statistic lies in the confidence interval of its estimated true value (SPEC 7)."""
 
