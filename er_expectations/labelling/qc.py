@@ -241,30 +241,34 @@ def _members(records: pd.DataFrame, prediction: str, record_id: str, cluster: ob
 
 def earlier_answer(project: Project, store: LabelStore, draw: int) -> EarlierAnswer | None:
     """The lowest-numbered other answered draw whose true cluster holds this draw's record, as an
-    answer for this draw; None when its entity was not labelled yet."""
+    answer for this draw; None when its entity was not labelled yet. The candidates (the draws of
+    the same predicted cluster that keep the record, and the draws that add it) come from
+    :meth:`LabelStore.entity_answers`: indexed look-ups, never a read of every decision."""
     info = store.draw(draw)
     config = project.config
-    ik, ck = store.id_kind, store.cluster_kind
-    record = int(info.record) if ik == "integer" else info.record
-    cluster = int(info.predicted_cluster) if ck == "integer" else info.predicted_cluster
-    labels = store.labels_frame()
-    labels = labels[labels["draw"] != draw]
-    candidates = [row for row in labels.itertuples()
-                  if (row.predicted_cluster == cluster and record not in row.removed) or record in row.added]
+
+    def typed(values, kind: str) -> list:
+        return [int(v) for v in values] if kind == "integer" else list(values)
+
+    candidates = [(d, x) for d, x in store.entity_answers(info.record, info.predicted_cluster)
+                  if d.draw != draw and ((d.predicted_cluster == info.predicted_cluster and info.record not in x.removed)
+                                         or info.record in x.added)]
     if not candidates:
         return None
+    [record] = typed([info.record], store.id_kind)
+    [cluster] = typed([info.predicted_cluster], store.cluster_kind)
     records = project.qc_records([])  # the members of every drawn cluster: all this needs
     mine = _members(records, config.prediction, config.record_id, cluster)
-    for row in candidates:  # by draw number
-        members = mine if row.predicted_cluster == cluster else \
-            _members(records, config.prediction, config.record_id, row.predicted_cluster)
-        gone = set(row.removed)
-        truth = [m for m in members if m not in gone] + [a for a in row.added if a not in set(members)]
+    for other, answer in candidates:  # by draw number
+        [theirs] = typed([other.predicted_cluster], store.cluster_kind)
+        members = mine if theirs == cluster else _members(records, config.prediction, config.record_id, theirs)
+        removed, added = typed(answer.removed, store.id_kind), typed(answer.added, store.id_kind)
+        gone, member_set = set(removed), set(members)
+        truth = [m for m in members if m not in gone] + [a for a in added if a not in member_set]
         if record not in truth:
             continue
         truth_set, mine_set = set(truth), set(mine)
-        return EarlierAnswer(draw=int(row.draw), labeller=str(row.labeller), true_cluster=tuple(truth),
+        return EarlierAnswer(draw=int(other.draw), labeller=str(answer.labeller), true_cluster=tuple(truth),
                              removed=tuple(m for m in mine if m not in truth_set),
                              added=tuple(t for t in truth if t not in mine_set))
     return None
-

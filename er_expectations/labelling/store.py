@@ -483,7 +483,8 @@ class LabelStore:
 
         One transaction of at most 9 statements, each touching the rows of this draw and labeller
         only: the draw and its answers (one read), the history, the decision, the queue and, when
-        they change, the progress counts (:meth:`progress` reads them, never the decisions)."""
+        they change, the progress counts (:meth:`progress` reads them, never the decisions); the
+        decision's INSERT keeps its added records (``added_records``, schema 5) by trigger."""
         number = self._number(draw)
         name = labeller_name(labeller)
         clean = checked_decision(decision)
@@ -531,6 +532,24 @@ class LabelStore:
         answers = {r["labeller"]: _decision(r) for r in rows if r["labeller"] is not None}
         first = {r["labeller"]: int(r["first_edit"]) for r in rows if r["labeller"] is not None}
         return bool(rows[0]["double_draw"]), answers, first
+
+    def entity_answers(self, record: str, predicted_cluster: str) -> list[tuple[Draw, Decision]]:
+        """The answers that may hold ``record``'s entity, by draw number: each draw's labels-table
+        answer (its first labeller's labelled or unsure decision, as :meth:`labels_frame` picks
+        it) among the draws of ``predicted_cluster`` and the draws some answer of which adds
+        ``record`` (ids as text). Two indexed look-ups (schema 5: ``draws_cluster``,
+        ``added_records``), whatever the number of decisions."""
+        rows = self._rows(
+            "SELECT d.record AS drawn, d.predicted_cluster AS cluster, d.double AS double_draw, x.* "
+            "FROM decisions x JOIN draws d ON d.draw = x.draw WHERE x.status IN ('labelled', 'unsure') "
+            "AND x.draw IN (SELECT draw FROM draws WHERE predicted_cluster = ? "
+            "UNION SELECT draw FROM added_records WHERE record = ?) ORDER BY x.draw, x.first_edit",
+            (id_text(predicted_cluster, what="predicted cluster"), id_text(record)))
+        out: dict[int, tuple[Draw, Decision]] = {}
+        for r in rows:
+            out.setdefault(int(r["draw"]), (Draw(int(r["draw"]), r["drawn"], r["cluster"], bool(r["double_draw"])),
+                                            _decision(r)))
+        return list(out.values())
 
     def decision(self, draw: int, labeller: str) -> Decision | None:
         """``labeller``'s decision for ``draw`` with its version, or None."""

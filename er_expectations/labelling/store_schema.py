@@ -9,7 +9,11 @@ already there: nothing is dropped or rewritten, so no answer is lost. The versio
 2. reconciliations (SPEC 2.2: which answer of a draw answered twice is the draw's answer);
 3. the tables of a top-up project (``topup_*``, SPEC 14.3);
 4. the progress counts (``progress``, ``labeller_answers``), kept up to date by each save so
-   that counting the progress reads two small tables instead of every decision (issue 31).
+   that counting the progress reads two small tables instead of every decision (issue 31);
+5. the records each answer adds (``added_records``, kept by triggers on ``decisions``) and an
+   index of the draws by predicted cluster, so that the earlier answer of a drawn record's
+   entity (:func:`~er_expectations.labelling.qc.earlier_answer`) is two indexed look-ups, not a
+   read of every decision (issue 31).
 
 :func:`connect` opens the SQLite file (read-only when asked, immutably on read-only media),
 :func:`check` reads it without writing and refuses what is not a current store with a message
@@ -31,7 +35,7 @@ __all__ = ["APPLICATION", "APPLICATION_ID", "COUNT_PROGRESS", "SCHEMA", "SCHEMA_
            "connect", "is_busy", "is_disk_full", "read_only_problem", "statements", "upgrade"]
 
 #: Version of the store's tables; a store with a higher version is refused, an older one upgraded.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: What a store writes in ``meta.application``: a SQLite file without it is no store.
 APPLICATION = "er-expectations labelling workbench"
 #: SQLite's ``PRAGMA application_id`` of a store ("ERXW").
@@ -95,15 +99,42 @@ _V4 = """CREATE TABLE IF NOT EXISTS progress (id INTEGER PRIMARY KEY CHECK (id =
     doubles_done INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS labeller_answers (labeller TEXT PRIMARY KEY, answers INTEGER NOT NULL);
 """ + COUNT_PROGRESS
+#: Version 5: B_r by record (one row per record an answer adds), kept by the triggers on
+#: ``decisions`` (an answer saved again replaces its rows; a deleted answer takes them away),
+#: filled from the answers already there; the draws by predicted cluster.
+_V5 = """CREATE INDEX IF NOT EXISTS draws_cluster ON draws (predicted_cluster);
+CREATE TABLE IF NOT EXISTS added_records (draw INTEGER NOT NULL, labeller TEXT NOT NULL, record TEXT NOT NULL,
+    PRIMARY KEY (draw, labeller, record)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS added_records_record ON added_records (record);
+CREATE TRIGGER IF NOT EXISTS decisions_added AFTER INSERT ON decisions BEGIN
+    DELETE FROM added_records WHERE draw = NEW.draw AND labeller = NEW.labeller;
+    INSERT OR IGNORE INTO added_records SELECT NEW.draw, NEW.labeller, value FROM json_each(NEW.added);
+END;
+CREATE TRIGGER IF NOT EXISTS decisions_added_gone AFTER DELETE ON decisions BEGIN
+    DELETE FROM added_records WHERE draw = OLD.draw AND labeller = OLD.labeller;
+END;
+INSERT OR IGNORE INTO added_records SELECT x.draw, x.labeller, j.value FROM decisions x, json_each(x.added) j;
+"""
 #: The tables of a new store (the counts are made after its draws are written).
-SCHEMA = _V1 + _V2 + _V3 + _V4[:_V4.index("DELETE FROM progress")]
+SCHEMA = _V1 + _V2 + _V3 + _V4[:_V4.index("DELETE FROM progress")] + _V5
 #: The step from version v - 1 to v.
-UPGRADES = {2: _V2, 3: _V3, 4: _V4}
+UPGRADES = {2: _V2, 3: _V3, 4: _V4, 5: _V5}
 
 
 def statements(script: str) -> list[str]:
-    """The statements of ``script`` (``executescript`` would commit the transaction around them)."""
-    return [s.strip() for s in script.split(";") if s.strip()]
+    """The statements of ``script`` (``executescript`` would commit the transaction around them);
+    a trigger's body, whose statements end in ``;`` too, stays in its ``CREATE TRIGGER``."""
+    out: list[str] = []
+    pending = ""
+    for part in script.split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip().removesuffix(";").strip())
+            pending = ""
+    if pending.strip(" \n;"):
+        out.append(pending.strip().removesuffix(";").strip())
+    return out
 
 
 def read_only_problem(p: Path) -> str | None:

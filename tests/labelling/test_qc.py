@@ -191,3 +191,59 @@ def test_findings_equal_check_labels_on_a_wider_release(wider, answers):
             got = [(f.rule, list(f.records), f.message) for f in check_draw(wider, store, draw)]
             rows = want[want["draw"] == draw]
             assert got == [(int(r.rule), list(r.records), r.message) for r in rows.itertuples()]
+
+
+def _brute_earlier(project, store, draw):
+    """The earlier answer the slow way (issue 31 item 3's reference): every draw's labels-table
+    answer read, the lowest other draw whose true cluster (ĉ \\ A) ∪ B holds the record."""
+    records = project.records()
+    labels = store.labels_frame()
+    info = store.draw(draw)
+    record = int(info.record)
+
+    def members(cluster):
+        return [int(i) for i, c in zip(records["id"], records["pred"], strict=True) if not pd.isna(c) and c == cluster]
+
+    for row in labels.sort_values("draw").itertuples():
+        if row.draw == draw:
+            continue
+        ms = members(row.predicted_cluster)
+        truth = [m for m in ms if m not in set(row.removed)] + [a for a in row.added if a not in set(ms)]
+        if record in truth:
+            mine = members(int(info.predicted_cluster))
+            return row.draw, row.labeller, set(truth), {m for m in mine if m not in truth}, \
+                {t for t in truth if t not in mine}
+    return None
+
+
+ANSWERS = st.lists(st.tuples(st.integers(1, 4), st.sampled_from(["ann", "bob"]),
+                             st.sampled_from(["labelled", "unsure", "skipped"]),
+                             st.sets(st.integers(0, 7), max_size=3), st.sets(st.integers(0, 8), max_size=3)),
+                   max_size=12)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(answers=ANSWERS)
+def test_earlier_answer_equals_a_read_of_every_answer(project, answers):
+    store = project.store
+    with store.transaction() as db:
+        db.execute("DELETE FROM decisions")
+    for draw, who, status, removed, added in answers:
+        current = store.decision(draw, who)
+        store.save(draw, who, Decision(status=status, removed=[str(rid(i)) for i in removed],
+                                       added=[str(rid(i)) for i in added], reason="?" if status == "skipped" else ""),
+                   expected_version=current.version if current else 0)
+    for draw in (1, 2, 3, 4):
+        got = earlier_answer(project, store, draw)
+        want = _brute_earlier(project, store, draw)
+        assert (None if got is None else (got.draw, got.labeller, set(got.true_cluster), set(got.removed),
+                                          set(got.added))) == want
+
+
+def test_earlier_answer_reads_no_decision_but_its_entitys(project, monkeypatch):
+    store = project.store
+    store.save(1, "ann", Decision(added=[str(rid(3))]), expected_version=0)
+    project.qc_records([])  # the drawn clusters' members: found once per project, not per draw opened
+    for name in ("decisions", "labels_frame", "draws"):  # a read of every decision or draw fails the test
+        monkeypatch.setattr(store, name, lambda *a, **k: pytest.fail("earlier_answer read every decision"))
+    assert earlier_answer(project, store, 2).draw == 1

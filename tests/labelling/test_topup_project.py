@@ -83,7 +83,7 @@ def test_a_version_2_store_is_upgraded_when_opened_and_keeps_every_answer(tmp_pa
     after = _dump(path, kept)
     assert after == before  # nothing rewritten or lost
     db = sqlite3.connect(path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION) == "4"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION) == "5"
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     db.close()
     assert {"topup_tasks", "topup_candidates", "topup_answers", "topup_edits"} <= tables

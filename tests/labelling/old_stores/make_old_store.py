@@ -9,7 +9,8 @@ application id), never by hand. The commits that wrote the fixtures (issue 31 it
 
 * ``v1.sqlite``: 69c53a0^ (the last commit with ``SCHEMA_VERSION = 1``);
 * ``v2.sqlite``: 69c53a0 (``SCHEMA_VERSION = 2``, reconciliations);
-* ``v3.sqlite``: e36920a (``SCHEMA_VERSION = 3``, top-up tables).
+* ``v3.sqlite``: e36920a (``SCHEMA_VERSION = 3``, top-up tables);
+* ``v4.sqlite``: 9165055 (``SCHEMA_VERSION = 4``, progress counts).
 
 Every kind of row the version can hold is written: draws (integer ids beyond 2^53, blind
 doubles), decisions labelled, unsure and skipped by three labellers, saved again (versions
