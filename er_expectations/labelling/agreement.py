@@ -1,10 +1,15 @@
 """Agreement of two labellers on the draws labelled twice, blind (issue 19; SPEC 2.2, 5, 6).
 
-For each draw with two answers (labelled or unsure; the first two labellers by their first
-save): the Jaccard index of their A_r (``removed``) and of their B_r (``added``), 1 when both
+For each draw labelled twice, blind (a *double*: the second labeller saw no other answer before
+answering; the first two labellers by their first save, answers labelled or unsure): the Jaccard index of their A_r (``removed``) and of their B_r (``added``), 1 when both
 sets are empty, whether each set is identical, and whether the true clusters
 c(r) = (ĉ(r) \\ A_r) ∪ B_r are identical (computed with ĉ(r)'s members when the project is
 given; else from A_r and B_r, which is the same when rules 1 and 3 of SPEC 9 hold).
+
+Only the blind doubles make the rates and the estimates: a second answer to a draw labelled
+once was given after seeing the first (a conflict, "keep mine"), so it is no independent
+measurement. Such draws are still compared (``blind=False``) and listed among the
+disagreements to reconcile, since the export needs one answer per draw (issue 31).
 
 With the project, the estimates of pairwise precision and recall (``erx.estimate``, SPEC 6)
 are computed from each labeller's version of the doubly labelled draws: the benchmark built
@@ -44,6 +49,8 @@ class DrawAgreement:
     removed_equal: bool
     added_equal: bool
     same_true_cluster: bool
+    #: labelled twice blind (a double); False: the second answer saw the first (not counted in the rates)
+    blind: bool = True
 
 
 @dataclass(frozen=True)
@@ -59,15 +66,26 @@ class LabellerEstimates:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Agreement over the doubly labelled draws: per draw, and as rates (None with no pair)."""
+    """Agreement over the doubly labelled draws: per draw (``draws``, every draw with two
+    answers), and as rates over the blind doubles only (None with no blind pair)."""
 
     draws: list[DrawAgreement]
     estimates: list[LabellerEstimates] = field(default_factory=list)
 
     @property
+    def blind_draws(self) -> list[DrawAgreement]:
+        """The draws labelled twice, blind: the ones the rates count."""
+        return [d for d in self.draws if d.blind]
+
+    @property
     def pairs(self) -> int:
-        """Draws with two answers."""
-        return len(self.draws)
+        """Draws labelled twice, blind, with two answers."""
+        return len(self.blind_draws)
+
+    @property
+    def seen_pairs(self) -> int:
+        """Draws labelled once with a second answer given after seeing the first (not counted)."""
+        return len(self.draws) - self.pairs
 
     def _mean(self, values: list[float]) -> float | None:
         return sum(values) / len(values) if values else None
@@ -75,31 +93,31 @@ class Agreement:
     @property
     def removed_jaccard(self) -> float | None:
         """Mean Jaccard index of A_r."""
-        return self._mean([d.removed_jaccard for d in self.draws])
+        return self._mean([d.removed_jaccard for d in self.blind_draws])
 
     @property
     def added_jaccard(self) -> float | None:
         """Mean Jaccard index of B_r."""
-        return self._mean([d.added_jaccard for d in self.draws])
+        return self._mean([d.added_jaccard for d in self.blind_draws])
 
     @property
     def removed_equal_rate(self) -> float | None:
         """Share of the pairs with identical A_r."""
-        return self._mean([float(d.removed_equal) for d in self.draws])
+        return self._mean([float(d.removed_equal) for d in self.blind_draws])
 
     @property
     def added_equal_rate(self) -> float | None:
         """Share of the pairs with identical B_r."""
-        return self._mean([float(d.added_equal) for d in self.draws])
+        return self._mean([float(d.added_equal) for d in self.blind_draws])
 
     @property
     def same_true_cluster_rate(self) -> float | None:
         """Share of the pairs with identical true clusters."""
-        return self._mean([float(d.same_true_cluster) for d in self.draws])
+        return self._mean([float(d.same_true_cluster) for d in self.blind_draws])
 
     @property
     def disagreements(self) -> list[int]:
-        """Draws whose true clusters differ (the reconciliation screen's list)."""
+        """Draws whose true clusters differ, blind or not (the reconciliation screen's list)."""
         return [d.draw for d in self.draws if not d.same_true_cluster]
 
 
@@ -140,19 +158,23 @@ def same_true_cluster(a: Decision, b: Decision, chat: set[str] | None = None) ->
 
 
 def agreement(store: LabelStore, project: Project | None = None) -> Agreement:
-    """The agreement of the draws answered twice (see the module); with ``project`` the true
-    clusters are compared exactly and each labeller's estimates are computed."""
+    """The agreement of the draws answered twice (see the module: the rates and estimates count
+    the blind doubles only); with ``project`` the true clusters are compared exactly and each
+    labeller's estimates are computed."""
     pairs = _pairs(store)
     members = predicted_members(store, project, list(pairs)) if project is not None else {}
     rows = []
     for n, (a, b) in pairs.items():
         ra, rb, aa, ab = set(a.removed), set(b.removed), set(a.added), set(b.added)
-        chat = members.get(store.draw(n).predicted_cluster, set()) if project is not None else None
+        info = store.draw(n)
+        chat = members.get(info.predicted_cluster, set()) if project is not None else None
         same = same_true_cluster(a, b, chat)
         rows.append(DrawAgreement(draw=n, labellers=(str(a.labeller), str(b.labeller)),
                                   removed_jaccard=jaccard(ra, rb), added_jaccard=jaccard(aa, ab),
-                                  removed_equal=ra == rb, added_equal=aa == ab, same_true_cluster=same))
-    estimates = _estimates(store, project, sorted(pairs)) if project is not None and pairs else []
+                                  removed_equal=ra == rb, added_equal=aa == ab, same_true_cluster=same,
+                                  blind=info.double))
+    blind = sorted(r.draw for r in rows if r.blind)
+    estimates = _estimates(store, project, blind) if project is not None and blind else []
     return Agreement(draws=rows, estimates=estimates)
 
 

@@ -79,3 +79,42 @@ def test_without_the_project_and_with_a_broken_version(project):
 def test_no_pairs(project):
     got = agreement(project.store, project)
     assert got.pairs == 0 and got.same_true_cluster_rate is None and got.estimates == []
+
+
+@pytest.fixture()
+def mixed(tmp_path):
+    """Draws 1–4 of the six records: 1 and 2 labelled twice, blind; 3 and 4 labelled once."""
+    RECORDS.to_parquet(tmp_path / "records.parquet")
+    pd.DataFrame({"draw": [1, 2, 3, 4], "record_id": ["r1", "r4", "r6", "r2"]}).to_parquet(tmp_path / "sheet.parquet")
+    p = init_project(tmp_path / "p", records=tmp_path / "records.parquet", record_id="id", prediction="pred",
+                     sample=tmp_path / "sheet.parquet", double_label_share=0)
+    with p.store.transaction() as db:
+        db.execute("UPDATE draws SET double = (draw <= 2)")
+    yield p
+    p.close()
+
+
+def test_a_second_answer_that_saw_the_first_is_not_counted(mixed):
+    store = mixed.store
+    assert [d.double for d in store.draws()] == [True, True, False, False]
+    # blind doubles, worked by hand: draw 1 agrees (c = {r1, r2, r3} twice); draw 2 disagrees
+    # (ann {r4, r5}, bob {r4}: A Jaccard |∅ ∩ {r5}| / |{r5}| = 0)
+    for who in ("ann", "bob"):
+        store.save(1, who, Decision(), expected_version=0)
+    store.save(2, "ann", Decision(), expected_version=0)
+    store.save(2, "bob", Decision(removed=["r5"]), expected_version=0)
+    # draws labelled once, then answered again by a second labeller who saw the first answer
+    # ("keep mine" after the conflict): draw 3 the same answer, draw 4 a different one
+    for who in ("ann", "cy"):
+        store.save(3, who, Decision(), expected_version=0)
+    store.save(4, "ann", Decision(), expected_version=0)
+    store.save(4, "cy", Decision(removed=["r3"]), expected_version=0)
+    got = agreement(store, mixed)
+    assert [(d.draw, d.blind) for d in got.draws] == [(1, True), (2, True), (3, False), (4, False)]
+    assert got.pairs == 2 and got.seen_pairs == 2
+    # the rates: two blind pairs, one the same, one not (draws 3 and 4 would make them 2/4 and 0.75)
+    assert got.same_true_cluster_rate == 0.5 and got.removed_equal_rate == 0.5
+    assert got.removed_jaccard == pytest.approx((1.0 + 0.0) / 2) and got.added_jaccard == 1.0
+    assert got.disagreements == [2, 4]  # both still to reconcile: the export needs one answer per draw
+    assert all(e.draws == 2 for e in got.estimates)  # each labeller's estimates: the blind draws only
+    assert [e.labeller for e in got.estimates] == ["ann", "bob"]
