@@ -379,6 +379,7 @@ class LabelStore:
                     db.close()
                     db = memory
                     schema.upgrade(db)
+                db.execute("PRAGMA query_only = ON")  # a copy in memory refuses writes as the file does
                 db.row_factory = sqlite3.Row
                 return cls(p, db)
             why = schema.read_only_problem(p)

@@ -151,15 +151,59 @@ def read_only_problem(p: Path) -> str | None:
     return None
 
 
+def _stamp(p: Path) -> tuple[int, ...] | None:
+    """What changes when a file is written (``os.stat``: no descriptor opened, so no SQLite lock dropped)."""
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _snapshot(p: Path, uri: str) -> sqlite3.Connection | None:
+    """The store ``p`` copied into memory through an immutable read (SQLite then makes no
+    ``-wal``/``-shm`` file beside it, as a ``mode=ro`` reader of a WAL store does), or None when
+    it cannot be had that way. Only called when no log or shared-memory file exists (no
+    connection has the store open, every save is in the file); the copy counts only when the
+    file is unchanged and still has no log afterwards (a writer that came meanwhile makes a log,
+    and its checkpoint changes the file): then the read is tried again, at most three times."""
+    wal, shm = p.with_name(p.name + "-wal"), p.with_name(p.name + "-shm")
+    for _ in range(3):
+        before = _stamp(p)
+        memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        try:
+            source = sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None)
+            try:
+                source.backup(memory)
+            finally:
+                source.close()
+        except sqlite3.DatabaseError:  # not a database, or torn by a writer: the checked reading says which
+            memory.close()
+            if _stamp(p) == before:
+                return None
+            continue
+        if before is not None and _stamp(p) == before and not wal.exists() and not shm.exists():
+            return memory
+        memory.close()
+    return None
+
+
 def connect(p: Path, *, read_only: bool, timeout: float) -> sqlite3.Connection:
-    """An SQLite connection to the store ``p``: read-write, or read-only (``mode=ro``; on
-    read-only media, where SQLite cannot make the shared-memory file a read needs, immutable:
-    nothing else can write there). Refuses immutable reading when a write-ahead log holds saves
-    not yet in the file (they would be missed)."""
+    """An SQLite connection to the store ``p``: read-write, or read-only. A read-only store with
+    no write-ahead log beside it is copied into memory through an immutable read (:func:`_snapshot`:
+    no ``-wal``/``-shm`` file is left beside it, issue 31); one that another connection has open
+    is read with ``mode=ro`` (its files exist already), and on read-only media, where SQLite
+    cannot make the shared-memory file a read needs, immutably: nothing else can write there.
+    Refuses immutable reading when a write-ahead log holds saves not yet in the file (they would
+    be missed)."""
     uri = "file:" + quote(str(p.absolute()))
     try:
         if not read_only:
             return sqlite3.connect(p, isolation_level=None, timeout=timeout, check_same_thread=False)
+        if not p.with_name(p.name + "-wal").exists() and not p.with_name(p.name + "-shm").exists():
+            copied = _snapshot(p, uri)
+            if copied is not None:
+                return copied
         db = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None, timeout=timeout,
                              check_same_thread=False)
         try:

@@ -101,9 +101,31 @@ def test_an_older_store_read_only_is_upgraded_in_memory_and_left_as_it_is(tmp_pa
         assert store.progress() == brute_progress(store) and store.progress().done == 28
         assert len(store.labels_frame()) == 28
     assert _digest(path) == digest
-    wal = tmp_path / "workbench.sqlite-wal"  # SQLite's own read-only reader leaves an empty log, no more
-    assert {p.name for p in tmp_path.iterdir()} <= {"workbench.sqlite", wal.name, "workbench.sqlite-shm"}
-    assert not wal.exists() or wal.stat().st_size == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["workbench.sqlite"]  # no -wal, no -shm left
+
+
+def test_a_read_only_open_leaves_no_log_beside_the_store_and_sees_an_open_writers_saves(tmp_path):
+    path = tmp_path / "workbench.sqlite"
+    shutil.copyfile(OLD / "v4.sqlite", path)
+    with LabelStore.open(path) as store:  # a WAL store, as the workbench leaves it
+        store.save(32, "ann", Decision(removed=[str(BIG + 132)]), expected_version=0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["workbench.sqlite"]
+    digest = _digest(path)
+    with LabelStore.open(path, read_only=True) as store:
+        assert store.decision(32, "ann").removed == (str(BIG + 132),) and store.progress() == brute_progress(store)
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.save(33, "ann", Decision(), expected_version=0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["workbench.sqlite"] and _digest(path) == digest
+    # a writer has it open (its log and shared memory exist): read through them, its saves seen
+    with LabelStore.open(path) as writer:
+        writer.save(33, "bob", Decision(), expected_version=0)
+        names = sorted(p.name for p in tmp_path.iterdir())
+        assert names == ["workbench.sqlite", "workbench.sqlite-shm", "workbench.sqlite-wal"]
+        with LabelStore.open(path, read_only=True) as reader:
+            assert reader.decision(33, "bob") is not None
+            writer.save(34, "bob", Decision(), expected_version=0)
+            assert reader.decision(34, "bob") is not None  # read live, not a copy
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["workbench.sqlite"]
 
 
 # -- the progress counts ----------------------------------------------------------------------------
