@@ -23,7 +23,9 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
                             how many records carry each name listed (issue 31)
 ``GET /api/expand``         ``?draw=N&name=NAME`` or ``&block=B``: every record of that name or block,
                             grouped by predicted cluster (the draw's own members and the records
-                            outside the release set apart)
+                            outside the release set apart), a page at a time: ``&page=P`` the
+                            clusters with counts and a preview, ``&cluster=C&offset=O`` more of one
+                            cluster, ``&cluster=C&ids=all`` all its ids (to add), ``&outside=1&offset=O``
 ``POST /api/draw/N/save``   a decision; 200 saved, 409 conflict, 4xx bad input
 ``GET /api/draw/N/findings``  SPEC 9's findings for my saved decision (the page asks right after a save)
 ``GET /api/progress``       progress as JSON
@@ -68,6 +70,9 @@ ESTIMATED = ("pairwise_precision", "pairwise_recall", "pairwise_f")
 PLAN_REPS = 300
 #: Most hits one search lists (the page asks for more 20 at a time).
 MAX_HITS = 200
+#: An expansion's pages (issue 31): predicted clusters per page, records shown of each at first,
+#: records per further page of one cluster (or of the records outside the release).
+EXPAND_GROUPS, EXPAND_PREVIEW, EXPAND_PAGE = 20, 5, 100
 #: Keys a save request may carry.
 SAVE_KEYS = frozenset({"status", "removed", "added", "note", "reason", "expected_version", "seen", "true_cluster"})
 
@@ -489,6 +494,12 @@ class WebApp:
                 "release": space.release}
 
     def _expand(self, params) -> dict:
+        """An expansion, a page at a time (issue 31): the first page lists the predicted clusters
+        (:data:`EXPAND_GROUPS` a page, the largest first) with their counts and the first
+        :data:`EXPAND_PREVIEW` records of each, and the records outside the release likewise;
+        ``cluster=C`` gives that cluster's records from ``offset`` (:data:`EXPAND_PAGE` of
+        them), or with ``ids=all`` the ids and names of all of them (what "add these k
+        records" adds); ``outside=1`` the records outside the release from ``offset``."""
         space = self.space
         draw = self._searched_draw(params)
         name, block = params.get("name"), params.get("block")
@@ -496,11 +507,42 @@ class WebApp:
             raise BadRequest(422, "give name=<a name> or block=<a block> to list all its records")
         drawn = space.drawn_row(draw)
         e = space.search.expand(name=name, block=block, near=space.ids[drawn])
-        groups = [{"cluster": text_of(g.cluster), "cluster_size": g.cluster_size,
-                   "records": [self._record(r) for r in g.rows]} for g in e.groups]
+        if "cluster" in params:
+            cluster = params["cluster"]
+            group = next((g for g in e.groups if text_of(g.cluster) == cluster), None)
+            if group is None:
+                raise BadRequest(404, f"cluster={cluster[:40]!r}: no predicted cluster of this draw's other "
+                                      f"clusters holds a record {'named' if e.kind == 'name' else 'in block'} "
+                                      f"{e.value[:40]!r}")
+            if params.get("ids") == "all":  # "add these k records": every one, however many are shown
+                return {"cluster": cluster, "count": len(group.rows), "ids": [space.ids[r] for r in group.rows],
+                        "names": [space.names[r] for r in group.rows]}
+            return {"cluster": cluster, "count": len(group.rows), **self._page_of(group.rows, params)}
+        if params.get("outside") == "1":
+            return {"count": len(e.outside), **self._page_of(e.outside, params)}
+        page_text = params.get("page", "1")
+        page = whole_number(page_text)
+        pages = max(1, -(-len(e.groups) // EXPAND_GROUPS))
+        if page is None or not 1 <= page <= pages:
+            raise BadRequest(422, f"page={page_text[:20]!r}: give a page from 1 to {pages}")
+        shown = e.groups[(page - 1) * EXPAND_GROUPS:page * EXPAND_GROUPS]
+        groups = [{"cluster": text_of(g.cluster), "cluster_size": g.cluster_size, "count": len(g.rows),
+                   "records": [self._record(r) for r in g.rows[:EXPAND_PREVIEW]]} for g in shown]
         return {"kind": e.kind, "value": e.value, "name": text_of(e.name), "records": e.records,
-                "in_draw": len(e.in_draw), "groups": groups, "outside": [self._record(r) for r in e.outside],
+                "in_draw": len(e.in_draw), "clusters": len(e.groups), "offered": sum(len(g.rows) for g in e.groups),
+                "page": page, "pages": pages, "groups": groups, "outside_count": len(e.outside),
+                "outside": [self._record(r) for r in e.outside[:EXPAND_PREVIEW]],
                 "release": space.release, "draw_block": text_of(space.search.block_of(drawn))}
+
+    def _page_of(self, rows: tuple[int, ...], params) -> dict:
+        """``rows[offset:offset + EXPAND_PAGE]`` as records, and the next offset (None at the end)."""
+        text = params.get("offset", "0")
+        offset = whole_number(text)
+        if offset is None or not 0 <= offset <= len(rows):
+            raise BadRequest(422, f"offset={text[:20]!r}: give a whole number from 0 to {len(rows)}")
+        end = min(offset + EXPAND_PAGE, len(rows))
+        return {"offset": offset, "records": [self._record(r) for r in rows[offset:end]],
+                "next": end if end < len(rows) else None}
 
     async def save_api(self, request: Request) -> Response:
         return await self._json_write(request, "decision", self._save)

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from support.workbench_web import DATA, RELEASE, make_demo_project
 
 from er_expectations.labelling.search import name_key
-from er_expectations.web.app import build_app
+from er_expectations.web.app import EXPAND_GROUPS, EXPAND_PAGE, EXPAND_PREVIEW, build_app
 from er_expectations.web.model import Workspace
 
 PORT = 8767
@@ -78,6 +78,13 @@ def test_expand_refuses_bad_requests(hostile):
     assert client.get("/api/expand", params={"draw": "1", "name": "x" * 501}).status_code == 422
     none = client.get("/api/expand", params={"draw": "1", "name": "no such name"}).json()
     assert none["records"] == 0 and none["groups"] == [] and none["outside"] == []
+    assert none["pages"] == 1 and none["outside_count"] == 0
+    for bad in ({"page": "2"}, {"page": "0"}, {"page": "x"}, {"outside": "1", "offset": "5"},
+                {"outside": "1", "offset": "-1"}):
+        r = client.get("/api/expand", params={"draw": "1", "name": "nobody", **bad})
+        assert r.status_code == 422 and ("page=" in r.json()["error"] or "offset=" in r.json()["error"])
+    r = client.get("/api/expand", params={"draw": "1", "name": "nobody", "cluster": "77"})
+    assert r.status_code == 404 and "cluster='77'" in r.json()["error"]
     assert client.get("/api/search", params={"draw": "1", "q": "a", "limit": "201"}).status_code == 422
 
 
@@ -109,19 +116,34 @@ def test_the_search_says_how_many_more_and_the_name_expands_to_every_record(demo
     name = next(n for n in data["names"] if n["key"] == "droz pierre yves")
     assert name["records"] == len(same) == 123 and name["shown"] + name["more"] == 123 and name["more"] > 100
     assert data["truncated"] is True and data["release"] == RELEASE
-    e = client.get("/api/expand", params={"draw": str(DROZ_DRAW), "name": name["key"]}).json()
-    grouped = [r["id"] for g in e["groups"] for r in g["records"]]
-    outside = [r["id"] for r in e["outside"]]
+    ask = {"draw": str(DROZ_DRAW), "name": name["key"]}
+    e = client.get("/api/expand", params=ask).json()
     inside = same[same[RELEASE].notna()]
     own = inside[inside[RELEASE] == row["predicted_cluster"]]
-    assert e["records"] == 123 and e["in_draw"] == len(own) == 4
-    assert sorted(outside) == sorted(same.loc[same[RELEASE].isna(), "mention_id"]) and len(outside) == 4
+    assert e["records"] == 123 and e["in_draw"] == len(own) == 4 and e["offered"] == 115
+    assert e["clusters"] == len(e["groups"]) == inside[RELEASE].nunique() - 1 and e["pages"] == 1
+    # the first page: each cluster's count and its first records only (issue 31: no JSON of all of them)
+    assert sum(g["count"] for g in e["groups"]) == 115
+    assert all(len(g["records"]) == min(g["count"], EXPAND_PREVIEW) for g in e["groups"])
+    assert [g["count"] for g in e["groups"]] == sorted((g["count"] for g in e["groups"]), reverse=True)
+    grouped = []
+    for g in e["groups"]:  # grouped by predicted cluster: all of a cluster's ids, and its pages, are exactly its records
+        want = sorted(inside.loc[inside[RELEASE] == g["cluster"], "mention_id"])
+        every = client.get("/api/expand", params={**ask, "cluster": g["cluster"], "ids": "all"}).json()
+        assert sorted(every["ids"]) == want and every["count"] == g["count"] == len(want)
+        paged, offset = [], 0
+        while offset is not None:
+            part = client.get("/api/expand", params={**ask, "cluster": g["cluster"], "offset": str(offset)}).json()
+            assert len(part["records"]) <= EXPAND_PAGE and all(r["in_release"] for r in part["records"])
+            paged += [r["id"] for r in part["records"]]
+            offset = part["next"]
+        assert paged == every["ids"] and [r["id"] for r in g["records"]] == every["ids"][:EXPAND_PREVIEW]
+        grouped += every["ids"]
     assert len(grouped) == len(set(grouped)) == 115
     assert set(grouped) == set(inside["mention_id"]) - set(own["mention_id"])
-    for g in e["groups"]:  # grouped by predicted cluster, each group exactly that cluster's records of the name
-        want = inside.loc[inside[RELEASE] == g["cluster"], "mention_id"]
-        assert sorted(r["id"] for r in g["records"]) == sorted(want)
-        assert all(r["in_release"] for r in g["records"])
+    outside = [r["id"] for r in client.get("/api/expand", params={**ask, "outside": "1"}).json()["records"]]
+    assert e["outside_count"] == 4 and [r["id"] for r in e["outside"]] == outside
+    assert sorted(outside) == sorted(same.loc[same[RELEASE].isna(), "mention_id"])
     assert all(not r["in_release"] and r["reason"] == f"not in release {RELEASE}" for r in e["outside"])
     # the 110 records the demo's labeller added are all offered; adding them saves
     assert set(row["added"]) <= set(grouped)
@@ -150,3 +172,25 @@ def test_the_id_index_is_built_once_not_per_save(demo, monkeypatch):
         assert client.get("/api/search", params={"draw": str(n), "q": "smith"}).status_code == 200
     assert space.index is index
     assert len(space.ids) not in built  # no hash table of all the record ids was built again
+
+
+@pytest.mark.slow
+def test_a_common_name_expands_a_page_of_clusters_at_a_time(demo, droz):
+    _, table = droz
+    client, _ = _client(demo)
+    li = table[(table["key"] == name_key("Junyi Li")) & table[RELEASE].notna()]
+    state = client.get("/api/draw/292").json()
+    others = li[li[RELEASE] != state["predicted_cluster"]]
+    ask = {"draw": "292", "name": "Junyi Li"}
+    first = client.get("/api/expand", params=ask).json()
+    n_clusters = others[RELEASE].nunique()
+    assert first["clusters"] == n_clusters > 2 * EXPAND_GROUPS and first["offered"] == len(others)
+    assert first["pages"] == -(-n_clusters // EXPAND_GROUPS) and len(first["groups"]) == EXPAND_GROUPS
+    seen = []
+    for page in range(1, first["pages"] + 1):
+        got = client.get("/api/expand", params={**ask, "page": str(page)}).json()
+        seen += [(g["cluster"], g["count"]) for g in got["groups"]]
+    counts = others.groupby(RELEASE).size()
+    assert sorted(seen) == sorted((str(k), int(v)) for k, v in counts.items())  # every cluster once, counted right
+    assert [c for _, c in seen] == sorted((c for _, c in seen), reverse=True)
+    assert len(client.get("/api/expand", params=ask).content) < 60_000  # a page, not 1,169 records' JSON

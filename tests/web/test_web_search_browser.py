@@ -11,6 +11,8 @@ import pytest
 from support.workbench_web import DATA, RELEASE, make_demo_project
 from test_web_browser import labels_of, new_page, open_draw
 
+from er_expectations.labelling.search import name_key
+
 pytestmark = [pytest.mark.browser]
 
 DRAW = 10
@@ -41,9 +43,26 @@ def test_all_114_records_of_draw_10_are_reached_and_added_through_the_page(chrom
     summary = page.inner_text("#hits li.expansion .summary")
     assert summary.startswith("123 records named") and "4 already in this draw's cluster" in summary
     assert f"4 not in release {RELEASE}" in summary
-    offered = page.eval_on_selector_all("#hits li.group:not(.outside-group) li[data-id]",
-                                        "els => els.map(e => e.dataset.id)")
-    assert len(offered) == len(set(offered)) == 115 and set(truth.added) <= set(offered)
+    assert "115 in " in summary
+    counts = page.eval_on_selector_all("#hits li.group:not(.outside-group)", "els => els.length")
+    # a page of clusters, each with its first records (issue 31: not the JSON of every record)
+    shown = page.eval_on_selector_all("#hits li.group:not(.outside-group) li[data-id]", "els => els.length")
+    assert counts >= 7 and shown <= 5 * counts < 115
+    # "show more" lists the rest of a cluster's records, every one of them once
+    biggest = page.locator("#hits li.group:not(.outside-group)").first
+    before = biggest.locator("li[data-id]").count()
+    while biggest.locator("button.more-of").count():
+        biggest.locator("button.more-of").click()
+        page.wait_for_function("n => document.querySelectorAll('#hits li.group')[0]"
+                               ".querySelectorAll('li[data-id]').length > n", arg=before)
+        before = biggest.locator("li[data-id]").count()
+    listed = biggest.evaluate("e => Array.from(e.querySelectorAll('li[data-id]')).map(x => x.dataset.id)")
+    cluster = biggest.get_attribute("data-cluster")
+    names = pd.read_parquet(DATA / "records.parquet", columns=["mention_id", "name_first", "name_last"])
+    keys = (names["name_first"].fillna("") + " " + names["name_last"].fillna("")).map(name_key)
+    of_name = set(names.loc[keys == "droz pierre yves", "mention_id"])
+    want = sorted(i for i in pred.index[pred[RELEASE] == cluster] if i in of_name)
+    assert sorted(listed) == want and len(want) > 5  # every record of the name in that cluster, once
     # records outside the release: greyed, with the reason, no add button
     outside = page.locator("#hits li.outside")
     assert outside.count() == 4
@@ -55,7 +74,8 @@ def test_all_114_records_of_draw_10_are_reached_and_added_through_the_page(chrom
     # add the true entity's predicted clusters, one click each
     for cluster in sorted(true_clusters):
         group = page.locator(f"#hits li.group[data-cluster='{cluster}']")
-        group.locator("button.add-group").click()
+        group.locator("button.add-group").click()  # all its records, however many are shown
+        group.locator("span.hint", has_text="all added").wait_for()
         assert group.locator("button.add-group").count() == 0  # nothing left to add there
     live = page.inner_text("#truth-count")
     assert live.startswith(f"114 records = {n_pred} predicted − 0 removed + 110 added"), live

@@ -324,54 +324,127 @@
     }
     hitTools();
   }
+  // an expansion comes a page at a time (issue 31): the predicted clusters with their counts and a few
+  // records each; "show more" asks for the next records of one cluster, "add these k records" for all
+  // k ids of it (however many are shown), "more predicted clusters" for the next page of clusters
+  let expandQuery = "";
+  const groupIds = {}; // cluster -> {ids, names} of all its records of the expanded name (asked once)
+  function expandUrl(extra) {
+    return "/api/expand?draw=" + encodeURIComponent(state.draw) + "&" + expandQuery + (extra ? "&" + extra : "");
+  }
+  async function getJson(url) {
+    const res = await fetch(url, { credentials: "same-origin" });
+    const data = await res.json();
+    if (!res.ok) throw new Error(data.error || "listing failed");
+    return data;
+  }
   async function expand(query) {
     const mine = ++asked;
+    expandQuery = query;
+    for (const k of Object.keys(groupIds)) delete groupIds[k];
     const list = $("#hits");
-    list.replaceChildren(el("li", "listing every record…", "none"));
-    const res = await fetch("/api/expand?draw=" + encodeURIComponent(state.draw) + "&" + query,
-      { credentials: "same-origin" });
-    const data = await res.json();
+    list.replaceChildren(el("li", "listing the records…", "none"));
+    let data;
+    try { data = await getJson(expandUrl("")); } catch (err) {
+      if (mine === asked) list.replaceChildren(el("li", err.message, "error"));
+      return;
+    }
     if (mine !== asked) return;
-    if (!res.ok) { list.replaceChildren(el("li", data.error || "listing failed", "error")); return; }
     showExpansion(data);
+  }
+  async function moreOf(g) { // the next records of one predicted cluster
+    const data = shownExpansion;
+    try {
+      const got = await getJson(expandUrl("cluster=" + encodeURIComponent(g.cluster) + "&offset=" + g.records.length));
+      g.records = g.records.concat(got.records);
+    } catch (err) { say(err.message); return; }
+    if (shownExpansion === data) showExpansion(data);
+  }
+  async function moreOutside() {
+    const data = shownExpansion;
+    try {
+      const got = await getJson(expandUrl("outside=1&offset=" + data.outside.length));
+      data.outside = data.outside.concat(got.records);
+    } catch (err) { say(err.message); return; }
+    if (shownExpansion === data) showExpansion(data);
+  }
+  async function moreClusters() {
+    const data = shownExpansion;
+    try {
+      const got = await getJson(expandUrl("page=" + (data.page + 1)));
+      data.groups = data.groups.concat(got.groups);
+      data.page = got.page;
+    } catch (err) { say(err.message); return; }
+    if (shownExpansion === data) showExpansion(data);
+  }
+  async function addGroup(g) { // all k records of the cluster: their ids asked of the server
+    const data = shownExpansion;
+    let all = groupIds[g.cluster];
+    if (!all) {
+      try { all = await getJson(expandUrl("cluster=" + encodeURIComponent(g.cluster) + "&ids=all")); } catch (err) {
+        say(err.message); return;
+      }
+      groupIds[g.cluster] = all;
+    }
+    addRecords(all.ids.map((id, i) => ({ id: id, name: all.names[i] })), "predicted cluster " + g.cluster);
+    if (shownExpansion === data) showExpansion(data);
+  }
+  function freshOf(g) { // how many of the cluster's records are not added yet (exact once its ids are known)
+    const all = groupIds[g.cluster];
+    if (all) return all.ids.filter((id) => !added.has(id)).length;
+    const shownAdded = g.records.filter((r) => added.has(r.id)).length;
+    return g.count - shownAdded;
   }
   function showExpansion(data) {
     shownExpansion = data;
     const list = $("#hits");
     list.replaceChildren();
     listed = [];
-    const offered = data.groups.reduce((k, g) => k + g.records.length, 0);
     const what = data.kind === "name" ? "named " + (data.name || data.value) : "in block " + data.value;
     const head = el("li", null, "expansion");
     head.append(el("div", data.records.toLocaleString("en") + " record" + (data.records === 1 ? "" : "s") + " " + what +
-      ": " + data.in_draw.toLocaleString("en") + " already in this draw's cluster, " + offered.toLocaleString("en") +
-      " in " + data.groups.length.toLocaleString("en") + " other predicted cluster" + (data.groups.length === 1 ? "" : "s") +
-      ", " + data.outside.length.toLocaleString("en") + " not in release " + data.release, "summary"));
+      ": " + data.in_draw.toLocaleString("en") + " already in this draw's cluster, " + data.offered.toLocaleString("en") +
+      " in " + data.clusters.toLocaleString("en") + " other predicted cluster" + (data.clusters === 1 ? "" : "s") +
+      ", " + data.outside_count.toLocaleString("en") + " not in release " + data.release, "summary"));
     head.append(button("back to the search results", () => search(), "link back"));
     list.append(head);
     for (const g of data.groups) {
       const li = el("li", null, "group");
       li.dataset.cluster = g.cluster;
-      const fresh = g.records.filter((r) => !added.has(r.id));
+      const fresh = freshOf(g);
       const top = el("div", null, "group-head");
-      top.append(el("span", "predicted cluster " + g.cluster, "mono"), " · " + g.records.length.toLocaleString("en") +
+      top.append(el("span", "predicted cluster " + g.cluster, "mono"), " · " + g.count.toLocaleString("en") +
         " of its " + g.cluster_size.toLocaleString("en") + " record" + (g.cluster_size === 1 ? "" : "s") + " ");
-      top.append(fresh.length ? button("add these " + fresh.length.toLocaleString("en") + " record" +
-        (fresh.length === 1 ? "" : "s"), () => { addRecords(fresh, "predicted cluster " + g.cluster); showExpansion(data); },
-        "add-group")
-        : el("span", "all added", "hint"));
+      top.append(fresh > 0 ? button("add these " + fresh.toLocaleString("en") + " record" + (fresh === 1 ? "" : "s"),
+        () => addGroup(g), "add-group") : el("span", "all added", "hint"));
       const ol = el("ol", null, "members-of");
       for (const r of g.records) ol.append(recordItem(r, false));
       li.append(top, ol);
+      const rest = g.count - g.records.length;
+      if (rest > 0) {
+        li.append(button("show " + Math.min(rest, 100).toLocaleString("en") + " more of its " +
+          rest.toLocaleString("en") + " not shown", () => moreOf(g), "more-of"));
+      }
       list.append(li);
     }
-    if (data.outside.length) {
+    if (data.page < data.pages) {
+      const li = el("li", null, "more");
+      const left = data.clusters - data.groups.length;
+      li.append(button("+ " + left.toLocaleString("en") + " more predicted cluster" + (left === 1 ? "" : "s"),
+        () => moreClusters(), "more-clusters"));
+      list.append(li);
+    }
+    if (data.outside_count) {
       const li = el("li", null, "group outside-group");
-      li.append(el("div", data.outside.length.toLocaleString("en") + " not in release " + data.release +
+      li.append(el("div", data.outside_count.toLocaleString("en") + " not in release " + data.release +
         " (no predicted cluster): they cannot be added", "group-head"));
       const ol = el("ol", null, "members-of");
       for (const r of data.outside) ol.append(recordItem(r, false));
       li.append(ol);
+      if (data.outside.length < data.outside_count) {
+        li.append(button("show more of the " + (data.outside_count - data.outside.length).toLocaleString("en") +
+          " not shown", () => moreOutside(), "more-outside"));
+      }
       list.append(li);
     }
     hitTools();
