@@ -13,7 +13,9 @@ Routes (all behind :class:`~er_expectations.web.guard.Guard`, the token):
                             link (team mode, issue 31) names its labeller and skips it
 ``GET /lead``               the lead's view (the lead's link only, :mod:`er_expectations.web.team`)
 ``GET /next``               the next draw of the queue for the labeller
-``GET /draw/N``             the draw page
+``GET /draw/N``             the draw page (its first member rows)
+``GET /draw/N/rows``        ``?from=K``: the member rows from the K-th on (HTML), asked by the page
+                            after its first paint
 ``GET /agreement``          agreement of the doubly labelled draws, disagreements to reconcile
 ``GET /review/N``           review mode: the true cluster by predicted cluster, error tags
 ``POST /api/review/N/tag``  ``{tag, kind, records}``: an error tag on the draw's true cluster
@@ -63,7 +65,7 @@ from er_expectations.web.topup import TopupPages
 __all__ = ["build_app", "labeller_cookie"]
 
 HERE = Path(__file__).resolve().parent
-#: Member rows laid out before the first paint; the rest follow at once after it (draw.js).
+#: Member rows sent with the draw page; draw.js asks the rest (``/draw/N/rows``) after the first paint.
 FIRST_ROWS = 50
 #: The metrics of the estimates page (SPEC 5) and the replicates of its plan (fast enough to update).
 ESTIMATED = ("pairwise_precision", "pairwise_recall", "pairwise_f")
@@ -125,7 +127,8 @@ class WebApp:
         routes = [
             Route("/", self.home), Route("/signin", self.signin, methods=["GET", "POST"]),
             Route("/signout", self.signout, methods=["POST"]), Route("/next", self.next_draw),
-            Route("/draw/{n}", self.draw_page), Route("/agreement", self.agreement_page),
+            Route("/draw/{n}", self.draw_page), Route("/draw/{n}/rows", self.draw_rows),
+            Route("/agreement", self.agreement_page),
             Route("/estimates", self.estimates_page), Route("/review/{n}", self.review_page),
             Route("/api/review/{n}/tag", self.tag_api, methods=["POST"]),
             Route("/api/draw/{n}", self.draw_api), Route("/api/draw/{n}/save", self.save_api, methods=["POST"]),
@@ -253,10 +256,36 @@ class WebApp:
         draw = space.store.draw(state["draw"])
         members = space.members(draw)
         drawn = space.member(space.drawn_row(draw))
-        names = set(space.project.config.name or ())
-        name_at = {i for i, c in enumerate(space.columns) if c in names}
+        name_at = self._name_at()
         return self.page("draw.html.j2", request, state=state, draw=draw, members=members, drawn=drawn,
                          columns=space.columns, name_at=name_at, prose_at=_prose(members, name_at))
+
+    def _name_at(self) -> set[int]:
+        names = set(self.space.project.config.name or ())
+        return {i for i, c in enumerate(self.space.columns) if c in names}
+
+    async def draw_rows(self, request: Request) -> Response:
+        """The member rows of draw N from ``?from=K`` (HTML, as the page's own rows): the page
+        holds the first :data:`FIRST_ROWS` and asks the rest after its first paint (issue 31)."""
+        if self.labeller(request) is None:
+            return HTMLResponse("sign in first: open / and give your name", status_code=401)
+        text = request.query_params.get("from", "0")
+        start = whole_number(text)
+        if start is None:
+            return HTMLResponse(f"from={escape(text[:20])}: give a row number (a whole number from 0)", status_code=422)
+        try:
+            html = await run_in_threadpool(self._rows_html, request.path_params["n"], start)
+        except InputError as exc:
+            return HTMLResponse(str(escape(str(exc))), status_code=404)
+        return HTMLResponse(html)
+
+    def _rows_html(self, n: str, start: int) -> str:
+        space = self.space
+        draw = space.draw(n)
+        members = space.members(draw)
+        name_at = self._name_at()
+        return self.env.get_template("draw_rows.html.j2").render(
+            rows=members[start:], draw=draw, name_at=name_at, prose_at=_prose(members, name_at))
 
     async def agreement_page(self, request: Request) -> Response:
         from er_expectations.labelling.agreement import agreement

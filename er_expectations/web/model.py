@@ -85,6 +85,7 @@ class Workspace:
         self.columns: tuple[str, ...] = tuple(dict.fromkeys(shown))
         self._cells = {c: records[c].map(text_of).to_numpy(dtype=object) for c in self.columns}
         self.search = project.search() if name_col else None
+        self._last_members: tuple[Draw, list[Member]] | None = None
         #: a top-up project (SPEC 14.3): its tasks and the records the benchmark knows (never added)
         self.topup: TopupStore | None = None
         self.known: frozenset[str] = frozenset()
@@ -136,7 +137,16 @@ class Workspace:
         return Member(id=self.ids[row], name=self.names[row], cells=tuple(self._cells[c][row] for c in self.columns))
 
     def members(self, draw: Draw) -> list[Member]:
-        """ĉ(r) of ``draw`` as table rows, drawn record first (wb-core's :meth:`Project.members`)."""
+        """ĉ(r) of ``draw`` as table rows, drawn record first (wb-core's :meth:`Project.members`);
+        the last draw's are kept (the page and its rows asked right after it read them once)."""
+        kept = self._last_members
+        if kept is not None and kept[0] == draw:
+            return kept[1]
+        rows = self._members(draw)
+        self._last_members = (draw, rows)
+        return rows
+
+    def _members(self, draw: Draw) -> list[Member]:
         frame = self.project.members(draw.draw)
         cfg = self.project.config
         ids = frame[cfg.record_id].map(text_of).tolist()

@@ -353,3 +353,30 @@ def test_breakable_escapes_then_breaks_only_at_punctuation():
     assert str(breakable("<script>a.b</script>")) == "&lt;script&gt;a.<wbr>b&lt;/<wbr>script&gt;"
     assert str(breakable('=HYPERLINK("x")')) == "=HYPERLINK(&#34;x&#34;)"
     assert str(breakable("end. - ")) == "end. - "  # a break only before a letter or digit
+
+
+# -- the member rows after the first paint (issue 31 item 2) ---------------------------------------------------
+def test_the_page_sends_its_first_rows_and_the_rest_come_from_the_rows_route(web, client):
+    web.env.globals["FIRST_ROWS"] = 2  # draw 1's cluster c1 has 5 members: 2 with the page, 3 after it
+    page = client.get("/draw/1").text
+    first = re.findall(r'<tr data-id="(\d+)"', page)
+    assert first == ["1", "2"]
+    src = re.search(r'<template id="more-rows" data-src="([^"]+)" data-count="(\d+)">', page)
+    assert src and src.group(1) == "/draw/1/rows?from=2" and src.group(2) == "3"
+    rest = client.get(src.group(1))
+    assert rest.status_code == 200 and rest.headers["content-type"].startswith("text/html")
+    later = re.findall(r'<tr data-id="(\d+)"', rest.text)
+    state = client.get("/api/draw/1").json()
+    assert sorted(first + later) == sorted(state["members"]) and len(first + later) == 5  # each member once
+    whole = client.get("/draw/1/rows?from=0").text  # the hostile name's row: escaped as in the page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in whole and "<script>alert(1)" not in whole
+    assert client.get("/draw/1/rows?from=x").status_code == 422
+    assert client.get("/draw/99/rows?from=0").status_code == 404
+    web.env.globals["FIRST_ROWS"] = 50
+    assert "more-rows" not in client.get("/draw/1").text  # a small cluster comes whole
+
+
+def test_the_rows_route_asks_for_a_signed_in_labeller(web):
+    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c.get("/?token=secret-token")
+    assert c.get("/draw/1/rows?from=0").status_code == 401

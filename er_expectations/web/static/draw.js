@@ -662,14 +662,29 @@
     document.body.dataset.ready = "1";
     if (window.performance && performance.mark) performance.mark("erx-ready");
   }
-  // a large cluster: the first rows are painted first, the rest (a <template>) move in right after
+  // a large cluster: the first rows come with the page and are painted first; the rest are asked
+  // right after the first paint (/draw/N/rows, the same rows' HTML from the server's templates)
   const more = document.getElementById("more-rows");
   if (more) {
-    requestAnimationFrame(() => setTimeout(() => {
-      tbody.append(more.content);
+    requestAnimationFrame(() => setTimeout(async () => {
+      let failed = null;
+      try {
+        const res = await fetch(more.dataset.src, { credentials: "same-origin" });
+        if (!res.ok) throw new Error(await res.text());
+        const rowsHtml = document.createElement("template");
+        rowsHtml.innerHTML = await res.text(); // escaped by the server's templates, as the page itself
+        tbody.append(rowsHtml.content);
+        index();
+      } catch (err) {
+        failed = err;
+      }
       more.remove();
-      index();
       start();
+      if (failed) {
+        $("#status").textContent = "the other " + Number(more.dataset.count).toLocaleString("en") +
+          " members could not be listed (" + failed.message + "): reload the page before answering";
+        $("#status").className = "error";
+      }
     }, 0));
   } else {
     start();
