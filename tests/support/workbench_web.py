@@ -1,9 +1,11 @@
 """Shared by the workbench's web tests (tests/web): a small hostile project, the demo project
-(PatentsView, release 2021-12-30), ``er-expectations label serve`` in its own process, and the
-chromium flags of Playwright (the network cut of :mod:`support.chromium`)."""
+(PatentsView, release 2021-12-30), the web app with a test client over it (token cookie, signed
+in, :func:`web_app`, :func:`web_client`, :func:`save`), ``er-expectations label serve`` in its
+own process, and the chromium flags of Playwright (the network cut of :mod:`support.chromium`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -13,7 +15,10 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from starlette.testclient import TestClient
 
+from er_expectations.web.app import build_app
+from er_expectations.web.model import Workspace
 from support.chromium import OFFLINE_FLAGS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,6 +35,42 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
                  "--disable-extensions", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--force-device-scale-factor=1", "--lang=en-US",
                  *(f"{flag} , EXCLUDE 127.0.0.1" for flag in OFFLINE_FLAGS)]
+
+
+#: the address the in-process test clients use (the app is bound to it: Host and Origin checks)
+PORT = 8766
+BASE = f"http://127.0.0.1:{PORT}"
+ORIGIN = {"Origin": BASE}
+FORM = {**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"}
+JSON = {**ORIGIN, "Content-Type": "application/json"}
+
+
+def web_app(project, *, token: str = "tok", folder: Path | None = None):
+    """The web app over ``project`` (a :class:`Workspace` is made), bound to :data:`BASE`;
+    ``folder``: team mode (the project's access file names the tokens)."""
+    app = build_app(Workspace(project), token=token, folder=folder)
+    app.guard.bind("127.0.0.1", PORT)
+    return app
+
+
+def web_client(app, *, token: str | None = None, name: str | None = None,
+               raise_server_exceptions: bool = True) -> TestClient:
+    """A test client of ``app``: with ``token``, the link opened once (its cookie kept); with
+    ``name``, signed in under that name. Redirects are not followed (tests read them)."""
+    c = TestClient(app.guard, base_url=BASE, follow_redirects=False, raise_server_exceptions=raise_server_exceptions)
+    if token is not None:
+        r = c.get(f"/?token={token}")
+        assert r.status_code == 303, r.text
+    if name is not None:
+        r = c.post("/signin", content=f"name={name}", headers=FORM)
+        assert r.status_code == 303, r.text
+    return c
+
+
+def save(client: TestClient, n: str = "1", **body):
+    """POST a decision for draw ``n`` (labelled, nothing removed or added, version 0, unless ``body`` says)."""
+    payload = {"status": "labelled", "removed": [], "added": [], "expected_version": 0, **body}
+    return client.post(f"/api/draw/{n}/save", content=json.dumps(payload), headers=JSON)
 
 
 def hostile_records() -> pd.DataFrame:

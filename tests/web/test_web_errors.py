@@ -4,43 +4,24 @@ too deep and an unexpected failure each get a clear answer, quickly, with nothin
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 
 import pytest
-from starlette.testclient import TestClient
+from support.workbench_web import JSON, save, web_app, web_client
 
 from er_expectations.labelling.store import Decision
-from er_expectations.web.app import build_app
 from er_expectations.web.errors import LOCK_WAIT, RETRY_AFTER, whole_number
-from er_expectations.web.model import Workspace
-
-PORT = 8766
-BASE = f"http://127.0.0.1:{PORT}"
-ORIGIN = {"Origin": BASE}
-JSON = {**ORIGIN, "Content-Type": "application/json"}
 
 
 @pytest.fixture
 def web(hostile_project):
-    app = build_app(Workspace(hostile_project), token="tok")
-    app.guard.bind("127.0.0.1", PORT)
-    return app
+    return web_app(hostile_project)
 
 
 @pytest.fixture
 def client(web):
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False, raise_server_exceptions=False)
-    assert c.get("/?token=tok").status_code == 303
-    r = c.post("/signin", content="name=ann", headers={**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
-    assert r.status_code == 303
-    return c
-
-
-def save(client, n="1", **body):
-    payload = {"status": "labelled", "removed": [], "added": [], "expected_version": 0, **body}
-    return client.post(f"/api/draw/{n}/save", content=json.dumps(payload), headers=JSON)
+    return web_client(web, token="tok", name="ann", raise_server_exceptions=False)
 
 
 def test_whole_number_takes_ascii_digits_only():

@@ -7,49 +7,46 @@ import json
 import re
 
 import pytest
-from starlette.testclient import TestClient
-from support.workbench_web import BIG_ID, FORMULA, HOSTILE_NAME, LONG_TITLE
+from support.workbench_web import (
+    BIG_ID,
+    FORM,
+    FORMULA,
+    HOSTILE_NAME,
+    LONG_TITLE,
+    ORIGIN,
+    PORT,
+    save,
+    web_app,
+    web_client,
+)
 
 from er_expectations import InputError
-from er_expectations.web.app import build_app
 from er_expectations.web.guard import MAX_BODY, cookie_name
-from er_expectations.web.model import FOLD_AT, Workspace
-
-PORT = 8765
-BASE = f"http://127.0.0.1:{PORT}"
-ORIGIN = {"Origin": BASE}
+from er_expectations.web.model import FOLD_AT
 
 
 @pytest.fixture
 def web(hostile_project):
-    app = build_app(Workspace(hostile_project), token="secret-token")
-    app.guard.bind("127.0.0.1", PORT)
-    return app
+    return web_app(hostile_project, token="secret-token")
 
 
 @pytest.fixture
 def client(web):
     """Signed in as 'ann' with the token cookie."""
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c = web_client(web)
     r = c.get("/?token=secret-token")
     assert r.status_code == 303 and r.headers["location"] == "/"
     assert "HttpOnly" in r.headers["set-cookie"] and "SameSite=Strict" in r.headers["set-cookie"]
-    r = c.post("/signin", content="name=ann", headers={**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
+    r = c.post("/signin", content="name=ann", headers=FORM)
     assert r.status_code == 303, r.text
     return c
-
-
-def save(client, n="1", **body):
-    payload = {"status": "labelled", "removed": [], "added": [], "expected_version": 0, **body}
-    return client.post(f"/api/draw/{n}/save", content=json.dumps(payload),
-                       headers={**ORIGIN, "Content-Type": "application/json"})
 
 
 # -- the token, Host and Origin ------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", ["/", "/draw/1", "/api/draw/1", "/api/search?draw=1&q=x", "/static/draw.js",
                                   "/signin", "/nowhere"])
 def test_without_the_token_everything_is_refused(web, path):
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c = web_client(web)
     r = c.get(path)
     assert r.status_code == 403
     assert "token" in r.text
@@ -62,7 +59,7 @@ def test_without_the_token_everything_is_refused(web, path):
 
 
 def test_the_token_moves_from_the_url_to_a_cookie_once(web):
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c = web_client(web)
     r = c.get("/draw/1?token=secret-token&x=1")
     assert r.status_code == 303 and r.headers["location"] == "/draw/1?x=1"  # not left in the address
     assert c.get("/").status_code == 303  # the cookie works: on to sign-in
@@ -111,7 +108,7 @@ def test_hostile_names_are_escaped_in_the_html(client):
 
 
 def test_a_hostile_labeller_name_is_escaped(web):
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c = web_client(web)
     c.get("/?token=secret-token")
     c.post("/signin", content="name=%3Cscript%3Ealert(3)%3C%2Fscript%3E",
            headers={**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
@@ -120,7 +117,7 @@ def test_a_hostile_labeller_name_is_escaped(web):
 
 
 def test_signin_refuses_a_blank_name(web):
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c = web_client(web)
     c.get("/?token=secret-token")
     r = c.post("/signin", content="name=+++", headers={**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
     assert r.status_code == 400 and "labeller" in r.text
@@ -160,7 +157,7 @@ def test_a_stale_version_is_a_conflict_and_writes_nothing(client, hostile_projec
 
 
 def test_another_labellers_answer_is_shown_before_mine_is_saved(client, web):
-    bob = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    bob = web_client(web)
     bob.get("/?token=secret-token")
     bob.post("/signin", content="name=bob", headers={**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
     seen = client.get("/api/draw/2").json()["seen"]
@@ -245,7 +242,7 @@ def test_search_finds_typos_and_refuses_bad_queries(client):
 
 
 def test_not_signed_in_api_is_401(web):
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c = web_client(web)
     c.get("/?token=secret-token")
     assert c.get("/api/draw/1").status_code == 401
     assert c.get("/api/draw/1/findings").status_code == 401
@@ -268,7 +265,7 @@ def test_a_double_draw_is_blind_until_answered(web, hostile_project):
     store = hostile_project.store
     store._db.execute("UPDATE draws SET double = 1 WHERE draw = 2")  # make draw 2 a blind double
     store.save(2, "bob", Decision(removed=["6"]), expected_version=0)
-    ann = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    ann = web_client(web)
     ann.get("/?token=secret-token")
     ann.post("/signin", content="name=ann", headers={**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
     state = ann.get("/api/draw/2").json()
@@ -377,6 +374,6 @@ def test_the_page_sends_its_first_rows_and_the_rest_come_from_the_rows_route(web
 
 
 def test_the_rows_route_asks_for_a_signed_in_labeller(web):
-    c = TestClient(web.guard, base_url=BASE, follow_redirects=False)
+    c = web_client(web)
     c.get("/?token=secret-token")
     assert c.get("/draw/1/rows?from=0").status_code == 401

@@ -15,6 +15,7 @@ import httpx2 as httpx
 import pandas as pd
 import pytest
 from starlette.testclient import TestClient
+from support.workbench_web import BASE, FORM, JSON, PORT, save, web_app, web_client
 
 from er_expectations.cli.main import main
 from er_expectations.core.errors import InputError
@@ -30,15 +31,8 @@ from er_expectations.labelling.access import (
 )
 from er_expectations.labelling.decide import decide, export_labels
 from er_expectations.labelling.store import Decision
-from er_expectations.web.app import build_app
 from er_expectations.web.guard import cookie_name
-from er_expectations.web.model import Workspace
 from er_expectations.web.server import open_server, workbench
-
-PORT = 8766
-BASE = f"http://127.0.0.1:{PORT}"
-ORIGIN = {"Origin": BASE}
-FORM = {**ORIGIN, "Content-Type": "application/x-www-form-urlencoded"}
 
 
 @pytest.fixture
@@ -48,27 +42,15 @@ def team(hostile_project):
     access = ensure_access(folder)
     _, alice = add_link(folder, "alice")
     _, bob = add_link(folder, "bob")
-    app = build_app(Workspace(hostile_project), token=access.secret, folder=folder)
-    app.guard.bind("127.0.0.1", PORT)
-    return app, folder, access.secret, alice, bob
+    return web_app(hostile_project, token=access.secret, folder=folder), folder, access.secret, alice, bob
 
 
 def client(app, token: str) -> TestClient:
-    c = TestClient(app.guard, base_url=BASE, follow_redirects=False)
-    r = c.get(f"/?token={token}")
-    assert r.status_code == 303, r.text
-    return c
-
-
-def save(c, n="1", **body):
-    payload = {"status": "labelled", "removed": [], "added": [], "expected_version": 0, **body}
-    return c.post(f"/api/draw/{n}/save", content=json.dumps(payload), headers={**ORIGIN, "Content-Type": "application/json"})
+    return web_client(app, token=token)
 
 
 def signed_in_lead(app, token: str, name: str = "lead") -> TestClient:
-    c = client(app, token)
-    assert c.post("/signin", content=f"name={name}", headers=FORM).status_code == 303
-    return c
+    return web_client(app, token=token, name=name)
 
 
 # -- the access file ---------------------------------------------------------------------------------------------
@@ -244,7 +226,7 @@ def test_review_of_a_blind_double_waits_for_my_answer(team, hostile_project):
     assert r.status_code == 403 and "answer it on its page first" in r.text
     assert "bob" not in r.text and "bobs-cluster" not in r.text and "Maria Nunez" not in r.text
     r = a.post("/api/review/2/tag", content=json.dumps({"tag": "other", "kind": "over", "records": ["6"]}),
-               headers={**ORIGIN, "Content-Type": "application/json"})
+               headers=JSON)
     assert r.status_code == 403 and store.tags() == []
     assert save(a, "2", status="skipped", reason="later").status_code == 200  # a skip is no answer
     assert a.get("/review/2").status_code == 403 and a.get("/api/draw/2").json()["others"] == []
@@ -358,8 +340,7 @@ def test_label_links_refusals(hostile_project, capsys, argv, needle):
 def test_the_single_token_of_one_person_is_the_lead(hostile_project):
     """Backward compatible: without personal links the one token signs in by a typed name, as before,
     and its holder is the lead."""
-    app = build_app(Workspace(hostile_project), token="only-token")
-    app.guard.bind("127.0.0.1", PORT)
+    app = web_app(hostile_project, token="only-token")
     c = client(app, "only-token")
     assert c.get("/").headers["location"] == "/signin"
     assert c.post("/signin", content="name=solo", headers=FORM).status_code == 303
