@@ -25,17 +25,15 @@ Target (issue 31): a 1,000-record bulk action repainted in ≤ 200 ms. Results g
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
-import platform
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
-from bench_workbench_web import ARGS, project
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_workbench_common import CHROMIUM, CHROMIUM_ARGS, conditions, write_result  # noqa: E402
+from bench_workbench_web import project  # noqa: E402 - the one-draw project of the largest cluster
 
-ROOT = Path(__file__).resolve().parents[1]
 TIMED = """(selector) => new Promise((done) => {
   const target = document.querySelector(selector);
   const t0 = performance.now();
@@ -70,7 +68,7 @@ def main() -> None:
         try:
             base = bench.url.split("/?token=")[0]
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.goto(bench.url)
                 page.fill("#name", "bench")
@@ -93,8 +91,7 @@ def main() -> None:
                 browser.close()
         finally:
             bench.stop()
-    out: dict = {"members": size, "rows_changed": size - 1, "reps": args.reps, "machine": platform.platform(),
-                 "load_average": os.getloadavg()[0], "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    out: dict = {"members": size, "rows_changed": size - 1, "reps": args.reps, **conditions()}
     for key, values in runs.items():
         out[key] = {"frame_ms": _summary([v["frame"] for v in values]),
                     "painted_ms": _summary([v["painted"] for v in values])}
@@ -103,10 +100,7 @@ def main() -> None:
     out["bulk vs single ticks"] = round(single * (size - 1) / out["tick all shown"]["painted_ms"]["median"], 1)
     out["target_ms"] = 200
     out["ok"] = max(out["tick all shown"]["painted_ms"]["median"], out["undo"]["painted_ms"]["median"]) <= 200
-    print(json.dumps(out, indent=2))
-    results = ROOT / "benchmarks" / "results"
-    results.mkdir(exist_ok=True)
-    (results / f"workbench-bulk-{dt.date.today().isoformat()}.json").write_text(json.dumps(out, indent=2) + "\n")
+    write_result("workbench-bulk", out)
 
 
 if __name__ == "__main__":

@@ -22,61 +22,29 @@ included. Results go to ``benchmarks/results/workbench-search-<date>.json``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
-import platform
+import contextlib
+import sys
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_workbench_common import conditions, demo_project, http_client, ms, timed, write_result  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "er_expectations" / "data" / "patentsview"
-RELEASE = "inventor_id_20211230"
 DRAW = 10
-
-
-def _ms(values: list[float]) -> dict:
-    a = np.asarray(values) * 1000.0
-    return {"p50": round(float(np.percentile(a, 50)), 2), "p95": round(float(np.percentile(a, 95)), 2),
-            "max": round(float(a.max()), 2)}
-
-
-def _timed(call, reps: int) -> list[float]:
-    call()
-    out = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        call()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=200)
     args = parser.parse_args()
-    import httpx2 as httpx
-
     import er_expectations as erx
-    from er_expectations.labelling.project import init_project
 
     with tempfile.TemporaryDirectory(prefix="erx-bench-search-") as tmp:
-        folder = Path(tmp) / "project"
-        init_project(folder, records=DATA / "records.parquet", predictions=DATA / "predictions.parquet",
-                     record_id="mention_id", prediction=RELEASE, name=["name_first", "name_last"], block="block",
-                     attributes=["name_first", "name_last", "block", "patent_date", "city", "country",
-                                 "assignee_organization", "patent_title"], sample=DATA / "labels.parquet",
-                     double_label_share=0).close()
+        folder = demo_project(Path(tmp) / "project")
         bench = erx.workbench(folder)
         try:
-            base = bench.url.split("/?token=")[0]
-            with httpx.Client(base_url=base, follow_redirects=False) as client:
-                client.get(bench.url)
-                client.post("/signin", content="name=bench", headers={
-                    "Origin": base, "Content-Type": "application/x-www-form-urlencoded"})
+            client, _ = http_client(bench)
+            with contextlib.closing(client):
                 state = client.get(f"/api/draw/{DRAW}").json()
                 drawn_block = client.get("/api/expand", params={"draw": DRAW, "name": "droz pierre yves"}).json()[
                     "draw_block"]
@@ -99,7 +67,7 @@ def main() -> None:
                         return r
 
                     size = len(call().content)
-                    http[label] = {**_ms(_timed(call, args.reps)), "bytes": size}
+                    http[label] = {**ms(timed(call, args.reps)), "bytes": size}
         finally:
             bench.stop()
         from er_expectations.labelling.project import open_project
@@ -110,24 +78,20 @@ def main() -> None:
             near = state["record"]
             keys = {k: i for i, k in enumerate(index._keys)}  # noqa: SLF001 - the floor: one dict look-up
             inproc = {
-                "floor (one dict look-up)": _ms(_timed(lambda: keys.get("droz pierre yves"), args.reps)),
-                "find 'Pierre-Yves Droz'": _ms(_timed(lambda: index.find("Pierre-Yves Droz", near=near), args.reps)),
-                "find 'Junyi Li'": _ms(_timed(lambda: index.find("Junyi Li", near=near), args.reps)),
-                "expand Pierre-Yves Droz": _ms(_timed(lambda: index.expand(name="droz pierre yves", near=near),
+                "floor (one dict look-up)": ms(timed(lambda: keys.get("droz pierre yves"), args.reps)),
+                "find 'Pierre-Yves Droz'": ms(timed(lambda: index.find("Pierre-Yves Droz", near=near), args.reps)),
+                "find 'Junyi Li'": ms(timed(lambda: index.find("Junyi Li", near=near), args.reps)),
+                "expand Pierre-Yves Droz": ms(timed(lambda: index.expand(name="droz pierre yves", near=near),
                                                       args.reps)),
-                "expand Junyi Li": _ms(_timed(lambda: index.expand(name="junyi li", near=near), args.reps)),
+                "expand Junyi Li": ms(timed(lambda: index.expand(name="junyi li", near=near), args.reps)),
             }
         finally:
             opened.close()
     out = {"records": 133541, "draw": DRAW, "reps": args.reps, "http_ms": http, "in_process_ms": inproc,
            "target_search_p95_ms": 50,
            "ok": all(v["p95"] <= 50 for k, v in http.items() if k.startswith(("search", "expand name"))),
-           "machine": platform.platform(), "load_average": os.getloadavg()[0],
-           "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-    print(json.dumps(out, indent=2))
-    results = ROOT / "benchmarks" / "results"
-    results.mkdir(exist_ok=True)
-    (results / f"workbench-search-{dt.date.today().isoformat()}.json").write_text(json.dumps(out, indent=2) + "\n")
+           **conditions()}
+    write_result("workbench-search", out)
 
 
 if __name__ == "__main__":

@@ -20,21 +20,24 @@ Target (issue 19): first render ≤ 300 ms. Results go to
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import platform
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "er_expectations" / "data" / "patentsview"
-RELEASE = "inventor_id_20211230"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-        "--disable-component-update", "--disable-extensions", "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_workbench_common import (  # noqa: E402 - benchmarks/ on the path first
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DATA,
+    RELEASE,
+    conditions,
+    demo_project,
+    write_result,
+)
+
 TIMINGS = """() => {
   const nav = performance.getEntriesByType("navigation")[0];
   const paint = performance.getEntriesByName("first-contentful-paint")[0];
@@ -45,26 +48,14 @@ TIMINGS = """() => {
 
 
 def project(folder: Path, demo: bool = False) -> tuple[Path, int]:
-    from er_expectations.labelling.project import init_project
-
     if demo:  # the demo project itself: its 401 draws, draw 292 in the 1,033-member cluster
-        init_project(folder / "project", records=DATA / "records.parquet", predictions=DATA / "predictions.parquet",
-                     record_id="mention_id", prediction=RELEASE, name=["name_first", "name_last"], block="block",
-                     attributes=["name_first", "name_last", "block", "patent_date", "city", "country",
-                                 "assignee_organization", "patent_title"], sample=DATA / "labels.parquet",
-                     double_label_share=0).close()
-        return folder / "project", 1033
+        return demo_project(folder / "project"), 1033
     pred = pd.read_parquet(DATA / "predictions.parquet", columns=["mention_id", RELEASE])
     biggest = pred[RELEASE].value_counts().index[0]
     members = pred.loc[pred[RELEASE] == biggest, "mention_id"]
     pd.DataFrame({"draw": [1], "record_id": [members.iloc[0]], "predicted_cluster": [biggest],
                   "removed": [[]], "added": [[]]}).to_parquet(folder / "sheet.parquet")
-    init_project(folder / "project", records=DATA / "records.parquet", predictions=DATA / "predictions.parquet",
-                 record_id="mention_id", prediction=RELEASE, name=["name_first", "name_last"], block="block",
-                 attributes=["name_first", "name_last", "block", "patent_date", "city", "country",
-                             "assignee_organization", "patent_title"], sample=folder / "sheet.parquet",
-                 double_label_share=0).close()
-    return folder / "project", len(members)
+    return demo_project(folder / "project", sample=folder / "sheet.parquet"), len(members)
 
 
 def main() -> None:
@@ -84,7 +75,7 @@ def main() -> None:
         try:
             base = bench.url.split("/?token=")[0]
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.goto(bench.url)
                 page.fill("#name", "bench")
@@ -100,18 +91,14 @@ def main() -> None:
                 browser.close()
         finally:
             bench.stop()
-    out = {"draw": draw, "members": size, "rows_rendered": rows, "runs": len(runs),
-           "machine": platform.platform(), "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    out = {"draw": draw, "members": size, "rows_rendered": rows, "runs": len(runs), **conditions()}
     for key in ("server", "first_paint", "ready"):
         values = sorted(r[key] for r in runs)
         out[f"{key}_ms"] = {"median": round(statistics.median(values), 1), "max": round(values[-1], 1)}
     out["html_bytes"] = runs[-1]["html"]
     out["target_first_render_ms"] = 300
     out["ok"] = out["first_paint_ms"]["median"] <= 300
-    print(json.dumps(out, indent=2))
-    results = ROOT / "benchmarks" / "results"
-    results.mkdir(exist_ok=True)
-    (results / f"workbench-web-{'demo-' if args.demo_draw else ''}{dt.date.today().isoformat()}.json").write_text(json.dumps(out, indent=2) + "\n")
+    write_result("workbench-web-demo" if args.demo_draw else "workbench-web", out)
 
 
 if __name__ == "__main__":
