@@ -660,7 +660,7 @@ class LabelStore:
 
     def progress(self) -> Progress:
         """Counts of answered, skipped and doubly labelled draws, and each labeller's answers: one
-        read of the counts each save keeps up to date (schema version 4), never of the decisions."""
+        read of the counts each save keeps up to date (schema version 4 on), never of the decisions."""
         rows = self._rows("SELECT p.draws, p.done, p.skipped, p.unsure, p.doubles, p.doubles_done, a.labeller, "
                           "a.answers FROM progress p LEFT JOIN labeller_answers a ON a.answers > 0 WHERE p.id = 1")
         first = rows[0]
