@@ -3,8 +3,8 @@
 project (PatentsView, release 2021-12-30: long names, organisations and titles) in team mode,
 its 401 draws answered with the demo's true labels by two labellers, with blind doubles that
 agree and disagree, an unsure and a skipped draw and a second answer that saw the first; the
-lead's link opens the queue, the lead's view, the agreement (QC) page, the estimates, a review
-and a draw page. At each size, no page scrolls sideways and no box on it does (a table that
+lead's link opens the queue, the lead's view, the agreement (QC) page, the estimates, a review,
+a draw page, the sign-in page and an error page. At each size, no page scrolls sideways and no box on it does (a table that
 needs its own sideways scroll to show its columns fails too)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.browser]
 SIZES = [(1000, 768), (1280, 900), (1366, 768)]
 #: the pages, and what shows each is laid out (its script done or its main heading there)
 PAGES = {"queue": "/", "lead": "/lead", "agreement": "/agreement", "estimates": "/estimates",
-         "review": "/review/21", "draw": "/draw/292"}
+         "review": "/review/21", "draw": "/draw/292", "sign-in": "/signin", "no such draw": "/draw/99999"}
 #: what sticks out sideways: the page itself, or a box whose content is wider than it and scrolls
 OVERFLOW = """() => {
   const W = window.innerWidth;
