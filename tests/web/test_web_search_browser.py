@@ -83,3 +83,22 @@ def test_all_114_records_of_draw_10_are_reached_and_added_through_the_page(chrom
     page.wait_for_selector("#status.ok")
     row = labels_of(demo, "dana").set_index("draw").loc[DRAW]
     assert sorted(row["added"]) == sorted(truth.added) and list(row["removed"]) == []
+
+
+def test_a_name_of_60_clusters_lists_a_page_of_clusters_and_asks_for_the_next(chromium, demo, serve):
+    served = serve(demo)
+    page = new_page(chromium, served, "erin")
+    open_draw(page, served, 292)  # Junyi Li: 1,170 records of the name, 60 other predicted clusters
+    page.fill("#search", "Junyi Li")
+    more = page.locator("#hits button.expand", has_text="more records named Junyi Li")
+    more.wait_for()
+    more.click()
+    page.wait_for_selector("#hits li.group")
+    groups = page.locator("#hits li.group:not(.outside-group)")
+    assert groups.count() == 20
+    assert "in 60 other predicted clusters" in page.inner_text("#hits li.expansion .summary")
+    page.click("#hits button.more-clusters")  # the next page of clusters, added below
+    page.wait_for_function("() => document.querySelectorAll('#hits li.group:not(.outside-group)').length === 40")
+    clusters = groups.evaluate_all("els => els.map(e => e.dataset.cluster)")
+    assert len(clusters) == len(set(clusters)) == 40
+    assert "+ 20 more predicted clusters" in page.inner_text("#hits button.more-clusters")
