@@ -10,7 +10,6 @@ entry then must be lowered, so the list records what is left); a new module must
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from support.paths import REPO
 
