@@ -51,7 +51,7 @@ def mask(text: str, roots: list[str]) -> str:
 def read(path: Path, roots: list[str]) -> str | bytes:
     head = path.read_bytes()[:16]
     if head.startswith(b"SQLite format 3"):
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as conn:
             tables = [r[0] for r in conn.execute("select name from sqlite_master where type='table' order by name")]
             lines = []
             for table in tables:
@@ -85,12 +85,19 @@ def run(source: Path, out: Path, releases: list[str]) -> int:
     return 0 if done.returncode in (0, 1) else done.returncode
 
 
+def _files(root: Path) -> list[Path]:
+    """Every file of a project, but SQLite's transient -wal and -shm files (the database is
+    read as its rows)."""
+    return [p for p in root.rglob("*") if p.is_file() and not p.name.endswith(("-wal", "-shm"))]
+
+
 def compare(a: Path, b: Path) -> int:
     a, b = a.resolve(), b.resolve()
     roots = [str(a), str(b)]
-    files_a = {mask(str(p.relative_to(a)), roots): p for p in a.rglob("*") if p.is_file()}
-    files_b = {mask(str(p.relative_to(b)), roots): p for p in b.rglob("*") if p.is_file()}
-    if len(files_a) != sum(p.is_file() for p in a.rglob("*")) or len(files_b) != sum(p.is_file() for p in b.rglob("*")):
+    found_a, found_b = _files(a), _files(b)
+    files_a = {mask(str(p.relative_to(a)), roots): p for p in found_a}
+    files_b = {mask(str(p.relative_to(b)), roots): p for p in found_b}
+    if len(files_a) != len(found_a) or len(files_b) != len(found_b):
         sys.exit("two files have one masked name: compare projects of one run each")
     only = sorted(files_a.keys() ^ files_b.keys())
     for name in only:
