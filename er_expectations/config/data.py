@@ -26,6 +26,7 @@ from er_expectations.config.models import (
     name_list,
     problem,
 )
+from er_expectations.engines.registry import ENGINES  # noqa: F401 - the one list of engines, re-exported
 
 #: File suffix -> table format.
 TABLE_FORMATS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
@@ -341,9 +342,6 @@ class DataSources(ConfigModel):
         return data
 
 
-#: Engines of ``data.engine``: ``pandas`` reads files; ``sql`` and ``spark`` leave the
-#: record table where it is (see :mod:`er_expectations.run.sources`).
-ENGINES: tuple[str, ...] = ("pandas", "sql", "spark")
 
 
 class ConnectionConfig(ConfigModel):

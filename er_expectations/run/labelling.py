@@ -38,6 +38,9 @@ class LabelsData:
     """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
     :class:`~er_expectations.run.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
 
+    #: What one batch of the checkpoint is, as the run's summary names it.
+    unit = "labels file"
+
     def __init__(self, checkpoint, engine_source=None) -> None:
         from er_expectations.run.releases import ReleaseData
 
@@ -97,6 +100,10 @@ class LabelsData:
         hint = did_you_mean(wanted, [r.label for r in releases])
         raise InputError(f"data.labels.release: '{wanted}' is not a release of the checkpoint"
                          + (f" ({hint})" if hint else "") + f"; releases: {', '.join(r.label for r in releases[:8])}")
+
+    def history_positions(self, selected: Sequence[LabelsSourceRef]) -> list[str]:
+        """The history's release order: a labelling batch is its own."""
+        return [r.label for r in selected]
 
     def select(self, wanted: Sequence[str] | None = None) -> list[LabelsSourceRef]:
         """The one batch, labelled ``<labels file stem>``; ``wanted`` must name it (or be empty)."""

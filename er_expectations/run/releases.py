@@ -121,9 +121,16 @@ class BatchLayout(abc.ABC):
         tags = [self.tags_column] if self.tags_column is not None else []
         return columns + list(self.extra_columns) + tags + list(self.record_columns)
 
+    #: What one batch of the checkpoint is, as the run's summary names it.
+    unit = "release"
+
     @abc.abstractmethod
     def all_releases(self) -> list[ReleaseSource]:
         """Every release of the predictions, in the checkpoint's order."""
+
+    def history_positions(self, selected: Sequence[ReleaseSource]) -> list[str]:
+        """The history's release order: every release of the predictions."""
+        return [r.label for r in self.all_releases()]
 
     def select(self, wanted: Sequence[str] | None = None) -> list[ReleaseSource]:
         """Releases chosen by the checkpoint's ``releases`` and then by ``wanted`` (labels or keys)."""

@@ -46,9 +46,6 @@ from er_expectations.gx.outcome import outcome as read_outcome
 from er_expectations.run.baselines import (
     release_frames,
 )
-from er_expectations.run.labelling import (
-    LabelsData,
-)
 from er_expectations.run.ownership import check_owner
 from er_expectations.run.preflight import PreparedRun, check_batch_columns, prepare_run
 from er_expectations.run.project import (
@@ -271,7 +268,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     folder = _write_release_tables(prepared, selected, names, tables, engine=engine)
 
     suite_names = tuple(s.name for s in prepared.suites)
-    unit = "labels file" if isinstance(prepared.data, LabelsData) else "release"
+    unit = prepared.data.unit
     print(
         f"Checkpoint '{checkpoint.name}' ({checkpoint.path}): {len(selected)} {unit}(s), "
         f"suite(s) {', '.join(suite_names)}; project {checkpoint.project_dir}",
@@ -381,8 +378,7 @@ def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Seque
         vds = project.validation_definitions(name, definitions[release.label], suites)
         per_release[release.label] = project.checkpoint(f"{project.name}__{name}", vds, actions=False)
     # the history's release order: every release of the predictions (a labelling batch: itself)
-    positions = ([r.label for r in prepared.data.all_releases()] if not isinstance(prepared.data, LabelsData)
-                 else [r.label for r in selected])
+    positions = prepared.data.history_positions(selected)
     recording = history_action(checkpoint, {names[r.label]: r.label for r in selected}, positions)
     combined = project.checkpoint(project.name, [vd for cp in per_release.values() for vd in cp.validation_definitions],
                                   extra=[recording] if recording is not None else [])

@@ -202,13 +202,29 @@ class SqlSource(Source):
         with self.bind.connect() as conn:
             return [tuple(row) for row in conn.execute(query)]
 
+    def _reflect(self, name: str, schema: str | None) -> Any:
+        """The table ``name`` with its columns. DuckDB (duckdb-engine) derives from SQLAlchemy's
+        PostgreSQL dialect, whose reflection reads ``pg_catalog.pg_collation``, which DuckDB lacks:
+        there the columns are read from an empty ``SELECT *`` (their values' kinds are checked on
+        the data, :meth:`value_kind`), and a missing table is told from the catalog."""
+        sa = self.sa
+        if self.bind.dialect.name != "duckdb":
+            with self.bind.connect() as conn:
+                return sa.Table(name, sa.MetaData(), schema=schema, autoload_with=conn)
+        known = sa.inspect(self.bind)
+        if name not in [*known.get_table_names(schema=schema), *known.get_view_names(schema=schema)]:
+            raise sa.exc.NoSuchTableError(name)
+        probe = sa.table(name, schema=schema)
+        with self.bind.connect() as conn:
+            names = list(conn.execute(sa.select(sa.text("*")).select_from(probe).limit(0)).keys())
+        return sa.table(name, *[sa.column(n) for n in names], schema=schema)
+
     def open_table(self, role: str, config: EngineTable) -> tuple[Any, list[str]] | None:
         sa = self.sa
         if config.table is not None:
             schema, _, name = config.table.rpartition(".")
             try:
-                with self.bind.connect() as conn:
-                    table = sa.Table(name, sa.MetaData(), schema=schema or None, autoload_with=conn)
+                table = self._reflect(name, schema or None)
             except sa.exc.NoSuchTableError:
                 inspector = sa.inspect(self.bind)
                 known = [*inspector.get_table_names(schema=schema or None),
