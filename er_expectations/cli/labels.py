@@ -74,8 +74,17 @@ def cmd_sample(args: argparse.Namespace) -> int:
     design = SampleDesign.drawn(name=args.design, release=args.prediction, record_id=record_id,
                                 population=sheet.attrs["population"], draws=len(sheet), seed=args.seed,
                                 floor=sheet.attrs.get("floor"), match_probabilities=args.match_probabilities)
-    write_frame(sheet, args.output, separator=args.separator)
+    # a worksheet never stands without its own design (issue 27 leftover 4: the weights of one
+    # without it are recomputed from a default): an older worksheet of that name goes first, then
+    # the design, then the worksheet, each written whole; a run killed between them leaves a design
+    # with no worksheet, which nothing reads
+    Path(args.output).unlink(missing_ok=True)
     where = write_design(args.output, design)
+    try:
+        write_frame(sheet, args.output, separator=args.separator)
+    except Exception:
+        where.unlink(missing_ok=True)
+        raise
     clusters = sheet["predicted_cluster"].nunique()
     print(f"{len(sheet)} draws ({clusters} distinct predicted clusters, seed {args.seed}) from "
           f"{sheet.attrs['population']:,} records of {args.prediction!r} written to {args.output}, the design "

@@ -31,7 +31,7 @@ from er_expectations.config.errors import ConfigError, IssueCollector
 from er_expectations.config.models import ConfigModel, Text, name_list, problem, validate_node
 from er_expectations.config.yamlnodes import compose_file
 from er_expectations.core.errors import InputError
-from er_expectations.labelling.store import MAX_NAME, LabelStore
+from er_expectations.labelling.store import MAX_NAME, LabelStore, id_text
 
 __all__ = ["CONFIG_FILE", "DEFAULT_TAGS", "STORE_FILE", "Project", "ProjectConfig", "init_project",
            "load_config", "open_project", "project_inputs"]
@@ -145,6 +145,20 @@ class Project:
     _id_index: pd.Index | None = field(default=None, repr=False)
     _member_rows: pd.DataFrame | None = field(default=None, repr=False)
     _cluster_index: tuple | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # the store refuses an added record outside the release (SPEC 9 rule 4), through any caller
+        self.store.outside_release = self.outside_release
+
+    def outside_release(self, ids: Sequence[str]) -> list[str]:
+        """The ids of ``ids`` (exact texts) that are records without a predicted cluster: outside
+        the release, never in a true cluster of it (SPEC 9 rule 4). Unknown ids are not listed."""
+        if not ids:
+            return []
+        frame = self.records()
+        outside = frame.loc[frame[self.config.prediction].isna(), self.config.record_id]
+        texts = {id_text(v) for v in outside.tolist()}
+        return [i for i in ids if i in texts]
 
     @property
     def name_column(self) -> str | None:

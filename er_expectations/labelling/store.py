@@ -292,6 +292,8 @@ class LabelStore:
         self._db = connection
         self._lock = threading.RLock()
         self._busy_seconds = 30.0
+        #: set by the project that opens the store: the ids of a list that are outside the release
+        self.outside_release: Callable[[Sequence[str]], list[str]] | None = None
         meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         self.id_kind: str = meta.get("id_kind", "text")
         self.cluster_kind: str = meta.get("cluster_kind", "text")
@@ -493,6 +495,14 @@ class LabelStore:
                 or expected_version < 0:
             raise InputError(f"expected_version={expected_version!r}: give the version the labeller started "
                              "from (0 for a draw they have not saved yet)")
+        outside = self.outside_release(list(clean.added)) if self.outside_release and clean.added else []
+        if outside:  # SPEC 9 rule 4: it would block the estimates until removed (the web page says the same)
+            one = len(outside) == 1
+            raise InputError(f"draw {number}: added {'record' if one else 'records'} "
+                             f"{', '.join(map(repr, outside[:5]))}{f' and {len(outside) - 5} more' if len(outside) > 5 else ''} "
+                             f"{'is' if one else 'are'} not in the release (no predicted cluster), so "
+                             f"{'it' if one else 'they'} cannot be in a true cluster of it; take "
+                             f"{'it' if one else 'them'} out of the added records and save again")
         at = _now()
         with self._write() as db:
             double, answers, first_edits = self._answers(db, number)

@@ -332,3 +332,41 @@ def test_the_design_effect_is_kish_over_the_draws(world, capsys):
     assert f"design effect of the weights {expected:.2f}" in out.out
     assert (expected > DEFF_WARNING) == ("intervals at 120 draws behave like" in out.err)
     assert expected > DEFF_WARNING, "this population at floor 0.05 should warn"
+
+
+class _Killed(BaseException):
+    """The process dies here (nothing catches it, as with SIGKILL nothing runs after)."""
+
+
+@pytest.mark.parametrize("dies_in", ["write_frame", "write_design"])
+def test_a_killed_sample_never_leaves_a_worksheet_without_its_design(world, monkeypatch, dies_in):
+    """Issue 27 leftover 4: the worksheet was written before its design, so a run killed between
+    the two left a worksheet whose weights were then recomputed from a default design. Over an
+    older sample (--force) neither may the old worksheet stay beside the new design."""
+    import er_expectations.analysis.sample_design as sample_design
+    import er_expectations.analysis.sampling as sampling
+
+    sheet = world / "sheet.parquet"
+    _sample(world, sheet, floor=0.3)
+    old_design = design_path(sheet).read_text()
+    for force in (False, True):
+        target = sheet if force else world / "fresh.parquet"
+        module = sampling if dies_in == "write_frame" else sample_design
+
+        def die(*args, **kwargs):
+            raise _Killed
+
+        with monkeypatch.context() as m:
+            m.setattr(module, dies_in, die)
+            with pytest.raises(_Killed):
+                _cli("sample", world / "records.parquet", *COMMON, "-n", 40, "--seed", 9, "--design",
+                     "expected_errors", "--match-probabilities", world / "pairs.parquet", "--floor", 0.2,
+                     "-o", target, *(["--force"] if force else []))
+        if target.exists():  # a worksheet left behind has the design it was drawn with beside it
+            assert design_path(target).is_file()
+            record = json.loads(design_path(target).read_text())
+            drawn = read_table(target)
+            if record["seed"] == 9:
+                assert len(drawn) == 40
+            else:
+                assert design_path(target).read_text() == old_design and len(drawn) == 60

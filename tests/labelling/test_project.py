@@ -187,3 +187,21 @@ def test_csv_records_keep_ids_as_written(tmp_path):
     assert sorted(project.members(d.draw)["id"]) == ["007", "7"]
     project.store.save(d.draw, "ann", Decision(removed=["7"]), expected_version=0)
     assert project.store.labels_frame()["removed"].tolist() == [["7"]]
+
+
+def test_the_store_refuses_an_added_record_outside_the_release(tmp_path, records):
+    """Issue 27 leftover 3: the web page refused it, the Python API saved it (SPEC 9 rule 4)."""
+    project = init_project(tmp_path / "proj", records=records, record_id="id", prediction="pred",
+                           draws=4, seed=3, double_label_share=0)
+    outside = str(BIG + 6)  # null prediction: outside the release
+    with pytest.raises(InputError, match=rf"{outside}.*not in the release.*take it out of the added records"):
+        project.store.save(1, "ann", Decision(added=(outside,)), expected_version=0)
+    assert project.store.decision(1, "ann") is None  # nothing written
+    inside = str(BIG + 5)
+    saved = project.store.save(1, "ann", Decision(added=(inside,)), expected_version=0)
+    assert saved.decision.added == (inside,)
+    project.close()
+    again = open_project(tmp_path / "proj")  # the check survives reopening
+    with pytest.raises(InputError, match=outside):
+        again.store.save(2, "ann", Decision(added=(inside, outside)), expected_version=0)
+    again.close()
