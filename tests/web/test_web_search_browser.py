@@ -102,3 +102,40 @@ def test_a_name_of_60_clusters_lists_a_page_of_clusters_and_asks_for_the_next(ch
     clusters = groups.evaluate_all("els => els.map(e => e.dataset.cluster)")
     assert len(clusters) == len(set(clusters)) == 40
     assert "+ 20 more predicted clusters" in page.inner_text("#hits button.more-clusters")
+
+
+def test_draw_292_is_labelled_to_its_true_cluster_through_the_page_alone(chromium, demo, serve):
+    """Issue 31's 'done when': the 1,033-member draw of Junyi Li misses 31 records spread over
+    17 of the name's 60 other predicted clusters; paging the clusters and one click per cluster
+    gives the true cluster, and the saved answer equals the demo's true label."""
+    truth = pd.read_parquet(DATA / "labels.parquet").set_index("draw").loc[292]
+    pred = pd.read_parquet(DATA / "predictions.parquet", columns=["mention_id", RELEASE]).set_index("mention_id")
+    true_clusters = set(pred.loc[list(truth.added), RELEASE])
+    assert len(truth.removed) == 0 and len(truth.added) == 31 and len(true_clusters) == 17
+    # each of the 17 is wholly in the true cluster, so "add these k records" is the right click
+    assert all(set(pred.index[pred[RELEASE] == c]) <= set(truth.added) for c in true_clusters)
+    served = serve(demo)
+    page = new_page(chromium, served, "fay")
+    open_draw(page, served, 292)
+    page.fill("#search", "Junyi Li")
+    more = page.locator("#hits button.expand", has_text="more records named Junyi Li")
+    more.wait_for()
+    more.click()
+    page.wait_for_selector("#hits li.group")
+    groups = page.locator("#hits li.group:not(.outside-group)")
+    while page.locator("#hits button.more-clusters").count():
+        shown = groups.count()
+        page.click("#hits button.more-clusters")
+        page.wait_for_function("n => document.querySelectorAll('#hits li.group:not(.outside-group)')"
+                               ".length > n", arg=shown)
+    listed = set(groups.evaluate_all("els => els.map(e => e.dataset.cluster)"))
+    assert len(listed) == 60 and true_clusters <= listed
+    for cluster in sorted(true_clusters):
+        group = page.locator(f"#hits li.group[data-cluster='{cluster}']")
+        group.locator("button.add-group").click()
+        group.locator("span.hint", has_text="all added").wait_for()
+    assert page.inner_text("#truth-count").startswith("1,064 records = 1,033 predicted − 0 removed + 31 added")
+    page.click("#save")
+    page.wait_for_selector("#status.ok")
+    row = labels_of(demo, "fay").set_index("draw").loc[292]
+    assert sorted(row["added"]) == sorted(truth.added) and list(row["removed"]) == []
