@@ -26,6 +26,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import sqlalchemy as sa
+
 from er_expectations.engines.pairs import (
     AggregatedPair,
     ChangedCluster,
@@ -66,8 +68,6 @@ def sqlite_ln(bind: Any) -> None:
     recent builds); elsewhere Python's ``math.log`` is registered on the raw DBAPI
     connection when it is checked out of the pool.
     """
-    import sqlalchemy as sa
-
     if bind.dialect.name != "sqlite":
         return
     if isinstance(bind, sa.engine.Connection):
