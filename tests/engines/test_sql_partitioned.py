@@ -11,6 +11,7 @@ comes, and that a database refusing it still gives the same answer."""
 from __future__ import annotations
 
 import datetime
+import sqlite3
 import uuid
 
 import numpy as np
@@ -18,10 +19,12 @@ import pytest
 from support.enginetools import engine_params, postgres_url
 from support.partitioned import DAYS, releases
 
+from er_expectations.engines.pandas.pairs import ReleasePair
 from er_expectations.engines.pandas.release import PandasRelease
 
 sa = pytest.importorskip("sqlalchemy")
 from er_expectations.engines.sql import batch as batches  # noqa: E402
+from er_expectations.engines.sql.pairs import SqlReleasePair  # noqa: E402
 from er_expectations.engines.sql.release import SqlRelease  # noqa: E402
 
 
@@ -154,8 +157,6 @@ def test_a_whole_table_batch_is_not_copied(engine, stacked):
 def test_a_database_that_refuses_temporary_tables_is_queried_in_place(tmp_path, caplog):
     """SQLite's authorizer denies CREATE TEMP TABLE, as a role without the TEMPORARY privilege
     would be denied: same answer, queried where it is, and a warning saying so."""
-    import sqlite3
-
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'refusing.sqlite'}")
     every = releases()
     every.to_sql("stacked", engine, index=False)
@@ -175,3 +176,21 @@ def test_a_database_that_refuses_temporary_tables_is_queried_in_place(tmp_path, 
     finally:
         batches.release_all()
         engine.dispose()
+
+
+def test_release_diff_of_a_daily_batch_equals_pandas(engine, stacked):
+    """The drift sums (SPEC 10) of a copied batch: current ``pred`` against a baseline column of
+    the same rows (``ref``, as a wide table holds the previous release), on its connection."""
+    every, table = stacked
+    for day in DAYS[:2]:
+        current = SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="pred")
+        baseline = SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="ref")
+        assert current.batch is not None
+        pair = SqlReleasePair(current, baseline)
+        alone = every[every["release_date"] == day].drop(columns="release_date").reset_index(drop=True)
+        expected = ReleasePair(PandasRelease(alone, prediction="pred"), PandasRelease(alone, prediction="ref"))
+        assert pair.n_common == expected.n_common > 0
+        assert pair.change_counts() == expected.change_counts()
+        got, want = pair.contingency_sums(), expected.contingency_sums()
+        assert np.allclose([getattr(got, f) for f in got.__dataclass_fields__],
+                           [getattr(want, f) for f in want.__dataclass_fields__], rtol=1e-12)

@@ -190,6 +190,9 @@ class SqlReleasePair(AggregatedPair):
             one(sa.select(sa.func.count()).select_from(base).where(base.c.pieces >= 2)),
         ).select_from(classes)
         sqlite_ln(self.current.bind)
+        if self.current.batch is not None:  # a copied batch is read on a connection of its own
+            with self.current.batch.connection() as conn:
+                sqlite_ln(conn)
         (row,) = self._rows(query)
         return totals_from_row(row)
 
