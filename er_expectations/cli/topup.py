@@ -102,8 +102,8 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
     )
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.analysis.topup import apply_topup
+    from er_expectations.cli.benchmark import file_fact
     from er_expectations.cli.common import load_frame
-    from er_expectations.cli.labels import file_fact
     from er_expectations.core.io import read_table
 
     _check_target(args)
