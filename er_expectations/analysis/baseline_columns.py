@@ -16,19 +16,6 @@ from Python, add them yourself (any column of the batch can be named as ``baseli
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
-
-#: Expectations that read a baseline column (their classes: ``gx/expectations/drift.py``).
-DRIFT_EXPECTATIONS: tuple[str, ...] = (
-    "expect_statistic_change_to_be_below",
-    "expect_estimate_change_to_be_below",
-    "expect_release_agreement_to_be_between",
-)
-
 
 #: The ``baseline`` value meaning "the release before this one in the checkpoint's order".
 PREVIOUS = "previous"

@@ -12,6 +12,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "design_kind",
@@ -25,6 +26,7 @@ __all__ = [
     "range_phrase",
     "redact_credentials",
     "runs_as_formula",
+    "short_name",
     "spreadsheet_safe",
     "without_local_paths",
 ]
@@ -113,6 +115,26 @@ def fmt_q(q: float | None) -> str:
     if math.isinf(q):
         return "∞"
     return f"{q:g}"
+
+
+def _q_text(value: object) -> str:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    return "inf" if math.isinf(number) else f"{number:g}"
+
+
+def short_name(kind: str, kwargs: Mapping[str, Any], *, what: str | None = None) -> str:
+    """A check's short name for tables, from its type: ``pairwise_precision``, ``hill_number(q=2)``.
+
+    ``what`` (a statistic or metric a check compares) replaces the name taken from the type.
+    """
+    label = what if what is not None else (
+        kind.removeprefix("expect_").removeprefix("estimated_").removesuffix("_to_be_between"))
+    if label == "hill_number" and "q" in kwargs:
+        label = f"hill_number(q={_q_text(kwargs['q'])})"
+    return label
 
 
 def fmt_number(x: float | None, digits: int = 3) -> str:

@@ -6,12 +6,14 @@ history, the alerts and Data Docs share. A result may be GX's object or its JSON
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from great_expectations.expectations.registry import get_expectation_impl
+
 from er_expectations.core.severity import severity_of
+from er_expectations.core.text import short_name
 
 __all__ = ["CHECK_ID_META", "ExpectationOutcome", "check_id", "check_statistics", "expectation_label", "field_of",
            "outcome", "raised_error", "restate_statistics", "severity_of_result", "skip_reason", "status_and_severity"]
@@ -54,41 +56,18 @@ class ExpectationOutcome:
         return text
 
 
-def _format_q(value: object) -> str:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return str(value)
-    if math.isinf(number):
-        return "inf"
-    return f"{number:g}"
-
-
-#: Label parts of the drift expectations: (parameter naming what is compared, suffix).
-_DRIFT_LABELS = {
-    "expect_statistic_change_to_be_below": ("statistic", "change"),
-    "expect_estimate_change_to_be_below": ("metric", "change"),
-    "expect_release_agreement_to_be_between": ("metric", "agreement"),
-    "expect_statistic_within_control_limits": ("statistic", "control"),
-}
-
-
 def expectation_label(kind: str, kwargs: Mapping[str, Any]) -> str:
-    """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``."""
-    if kind == "expect_statistic_to_match_benchmark_estimate":
-        return f"{kwargs.get('statistic', '?')}_vs_benchmark"
-    if kind in _DRIFT_LABELS:  # drift checks (SPEC 10): what changed, against the baseline
-        what = str(kwargs.get(_DRIFT_LABELS[kind][0], "?"))
-        if what == "hill_number" and "q" in kwargs:
-            what = f"hill_number(q={_format_q(kwargs['q'])})"
-        return f"{what}_{_DRIFT_LABELS[kind][1]}"
-    if kind == "expect_subgroup_disparity_to_be_below":
-        return f"{kwargs.get('metric') or 'pairwise_f'}_gap_by_group"
-    label = kind.removeprefix("expect_").removeprefix("estimated_")
-    label = label.removesuffix("_to_be_between")
-    if label == "hill_number" and "q" in kwargs:
-        label = f"hill_number(q={_format_q(kwargs['q'])})"
-    return label
+    """A short name for tables: ``pairwise_precision``, ``hill_number(q=2)``, ``x_vs_benchmark``.
+
+    The expectation class names itself (``short_label``); a check of another library, or of a
+    type no longer registered, by its type.
+    """
+    try:
+        cls = get_expectation_impl(kind)
+    except Exception:  # GX raises its own error (ExpectationNotFoundError) for an unknown type
+        cls = None
+    namer = getattr(cls, "short_label", None)
+    return namer(kwargs) if namer is not None else short_name(kind, kwargs)
 
 
 def field_of(obj: Any, name: str) -> Any:

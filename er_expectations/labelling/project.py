@@ -145,6 +145,7 @@ class Project:
     _id_index: pd.Index | None = field(default=None, repr=False)
     _member_rows: pd.DataFrame | None = field(default=None, repr=False)
     _cluster_index: tuple | None = field(default=None, repr=False)
+    _outside_ids: frozenset[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # the store refuses an added record outside the release (SPEC 9 rule 4), through any caller
@@ -155,10 +156,11 @@ class Project:
         the release, never in a true cluster of it (SPEC 9 rule 4). Unknown ids are not listed."""
         if not ids:
             return []
-        frame = self.records()
-        outside = frame.loc[frame[self.config.prediction].isna(), self.config.record_id]
-        texts = {id_text(v) for v in outside.tolist()}
-        return [i for i in ids if i in texts]
+        if self._outside_ids is None:  # once per project: a save then costs a set look-up per id
+            frame = self.records()
+            outside = frame.loc[frame[self.config.prediction].isna(), self.config.record_id]
+            self._outside_ids = frozenset(id_text(v) for v in outside.tolist())
+        return [i for i in ids if i in self._outside_ids]
 
     @property
     def name_column(self) -> str | None:

@@ -28,14 +28,12 @@ if TYPE_CHECKING:
     from er_expectations.config import ConfigIssue, SuiteConfig
     from er_expectations.run.releases import ReleaseData, ReleaseSource
 from er_expectations.analysis.baseline_columns import (
-    DRIFT_EXPECTATIONS,
     PREVIOUS,
     baseline_label_column,
     default_baseline_column,
 )
 
 __all__ = [
-    "DRIFT_EXPECTATIONS",
     "PREVIOUS",
     "BaselineNeed",
     "add_baseline_columns",
@@ -69,10 +67,14 @@ class BaselineNeed:
 
 def baseline_needs(suites: Sequence[SuiteConfig]) -> list[BaselineNeed]:
     """Every drift expectation of the suites with the baseline column it reads."""
+    from er_expectations.gx.expectations import (
+        EXPECTATION_TYPES,  # deferred: GX, for the classes' flags
+    )
+
     needs = []
     for suite in suites:
         for cfg in suite.expectations:
-            if cfg.name not in DRIFT_EXPECTATIONS:
+            if not getattr(EXPECTATION_TYPES.get(cfg.name), "reads_baseline", False):
                 continue
             baseline = str(cfg.kwargs.get("baseline") or PREVIOUS)
             column = cfg.kwargs.get("baseline_column") or default_baseline_column(
@@ -85,13 +87,18 @@ def check_baselines(needs: Sequence[BaselineNeed], data: ReleaseData, checkpoint
                     checkpoint_path: object, suites: Sequence[SuiteConfig] = ()) -> list[ConfigIssue]:
     """A pinned baseline must be a release of the checkpoint's predictions; one column, one baseline.
 
-    The pinned ``baseline_release`` of a control-limit check (``suites``) must be one too.
+    The release a check pins by name (``suites``; the ``baseline_release`` of a control-limit
+    check: its class's ``pinned_release_parameter``) must be one too.
     """
     from er_expectations.config import ConfigIssue
+    from er_expectations.gx.expectations import (
+        EXPECTATION_TYPES,  # deferred: GX, for the classes' flags
+    )
 
-    pinned = [BaselineNeed("", str(cfg.kwargs["baseline_release"]), suite, cfg, "baseline_release")
+    pinned = [BaselineNeed("", str(cfg.kwargs[parameter]), suite, cfg, parameter)
               for suite in suites for cfg in suite.expectations
-              if cfg.name == "expect_statistic_within_control_limits" and cfg.kwargs.get("baseline_release")]
+              if (parameter := getattr(EXPECTATION_TYPES.get(cfg.name), "pinned_release_parameter", None))
+              and cfg.kwargs.get(parameter)]
     issues: list[ConfigIssue] = []
     releases = data.all_releases() if needs or pinned else []
     labels = [r.label for r in releases]

@@ -246,10 +246,6 @@ def labels_column_hint(checkpoint, param: str, column: str, available: Sequence[
     return sources.get(param, default) + (f"; {close}" if close else "")
 
 
-#: Name prefix of the labelling expectations (their public names, SPEC 9).
-LABELS_PREFIX = "expect_labels_"
-
-
 def suite_kind_issues(checkpoint, suites: Sequence) -> list:
     """Expectations that do not fit the checkpoint's batches, each at its suite line.
 
@@ -258,12 +254,15 @@ def suite_kind_issues(checkpoint, suites: Sequence) -> list:
     it validates releases, which have no labels for a labelling expectation.
     """
     from er_expectations.config import ConfigIssue
+    from er_expectations.gx.expectations import (
+        EXPECTATION_TYPES,  # deferred: GX, for the classes' flags
+    )
 
     labelling = checkpoint.data.labels is not None
     issues = []
     for suite in suites:
         for cfg in suite.expectations:
-            if cfg.name.startswith(LABELS_PREFIX) == labelling:
+            if getattr(EXPECTATION_TYPES.get(cfg.name), "reads_labels", False) == labelling:
                 continue
             if labelling:
                 message = (f"{cfg.name} checks a release, but checkpoint '{checkpoint.name}' validates the labels "

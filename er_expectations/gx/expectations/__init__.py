@@ -74,6 +74,8 @@ __all__ = [  # the expectation classes, nothing else (the registry of suite file
 ]
 
 _PUBLIC = [globals()[name] for name in __all__]
+#: Every expectation class by its type (``expect_...``, the name a suite file uses).
+EXPECTATION_TYPES: dict[str, type] = {cls.expectation_type: cls for cls in _PUBLIC}
 #: Parameters of the expectations that name a column of the batch (as their fields mark them).
 COLUMN_PARAMETERS: tuple[str, ...] = column_parameters(_PUBLIC)
 #: The subset that names a column of the records file kept in the batches (SPEC 8 subgroups).

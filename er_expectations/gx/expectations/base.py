@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import math
 from abc import abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import great_expectations.execution_engine as gx_engines
@@ -46,7 +47,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from great_expectations.validator.validator import ValidationDependencies
 
 from er_expectations.core.severity import severity_of
-from er_expectations.core.text import fmt_threshold, range_phrase
+from er_expectations.core.text import fmt_threshold, range_phrase, short_name
 from er_expectations.engines.registry import ENGINES
 from er_expectations.gx.expectations.params import (  # ParameterError, Threshold and threshold are re-exported for the subclasses
     ParameterError,
@@ -171,6 +172,16 @@ class ERExpectation(BatchExpectation):
     #: (``er.unsupported_engine``) naming them, with ``engines_note`` saying why.
     engines: ClassVar[tuple[type, ...]] = SUPPORTED_ENGINES
     engines_note: ClassVar[str] = ""
+    #: whether the check reads a baseline release's column (the drift checks of SPEC 10): the
+    #: checkpoint then adds the baseline's prediction to each batch (run/baselines.py)
+    reads_baseline: ClassVar[bool] = False
+    #: whether the check validates a labels table (SPEC 9) rather than a release
+    reads_labels: ClassVar[bool] = False
+    #: the parameter that names a release of the checkpoint to compare with, if any
+    pinned_release_parameter: ClassVar[str | None] = None
+    #: (the parameter naming what the check compares, the suffix of its short name), for checks
+    #: named by what they compare ("matching_rate_change"); ``None``: named by their type
+    label_from: ClassVar[tuple[str, str] | None] = None
     library_metadata: ClassVar[dict[str, Any]] = {
         "maturity": "beta",
         "tags": ["entity resolution", "record linkage", "deduplication"],
@@ -192,6 +203,15 @@ class ERExpectation(BatchExpectation):
         """The expectation's own parameters (pydantic fields), without GX's common fields
         (``id``, ``meta``, ``notes``, ``severity``, ...) and the refused ``row_condition``."""
         return {name: field for name, field in cls.__fields__.items() if name not in _NOT_PARAMETERS}
+
+    @classmethod
+    def short_label(cls, kwargs: Mapping[str, Any]) -> str:
+        """The check's short name in tables and history: ``pairwise_f``, ``hill_number(q=2)``,
+        ``matching_rate_change`` (a suite's ``id:`` replaces it, :func:`..outcome.check_id`)."""
+        if cls.label_from is not None:
+            parameter, suffix = cls.label_from
+            return f"{short_name(cls.expectation_type, kwargs, what=str(kwargs.get(parameter, '?')))}_{suffix}"
+        return short_name(cls.expectation_type, kwargs)
 
     # -- what subclasses provide ---------------------------------------------------------
     @classmethod

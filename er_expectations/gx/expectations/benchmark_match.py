@@ -6,6 +6,7 @@ of the same statistic of the true clustering, estimated from the benchmark.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from great_expectations.compatibility import pydantic
@@ -34,6 +35,10 @@ __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 
 class ExpectStatisticToMatchBenchmarkEstimate(SampledExpectation, ChosenStatisticExpectation):
     """The prediction's statistic lies in the confidence interval of its estimated true value (SPEC 7)."""
+
+    @classmethod
+    def short_label(cls, kwargs: Mapping[str, Any]) -> str:
+        return f"{kwargs.get('statistic', '?')}_vs_benchmark"
 
     statistic: Literal[TRUE_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic to compare.")

@@ -59,6 +59,9 @@ class ExpectStatisticWithinControlLimits(SkippableExpectation, ChosenStatisticWi
     """A summary statistic lies within control limits from its own history: the mean of the last
     releases ± k standard deviations, or a pinned release's stored value ± k SD (SPEC 10)."""
 
+    label_from: ClassVar[tuple[str, str] | None] = ("statistic", "control")
+    pinned_release_parameter: ClassVar[str | None] = "baseline_release"
+
     statistic: Literal[CONTROL_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic of the predicted clustering (SPEC 3) to follow.")
     window: int | SuiteParameterDict = pydantic.Field(8, ge=2, le=1000, description="How many past releases the limits are drawn from.")

@@ -173,6 +173,10 @@ def _pm(x: float | None, se: float | None) -> str:
 class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     """No group of entities has an estimated metric further than max_disparity from the rest (SPEC 8)."""
 
+    @classmethod
+    def short_label(cls, kwargs: Mapping[str, Any]) -> str:
+        return f"{kwargs.get('metric') or 'pairwise_f'}_gap_by_group"
+
     surname_column: str | None = pydantic.Field(
         None, description="Column with each record's surname: groups from ethnicity imputed per true cluster "
         "with the Census surname tables (give this or group_column).", column="records")

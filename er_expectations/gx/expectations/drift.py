@@ -30,7 +30,6 @@ from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.analysis.baseline_columns import (
-    DRIFT_EXPECTATIONS,
     PREVIOUS,
     baseline_label_column,
     default_baseline_column,
@@ -85,7 +84,6 @@ from er_expectations.stats import METRICS
 from er_expectations.stats.decision import decide
 
 __all__ = [
-    "DRIFT_EXPECTATIONS",
     "ExpectEstimateChangeToBeBelow",
     "ExpectReleaseAgreementToBeBetween",
     "ExpectStatisticChangeToBeBelow",
@@ -116,6 +114,8 @@ def overlap_needed(min_overlap: float, current_records: int, baseline_records: i
 
 class _DriftExpectation(SkippableExpectation):
     """Common parameters of the checks against a baseline release (SPEC 10)."""
+
+    reads_baseline: ClassVar[bool] = True
 
     baseline: str = pydantic.Field(
         PREVIOUS, description="The baseline release: previous (the release before this one in the checkpoint's "
@@ -301,6 +301,8 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
     """A summary statistic changes by at most a threshold against a baseline release, on the records
     present in both (SPEC 10, fixed subset)."""
 
+    label_from: ClassVar[tuple[str, str] | None] = ("statistic", "change")
+
     statistic: Literal[DRIFT_STATISTICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which summary statistic of the predicted clustering (SPEC 3) to compare.")
     max_change: float | SuiteParameterDict | None = pydantic.Field(
@@ -387,6 +389,8 @@ class ExpectStatisticChangeToBeBelow(_DriftExpectation, ChosenStatisticWithOrder
 class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
     """An estimated metric changes by at most a threshold against a baseline release, beyond sampling
     error (SPEC 10, paired standard error on the same benchmark draws)."""
+
+    label_from: ClassVar[tuple[str, str] | None] = ("metric", "change")
 
     metric: Literal[AGREEMENT_METRICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which estimated performance metric (SPEC 5) to compare.")
@@ -493,6 +497,8 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
 class ExpectReleaseAgreementToBeBetween(_DriftExpectation, BoundedExpectation):
     """An exact metric of the release taking a baseline release as the reference, on their common
     records, lies in a range (SPEC 10, agreement)."""
+
+    label_from: ClassVar[tuple[str, str] | None] = ("metric", "agreement")
 
     metric: Literal[AGREEMENT_METRICS] = pydantic.Field(  # type: ignore[valid-type]
         ..., description="Which metric (SPEC 5) of this release with the baseline as the truth.")

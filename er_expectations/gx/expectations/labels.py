@@ -60,6 +60,8 @@ SHOWN_RECORDS = 12
 class _LabelsExpectation(ERExpectation):
     """Abstract base: the columns of a labelling batch and the result of one rule."""
 
+    reads_labels: ClassVar[bool] = True
+
     prediction_column: str = pydantic.Field(
         ..., description="Column with the predicted cluster id of each record in the prediction the labels "
         "were made against (filled on the record rows of the labelling batch).", column="batch")
