@@ -30,20 +30,34 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from er_expectations.cli.common import (
+from er_expectations.cli.exits import (
     EXIT_CODES,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
     classify_error,
 )
+from er_expectations.cli.history import add_history_command
 from er_expectations.cli.signals import on_sigterm, restore_sigterm
-from er_expectations.cli.tables import add_table_commands
 from er_expectations.core.errors import Terminated
 from er_expectations.core.version import __version__
 
+#: Commands whose parser is built alone when one of them is asked for: their modules import
+#: neither pandas nor GX, so they start in a fraction of a second (issue 29 item 6).
+LIGHT_COMMANDS = {"history": add_history_command}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def _light_command(argv: Sequence[str]) -> str | None:
+    """The command of ``argv`` when it is a light one given after nothing but ``--debug``."""
+    for arg in argv:
+        if arg != "--debug":
+            return arg if arg in LIGHT_COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command, or only the light command ``only``
+    (:data:`LIGHT_COMMANDS`; its usage, help and errors are the same either way)."""
     parser = argparse.ArgumentParser(
         prog="er-expectations",
         description="Quality checks for entity-resolution outputs (Great Expectations plugin).",
@@ -54,6 +68,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.epilog = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = parser.add_subparsers(dest="command", required=True)
+    if only is not None:
+        LIGHT_COMMANDS[only](sub)
+    else:
+        _add_every_command(sub)
+    for command in sub.choices.values():  # --debug after the command name too
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="print the traceback of an error")
+    return parser
+
+
+def _add_every_command(sub: argparse._SubParsersAction) -> None:
+    from er_expectations.cli.tables import add_table_commands
 
     add_table_commands(sub)
 
@@ -79,14 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     from er_expectations.cli.drift import add_drift_commands
 
     add_drift_commands(sub)
-
-    from er_expectations.cli.history import add_history_command
-
     add_history_command(sub)
-    for command in sub.choices.values():  # --debug after the command name too
-        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                             help="print the traceback of an error")
-    return parser
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
@@ -103,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             category=FutureWarning)
     previous = on_sigterm()
     try:
-        parser = build_parser()
+        parser = build_parser(_light_command(argv))
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # usage errors (exit 2) and --help/--version (exit 0)
