@@ -15,7 +15,6 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from er_expectations.cli.exits import EXIT_OK
 from er_expectations.core.errors import InputError
@@ -23,6 +22,10 @@ from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import printable
 from er_expectations.history.reading import HistoryError, SqliteHistory, typed_alerts, typed_results
 from er_expectations.run.history_location import history_url, project_key, read_history_place
+
+TYPE_CHECKING = False  # typing is not imported when the program starts (issue 29 item 6)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_history_command", "cmd_history", "select_expectation"]
 
@@ -48,7 +51,7 @@ def select_expectation(rows: Sequence[dict[str, Any]], wanted: str, *, checkpoin
                            + f"recorded: {', '.join(labels)}")
     keys: dict[tuple[Any, ...], dict[str, Any]] = {}
     for r in match:
-        keys.setdefault((r["suite"], r["expectation_type"], r["kwargs_key"]), r)
+        keys.setdefault((r["suite"], r["expectation_type"], r["kwargs_json"]), r)
     if len(keys) > 1:
         choices = "; ".join(f"suite '{r['suite']}': {r['label']} {r['kwargs_json']}" for r in keys.values())
         raise HistoryError(f"--expectation '{wanted}' matches {len(keys)} expectations ({choices}); "
@@ -114,10 +117,15 @@ def _read(url: str, checkpoint: Any, args: argparse.Namespace) -> tuple[list[dic
         )
 
         source = HistoryStore.open(url, create=False, project=project)
+    wanted = args.expectation
     with source:
         rows = source.result_rows(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
-                                  all_versions=args.all_versions)
-        rows = select_expectation(rows, args.expectation, checkpoint=checkpoint.name, where=source.where)
+                                  all_versions=args.all_versions, naming=wanted)
+        if not any(wanted in (r["label"], r["metric"], r["expectation_type"]) for r in rows):
+            # nothing named so: every row, for the message listing what is recorded
+            rows = source.result_rows(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
+                                      all_versions=args.all_versions)
+        rows = select_expectation(rows, wanted, checkpoint=checkpoint.name, where=source.where)
         alerts = source.alert_rows(checkpoint.name)
     return typed_results(rows), typed_alerts(alerts), source.where
 

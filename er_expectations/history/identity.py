@@ -1,17 +1,18 @@
 """The identity of a check in the history: the parameters that say *what* it measures, which
-keep its series when its thresholds change (issue 18). Standard library only, so that reading
-the history (:mod:`.reading`) stays light; :mod:`.records` re-exports it."""
+keep its series when its thresholds change (issue 18). Standard library only (not even hashlib:
+:func:`~.records.kwargs_key` hashes it), so that reading the history (:mod:`.reading`) stays
+light; :mod:`.records` re-exports it."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Mapping
-from typing import Any
 
-__all__ = ["CHANGE_KIND", "CHECK_ID_KWARG", "NON_IDENTIFYING_KWARGS", "identifying_kwargs", "json_safe",
-           "kwargs_key"]
+TYPE_CHECKING = False  # typing is not imported when the program starts (issue 29 item 6)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["CHANGE_KIND", "CHECK_ID_KWARG", "NON_IDENTIFYING_KWARGS", "identifying_kwargs", "json_safe"]
 
 #: Expectation parameters that say what is *acceptable*, not what is *measured*: they do not
 #: identify a series (changing a threshold keeps the history of the statistic).
@@ -64,9 +65,3 @@ def identifying_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     elif kwargs.get("max_change") is not None:
         found[CHANGE_KIND] = "absolute"
     return dict(sorted(found.items()))
-
-
-def kwargs_key(kwargs: Mapping[str, Any]) -> str:
-    """A short stable key of :func:`identifying_kwargs` (the first 32 hex digits of SHA-256)."""
-    text = json.dumps(identifying_kwargs(kwargs), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

@@ -15,13 +15,16 @@ import math
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from er_expectations.core.errors import InputError
-from er_expectations.history.identity import identifying_kwargs, kwargs_key
+from er_expectations.history.identity import identifying_kwargs
+
+TYPE_CHECKING = False  # typing is not imported when the program starts (issue 29 item 6)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ALERT_COLUMNS",
@@ -37,6 +40,7 @@ __all__ = [
     "in_release_order",
     "latest_versions",
     "mask_url",
+    "naming_types",
     "resolve_url",
     "scrub_url",
     "sorted_alerts",
@@ -58,8 +62,9 @@ _SQLITE_READ_TIMEOUT = 60.0  # seconds a reader may wait for a lock (a writer ch
 
 #: File name of the embedded store inside the GX project folder (``project_dir``).
 HISTORY_FILE = "er_history.sqlite"
-_ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# patterns matched through re's cache: nothing compiled when the module is imported
+_ENV_REFERENCE = r"\$\{([^}]*)\}"
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
 class HistoryError(InputError):
@@ -115,7 +120,7 @@ def resolve_url(text: str, *, base: str | os.PathLike | None = None,
 
     def substitute(match: re.Match[str]) -> str:
         name = match.group(1)
-        if not _ENV_NAME.fullmatch(name):
+        if not re.fullmatch(_ENV_NAME, name):
             raise HistoryError(f"{where}: '${{{name}}}' is not an environment variable reference; "
                                "write ${NAME} with letters, digits and underscores")
         value = env.get(name)
@@ -124,7 +129,7 @@ def resolve_url(text: str, *, base: str | os.PathLike | None = None,
                                f"database URL (e.g. {name}=postgresql+psycopg://user:password@host/db)")
         return value
 
-    url = _ENV_REFERENCE.sub(substitute, text).strip()
+    url = re.sub(_ENV_REFERENCE, substitute, text).strip()
     if not url:
         raise HistoryError(f"{where}: empty database URL")
     if "://" not in url:  # a file path: the embedded SQLite store
@@ -233,17 +238,21 @@ def in_release_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 
-def today_identity(rows: list[dict[str, Any]], *, kwargs: Mapping[str, Any] | None,
-                   all_versions: bool) -> list[dict[str, Any]]:
+def today_identity(rows: list[dict[str, Any]], *, kwargs: Mapping[str, Any] | None, all_versions: bool,
+                   key: Callable[[Mapping[str, Any]], str] | None = None) -> list[dict[str, Any]]:
     """Result rows as read (:data:`RESULT_COLUMNS`) identified as today (whatever identified a
-    check when it was recorded), kept when their identifying parameters include ``kwargs``,
-    the latest version of each release unless ``all_versions``, in release order."""
-    known: dict[str, tuple[str, str, dict[str, Any]]] = {}  # a check's rows share their parameters' text
+    check when it was recorded: ``kwargs_json`` rewritten, and ``kwargs_key`` recomputed with
+    ``key``, :func:`~.records.kwargs_key`, or ``None`` without it), kept when their identifying
+    parameters include ``kwargs``, the latest version of each release unless ``all_versions``,
+    in release order. A check is its suite, its type and its identifying parameters (their JSON
+    text: one text per key)."""
+    known: dict[str, tuple[str, str | None, dict[str, Any]]] = {}  # a check's rows share their parameters' text
     for row in rows:
         text = row["kwargs_json"] or "{}"
         if text not in known:
             ident = identifying_kwargs(json.loads(text))
-            known[text] = (json.dumps(ident, sort_keys=True, ensure_ascii=False), kwargs_key(ident), ident)
+            known[text] = (json.dumps(ident, sort_keys=True, ensure_ascii=False),
+                           None if key is None else key(ident), ident)
         row["kwargs_json"], row["kwargs_key"], row["_ident"] = known[text]
     if kwargs:
         wanted_kwargs = identifying_kwargs(kwargs)
@@ -252,8 +261,18 @@ def today_identity(rows: list[dict[str, Any]], *, kwargs: Mapping[str, Any] | No
         del row["_ident"]
         row["column"] = row.pop("column_name")
     if not all_versions:
-        rows = latest_versions(rows, ("release", "suite", "kwargs_key", "expectation_type"))
+        rows = latest_versions(rows, ("release", "suite", "kwargs_json", "expectation_type"))
     return in_release_order(rows)
+
+
+def naming_types(rows: list[dict[str, Any]], naming: str | None) -> list[dict[str, Any]]:
+    """The rows (as read) of the expectation types of which some row has ``naming`` as its label,
+    metric or type (every row when ``naming`` is ``None``). The latest version of a check and its
+    older ones share their type, so these rows hold every check ``naming`` names, whole."""
+    if naming is None:
+        return rows
+    types = {r["expectation_type"] for r in rows if naming in (r["label"], r["metric"], r["expectation_type"])}
+    return [r for r in rows if r["expectation_type"] in types]
 
 
 def sorted_alerts(rows: list[dict[str, Any]], run_times: Iterable[Any] | None = None) -> list[dict[str, Any]]:
@@ -361,11 +380,19 @@ class SqliteHistory:
         return f" AND ({table}.project IS NULL OR {table}.project = ?)", (self.project,)
 
     def result_rows(self, *, checkpoint: str, suite: str | None = None, column: str | None = None,
-                    kwargs: Mapping[str, Any] | None = None, all_versions: bool = False) -> list[dict[str, Any]]:
-        """What :meth:`HistoryStore.result_rows` gives for the same filters, read with sqlite3."""
+                    kwargs: Mapping[str, Any] | None = None, all_versions: bool = False,
+                    naming: str | None = None) -> list[dict[str, Any]]:
+        """What :meth:`HistoryStore.result_rows` gives for the same filters, read with sqlite3, but
+        for ``kwargs_key`` (``None``: hashing it would load hashlib; ``kwargs_json`` identifies a
+        check as well)."""
         mine, params = self._mine("r")
         where = ["r.checkpoint = ?"]
         values: list[Any] = [checkpoint]
+        if naming is not None:
+            where.append("x.expectation_type IN (SELECT y.expectation_type FROM er_history_results y "
+                         "JOIN er_history_runs s ON y.run_id = s.id WHERE s.checkpoint = ? "
+                         "AND (y.label = ? OR y.metric = ? OR y.expectation_type = ?))")
+            values += [checkpoint, naming, naming, naming]
         for name, wanted in (("x.suite", suite), ("x.column_name", column)):
             if wanted is not None:
                 where.append(f"{name} = ?")

@@ -4,6 +4,7 @@ when its thresholds change (issue 18)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,6 @@ from er_expectations.history.identity import (
     NON_IDENTIFYING_KWARGS,
     identifying_kwargs,
     json_safe,
-    kwargs_key,
 )
 
 __all__ = ["CHANGE_KIND", "CHECK_ID_KWARG", "AlertRecord", "NON_IDENTIFYING_KWARGS", "ReleaseRun", "ResultRecord",
@@ -34,6 +34,12 @@ class AlertRecord:
     target: str
     outcome: str
     error: str | None = None
+
+
+def kwargs_key(kwargs: Mapping[str, Any]) -> str:
+    """A short stable key of :func:`identifying_kwargs` (the first 32 hex digits of SHA-256)."""
+    text = json.dumps(identifying_kwargs(kwargs), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 def _number(value: Any) -> float | None:

@@ -46,6 +46,7 @@ from er_expectations.history.reading import (
     in_release_order,
     latest_versions,
     mask_url,
+    naming_types,
     resolve_url,
     scrub_url,
     sorted_alerts,
@@ -377,7 +378,7 @@ class HistoryStore:
 
     def _result_rows(self, *, checkpoint: str, expectation_type: str | None, metric: str | None,
                      column: str | None, suite: str | None, kwargs: Mapping[str, Any] | None,
-                     all_versions: bool) -> list[dict[str, Any]]:
+                     all_versions: bool, naming: str | None = None) -> list[dict[str, Any]]:
         from sqlalchemy import select
 
         query = (select(RUNS.c.release, RUNS.c.position, RUNS.c.version, RUNS.c.status,
@@ -391,14 +392,17 @@ class HistoryStore:
                 query = query.where(column_obj == wanted)
         with self._transaction("reading the history") as conn:
             rows = [dict(r) for r in conn.execute(query).mappings()]
-        return today_identity(rows, kwargs=kwargs, all_versions=all_versions)
+        return today_identity(naming_types(rows, naming), kwargs=kwargs, all_versions=all_versions, key=kwargs_key)
 
     def result_rows(self, *, checkpoint: str, suite: str | None = None, column: str | None = None,
-                    kwargs: Mapping[str, Any] | None = None, all_versions: bool = False) -> list[dict[str, Any]]:
+                    kwargs: Mapping[str, Any] | None = None, all_versions: bool = False,
+                    naming: str | None = None) -> list[dict[str, Any]]:
         """The rows of :meth:`results` as dicts, as read (before the DataFrame's types), in the
-        same order; what ``er-expectations history`` reads (as :class:`SqliteHistory` does)."""
+        same order; what ``er-expectations history`` reads (as :class:`SqliteHistory` does).
+        ``naming``: only the expectation types of which a row has it as label, metric or type
+        (:func:`~.reading.naming_types`: every check it names, with all its rows)."""
         return self._result_rows(checkpoint=checkpoint, expectation_type=None, metric=None, column=column,
-                                 suite=suite, kwargs=kwargs, all_versions=all_versions)
+                                 suite=suite, kwargs=kwargs, all_versions=all_versions, naming=naming)
 
     def results(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
                 column: str | None = None, suite: str | None = None,

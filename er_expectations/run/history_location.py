@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
 
 from er_expectations.core.names import name_problem
 from er_expectations.history.reading import HistoryError, default_url, resolve_url
+
+TYPE_CHECKING = False  # typing is not imported when the program starts (issue 29 item 6)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CHECKPOINT_KEYS", "PROJECT_ID_FILE", "CheckpointPlace", "HistoryPlace", "history_url", "project_key",
            "read_history_place"]
@@ -25,44 +28,58 @@ __all__ = ["CHECKPOINT_KEYS", "PROJECT_ID_FILE", "CheckpointPlace", "HistoryPlac
 CHECKPOINT_KEYS: tuple[str, ...] = ("checkpoint", "project_dir", "data", "releases", "suites", "suite_paths",
                                     "actions", "history")
 _DEFAULT_PROJECT_DIR = "../gx_project"  # as config/checkpoint.py
-_PROJECT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,254}")  # history.project, as config/history.py
-_TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?:[ ]+(.*))?")
-_NESTED_KEY = re.compile(r"( +)([A-Za-z_][A-Za-z0-9_]*):(?:[ ]+(.*))?")
-#: Plain scalars that YAML 1.2 reads as null, a boolean or a number (or, in ruamel.yaml, a date):
-#: never taken as text here.
-_NOT_TEXT = re.compile(r"~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+.0-9].*")
+#: history.project, as config/history.py (matched with re's cache: nothing compiled on import)
+_PROJECT_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,254}"
+#: Plain scalars that YAML 1.2 reads as null or a boolean; one starting with a digit, a sign or a
+#: dot may be a number (or, in ruamel.yaml, a date): neither is taken as text here.
+_NULL = frozenset({"~", "null", "Null", "NULL"})
+_TRUE, _FALSE = frozenset({"true", "True", "TRUE"}), frozenset({"false", "False", "FALSE"})
+_NUMBER_START = frozenset("-+.0123456789")
+_INDICATORS = frozenset("-?:,[]{}#&*!|>%@`")
 
 
-class _History(Protocol):
-    enabled: bool
-    url: str | None
-    project: str | None
+def _key_line(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a ``key: value`` or ``key:`` line (a plain ASCII key), else ``None``."""
+    key, colon, value = line.partition(":")
+    if not colon or not key or not key.isascii() or not key.replace("_", "a").isalnum() or key[0].isdigit():
+        return None
+    if value and not value.startswith(" "):
+        return None
+    return key, value.strip(" ")
 
 
-class _Checkpoint(Protocol):
-    @property
-    def history(self) -> _History: ...
-    @property
-    def project_dir(self) -> Path: ...
-    @property
-    def path(self) -> Path: ...
+class HistoryPlace:
+    """The ``history:`` section of a checkpoint file, as :class:`~er_expectations.config.history.HistoryConfig`
+    (a plain class: a named tuple or a dataclass costs its creation when the program starts)."""
+
+    __slots__ = ("enabled", "project", "url")
+
+    def __init__(self, *, enabled: bool = True, url: str | None = None, project: str | None = None) -> None:
+        self.enabled, self.url, self.project = enabled, url, project
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HistoryPlace) and (self.enabled, self.url, self.project) == (
+            other.enabled, other.url, other.project)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HistoryPlace(enabled={self.enabled!r}, url={self.url!r}, project={self.project!r})"
 
 
-class HistoryPlace(NamedTuple):
-    """The ``history:`` section of a checkpoint file, as :class:`~er_expectations.config.history.HistoryConfig`."""
+class CheckpointPlace:
+    """What the history of a checkpoint needs of its file: its name, project folder and ``history:``
+    (the attributes of :class:`~er_expectations.config.CheckpointConfig` that :func:`history_url`
+    and :func:`project_key` read)."""
 
-    enabled: bool = True
-    url: str | None = None
-    project: str | None = None
+    __slots__ = ("history", "name", "path", "project_dir")
 
+    def __init__(self, *, name: str, path: Path, project_dir: Path, history: HistoryPlace) -> None:
+        self.name, self.path, self.project_dir, self.history = name, path, project_dir, history
 
-class CheckpointPlace(NamedTuple):
-    """What the history of a checkpoint needs of its file: its name, project folder and ``history:``."""
-
-    name: str
-    path: Path
-    project_dir: Path
-    history: HistoryPlace
+    def __repr__(self) -> str:
+        return (f"CheckpointPlace(name={self.name!r}, path={self.path!r}, project_dir={self.project_dir!r}, "
+                f"history={self.history!r})")
 
 
 def read_history_place(path: str | Path) -> CheckpointPlace | None:
@@ -118,12 +135,12 @@ def _top_level(text: str) -> dict[str, Any] | None:
             return None
         if line[0] == " ":  # a line of the last key's value
             if key == "history":
-                nested = _NESTED_KEY.fullmatch(line)
-                if nested is None or (indent is not None and len(nested.group(1)) != indent) \
-                        or nested.group(2) in found["history"]:
+                nested = _key_line(line.lstrip(" "))
+                depth = len(line) - len(line.lstrip(" "))
+                if nested is None or (indent is not None and depth != indent) or nested[0] in found["history"]:
                     return None
-                indent = len(nested.group(1))
-                found["history"][nested.group(2)] = _scalar(nested.group(3) or "")
+                indent = depth
+                found["history"][nested[0]] = _scalar(nested[1])
             elif key in ("checkpoint", "project_dir"):
                 return None
             continue
@@ -131,10 +148,10 @@ def _top_level(text: str) -> dict[str, Any] | None:
             if key in ("checkpoint", "project_dir", "history"):
                 return None
             continue
-        top = _TOP_KEY.fullmatch(line)
-        if top is None or top.group(1) not in CHECKPOINT_KEYS or top.group(1) in found:
+        top = _key_line(line)
+        if top is None or top[0] not in CHECKPOINT_KEYS or top[0] in found:
             return None
-        key, value = top.group(1), top.group(2) or ""
+        key, value = top
         if key == "history":
             if _without_comment(value) != "":
                 return None  # flow style ({enabled: false}): the full loader reads it
@@ -177,15 +194,13 @@ def _scalar(value: str) -> Any:
             return _UNREAD
         return inner.replace("''", "'") if quote == "'" else inner
     plain = _without_comment(value)
-    if plain is None or plain[:1] in tuple("-?:,[]{}#&*!|>%@`") or "\\" in plain:
+    if plain is None or (plain[:1] in _INDICATORS) or "\\" in plain:
         return _UNREAD
-    if plain == "":
-        return None
-    if plain in ("true", "True", "TRUE"):
-        return True
-    if plain in ("false", "False", "FALSE"):
-        return False
-    if _NOT_TEXT.fullmatch(plain) and not plain.startswith(("./", "../")) and plain not in (".", ".."):
+    if plain == "" or plain in _NULL:
+        return None if plain == "" else _UNREAD
+    if plain in _TRUE or plain in _FALSE:
+        return plain in _TRUE
+    if plain[0] in _NUMBER_START and not plain.startswith(("./", "../")) and plain not in (".", ".."):
         return _UNREAD
     return plain
 
@@ -217,13 +232,14 @@ def _history_place(section: dict[str, Any]) -> HistoryPlace | None:
         return None
     if not isinstance(enabled, bool):
         return None
-    if project is not None and (not isinstance(project, str) or not _PROJECT_KEY.fullmatch(project)):
+    if project is not None and (not isinstance(project, str) or not re.fullmatch(_PROJECT_KEY, project)):
         return None
     return HistoryPlace(enabled=enabled, url=url, project=project)
 
 
-def history_url(checkpoint: _Checkpoint, *, environ: Mapping[str, str] | None = None) -> str | None:
-    """The store URL of a checkpoint (``None`` when ``history: {enabled: false}``).
+def history_url(checkpoint: Any, *, environ: Mapping[str, str] | None = None) -> str | None:
+    """The store URL of a checkpoint (a :class:`~er_expectations.config.CheckpointConfig` or a
+    :class:`CheckpointPlace`; ``None`` when ``history: {enabled: false}``).
 
     Raises :class:`HistoryError` for an environment variable that is not set.
     """
@@ -239,7 +255,7 @@ def history_url(checkpoint: _Checkpoint, *, environ: Mapping[str, str] | None = 
 PROJECT_ID_FILE = ".er-project-id"
 
 
-def project_key(checkpoint: _Checkpoint, *, create: bool = False) -> str | None:
+def project_key(checkpoint: Any, *, create: bool = False) -> str | None:
     """The key of the checkpoint's project in the history store: ``history.project`` if given,
     else the id kept in the project folder (:data:`PROJECT_ID_FILE`; written on the first run
     with ``create=True``, so moving the folder keeps it). ``None`` for a project that never ran."""
