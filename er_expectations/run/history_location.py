@@ -144,10 +144,13 @@ def _top_level(text: str) -> dict[str, Any] | None:
             elif key in ("checkpoint", "project_dir"):
                 return None
             continue
-        if line[0] == "-":  # a block sequence of the last key's value
-            if key in ("checkpoint", "project_dir", "history"):
+        if line[0] == "-":  # a block sequence of the last key's value, or a document marker
+            if key in (None, "checkpoint", "project_dir", "history") or line.startswith("---") \
+                    or line[1:2] not in ("", " "):
                 return None
             continue
+        if line.startswith("..."):  # the end of the document
+            return None
         top = _key_line(line)
         if top is None or top[0] not in CHECKPOINT_KEYS or top[0] in found:
             return None
