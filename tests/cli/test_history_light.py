@@ -270,3 +270,24 @@ def test_the_light_path_imports_no_heavy_library(toy, fmt):
     assert done.returncode == 0, done.stderr
     probe = json.loads(done.stdout.strip().splitlines()[-1])
     assert probe == {"code": 0, "heavy": []}
+
+
+@pytest.mark.postgres
+def test_a_postgresql_store_prints_the_series_the_sqlite_store_prints(toy, tmp_path, capsys, monkeypatch):
+    """A PostgreSQL store (``history.url: ${VAR}``: the full loader, then SQLAlchemy) prints the
+    same series as the same runs recorded in SQLite (the light path), times and store aside."""
+    from support.historytools import postgres_schema_url
+
+    def series(path):
+        code, out, err = _run([str(path), "-e", "pairwise_precision", "--all-versions", "--format", "json"], capsys)
+        assert code == 0, err
+        times = ("gx_run_time", "recorded_at")
+        return [{k: v for k, v in row.items() if k not in times} for row in json.loads(out)["series"]]
+
+    with postgres_schema_url() as url:
+        monkeypatch.setenv("ER_HISTORY_URL", url)
+        path = make_toy(tmp_path, checkpoint=CHECKPOINT + "history:\n  url: ${ER_HISTORY_URL}\n")
+        assert read_history_place(path) is None  # a database URL: the full loader reads the file
+        run_checkpoint(path, progress=False, out=io.StringIO())
+        run_checkpoint(path, releases=["gamma"], progress=False, out=io.StringIO())
+        assert series(path) == series(toy)
