@@ -9,7 +9,9 @@ checkpoint file the history needs without the configuration models (pydantic, pa
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,7 +22,7 @@ TYPE_CHECKING = False  # typing is not imported when the program starts (issue 2
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CHECKPOINT_KEYS", "PROJECT_ID_FILE", "CheckpointPlace", "HistoryPlace", "history_url", "project_key",
+__all__ = ["CHECKPOINT_KEYS", "MAX_FILE_BYTES", "PROJECT_ID_FILE", "CheckpointPlace", "HistoryPlace", "history_url", "project_key",
            "read_history_place"]
 
 #: The top-level keys of a checkpoint file (those of :class:`~er_expectations.config.CheckpointConfig`;
@@ -28,6 +30,7 @@ __all__ = ["CHECKPOINT_KEYS", "PROJECT_ID_FILE", "CheckpointPlace", "HistoryPlac
 CHECKPOINT_KEYS: tuple[str, ...] = ("checkpoint", "project_dir", "data", "releases", "suites", "suite_paths",
                                     "actions", "history")
 _DEFAULT_PROJECT_DIR = "../gx_project"  # as config/checkpoint.py
+MAX_FILE_BYTES = 1_000_000  # as config/yamlnodes.py: larger files are the full loader's to refuse
 #: history.project, as config/history.py (matched with re's cache: nothing compiled on import)
 _PROJECT_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,254}"
 #: Plain scalars that YAML 1.2 reads as null or a boolean; one starting with a digit, a sign or a
@@ -97,7 +100,10 @@ def read_history_place(path: str | Path) -> CheckpointPlace | None:
     The rest of the file (data, suites) is not checked: reading the history needs none of it.
     """
     path = Path(path)
-    try:
+    try:  # a regular file of a configuration's size only: a FIFO or a device would block or never end
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None

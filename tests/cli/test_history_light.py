@@ -153,6 +153,10 @@ def test_the_table_reads_the_stored_values(toy, capsys):
 
 
 def test_the_constants_the_light_path_copies_agree_with_their_sources():
+    from er_expectations.config.yamlnodes import MAX_FILE_BYTES
+    from er_expectations.run import history_location
+
+    assert history_location.MAX_FILE_BYTES == MAX_FILE_BYTES
     assert HistoryStore.code_schema_version() == SCHEMA_HEAD
     assert CHECKPOINT_KEYS == CONFIG_KEYS
     assert tuple(CHART_FORMATS) == CHART_SUFFIXES
@@ -291,3 +295,18 @@ def test_a_postgresql_store_prints_the_series_the_sqlite_store_prints(toy, tmp_p
         run_checkpoint(path, progress=False, out=io.StringIO())
         run_checkpoint(path, releases=["gamma"], progress=False, out=io.StringIO())
         assert series(path) == series(toy)
+
+
+def test_a_pipe_or_a_huge_file_as_checkpoint_is_named_not_read(toy, tmp_path, capsys):
+    """Hostile: a FIFO would block a reader for ever, a huge file take minutes; the light reader
+    leaves both to the full loader, which names them (exit 2)."""
+    fifo = tmp_path / "pipe.yml"
+    os.mkfifo(fifo)
+    assert read_history_place(fifo) is None
+    code, _, err = _run([str(fifo), "-e", "pairwise_precision"], capsys)
+    assert code == 2 and "is not a regular file (a pipe, socket or device)" in err
+    huge = toy.parent / "huge.yml"
+    huge.write_text(toy.read_text(encoding="utf-8") + "#" * 1_000_001 + "\n", encoding="utf-8")
+    assert read_history_place(huge) is None
+    code, _, err = _run([str(huge), "-e", "pairwise_precision"], capsys)
+    assert code == 2 and "configuration files are read up to 1 MB" in err
