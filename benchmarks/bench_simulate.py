@@ -35,14 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-# benchmarks/coverage_intervals.py (the folder of the script is on sys.path): the replicate as
-# erx.estimate aggregates it
-from coverage_intervals import subsample
-
 import er_expectations as erx
 from er_expectations.analysis.examples import rldata_frame
 from er_expectations.analysis.planning import Population, design_rng
 from er_expectations.stats import estimate_metrics
+
+# benchmarks/studies/coverage_intervals.py: the replicate as erx.estimate aggregates it
+sys.path.insert(0, str(Path(__file__).resolve().parent / "studies"))
+from coverage_intervals import subsample  # noqa: E402
+
 from er_expectations.stats.resample import draw_clusters
 
 HERE = Path(__file__).resolve().parent

@@ -199,3 +199,5 @@ search_rate  # unused variable (er_expectations/stats/slices.py: Slice, a public
 search_share  # unused variable (er_expectations/stats/slices.py: Slice, a public result field)
 search_draws  # unused variable (er_expectations/stats/slices.py: SliceSearch, the split, read by tests)
 estimate_draws  # unused variable (er_expectations/stats/slices.py: SliceSearch, the split, read by tests)
+_compile_create_temp_as  # unused function (er_expectations/engines/sql/batch.py: registered by SQLAlchemy's @compiles)
+seen_pairs  # unused property (er_expectations/labelling/agreement.py: read by the agreement page's template)

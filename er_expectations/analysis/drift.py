@@ -45,7 +45,7 @@ from er_expectations.stats import (
 )
 from er_expectations.stats.drift import CHANGE_CLASSES, PairedChange, paired_change
 from er_expectations.stats.exact import exact_metrics_from_sums
-from er_expectations.stats.labels import statistic_label
+from er_expectations.stats.wording import statistic_label
 
 __all__ = [
     "AGREEMENT_METRICS",

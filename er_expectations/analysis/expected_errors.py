@@ -34,7 +34,7 @@ EXPECTED_ERRORS = "expected_errors"
 INCLUSION = "inclusion"
 #: The uniform floor λ of SPEC 12.3 when none is given (drawing, simulating, recomputing the
 #: weights of a sample drawn with the default), chosen in issue 28 from the coverage study
-#: ``benchmarks/coverage_design_floor.py`` (benchmarks/README.md, "Default floor and default
+#: ``benchmarks/studies/coverage_design_floor.py`` (benchmarks/README.md, "Default floor and default
 #: interval"; SPEC 12.3): at 800 draws the lowest coverage over the 12 metrics rose with λ on
 #: both populations, to 94.5 % (RLdata10000) and 93.4 % (heavy-tailed) at λ = 0.7 with BCa,
 #: from 90.2 % and 78.4 % at λ = 0.1 (and 93.4 %, 91.6 % at 0.5).

@@ -131,13 +131,13 @@ def _add_every_command(sub: argparse._SubParsersAction) -> None:
         add_gx_commands = None
     if add_gx_commands is not None:
         add_gx_commands(sub)
-    from er_expectations.cli.labels import add_label_commands
+    from er_expectations.cli.benchmark import add_label_commands
 
     add_label_commands(sub)
     from er_expectations.cli.topup import add_topup_commands
 
     add_topup_commands(sub)
-    from er_expectations.cli.label import add_workbench_commands
+    from er_expectations.cli.workbench import add_workbench_commands
 
     add_workbench_commands(sub)
     from er_expectations.cli.drift import add_drift_commands

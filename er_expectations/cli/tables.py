@@ -140,9 +140,9 @@ def universe_line(attrs: dict, *, turned_off: bool = False) -> str:
     head = f"Benchmark version {version}" if version is not None else f"Records known at labelling ({attrs['known_column']})"
     if not added:
         return f"{head}: every record of the release was known when the benchmark was labelled."
-    return (f"{head}: {added:,} record{'s' if added != 1 else ''} of the release added after the benchmark was "
-            f"labelled ({inside:,} in the predicted clusters of sampled records) are not evaluated; top the "
-            "benchmark up to evaluate them (er-expectations topup).")
+    return (f"{head}: {added:,} record{'s' if added != 1 else ''} of the release unknown to the benchmark (not in "
+            f"the release it was labelled or topped up on; {inside:,} in the predicted clusters of sampled records) "
+            "are not evaluated; top the benchmark up to evaluate them (er-expectations topup).")
 
 
 def add_table_commands(sub: argparse._SubParsersAction) -> None:

@@ -87,8 +87,9 @@ def cmd_topup_list(args: argparse.Namespace) -> int:
             "run er-expectations topup apply" if a["candidates"] else
             f"no candidate to answer: an empty worksheet written to {args.output}; run er-expectations topup apply "
             "with it to make the release's records known")
-    print(f"{a['records_added']:,} records of {release} were added after the benchmark (version "
-          f"{a['benchmark_version']}) was labelled; {a['records_added_in_sampled']:,} of them sit in the predicted "
+    print(f"{a['records_added']:,} records of {release} are unknown to the benchmark (version "
+          f"{a['benchmark_version']}): not in the release it was labelled or topped up on; "
+          f"{a['records_added_in_sampled']:,} of them sit in the predicted "
           f"clusters of {a['entities_by_prediction']:,} sampled entities; {what}")
     return 0
 
@@ -101,8 +102,8 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
     )
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.analysis.topup import apply_topup
+    from er_expectations.cli.benchmark import file_fact
     from er_expectations.cli.common import load_frame
-    from er_expectations.cli.labels import file_fact
     from er_expectations.core.io import read_table
 
     _check_target(args)

@@ -136,11 +136,11 @@ def universe_text(use: Mapping[str, Any]) -> str:
     if not added:
         return f"{head}: every record of this release was known when the benchmark was labelled"
     inside = int(use.get("records_added_in_sampled") or 0)
-    verb = "was" if added == 1 else "were"
+    verb = "is" if added == 1 else "are"
     pronoun = "it is" if added == 1 else "they are"
-    return (f"{head}: {_plural(added, 'record')} of this release {verb} added after the benchmark was labelled "
-            f"({inside:,} of them in the predicted clusters of sampled records); {pronoun} not evaluated "
-            "(SPEC 14; a top-up labels them)")
+    return (f"{head}: {_plural(added, 'record')} of this release {verb} unknown to the benchmark (not in the "
+            f"release it was labelled or topped up on; {inside:,} of them in the predicted clusters of sampled "
+            f"records); {pronoun} not evaluated (SPEC 14; a top-up labels them)")
 
 
 def provenance_lines(meta: Mapping[str, Any] | None, results: Sequence[Any]) -> list[tuple[str, str]]:

@@ -62,7 +62,7 @@ INTERVAL_METHODS: tuple[str, ...] = ("linearization", "logit", "bootstrap", "bca
 #: The interval methods that resample the draws (they take ``n_boot`` and ``seed``).
 BOOTSTRAP_METHODS: tuple[str, ...] = ("bootstrap", "bca", "studentized")
 #: The method each estimate gets with ``ci_method="recommended"`` (SPEC 6, 8), chosen from the
-#: coverage study of issue 21 (benchmarks/coverage_methods.py, benchmarks/README.md): BCa,
+#: coverage study of issue 21 (benchmarks/studies/coverage_methods.py, benchmarks/README.md): BCa,
 #: for every metric. Over RLdata10000 and a heavy-tailed population, 200/400/800 draws, it
 #: had the best or a tied lowest coverage of all methods but the studentised bootstrap for
 #: every metric (RLdata, 800 size-proportional draws: 93.3–96.4 % where the linearised

@@ -32,7 +32,7 @@ class BenchmarkSample:
     The benchmark's life (SPEC 14): ``known_column`` names the column that marks the records
     known when the benchmark was labelled (``None``: the benchmark does not say, and every
     record of the release is evaluated). With it, the release is evaluated on its known
-    records only: ``records_added`` records of the release were added after labelling and are
+    records only: ``records_added`` records of the release are unknown to the benchmark (SPEC 14) and are
     set aside, ``records_added_in_sampled`` of them in a predicted cluster that holds a
     benchmark record; ``benchmark_version`` is the benchmark's latest version.
     """

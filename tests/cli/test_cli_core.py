@@ -119,8 +119,8 @@ def test_estimate_sets_aside_the_records_the_benchmark_does_not_know(small, caps
     api = erx.estimate(df, prediction="pred", reference="truth")
     assert api.attrs["records_added"] == 2 and api.attrs["n_records"] == 9  # 11 in the release, 2 set aside
     assert main(base) == 0
-    assert "2 records of the release added after the benchmark was labelled (0 in the predicted clusters of " \
-        "sampled records) are not evaluated" in capsys.readouterr().out
+    assert "2 records of the release unknown to the benchmark (not in the release it was labelled or topped up " \
+        "on; 0 in the predicted clusters of sampled records) are not evaluated" in capsys.readouterr().out
     assert main([*base, "--known", "none", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["attrs"]["known_column"] is None
     assert main([*base, "--known", "nope"]) == 2

@@ -94,8 +94,8 @@ def test_the_life_of_a_benchmark_with_a_perfect_later_release(tmp_path, capsys):
     v1 = sha(tmp_path / "bench.parquet")
 
     out_list, out_apply = top_up(tmp_path, capsys, records, files)
-    found = re.search(r"^([\d,]+) records of release 'pred_T' were added after the benchmark \(version 1\) was "
-                      r"labelled; ([\d,]+) of them sit in the predicted clusters of ([\d,]+) sampled entities; "
+    found = re.search(r"^([\d,]+) records of release 'pred_T' are unknown to the benchmark \(version 1\): "
+                      r"not in the release it was labelled or topped up on; ([\d,]+) of them sit in the predicted clusters of ([\d,]+) sampled entities; "
                       r"([\d,]+) candidates \((\d+) of them by name\) written to .*topup.csv: fill 'belongs' with yes "
                       r"or no", out_list)
     assert found, out_list
@@ -236,7 +236,7 @@ def test_a_csv_benchmark_of_integer_ids_is_topped_up_twice(tmp_path, capsys):
     assert cli(capsys, "benchmark", tmp_path / "l.parquet", files, "-p", "pred_L", "-o", tmp_path / "b.csv")[0] == 0
     code, out, err = cli(capsys, "topup", "list", tmp_path / "b.csv", files, "-p", "pred_T", "-o", tmp_path / "t.csv")
     assert code == EXIT_OK, err
-    assert out.startswith("2 records of release 'pred_T' were added") and "1 candidates written" in out
+    assert out.startswith("2 records of release 'pred_T' are unknown to the benchmark") and "1 candidates written" in out
     sheet = read_table(tmp_path / "t.csv")
     assert sheet[["entity", "mention_id", "belongs"]].fillna("").values.tolist() == [["draw-1", "4", ""]]
     sheet.assign(belongs="yes").to_csv(tmp_path / "t.csv", index=False)

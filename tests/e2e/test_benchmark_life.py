@@ -154,8 +154,9 @@ def test_the_documented_workflow_sets_the_added_records_aside_and_counts_them(pr
 
     # the page says it, in words an auditor reads
     text = _page_text(project_dir)
-    assert (f"{added:,} records of this release were added after the benchmark was labelled "
-            f"({in_sampled:,} of them in the predicted clusters of sampled records); they are not evaluated") in text
+    assert (f"{added:,} records of this release are unknown to the benchmark (not in the release it was labelled "
+            f"or topped up on; {in_sampled:,} of them in the predicted clusters of sampled records); they are not "
+            "evaluated") in text
     assert "every record of this release was known when the benchmark was labelled" in text
 
 

@@ -8,7 +8,7 @@ PostgreSQL when ``ER_TEST_POSTGRES_URL`` is set) must give the pandas engine's
 added (in all, and in the predicted clusters of sampled records). Both are checked against
 a hand-worked release and against an independent computation: the release with the added
 records physically removed, and the counts by brute force. The coverage of the estimates
-this rule gives is ``benchmarks/coverage_later_release.py``.
+this rule gives is ``benchmarks/studies/coverage_later_release.py``.
 """
 
 from __future__ import annotations

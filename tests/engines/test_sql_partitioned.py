@@ -4,51 +4,28 @@ planner estimates at one row. The SQL engine must give on that batch exactly wha
 the same release stored alone, and aggregate it without joining two aggregates of the batch to
 each other (the plan that ran as a nested loop: 294× the whole-table time on PostgreSQL,
 benchmarks/bench_sql_partitioned.py). Checked on SQLite and PostgreSQL against the pandas
-engine on the release alone."""
+engine on the release alone. A filtered batch is read once into a temporary table
+(``engines/sql/batch.py``); the tests check the copy is made, used, dropped when the next batch
+comes, and that a database refusing it still gives the same answer."""
 
 from __future__ import annotations
 
 import datetime
+import sqlite3
 import uuid
 
 import numpy as np
-import pandas as pd
 import pytest
 from support.enginetools import engine_params, postgres_url
+from support.partitioned import DAYS, releases
 
+from er_expectations.engines.pandas.pairs import ReleasePair
 from er_expectations.engines.pandas.release import PandasRelease
 
 sa = pytest.importorskip("sqlalchemy")
+from er_expectations.engines.sql import batch as batches  # noqa: E402
+from er_expectations.engines.sql.pairs import SqlReleasePair  # noqa: E402
 from er_expectations.engines.sql.release import SqlRelease  # noqa: E402
-
-DAYS = [datetime.date(2021, 9, 30), datetime.date(2021, 12, 30), datetime.date(2022, 3, 31)]
-
-
-def releases(seed: int = 7) -> pd.DataFrame:
-    """Three releases of 600 records: the same benchmark (40 true clusters, versions 1 and 2,
-    some records added later), predictions that split and merge differently each day, names
-    with homonyms across clusters."""
-    rng = np.random.default_rng(seed)
-    n = 600
-    truth = rng.integers(0, 150, n)
-    names = np.array([f"name {t % 60}" for t in truth], dtype=object)
-    names[rng.random(n) < 0.1] = None
-    sampled = np.isin(truth, rng.choice(150, 40, replace=False))
-    bench = pd.array(np.where(sampled, truth + 10**15, 0), dtype="Int64")  # large ids
-    bench[~sampled] = pd.NA
-    version = pd.array(np.where(rng.random(n) < 0.85, 1 + (rng.random(n) < 0.2), 0), dtype="Int64")
-    version[(version == 0) & ~sampled] = pd.NA  # added after labelling (never a benchmark record)
-    version[(version == 0) & sampled] = 1
-    frames = []
-    for i, day in enumerate(DAYS):
-        pred = truth.copy()
-        split = rng.random(n) < 0.1 * (i + 1)
-        pred[split] = 1000 + rng.integers(0, 40, split.sum())
-        pred = pd.array(pred, dtype="Int64")
-        pred[rng.random(n) < 0.05] = pd.NA  # not in this release
-        frames.append(pd.DataFrame({"record": np.arange(n) + 2**62, "release_date": day, "pred": pred,
-                                    "ref": bench, "name": names, "benchmark_version": version}))
-    return pd.concat(frames, ignore_index=True)
 
 
 def daily(table: sa.Table, dialect: str, day: datetime.date):
@@ -81,10 +58,26 @@ def facts(release, *, known: str | None) -> dict:
 
 
 @pytest.fixture(params=[p for p in engine_params() if p.values[0] != "spark"])
-def engine(request):
-    eng = sa.create_engine("sqlite://" if request.param == "sqlite" else postgres_url())
+def engine(request, tmp_path):
+    # SQLite on a file: an in-memory database is not copied (it is in memory already)
+    eng = sa.create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}" if request.param == "sqlite" else postgres_url())
     yield eng
+    batches.release_all()
     eng.dispose()
+
+
+def temp_tables(engine) -> list[str]:
+    """The batch tables alive in the database (every session's, on PostgreSQL)."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            rows = conn.execute(sa.text("SELECT relname FROM pg_class WHERE relpersistence = 't' "
+                                        "AND relname LIKE 'erx_batch_%'"))
+        else:  # SQLite: the slot's own connection is the only one with its temp schema; ask the slot
+            slot = batches._SLOTS.get(id(engine))
+            if slot is None or slot.conn is None or slot.conn.closed:
+                return []
+            rows = slot.conn.execute(sa.text("SELECT name FROM sqlite_temp_master WHERE type = 'table'"))
+        return sorted(r[0] for r in rows)
 
 
 @pytest.mark.parametrize("known", ["benchmark_version", None])
@@ -115,3 +108,89 @@ def test_daily_batch_equals_the_release_alone(engine, known):
             conn.execute(sa.text(f"DROP TABLE {name}"))
     # one scan per aggregate: no statement joins the batch (or an aggregate of it) to another
     assert statements and not [s for s in statements if " JOIN " in s.upper()]
+    # each day's batch was copied once into a temporary table, and the aggregates read the copy
+    copies = [s for s in statements if s.startswith("CREATE TEMPORARY TABLE erx_batch_")]
+    assert len(copies) == len(DAYS)
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert reads and all("erx_batch_" in s and "EXTRACT" not in s.upper() and "strftime" not in s
+                         for s in reads)
+
+
+@pytest.fixture
+def stacked(engine):
+    every = releases()
+    name = f"stacked_{uuid.uuid4().hex[:10]}"
+    every.to_sql(name, engine, index=False)
+    yield every, sa.Table(name, sa.MetaData(), autoload_with=engine)
+    batches.release_all()
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"DROP TABLE {name}"))
+
+
+def test_interleaved_batches_stay_right_and_one_table_is_kept(engine, stacked):
+    """Two releases used in turn (as GX may ask for a metric of an earlier batch): each reads its
+    own rows; the slot holds one batch table at a time and one connection per database."""
+    every, table = stacked
+    first, second = (SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="pred") for day in DAYS[:2])
+    expected = [facts(PandasRelease(every[every["release_date"] == day].drop(columns="release_date")
+                                    .reset_index(drop=True), prediction="pred"), known=None) for day in DAYS[:2]]
+    for _ in range(2):
+        assert facts(first, known=None) == expected[0]
+        assert facts(second, known=None) == expected[1]
+        assert len(temp_tables(engine)) == 1
+    batches.release_all()
+    assert temp_tables(engine) == []
+    assert facts(first, known="benchmark_version") == facts(  # the copy comes back on demand
+        PandasRelease(every[every["release_date"] == DAYS[0]].drop(columns="release_date").reset_index(drop=True),
+                      prediction="pred"), known="benchmark_version")
+
+
+def test_a_whole_table_batch_is_not_copied(engine, stacked):
+    """GX selects a whole table as ``SELECT * FROM t WHERE true`` (``1 = 1`` on SQLite)."""
+    _, table = stacked
+    where = sa.text("1 = 1") if engine.dialect.name == "sqlite" else sa.true()
+    release = SqlRelease(engine, sa.select(sa.text("*")).select_from(sa.table(table.name)).where(where),
+                         prediction="pred")
+    assert release.batch is None and release.n_records == 1800 - int(releases()["pred"].isna().sum())
+
+
+def test_a_database_that_refuses_temporary_tables_is_queried_in_place(tmp_path, caplog):
+    """SQLite's authorizer denies CREATE TEMP TABLE, as a role without the TEMPORARY privilege
+    would be denied: same answer, queried where it is, and a warning saying so."""
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'refusing.sqlite'}")
+    every = releases()
+    every.to_sql("stacked", engine, index=False)
+
+    def deny_temp(action, *_):
+        return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_CREATE_TEMP_TABLE else sqlite3.SQLITE_OK
+
+    sa.event.listen(engine, "connect", lambda dbapi, _: dbapi.set_authorizer(deny_temp))
+    engine.dispose()
+    try:
+        table = sa.Table("stacked", sa.MetaData(), autoload_with=engine)
+        release = SqlRelease(engine, daily(table, "sqlite", DAYS[1]), prediction="pred")
+        assert release.batch is None
+        assert "queried in place" in caplog.text
+        alone = every[every["release_date"] == DAYS[1]].drop(columns="release_date").reset_index(drop=True)
+        assert facts(release, known=None) == facts(PandasRelease(alone, prediction="pred"), known=None)
+    finally:
+        batches.release_all()
+        engine.dispose()
+
+
+def test_release_diff_of_a_daily_batch_equals_pandas(engine, stacked):
+    """The drift sums (SPEC 10) of a copied batch: current ``pred`` against a baseline column of
+    the same rows (``ref``, as a wide table holds the previous release), on its connection."""
+    every, table = stacked
+    for day in DAYS[:2]:
+        current = SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="pred")
+        baseline = SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="ref")
+        assert current.batch is not None
+        pair = SqlReleasePair(current, baseline)
+        alone = every[every["release_date"] == day].drop(columns="release_date").reset_index(drop=True)
+        expected = ReleasePair(PandasRelease(alone, prediction="pred"), PandasRelease(alone, prediction="ref"))
+        assert pair.n_common == expected.n_common > 0
+        assert pair.change_counts() == expected.change_counts()
+        got, want = pair.contingency_sums(), expected.contingency_sums()
+        assert np.allclose([getattr(got, f) for f in got.__dataclass_fields__],
+                           [getattr(want, f) for f in want.__dataclass_fields__], rtol=1e-12)

@@ -26,6 +26,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import sqlalchemy as sa
+
 from er_expectations.engines.pairs import (
     AggregatedPair,
     ChangedCluster,
@@ -66,8 +68,6 @@ def sqlite_ln(bind: Any) -> None:
     recent builds); elsewhere Python's ``math.log`` is registered on the raw DBAPI
     connection when it is checked out of the pool.
     """
-    import sqlalchemy as sa
-
     if bind.dialect.name != "sqlite":
         return
     if isinstance(bind, sa.engine.Connection):
@@ -190,6 +190,9 @@ class SqlReleasePair(AggregatedPair):
             one(sa.select(sa.func.count()).select_from(base).where(base.c.pieces >= 2)),
         ).select_from(classes)
         sqlite_ln(self.current.bind)
+        if self.current.batch is not None:  # a copied batch is read on a connection of its own
+            with self.current.batch.connection() as conn:
+                sqlite_ln(conn)
         (row,) = self._rows(query)
         return totals_from_row(row)
 

@@ -24,10 +24,12 @@ release), and so are the error messages.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import sqlalchemy as sa
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
@@ -44,17 +46,10 @@ from er_expectations.engines.base import (
     version_number,
     weights_for,
 )
+from er_expectations.engines.sql.batch import MaterialisedBatch, materialise
 from er_expectations.stats import BenchmarkSample, ClusteringTable
 
 __all__ = ["SqlRelease", "benchmark_sample", "clustering_table"]
-
-def _sa():
-    try:
-        import sqlalchemy as sa
-    except ImportError as exc:  # pragma: no cover - GX depends on SQLAlchemy for SQL sources
-        raise InputError("the SQL engine needs SQLAlchemy: pip install 'er-expectations[sql]'") from exc
-    return sa
-
 
 def _relation(sa: Any, bind: Any, table: Any) -> Any:
     """A selectable for ``table``: a Table/subquery as given, or a table name reflected."""
@@ -82,9 +77,6 @@ def _relation(sa: Any, bind: Any, table: Any) -> Any:
 
 def _connect(bind: Any):
     """A connection context for an engine, or the connection itself (left open)."""
-    from contextlib import nullcontext
-
-    sa = _sa()
     return nullcontext(bind) if isinstance(bind, sa.engine.Connection) else bind.connect()
 
 
@@ -102,10 +94,16 @@ class SqlRelease(AggregatedRelease):
         """The release of a batch's selectable on ``connection`` (the engine registry's constructor)."""
         return cls(connection, table, prediction=prediction, record_id=record_id)
 
-    def __init__(self, bind: Any, table: Any, *, prediction: str, record_id: str | None = None) -> None:
-        self.sa = _sa()
+    def __init__(self, bind: Any, table: Any, *, prediction: str, record_id: str | None = None,
+                 batch: MaterialisedBatch | None = None) -> None:
+        self.sa = sa
         self.bind = bind
         self.rel = _relation(self.sa, bind, table)
+        # a filtered batch (GX's partitioned batches) is read once into a temporary table; a
+        # release derived from another (``batch``) reads that table on its connection
+        self.batch = batch if batch is not None else materialise(bind, table, self.rel)
+        if self.batch is not None and batch is None:
+            self.rel = self.batch.table
         self.prediction = prediction
         self.pred = self._column(prediction, "prediction")
         if record_id is not None:
@@ -126,7 +124,7 @@ class SqlRelease(AggregatedRelease):
             return [tuple(r) for r in conn.execute(query)]
 
     def _connection(self):
-        return _connect(self.bind)
+        return self.batch.connection() if self.batch is not None else _connect(self.bind)
 
     def _check_record_ids(self, col: Any, name: str) -> None:
         sa = self.sa
@@ -188,7 +186,7 @@ class SqlRelease(AggregatedRelease):
             counts = self._known_counts(self._column(column, "known"), ref)
             counts.check(known=column, reference=reference)
             part = SqlRelease(self.bind, sa.select(*self.rel.c).where(self.rel.c[column].is_not(None))
-                              .subquery("known_records"), prediction=self.prediction)
+                              .subquery("known_records"), prediction=self.prediction, batch=self.batch)
             sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
             return counts.apply(sample, known=column)
         spec = parse_weights(weights, [c.name for c in self.rel.columns])

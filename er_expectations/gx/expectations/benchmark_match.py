@@ -27,7 +27,7 @@ from er_expectations.gx.metrics.release import (
     TABLE_KEYS,
 )
 from er_expectations.stats import TRUE_STATISTICS
-from er_expectations.stats.labels import statistic_label
+from er_expectations.stats.wording import statistic_label
 
 __all__ = ["ExpectStatisticToMatchBenchmarkEstimate"]
 

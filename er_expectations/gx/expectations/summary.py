@@ -24,7 +24,7 @@ from er_expectations.gx.expectations.params import (
 )
 from er_expectations.gx.metrics.release import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
 from er_expectations.stats import NAME_STATISTICS, parse_hill_orders
-from er_expectations.stats.labels import statistic_label
+from er_expectations.stats.wording import statistic_label
 
 __all__ = [
     "ExpectAverageClusterSizeToBeBetween",

@@ -10,8 +10,8 @@ estimator (:func:`er_expectations.stats.error_audit.tag_shares`, what ``erx.erro
 calls) with the linearised and the logit interval. Reported per (tag, share): the true
 value, the mean estimate (bias), the coverage of both intervals and their mean width.
 
-    nice -n 19 .venv/bin/python benchmarks/coverage_error_audit.py            # 1000 replications
-    nice -n 19 .venv/bin/python benchmarks/coverage_error_audit.py --reps 200 # quick
+    nice -n 19 .venv/bin/python benchmarks/studies/coverage_error_audit.py            # 1000 replications
+    nice -n 19 .venv/bin/python benchmarks/studies/coverage_error_audit.py --reps 200 # quick
 
 Writes ``benchmarks/results/coverage-error-audit-<date>.json``.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -32,8 +33,10 @@ from er_expectations.analysis.examples import rldata_frame
 from er_expectations.stats.error_audit import SHARES, share_values, tag_shares
 from er_expectations.stats.resample import draw_clusters
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data"
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
+DATA = BENCH.parent.parent / "shared" / "data"
 
 
 def population(seed: int = 7) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
@@ -116,7 +119,7 @@ def main() -> None:
         print(f"{k:>5} {t:<16} {s:<9} {c['truth']:7.4f} {c['bias']:+8.4f} {c['coverage']:9.3f} "
               f"{other['coverage']:9.3f} {c['width']:9.4f}")
     tag = "" if tuple(args.methods) == ("linearization", "logit") else "-" + "-".join(args.methods)
-    out = HERE / "results" / f"coverage-error-audit{tag}-{_dt.date.today().isoformat()}.json"
+    out = BENCH / "results" / f"coverage-error-audit{tag}-{_dt.date.today().isoformat()}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     print(f"wrote {out}")

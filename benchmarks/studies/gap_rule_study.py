@@ -4,8 +4,8 @@ Writes, for each replication and grouping and metric, the gap interval of severa
 the true gap, and each side's effective number of error draws, so that a rule choosing the
 method from the draws can be calibrated on one run and evaluated on another.
 
-    .venv/bin/python benchmarks/gap_rule_study.py --population rldata --size 800 --reps 2000 --out /tmp/x.npz
-    .venv/bin/python benchmarks/gap_rule_study.py --report /tmp/x.npz --json results/gap-rule-<date>-rldata.json
+    .venv/bin/python benchmarks/studies/gap_rule_study.py --population rldata --size 800 --reps 2000 --out /tmp/x.npz
+    .venv/bin/python benchmarks/studies/gap_rule_study.py --report /tmp/x.npz --json results/gap-rule-<date>-rldata.json
 
 The report gives each method's coverage (and, under the null grouping, its false-positive
 rate), the hull of the paired normal interval with the logit and the BCa MOVER ones, and
@@ -26,8 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 
 from coverage_methods import (  # noqa: E402
     GROUP_METRICS,

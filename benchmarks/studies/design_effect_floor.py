@@ -8,7 +8,7 @@ sample (its draws' v_c) and warns above ``DEFF_WARNING``; this script gives its 
 populations whose coverage benchmarks/README.md reports, so the threshold can be read
 against coverage. No sampling: seconds.
 
-    nice -n 19 .venv/bin/python benchmarks/design_effect_floor.py
+    nice -n 19 .venv/bin/python benchmarks/studies/design_effect_floor.py
 
 Writes ``benchmarks/results/design-effect-floor-<date>.json``.
 """
@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 
 import bench_expected_errors as rl  # noqa: E402
 import heavy_tail_design as ht  # noqa: E402
@@ -68,7 +69,7 @@ def main() -> int:
                      "deff": population_deff(heavy, "inventor_id", "true_id", "mention_id", pairs, floor)})
     table = pd.DataFrame(rows).pivot_table(index=["population", "model"], columns="floor", values="deff")
     print(table.round(2).to_string())
-    out = HERE / "results" / f"design-effect-floor-{_dt.date.today().isoformat()}.json"
+    out = BENCH / "results" / f"design-effect-floor-{_dt.date.today().isoformat()}.json"
     out.write_text(json.dumps({"floors": FLOORS, "rows": rows}, indent=1))
     print(f"wrote {out}")
     return 0

@@ -46,9 +46,9 @@ Once per run, the SQL engine (SQLite through sqlalchemy,
 ``er_expectations.engines.sql.release.benchmark_sample``) is checked to give the same
 ``BenchmarkSample`` as pandas on one replication of T (when sqlalchemy is installed).
 
-    nice -n 19 .venv/bin/python benchmarks/coverage_later_release.py                 # 1000 replications
-    nice -n 19 .venv/bin/python benchmarks/coverage_later_release.py --reps 100      # quick
-    .venv/bin/python benchmarks/coverage_later_release.py --report results/coverage-later-release-*.json
+    nice -n 19 .venv/bin/python benchmarks/studies/coverage_later_release.py                 # 1000 replications
+    nice -n 19 .venv/bin/python benchmarks/studies/coverage_later_release.py --reps 100      # quick
+    .venv/bin/python benchmarks/studies/coverage_later_release.py --report results/coverage-later-release-*.json
 
 Writes ``benchmarks/results/coverage-later-release-<date>.json``.
 """
@@ -68,13 +68,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from synthetic import make_release
 
 import er_expectations as erx
 from er_expectations.engines.pandas.release import benchmark_sample
 from er_expectations.stats import DEFAULT_N_BOOT, estimate_methods
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
+from synthetic import make_release  # noqa: E402
+
 METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f",
            "b_cubed_precision", "b_cubed_recall", "b_cubed_f")
 METHODS = ("linearization", "recommended")
@@ -441,7 +444,7 @@ def main() -> None:
         return
     result = run(args)
     print(report([result]))
-    out = args.out or HERE / "results" / f"coverage-later-release-{_dt.date.today().isoformat()}.json"
+    out = args.out or BENCH / "results" / f"coverage-later-release-{_dt.date.today().isoformat()}.json"
     out.parent.mkdir(exist_ok=True)
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, indent=1))

@@ -16,8 +16,8 @@ For the share of records under the uniform design the chance that a sample is er
 its bound misses is also computed exactly (RLdata's clusters have 1 or 2 records, so an
 error-free sample is described by its number of pairs; a binomial sum).
 
-    nice -n 19 .venv/bin/python benchmarks/coverage_zero_event.py               # 4000 replications
-    nice -n 19 .venv/bin/python benchmarks/coverage_zero_event.py --reps 300    # quick
+    nice -n 19 .venv/bin/python benchmarks/studies/coverage_zero_event.py               # 4000 replications
+    nice -n 19 .venv/bin/python benchmarks/studies/coverage_zero_event.py --reps 300    # quick
 
 Writes ``benchmarks/results/coverage-zero-event-<date>.json``.
 """
@@ -28,6 +28,7 @@ import argparse
 import datetime as _dt
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -38,7 +39,9 @@ from er_expectations.stats.error_audit import SHARES, share_values, tag_shares
 from er_expectations.stats.estimator import zero_event_draws
 from er_expectations.stats.resample import draw_clusters
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 LEVEL = 0.95
 
 
@@ -151,7 +154,7 @@ def main() -> None:
         print(f"{c['design']:<12} {c['draws']:>5} {c['tag']:<16} {c['share']:<9} {c['method']:<13} "
               f"{c['truth']:7.4f} {c['error_free']:>5} {c['bound_before']:7.4f}/{c['bound_after']:7.4f} "
               f"{c['coverage_before']:6.3f}/{c['coverage_after']:6.3f}")
-    out = HERE / "results" / f"coverage-zero-event-{_dt.date.today().isoformat()}.json"
+    out = BENCH / "results" / f"coverage-zero-event-{_dt.date.today().isoformat()}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     print(f"wrote {out}")

@@ -22,7 +22,7 @@ tells how many it lacks: the population with those clusters error-free gives the
 samples with the same chance. An interval built from the draws covers both populations
 on those samples only by being wide enough to hold both true values.
 
-    .venv/bin/python benchmarks/heavy_tail_floor.py --reps 2000 --size 800
+    .venv/bin/python benchmarks/studies/heavy_tail_floor.py --reps 2000 --size 800
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 
 from coverage_methods import (  # noqa: E402
     Population,

@@ -18,8 +18,8 @@ A record moved into a large predicted cluster usually carries another entity's n
 its expected number of records to remove, E|A_r| = Σ (1 − p), is about the size of that
 cluster. Name variants and homonyms make the model noisy, as a real one would be.
 
-    .venv/bin/python benchmarks/heavy_tail_design.py --reps 2000 --sizes 400 800 --floor 0.1
-    .venv/bin/python benchmarks/heavy_tail_design.py --reps 2000 --sizes 800 --floor 0.5
+    .venv/bin/python benchmarks/studies/heavy_tail_design.py --reps 2000 --sizes 400 800 --floor 0.1
+    .venv/bin/python benchmarks/studies/heavy_tail_design.py --reps 2000 --sizes 800 --floor 0.5
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 
 from synthetic import make_release  # noqa: E402
 

@@ -15,8 +15,8 @@ for every estimate), all on the same replicates. Each cell (population, λ, draw
 to ``--out`` (JSON lines) as soon as it is done, so a long run can be stopped and resumed:
 cells already in the file are skipped.
 
-    nice -n 10 .venv/bin/python benchmarks/coverage_design_floor.py --populations heavy --sizes 800 --reps 500
-    .venv/bin/python benchmarks/coverage_design_floor.py --report results/coverage-design-floor-*.jsonl
+    nice -n 10 .venv/bin/python benchmarks/studies/coverage_design_floor.py --populations heavy --sizes 800 --reps 500
+    .venv/bin/python benchmarks/studies/coverage_design_floor.py --report results/coverage-design-floor-*.jsonl
 
 The size-proportional and uniform designs are not re-run: ``coverage_methods.py`` measured them
 on the same populations (2,000 replications at 800 draws, results/coverage-methods-*-singles-*).
@@ -34,8 +34,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 
 import bench_expected_errors as rl  # noqa: E402
 import heavy_tail_design as ht  # noqa: E402
@@ -123,7 +124,7 @@ def earlier_cells() -> list[dict]:
     uniform designs (``coverage_methods.py``, singles) and the heavy population's floors 0.1 and
     0.5 at 800 draws (``heavy_tail_design.py``, the same name model)."""
     rows = []
-    for f in sorted((HERE / "results").glob("coverage-methods-2026-11-26-singles-*.json")):
+    for f in sorted((BENCH / "results").glob("coverage-methods-2026-11-26-singles-*.json")):
         for cell in json.loads(f.read_text())["cells"]:
             for metric, by_method in cell["results"]["singles"].items():
                 for method, r in by_method.items():
@@ -132,7 +133,7 @@ def earlier_cells() -> list[dict]:
                                      "size": cell["draws"], "metric": metric, "ci_method": method,
                                      "reps": r["reps"], "coverage": r["coverage"]["rate"], "source": f.name})
     for floor in (0.1, 0.5):
-        f = HERE / "results" / f"heavy-tail-design-2026-11-27-floor-{floor}.json"
+        f = BENCH / "results" / f"heavy-tail-design-2026-11-27-floor-{floor}.json"
         for r in json.loads(f.read_text())["rows"]:
             if r["design"] == "expected_errors" and r["ci_method"] in METHODS:
                 rows.append({"population": "heavy", "design": "expected_errors", "floor": floor, "size": r["size"],
@@ -189,7 +190,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, nargs="+", default=[1000, 500, 500], help="one per size, in order")
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261128)
-    ap.add_argument("--out", default=str(HERE / "results" / "coverage-design-floor-2026-11-28.jsonl"))
+    ap.add_argument("--out", default=str(BENCH / "results" / "coverage-design-floor-2026-11-28.jsonl"))
     ap.add_argument("--report", nargs="+", default=None, metavar="FILE")
     ap.add_argument("--markdown", action="store_true", help="with --report: Markdown tables")
     args = ap.parse_args()

@@ -44,10 +44,10 @@ zero-event interval, the number of zero-width intervals; for the null grouping t
 Uses only the public API (``import er_expectations as erx`` and ``er_expectations.stats``)
 plus ``benchmarks/synthetic.py`` for the heavy-tailed population.
 
-    .venv/bin/python benchmarks/coverage_methods.py --reps 2000                        # everything (hours)
-    .venv/bin/python benchmarks/coverage_methods.py --populations rldata --designs cluster_size \\
+    .venv/bin/python benchmarks/studies/coverage_methods.py --reps 2000                        # everything (hours)
+    .venv/bin/python benchmarks/studies/coverage_methods.py --populations rldata --designs cluster_size \\
         --sizes 800 --parts singles --reps 2000                                       # one cell
-    .venv/bin/python benchmarks/coverage_methods.py --report results/coverage-methods-*.json   # tables
+    .venv/bin/python benchmarks/studies/coverage_methods.py --report results/coverage-methods-*.json   # tables
 
 Writes ``benchmarks/results/coverage-methods-<date>-<tag>.json``.
 """
@@ -69,8 +69,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 
 import er_expectations as erx  # noqa: E402
 from er_expectations.stats import (  # noqa: E402
@@ -88,7 +89,7 @@ from er_expectations.stats import (  # noqa: E402
 )
 from er_expectations.stats.subgroups import DEFAULT_SUBGROUP_METRICS  # noqa: E402
 
-DATA = HERE.parent.parent / "shared" / "data"
+DATA = BENCH.parent.parent / "shared" / "data"
 SINGLE_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_precision", "cluster_recall",
                   "cluster_f", "b_cubed_precision", "b_cubed_recall", "b_cubed_f", "homogeneity",
                   "average_cluster_size", "matching_rate")
@@ -583,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
            "load_average": list(os.getloadavg()), "seconds": round(time.perf_counter() - started, 1),
            "cells": cells}
     tag = f"-{args.tag}" if args.tag else ""
-    path = Path(args.out) if args.out else HERE / "results" / f"coverage-methods-{_dt.date.today().isoformat()}{tag}.json"
+    path = Path(args.out) if args.out else BENCH / "results" / f"coverage-methods-{_dt.date.today().isoformat()}{tag}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(out, separators=(",", ":")) + "\n")  # compact: a few hundred kB per run

@@ -1,5 +1,5 @@
 """Command line of the labelling workbench: ``er-expectations label init|export|reconcile|serve|links`` (issue 19;
-``links``, the team mode of issue 31, in :mod:`er_expectations.cli.label_links`).
+``links``, the team mode of issue 31, in :mod:`er_expectations.cli.workbench_links`).
 
 ``label init PROJECT --topup WORKSHEET --benchmark FILE`` makes a top-up project instead (SPEC
 14.3, :mod:`er_expectations.labelling.topup_project`), whose ``label export`` writes the filled
@@ -21,9 +21,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from er_expectations.cli.benchmark import draw_count
 from er_expectations.cli.common import check_output
-from er_expectations.cli.label_links import add_links_command
-from er_expectations.cli.labels import draw_count
+from er_expectations.cli.workbench_links import add_links_command
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_workbench_commands", "cmd_label_export", "cmd_label_init", "cmd_label_reconcile",

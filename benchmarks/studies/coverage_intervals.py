@@ -21,8 +21,8 @@ the true value and mean width of
 and the share of degenerate samples (no error of the metric's kind drawn), with the
 coverage of the zero-event interval on those samples.
 
-    .venv/bin/python benchmarks/coverage_intervals.py                 # both, 2000 replications
-    .venv/bin/python benchmarks/coverage_intervals.py --reps 200      # quick
+    .venv/bin/python benchmarks/studies/coverage_intervals.py                 # both, 2000 replications
+    .venv/bin/python benchmarks/studies/coverage_intervals.py --reps 200      # quick
 
 Writes ``benchmarks/results/coverage-<date>.json``.
 """
@@ -33,6 +33,7 @@ import argparse
 import datetime as _dt
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -44,9 +45,11 @@ from er_expectations.engines.pandas.release import PandasRelease, contingency
 from er_expectations.stats import BenchmarkSample, estimate_metrics, exact_metrics_from_contingency
 from er_expectations.stats.estimator import z_value
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent  # benchmarks/: synthetic.py and results/
+sys.path[:0] = [str(HERE), str(BENCH)]
 
-DATA = HERE.parent.parent / "shared" / "data"
+DATA = BENCH.parent.parent / "shared" / "data"
 METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_recall", "b_cubed_precision",
            "b_cubed_recall")
 
@@ -212,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         _print(name, res)
     if not args.no_speed:
         results["speed"] = speed()
-    out = Path(args.out) if args.out else HERE / "results" / f"coverage-{_dt.date.today().isoformat()}.json"
+    out = Path(args.out) if args.out else BENCH / "results" / f"coverage-{_dt.date.today().isoformat()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten {out}")
