@@ -13,38 +13,50 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
 
+from er_expectations.cli.exits import EXIT_OK
+from er_expectations.core.errors import InputError
+from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import printable
-from er_expectations.history.store import HistoryError, HistoryStore
+from er_expectations.history.reading import HistoryError, SqliteHistory, typed_alerts, typed_results
+from er_expectations.run.history_location import history_url, project_key, read_history_place
+
+TYPE_CHECKING = False  # typing is not imported when the program starts (issue 29 item 6)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_history_command", "cmd_history", "select_expectation"]
 
+#: The chart formats of ``--chart`` (those of :mod:`er_expectations.core.charts`; a test checks it).
+CHART_SUFFIXES = (".svg", ".png")
 
-def select_expectation(frame: Any, wanted: str, *, checkpoint: str, where: str) -> Any:
-    """The rows of ``frame`` (:meth:`HistoryStore.results`) of the ONE expectation ``wanted``
-    names; raises :class:`HistoryError` with the choices when it names none or several."""
-    if frame.empty:
+
+def select_expectation(rows: Sequence[dict[str, Any]], wanted: str, *, checkpoint: str,
+                       where: str) -> list[dict[str, Any]]:
+    """The rows (:meth:`HistoryStore.result_rows`) of the ONE expectation ``wanted`` names;
+    raises :class:`HistoryError` with the choices when it names none or several."""
+    if not rows:
         raise HistoryError(f"checkpoint '{checkpoint}' has no recorded results in {where}; "
                            f"run 'er-expectations run' on it first")
-    by_label = frame[frame["label"] == wanted]  # a label names one check; a metric id may name several
-    match = by_label if not by_label.empty else frame[(frame["metric"] == wanted)
-                                                      | (frame["expectation_type"] == wanted)]
-    if match.empty:
-        from er_expectations.core.hints import did_you_mean
-
-        labels = sorted(set(frame["label"]))
-        hint = did_you_mean(wanted, labels + sorted(set(frame["expectation_type"])))
+    match = [r for r in rows if r["label"] == wanted]  # a label names one check; a metric id may name several
+    if not match:
+        match = [r for r in rows if r["metric"] == wanted or r["expectation_type"] == wanted]
+    if not match:
+        labels = sorted({r["label"] for r in rows})
+        hint = did_you_mean(wanted, labels + sorted({r["expectation_type"] for r in rows}))
         raise HistoryError(f"--expectation '{wanted}': no such expectation in the history of checkpoint "
                            f"'{checkpoint}'; " + (hint + "; " if hint else "")
                            + f"recorded: {', '.join(labels)}")
-    keys = match[["suite", "expectation_type", "kwargs_key"]].drop_duplicates()
+    keys: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in match:
+        keys.setdefault((r["suite"], r["expectation_type"], r["kwargs_json"]), r)
     if len(keys) > 1:
-        choices = "; ".join(f"suite '{match.loc[i, 'suite']}': {match.loc[i, 'label']} "
-                            f"{match.loc[i, 'kwargs_json']}" for i in keys.index)
+        choices = "; ".join(f"suite '{r['suite']}': {r['label']} {r['kwargs_json']}" for r in keys.values())
         raise HistoryError(f"--expectation '{wanted}' matches {len(keys)} expectations ({choices}); "
                            "narrow it with --suite or --column, or give the label")
-    return match.reset_index(drop=True)
+    return list(match)
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -59,24 +71,24 @@ def fmt(value: Any, digits: int = 4) -> str:
     return f"{number:.{digits}g}"
 
 
-def _table(frame: Any) -> str:
-    level = frame["ci_level"].dropna()
-    ci_head = f"{level.iloc[0] * 100:g}% CI" if len(level) and level.nunique() == 1 else "CI"
+def _table(rows: Sequence[dict[str, Any]]) -> str:
+    levels = {r["ci_level"] for r in rows if not math.isnan(r["ci_level"])}
+    ci_head = f"{next(iter(levels)) * 100:g}% CI" if len(levels) == 1 else "CI"
     head = ("release", "version", "value", "std error", ci_head, "result", "run")
-    rows = []
-    for _, r in frame.iterrows():
+    lines_of = []
+    for r in rows:
         ci = "-" if math.isnan(r["ci_lower"]) or math.isnan(r["ci_upper"]) else \
             f"{fmt(r['ci_lower'])} - {fmt(r['ci_upper'])}"
         outcome = r.get("outcome")
         if not isinstance(outcome, str):
             outcome = "error" if isinstance(r["error"], str) and r["error"] else "passed" if r["success"] else "failed"
         state = {"passed": "ok", "failed": "FAILED", "error": "ERROR", "skipped": "skipped"}.get(outcome, outcome)
-        when = r["gx_run_time"] if r["gx_run_time"] is not None and str(r["gx_run_time"]) != "NaT" \
-            else r["recorded_at"]
-        rows.append((str(r["release"]), str(r["version"]), fmt(r["value"]), fmt(r["std_error"], 3), ci,
-                     state, f"{r['gx_run_name'] or ''} {when:%Y-%m-%d %H:%M:%S}Z".strip()))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in (head, *rows)]
+        when = r["gx_run_time"] if r["gx_run_time"] is not None else r["recorded_at"]
+        lines_of.append((str(r["release"]), str(r["version"]), fmt(r["value"]), fmt(r["std_error"], 3), ci,
+                         state, f"{r['gx_run_name'] or ''} {when:%Y-%m-%d %H:%M:%S}Z".strip()))
+    widths = [max(len(h), *(len(row[i]) for row in lines_of)) for i, h in enumerate(head)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in (head, *lines_of)]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -86,95 +98,122 @@ _SHOWN = ["release", "position", "version", "value", "estimate", "std_error", "c
           "expectation_type", "metric", "column", "label", "kwargs_json", "details_json"]
 
 
+def _json_value(value: Any) -> Any:
+    """A value as JSON shows it: times in ISO 8601, NaN as null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def _read(url: str, checkpoint: Any, args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """The result rows and alert rows of the checkpoint, and how the store is named: a SQLite
+    store of the current schema read with sqlite3 (:class:`SqliteHistory`), any other through
+    SQLAlchemy (:class:`HistoryStore`: server databases, older schemas, and the errors)."""
+    project = project_key(checkpoint)
+    source = SqliteHistory.open(url, project=project)
+    if source is None:
+        from er_expectations.history.store import (
+            HistoryStore,  # SQLAlchemy and pandas, only for these
+        )
+
+        source = HistoryStore.open(url, create=False, project=project)
+    wanted = args.expectation
+    with source:
+        rows = source.result_rows(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
+                                  all_versions=args.all_versions, naming=wanted)
+        if not any(wanted in (r["label"], r["metric"], r["expectation_type"]) for r in rows):
+            # nothing named so: every row, for the message listing what is recorded
+            rows = source.result_rows(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
+                                      all_versions=args.all_versions)
+        rows = select_expectation(rows, wanted, checkpoint=checkpoint.name, where=source.where)
+        alerts = source.alert_rows(checkpoint.name)
+    return typed_results(rows), typed_alerts(alerts), source.where
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     """``history``: print (and draw) one expectation's series of a checkpoint."""
-    from er_expectations.cli.common import EXIT_OK
-    from er_expectations.config import load_checkpoint
-    from er_expectations.run.history_location import history_url, project_key
+    checkpoint = read_history_place(args.checkpoint)
+    if checkpoint is None:  # not of the simple form: the full loader reads it or names its problems
+        from er_expectations.config import load_checkpoint
 
-    checkpoint = load_checkpoint(args.checkpoint)
+        checkpoint = load_checkpoint(args.checkpoint)
     if args.chart:
-        from er_expectations.core.charts import CHART_FORMATS
-
-        _check_chart_path(args.chart, CHART_FORMATS)
+        _check_chart_path(args.chart)
     url = history_url(checkpoint)
     if url is None:
         raise HistoryError(f"{args.checkpoint}: the history of checkpoint '{checkpoint.name}' is disabled "
                            "(history: {enabled: false}); nothing was recorded")
-    with HistoryStore.open(url, create=False, project=project_key(checkpoint)) as store:
-        frame = store.results(checkpoint=checkpoint.name, suite=args.suite, column=args.column,
-                              all_versions=args.all_versions)
-        frame = select_expectation(frame, args.expectation, checkpoint=checkpoint.name,
-                                   where=store.where)
-        alerts = store.alerts(checkpoint.name)
+    rows, alerts, where = _read(url, checkpoint, args)
     if args.release:
-        known = list(dict.fromkeys(frame["release"]))
+        known = list(dict.fromkeys(r["release"] for r in rows))
         unknown = [r for r in args.release if r not in known]
         if unknown:
-            from er_expectations.core.hints import did_you_mean
-
             hint = did_you_mean(unknown[0], known)
             raise HistoryError(f"--release {', '.join(unknown)}: not recorded for this expectation"
                                + (f" ({hint})" if hint else "") + f"; recorded: {', '.join(known)}")
-        frame = frame[frame["release"].isin(args.release)].reset_index(drop=True)
+        rows = [r for r in rows if r["release"] in args.release]
     if args.last:
-        keep = list(dict.fromkeys(frame["release"]))[-args.last:]
-        frame = frame[frame["release"].isin(keep)].reset_index(drop=True)
-    first = frame.iloc[0]
-    alerts = alerts[alerts["gx_run_time"].isin(set(frame["gx_run_time"].dropna()))].reset_index(drop=True)
+        keep = set(list(dict.fromkeys(r["release"] for r in rows))[-args.last:])
+        rows = [r for r in rows if r["release"] in keep]
+    first = rows[0]
+    run_times = {r["gx_run_time"] for r in rows if r["gx_run_time"] is not None}
+    alerts = [a for a in alerts if a["gx_run_time"] in run_times]
     if args.format == "json":
-        shown = frame[_SHOWN].astype(object).where(frame[_SHOWN].notna(), None)
-        records = [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
-                   for row in shown.to_dict(orient="records")]
+        records = [{k: _json_value(r[k]) for k in _SHOWN} for r in rows]
         sys.stdout.write(json.dumps({"checkpoint": checkpoint.name, "expectation": first["label"],
                                      "series": records, "alerts": _alert_records(alerts)},
                                     indent=2, default=str) + "\n")
     elif args.format == "csv":
-        from er_expectations.core.io import csv_text
-
-        sys.stdout.write(csv_text(frame[_SHOWN]))
+        sys.stdout.write(_csv(rows))
     else:
         print(f"{first['label']} ({first['expectation_type']}, suite '{first['suite']}') of checkpoint "
-              f"'{checkpoint.name}' over {frame['release'].nunique()} release(s); store {store.where}")
-        print(_table(frame))
+              f"'{checkpoint.name}' over {len({r['release'] for r in rows})} release(s); store {where}")
+        print(_table(rows))
         for line in _alert_lines(alerts):
             print(line)
     if args.chart:
-        from er_expectations.core.charts import write_chart
+        from er_expectations.core.charts import write_chart  # altair and pandas, only for a chart
         from er_expectations.history.chart import series_spec
+        from er_expectations.history.frames import history_frame
+        from er_expectations.history.reading import SERIES_COLUMNS
 
+        frame = history_frame(rows, SERIES_COLUMNS)
         path = write_chart(series_spec(frame, title=f"{first['label']} — {checkpoint.name}"), args.chart)
         print(f"Chart: {path}", file=sys.stderr if args.format != "table" else sys.stdout)
     return EXIT_OK
 
 
-def _alert_records(alerts: Any) -> list[dict[str, Any]]:
+def _csv(rows: list[dict[str, Any]]) -> str:
+    """The rows as CSV, written as every CSV of the package is (pandas, formula cells neutralised)."""
+    from er_expectations.core.io import csv_text  # pandas, only for CSV
+    from er_expectations.history.frames import history_frame
+    from er_expectations.history.reading import SERIES_COLUMNS
+
+    return csv_text(history_frame(rows, SERIES_COLUMNS)[_SHOWN])
+
+
+def _alert_records(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The alert deliveries of the runs shown, JSON-ready (times in ISO 8601)."""
-    shown = alerts.astype(object).where(alerts.notna(), None)
     return [{k: (v.isoformat() if hasattr(v, "isoformat") else printable(v, limit=None) if k == "error" and v else v)
-             for k, v in row.items()} for row in shown.to_dict(orient="records")]
+             for k, v in row.items()} for row in alerts]
 
 
-def _alert_lines(alerts: Any) -> list[str]:
+def _alert_lines(alerts: list[dict[str, Any]]) -> list[str]:
     """What became of the alerts of the runs shown: one line per target, failures with their error."""
-    if alerts.empty:
+    if not alerts:
         return []
     lines = ["", "Alerts of these runs:"]
-    for _, a in alerts.iterrows():
-        when = f"{a['gx_run_time']:%Y-%m-%d %H:%M:%S}Z" if str(a["gx_run_time"]) != "NaT" else "-"
+    for a in alerts:
+        when = f"{a['gx_run_time']:%Y-%m-%d %H:%M:%S}Z" if a["gx_run_time"] is not None else "-"
         outcome = "NOT DELIVERED" if a["outcome"] == "failed" else a["outcome"]
         error = f": {printable(a['error'])}" if isinstance(a["error"], str) and a["error"] else ""
         lines.append(f"  run {when}  {a['action']} {a['target']}: {outcome}{error}")
     return lines
 
 
-def _check_chart_path(chart: str, formats: dict[str, str]) -> None:
-    from pathlib import Path
-
-    from er_expectations.core.errors import InputError
-
+def _check_chart_path(chart: str) -> None:
     path = Path(chart)
-    if path.suffix.lower() not in formats:
+    if path.suffix.lower() not in CHART_SUFFIXES:
         raise InputError(f"--chart {chart}: give a file ending in .svg or .png")
     if path.is_dir():
         raise InputError(f"--chart {chart}: is a folder; give a file name, e.g. {path / 'history.svg'}")

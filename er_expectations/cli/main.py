@@ -30,30 +30,94 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from er_expectations.cli.common import (
+from er_expectations.cli.exits import (
     EXIT_CODES,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
     classify_error,
 )
+from er_expectations.cli.history import add_history_command
 from er_expectations.cli.signals import on_sigterm, restore_sigterm
-from er_expectations.cli.tables import add_table_commands
 from er_expectations.core.errors import Terminated
 from er_expectations.core.version import __version__
 
+#: Commands whose parser is built alone when one of them is asked for: their modules import
+#: neither pandas nor GX, so they start in a fraction of a second (issue 29 item 6).
+LIGHT_COMMANDS = {"history": add_history_command}
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+def _light_command(argv: Sequence[str]) -> str | None:
+    """The command of ``argv`` when it is a light one given after nothing but ``--debug``."""
+    for arg in argv:
+        if arg != "--debug":
+            return arg if arg in LIGHT_COMMANDS else None
+    return None
+
+
+def _terminal_width() -> int:
+    """The width :func:`shutil.get_terminal_size` gives, as documented (``COLUMNS``, else the
+    terminal of ``sys.__stdout__``, else 80), without importing shutil: argparse's formatter
+    imports it, and with it bz2, lzma and zlib, 2 ms of a light command's start."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _LightFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, its width found without shutil (:func:`_terminal_width`)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_width() - 2 if width is None else width)
+
+
+class _LightRawFormatter(_LightFormatter, argparse.RawDescriptionHelpFormatter):
+    """:class:`argparse.RawDescriptionHelpFormatter`, its width found without shutil."""
+
+
+class _LightParser(argparse.ArgumentParser):
+    """A parser whose formatter finds the terminal's width without shutil (a light command's)."""
+
+    def __init__(self, *args: object, formatter_class: type = _LightFormatter, **kwargs: object) -> None:
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)  # type: ignore[arg-type]
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command, or only the light command ``only``
+    (:data:`LIGHT_COMMANDS`; its usage, help and errors are the same either way)."""
+    light = only is not None
+    parser_class = _LightParser if light else argparse.ArgumentParser
+    parser = parser_class(
         prog="er-expectations",
         description="Quality checks for entity-resolution outputs (Great Expectations plugin).",
+        epilog="exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()),
+        formatter_class=_LightRawFormatter if light else argparse.RawDescriptionHelpFormatter,
     )
 
     parser.add_argument("--version", action="version", version=f"er-expectations {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an error")
-    parser.epilog = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=parser_class)
+    if only is not None:
+        LIGHT_COMMANDS[only](sub)
+    else:
+        _add_every_command(sub)
+    for command in sub.choices.values():  # --debug after the command name too
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="print the traceback of an error")
+    return parser
+
+
+def _add_every_command(sub: argparse._SubParsersAction) -> None:
+    from er_expectations.cli.tables import add_table_commands
 
     add_table_commands(sub)
 
@@ -79,14 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     from er_expectations.cli.drift import add_drift_commands
 
     add_drift_commands(sub)
-
-    from er_expectations.cli.history import add_history_command
-
     add_history_command(sub)
-    for command in sub.choices.values():  # --debug after the command name too
-        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                             help="print the traceback of an error")
-    return parser
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
@@ -103,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             category=FutureWarning)
     previous = on_sigterm()
     try:
-        parser = build_parser()
+        parser = build_parser(_light_command(argv))
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # usage errors (exit 2) and --help/--version (exit 0)

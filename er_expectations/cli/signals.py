@@ -6,10 +6,12 @@ Light on purpose (no pandas, no GX): the program installs it before importing th
 from __future__ import annotations
 
 import signal
-import threading
-from typing import Any
 
 from er_expectations.core.errors import Terminated
+
+TYPE_CHECKING = False  # typing is not imported when the program starts (issue 29 item 6)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["on_sigterm", "restore_sigterm"]
 
@@ -21,9 +23,10 @@ def _terminate(_signum: int, _frame: Any) -> None:
 def on_sigterm() -> Any:
     """Make SIGTERM raise :class:`~er_expectations.core.errors.Terminated` (in the main thread
     only, where Python runs signal handlers); returns the previous handler, ``None`` elsewhere."""
-    if threading.current_thread() is not threading.main_thread():
+    try:
+        return signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (of the main interpreter)
         return None
-    return signal.signal(signal.SIGTERM, _terminate)
 
 
 def restore_sigterm(previous: Any) -> None:

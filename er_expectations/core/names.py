@@ -13,26 +13,25 @@ label always gets the same name, whatever the other releases) and collision-free
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
 from pathlib import Path
 
 from er_expectations.core.errors import InputError
 
 __all__ = [
     "MAX_NAME_LENGTH",
+    "NAME_PATTERN",
     "NAME_RULE",
     "ensure_inside",
     "name_problem",
-    "release_file_names",
     "safe_name",
 ]
 
 MAX_NAME_LENGTH = 100
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+#: A valid name (:data:`NAME_RULE`).
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 #: The rule in words, for messages and docs.
 NAME_RULE = (
@@ -61,46 +60,12 @@ def name_problem(text: object, *, what: str) -> tuple[str, str] | None:
             f"{what} name '{text[:40]}…' has {len(text)} characters (at most {MAX_NAME_LENGTH})",
             f"try '{safe_name(text)}'",
         )
-    if _NAME.fullmatch(text):
+    if NAME_PATTERN.fullmatch(text):
         return None
     return (
         f"{what} name '{text}' may only use {NAME_RULE}",
         f"Great Expectations turns it into file and folder names; try '{safe_name(text, fallback='checks')}'",
     )
-
-
-def _digest(label: str) -> str:
-    return hashlib.sha1(label.encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
-
-
-def release_file_names(labels: Iterable[str]) -> dict[str, str]:
-    """A file-safe name per release label: readable, stable and collision-free.
-
-    A label that is already a valid name keeps it (``2022-06-30``). Any other label gets
-    :func:`safe_name` of itself plus ``-`` and 8 hex digits of its SHA-1 (``pred_a_b-1a2b3c4d``),
-    so two labels that clean up alike (``pred_a b`` and ``pred_a_b``; non-ASCII labels) never
-    share a file, and a label's file name does not depend on which other releases are run.
-    Two labels equal up to letter case also get the suffix (file systems that ignore case).
-    """
-    labels = list(dict.fromkeys(labels))
-    folded: dict[str, int] = {}
-    for label in labels:
-        if _NAME.fullmatch(label) and len(label) <= MAX_NAME_LENGTH:
-            folded[label.casefold()] = folded.get(label.casefold(), 0) + 1
-    names: dict[str, str] = {}
-    for label in labels:
-        if _NAME.fullmatch(label) and len(label) <= MAX_NAME_LENGTH and folded[label.casefold()] == 1:
-            names[label] = label
-        else:
-            base = safe_name(label)[: MAX_NAME_LENGTH - 9]
-            names[label] = f"{base}-{_digest(label)}"
-    taken: dict[str, str] = {}
-    for label, name in names.items():
-        other = taken.get(name.casefold())
-        if other is not None:  # pragma: no cover - needs a SHA-1 prefix collision
-            raise InputError(f"releases '{other}' and '{label}' would share the file name '{name}'; rename one")
-        taken[name.casefold()] = label
-    return names
 
 
 def ensure_inside(root: str | os.PathLike, path: str | os.PathLike) -> Path:

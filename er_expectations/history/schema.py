@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from er_expectations.history.reading import VERSION_TABLE
+
 __all__ = ["ALERTS", "METADATA", "RESULTS", "RUNS", "VERSION_TABLE"]
 
-#: Table where Alembic keeps the schema version (not ``alembic_version``: a shared
-#: database may hold another application's migrations).
-VERSION_TABLE = "er_history_schema_version"
 
 METADATA = sa.MetaData()
 

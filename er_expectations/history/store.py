@@ -28,15 +28,32 @@ Guarantees:
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from er_expectations.core.errors import InputError
+import pandas as pd
+
+from er_expectations.history.frames import history_frame
+from er_expectations.history.reading import (
+    ALERT_COLUMNS,
+    HISTORY_FILE,
+    SERIES_COLUMNS,
+    HistoryError,
+    default_url,
+    in_release_order,
+    latest_versions,
+    mask_url,
+    naming_types,
+    resolve_url,
+    scrub_url,
+    sorted_alerts,
+    sqlite_uri_mode,
+    today_identity,
+    utc,
+)
 from er_expectations.history.records import (
     CHANGE_KIND,
     CHECK_ID_KWARG,
@@ -70,130 +87,12 @@ __all__ = [
     "resolve_url",
 ]
 
-#: File name of the embedded store inside the GX project folder (``project_dir``).
-HISTORY_FILE = "er_history.sqlite"
 _MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _SQLITE_BUSY_TIMEOUT = 60.0  # seconds a SQLite writer waits for another one
 _WRITE_ATTEMPTS = 8  # a server database: retries when two writers picked the same version
-_ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class HistoryError(InputError):
-    """The history store cannot be opened, read or written (the message names it, password masked)."""
-
-
-# -- URLs ---------------------------------------------------------------------------------
-
-
-def mask_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (any text if it is no URL)."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError, TypeError):
-        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(url))
-
-
-def scrub_url(text: str, url: str) -> str:
-    """``text`` without the password of ``url`` (a driver may quote the connection string)."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        password = make_url(url).password
-    except (ArgumentError, ValueError, TypeError):
-        password = None
-    text = text.replace(url, mask_url(url))
-    if password:
-        from urllib.parse import quote
-
-        for secret in {str(password), quote(str(password), safe="")}:
-            text = text.replace(secret, "***")
-    return text
-
-
-def default_url(project_dir: str | os.PathLike) -> str:
-    """The embedded store of a GX project: ``sqlite:///<project_dir>/er_history.sqlite``."""
-    return f"sqlite:///{Path(project_dir).resolve() / HISTORY_FILE}"
-
-
-def resolve_url(text: str, *, base: str | os.PathLike | None = None,
-                environ: Mapping[str, str] | None = None, where: str = "history.url") -> str:
-    """The SQLAlchemy URL written as ``text``: ``${VAR}`` replaced from the environment; a
-    text without ``://`` is a SQLite file (relative to ``base``, the checkpoint's folder).
-
-    Raises :class:`HistoryError` naming ``where`` for a variable that is not set or a text
-    that is not a URL.
-    """
-    env = os.environ if environ is None else environ
-
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if not _ENV_NAME.fullmatch(name):
-            raise HistoryError(f"{where}: '${{{name}}}' is not an environment variable reference; "
-                               "write ${NAME} with letters, digits and underscores")
-        value = env.get(name)
-        if value is None or value == "":
-            raise HistoryError(f"{where}: the environment variable {name} is not set; export it with the "
-                               f"database URL (e.g. {name}=postgresql+psycopg://user:password@host/db)")
-        return value
-
-    url = _ENV_REFERENCE.sub(substitute, text).strip()
-    if not url:
-        raise HistoryError(f"{where}: empty database URL")
-    if "://" not in url:  # a file path: the embedded SQLite store
-        path = Path(url).expanduser()
-        if not path.is_absolute() and base is not None:
-            path = Path(base) / path
-        return f"sqlite:///{path.resolve()}"
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError) as error:
-        raise HistoryError(scrub_url(f"{where}: {mask_url(url)} is not a database URL ({error}); write e.g. "
-                                  "postgresql+psycopg://user@host/db or sqlite:///path/history.sqlite",
-                                  url)) from None
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        uri = sqlite_uri_mode(parsed) is not None or _is_true(parsed.query.get("uri"))
-        database = parsed.database.removeprefix("file:") if uri else parsed.database
-        path = Path(database).expanduser()
-        if not path.is_absolute() and base is not None:
-            path = (Path(base) / path).resolve()
-        # with uri=true SQLite reads the name as a URI only when it starts with 'file:'; without
-        # it '?mode=ro' became part of a new file's name (SQLAlchemy's documented form is file:)
-        resolved = f"file:{path}" if uri else str(path)
-        if resolved != parsed.database:
-            return parsed.set(database=resolved).render_as_string(hide_password=False)
-    return url
-
-
-def _is_true(value: object) -> bool:
-    return str(value).strip().lower() in ("true", "1", "yes", "on")
-
-
-def sqlite_uri_mode(url: Any) -> str | None:
-    """The ``mode`` of a SQLite URL opened as a URI (``?mode=ro&uri=true``: ``"ro"``), else None."""
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url) if isinstance(url, str) else url
-    if parsed.get_backend_name() != "sqlite" or not _is_true(parsed.query.get("uri")):
-        return None
-    mode = parsed.query.get("mode")
-    return str(mode) if mode else "rwc"
 
 
 # -- the store ----------------------------------------------------------------------------
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _first_line(error: BaseException) -> str:
@@ -399,7 +298,7 @@ class HistoryStore:
                     run_id = conn.execute(insert(RUNS).values(
                         checkpoint=run.checkpoint, release=run.release, position=run.position,
                         version=version, status=run.status, success=run.success,
-                        gx_run_name=run.gx_run_name, gx_run_time=_utc(run.gx_run_time),
+                        gx_run_name=run.gx_run_name, gx_run_time=utc(run.gx_run_time),
                         recorded_at=datetime.now(UTC), tool_version=__version__,
                         project=self.project,
                         provenance_json=(json.dumps(json_safe(dict(run.provenance)), sort_keys=True,
@@ -427,7 +326,7 @@ class HistoryStore:
 
         now = datetime.now(UTC)
         rows = [{"checkpoint": checkpoint, "project": self.project, "gx_run_name": run_name,
-                 "gx_run_time": _utc(run_time), "recorded_at": now, "position": index,
+                 "gx_run_time": utc(run_time), "recorded_at": now, "position": index,
                  "action": a.action, "target": without_local_paths(a.target), "outcome": a.outcome,
                  "error": None if a.error is None else without_local_paths(a.error)}
                 for index, a in enumerate(alerts)]
@@ -440,19 +339,17 @@ class HistoryStore:
         """The alert deliveries recorded for ``checkpoint`` (every run, or the runs whose GX run
         time is in ``run_times``), oldest run first, each run's targets in the checkpoint
         file's order: a DataFrame with the columns :data:`ALERT_COLUMNS`."""
+        return history_frame(self.alert_rows(checkpoint, run_times=run_times), ALERT_COLUMNS)
+
+    def alert_rows(self, checkpoint: str, *, run_times: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """The rows of :meth:`alerts` as dicts (times in UTC), in the same order."""
         from sqlalchemy import select
 
         mine = () if self.project is None else (ALERTS.c.project.is_(None) | (ALERTS.c.project == self.project),)
         query = select(ALERTS).where(ALERTS.c.checkpoint == checkpoint, *mine)
         with self._transaction("reading the alert deliveries") as conn:
             rows = [dict(r) for r in conn.execute(query).mappings()]
-        for row in rows:
-            row["gx_run_time"], row["recorded_at"] = _utc(row["gx_run_time"]), _utc(row["recorded_at"])
-        if run_times is not None:
-            wanted = {_utc(t.to_pydatetime() if hasattr(t, "to_pydatetime") else t) for t in run_times}
-            rows = [r for r in rows if r["gx_run_time"] in wanted]
-        rows.sort(key=lambda r: (r["recorded_at"], r["id"]))
-        return _frame(rows, ALERT_COLUMNS)
+        return sorted_alerts(rows, run_times)
 
     # -- reading ------------------------------------------------------------------------
     def checkpoints(self) -> list[str]:
@@ -476,12 +373,12 @@ class HistoryStore:
             rows = [dict(r) for r in conn.execute(
                 select(RUNS).where(RUNS.c.checkpoint == checkpoint, *self._mine())).mappings()]
         if not all_versions:
-            rows = _latest(rows, ("release",))
-        return _frame(_in_release_order(rows), [c.name for c in RUNS.columns])
+            rows = latest_versions(rows, ("release",))
+        return history_frame(in_release_order(rows), [c.name for c in RUNS.columns])
 
     def _result_rows(self, *, checkpoint: str, expectation_type: str | None, metric: str | None,
                      column: str | None, suite: str | None, kwargs: Mapping[str, Any] | None,
-                     all_versions: bool) -> list[dict[str, Any]]:
+                     all_versions: bool, naming: str | None = None) -> list[dict[str, Any]]:
         from sqlalchemy import select
 
         query = (select(RUNS.c.release, RUNS.c.position, RUNS.c.version, RUNS.c.status,
@@ -495,21 +392,17 @@ class HistoryStore:
                 query = query.where(column_obj == wanted)
         with self._transaction("reading the history") as conn:
             rows = [dict(r) for r in conn.execute(query).mappings()]
-        for row in rows:  # today's identity, whatever identified the check when it was recorded
-            ident = identifying_kwargs(json.loads(row["kwargs_json"] or "{}"))
-            row["kwargs_json"] = json.dumps(ident, sort_keys=True, ensure_ascii=False)
-            row["kwargs_key"] = kwargs_key(ident)
-            row["_ident"] = ident
-        if kwargs:
-            wanted_kwargs = identifying_kwargs(kwargs)
-            rows = [r for r in rows if all(r["_ident"].get(k) == v for k, v in wanted_kwargs.items())]
-        for row in rows:
-            del row["_ident"]
-        for row in rows:
-            row["column"] = row.pop("column_name")
-        if not all_versions:
-            rows = _latest(rows, ("release", "suite", "kwargs_key", "expectation_type"))
-        return _in_release_order(rows)
+        return today_identity(naming_types(rows, naming), kwargs=kwargs, all_versions=all_versions, key=kwargs_key)
+
+    def result_rows(self, *, checkpoint: str, suite: str | None = None, column: str | None = None,
+                    kwargs: Mapping[str, Any] | None = None, all_versions: bool = False,
+                    naming: str | None = None) -> list[dict[str, Any]]:
+        """The rows of :meth:`results` as dicts, as read (before the DataFrame's types), in the
+        same order; what ``er-expectations history`` reads (as :class:`SqliteHistory` does).
+        ``naming``: only the expectation types of which a row has it as label, metric or type
+        (:func:`~.reading.naming_types`: every check it names, with all its rows)."""
+        return self._result_rows(checkpoint=checkpoint, expectation_type=None, metric=None, column=column,
+                                 suite=suite, kwargs=kwargs, all_versions=all_versions, naming=naming)
 
     def results(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
                 column: str | None = None, suite: str | None = None,
@@ -522,7 +415,7 @@ class HistoryStore:
         """
         rows = self._result_rows(checkpoint=checkpoint, expectation_type=expectation_type, metric=metric,
                                  column=column, suite=suite, kwargs=kwargs, all_versions=all_versions)
-        return _frame(rows, SERIES_COLUMNS)
+        return history_frame(rows, SERIES_COLUMNS)
 
     def series(self, *, checkpoint: str, expectation_type: str | None = None, metric: str | None = None,
                column: str | None = None, suite: str | None = None, kwargs: Mapping[str, Any] | None = None,
@@ -562,7 +455,7 @@ class HistoryStore:
         if last is not None:
             keep = set(list(dict.fromkeys(r["release"] for r in rows))[-last:])
             rows = [r for r in rows if r["release"] in keep]
-        return _frame(rows, SERIES_COLUMNS)
+        return history_frame(rows, SERIES_COLUMNS)
 
     def _before(self, rows: list[dict[str, Any]], checkpoint: str, release: str | None,
                 position: int | None) -> list[dict[str, Any]]:
@@ -587,79 +480,11 @@ class HistoryStore:
                 and r["release"] != release]
 
 
-#: The columns of :meth:`HistoryStore.series` and :meth:`HistoryStore.results`.
-SERIES_COLUMNS: tuple[str, ...] = (
-    "release", "position", "version", "value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level",
-    "success", "outcome", "severity", "error", "status", "gx_run_name", "gx_run_time", "recorded_at", "suite",
-    "expectation_type", "metric", "column", "kwargs_key", "kwargs_json", "label", "observed_text",
-    "details_json",
-)
-#: The columns of :meth:`HistoryStore.alerts`.
-ALERT_COLUMNS: tuple[str, ...] = ("gx_run_name", "gx_run_time", "recorded_at", "position", "action", "target",
-                                  "outcome", "error")
-_FLOATS = ("value", "estimate", "std_error", "ci_lower", "ci_upper", "ci_level")
-
-
-def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> Any:
-    """A DataFrame of ``rows`` with fixed types: times as UTC timestamps (SQLite returns them
-    without a time zone), numbers as floats (NaN for none), positions and versions as
-    nullable integers, success as bool, missing text as ``None``."""
-    import pandas as pd
-
-    frame = pd.DataFrame.from_records(rows, columns=list(columns))
-    for name in ("gx_run_time", "recorded_at"):
-        if name in frame.columns:
-            frame[name] = pd.to_datetime(frame[name], utc=True)
-    for name in _FLOATS:
-        if name in frame.columns:
-            frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
-    for name in ("position", "version"):
-        if name in frame.columns:
-            frame[name] = pd.array(frame[name].tolist(), dtype="Int64")
-    if "success" in frame.columns:
-        frame["success"] = frame["success"].astype(bool)
-    for name in ("error", "observed_text", "details_json", "metric", "column", "gx_run_name", "project",
-                 "provenance_json", "outcome"):
-        if name in frame.columns:  # text columns: None when missing, never NaN
-            frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
-    return frame
-
-
 def _missing(value: Any) -> bool:
     """``None``, NaN or ``pandas.NA``."""
     if value is None:
         return True
-    import pandas as pd
-
     return bool(pd.isna(value))
-
-
-def _latest(rows: list[dict[str, Any]], key: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The row of the highest version for each ``key``."""
-    best: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in rows:
-        k = tuple(row[name] for name in key)
-        if k not in best or row["version"] > best[k]["version"]:
-            best[k] = row
-    return list(best.values())
-
-
-def _in_release_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows ordered by their release's latest recorded position (a release without one
-    last, by time), then by version and by the order they were written."""
-    latest: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        seen = latest.get(row["release"])
-        if seen is None or row["version"] > seen["version"]:
-            latest[row["release"]] = row
-
-    def order(release: str) -> tuple[bool, int, Any]:
-        row = latest[release]
-        missing = _missing(row["position"])
-        return (missing, 0 if missing else int(row["position"]), _utc(row["recorded_at"]))
-
-    rank = {release: i for i, release in enumerate(sorted(latest, key=order))}
-    return sorted(rows, key=lambda r: (rank[r["release"]], r["version"], r.get("id") or 0))
 
 
 # -- engines ------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ from er_expectations.config import (
 )
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write, remove_stale_temporaries
-from er_expectations.core.names import ensure_inside, release_file_names
+from er_expectations.core.names import ensure_inside
+from er_expectations.core.release_names import release_file_names
 from er_expectations.gx.outcome import ExpectationOutcome, expectation_label, restate_statistics
 from er_expectations.gx.outcome import outcome as read_outcome
 from er_expectations.run.baselines import (

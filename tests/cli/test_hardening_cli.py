@@ -23,7 +23,8 @@ from support.toyproject import CHECKPOINT, SUITE, make_toy, snapshot
 from er_expectations.cli.common import EXIT_CODES
 from er_expectations.cli.main import main
 from er_expectations.core.errors import InputError
-from er_expectations.core.names import ensure_inside, name_problem, release_file_names, safe_name
+from er_expectations.core.names import ensure_inside, name_problem, safe_name
+from er_expectations.core.release_names import release_file_names
 from er_expectations.core.severity import severity_of, status_of, worst_status
 
 

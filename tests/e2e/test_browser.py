@@ -1,5 +1,9 @@
 """The offline Data Docs seen through headless Chromium, with every remote host blocked.
 
+The demo's index, suite page and three validation pages are also laid out at 1000 and 1400 px through
+Playwright (nothing wider than its box outside a scroll container, the suite name never broken
+mid-word; issue 29).
+
 Tests marked ``browser`` need Debian's ``chromium`` (``./run test`` installs it); they are skipped
 with a reason when it is missing. The HTML helpers of ``tests/support/chromium.py`` are tested
 without a browser. Set ``ER_OFFLINE_SHOTS=/some/dir`` to keep a copy of the screenshots.
@@ -177,3 +181,138 @@ def test_page_problems(html, expected):
     assert len(problems) == len(expected), problems
     for problem, start in zip(problems, expected, strict=True):
         assert problem.startswith(start), problem
+
+
+# ---- the demo's pages at 1000 and 1400 px, driven by Playwright (issue 29: nothing overflows) ----
+
+LAYOUT_RELEASES = ["2017-08-08", "2020-09-29", "2022-06-30"]  # skipped checks, failing, passing
+DEMO_SUITE = "patentsview_inventor_disambiguation"
+
+#: Run in the page by Playwright (through the DevTools protocol: the pages' CSP forbids their own
+#: scripts, not the browser's). Returns the document's widths; every element wider than its box or
+#: sticking out of its parent outside an explicit scroll container (a value shortened on purpose,
+#: with an ellipsis and the whole value in its title, is no overflow: the hashes of the
+#: provenance, copied whole); and every place where the suite name is broken across lines other
+#: than after one of its underscores (mid-word).
+LAYOUT_SCRIPT = r"""
+(name) => {
+  const doc = document.documentElement;
+  const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const inScroller = (el) => {
+    for (let p = el.parentElement; p && p !== document.body && p !== doc; p = p.parentElement)
+      if (scrolls(p)) return true;
+    return false;
+  };
+  const shortened = (el, style) => style.textOverflow === 'ellipsis' && style.overflowX === 'hidden'
+    && el.getAttribute('title') === el.textContent;
+  const what = (el) => el.tagName.toLowerCase() + (el.className && typeof el.className === 'string'
+    ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' "' +
+    (el.innerText || '').trim().replace(/\s+/g, ' ').slice(0, 60) + '"';
+  const out = {scroll_width: doc.scrollWidth, client_width: doc.clientWidth, wide: [], broken: [], names: 0};
+  for (const el of document.body.querySelectorAll('*')) {
+    const style = getComputedStyle(el);
+    if (style.display === 'none' || style.display === 'contents' || el.getClientRects().length === 0) continue;
+    if (scrolls(el) || inScroller(el)) continue;
+    if (style.display !== 'inline' && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1
+        && !shortened(el, style))
+      out.wide.push('content wider than its box by ' + (el.scrollWidth - el.clientWidth) + ' px: ' + what(el));
+    const parent = el.parentElement;
+    if (parent && parent !== document.body && getComputedStyle(parent).display !== 'inline'
+        && style.position !== 'absolute' && style.position !== 'fixed') {
+      const r = el.getBoundingClientRect(), p = parent.getBoundingClientRect();
+      if (r.width > 0 && (r.right > p.right + 1 || r.left < p.left - 1))
+        out.wide.push('sticks out of its parent by ' + Math.round(Math.max(r.right - p.right, p.left - r.left))
+                      + ' px: ' + what(el));
+    }
+  }
+  // the suite name, wherever it is written (also split by <wbr>): one range per character
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode())
+    for (let i = 0; i < node.data.length; i++) texts.push([node, i]);
+  const all = texts.map(([node, i]) => node.data[i]).join('');
+  for (let at = all.indexOf(name); at !== -1; at = all.indexOf(name, at + 1)) {
+    const tops = [];
+    for (let k = 0; k < name.length; k++) {
+      const [node, i] = texts[at + k];
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const rect = [...range.getClientRects()].find((r) => r.width > 0);
+      tops.push(rect ? Math.round(rect.top) : null);
+    }
+    if (tops.includes(null)) continue;  // not shown (a closed <details>, a title)
+    out.names += 1;
+    for (let k = 1; k < name.length; k++)
+      if (tops[k] !== tops[k - 1] && name[k - 1] !== '_')
+        out.broken.push(what(texts[at + k][0].parentElement) + ': broken after "' + name.slice(0, k) + '"');
+  }
+  return out;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def demo_pages(tmp_path_factory) -> dict:
+    """The demo checkpoint run on three releases: its Data Docs index, suite page and those
+    releases' validation pages."""
+    if not chromium_available():
+        pytest.skip(SKIP_REASON)
+    import io
+
+    from support.paths import REPO
+
+    from er_expectations.run.runner import run_checkpoint
+
+    root = tmp_path_factory.mktemp("demo_layout")
+    shutil.copytree(REPO / "suites", root / "suites")
+    (root / "checkpoints").mkdir()
+    text = (REPO / "checkpoints" / "patentsview.yml").read_text(encoding="utf-8")
+    path = root / "checkpoints" / "patentsview.yml"
+    path.write_text(text.replace("../er_expectations/data/patentsview",
+                                 (REPO / "er_expectations" / "data" / "patentsview").as_posix()), encoding="utf-8")
+    report = run_checkpoint(path, releases=LAYOUT_RELEASES, progress=False, out=io.StringIO())
+    site = report.data_docs_index.parent
+    found = {"index": report.data_docs_index, "suite": site / "expectations" / f"{DEMO_SUITE}.html"}
+    found.update({label: next(site.glob(f"validations/**/*release_{label}.html")) for label in LAYOUT_RELEASES})
+    return found
+
+
+@pytest.fixture(scope="module")
+def playwright_chromium():
+    """Debian's chromium driven by Playwright, every host but localhost unresolvable."""
+    if not chromium_available():
+        pytest.skip(SKIP_REASON)
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra (./run test)")
+    args = [flag for flag in browser.BASE_FLAGS if flag != "--headless"] + list(browser.OFFLINE_FLAGS)
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=find_chromium(), args=args, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.mark.browser
+@requires_chromium
+@pytest.mark.parametrize("width", [1000, 1400])
+@pytest.mark.parametrize("name", ["index", "suite", *LAYOUT_RELEASES])
+def test_demo_pages_fit_their_width_and_keep_the_suite_name_whole(demo_pages, playwright_chromium, tmp_path,
+                                                                   name, width):
+    context = playwright_chromium.new_context(viewport={"width": width, "height": 900})
+    requested: list[str] = []
+    context.route("**/*", lambda route: (requested.append(route.request.url), route.continue_())
+                  if route.request.url.startswith("file://") else (requested.append(route.request.url), route.abort()))
+    try:
+        page = context.new_page()
+        page.goto(demo_pages[name].as_uri())
+        layout = page.evaluate(LAYOUT_SCRIPT, DEMO_SUITE)
+        png = tmp_path / f"demo_{name}_{width}.png"
+        page.screenshot(path=str(png), full_page=True)
+        _keep(png)
+    finally:
+        context.close()
+    assert [url for url in requested if not url.startswith("file://")] == []
+    assert layout["client_width"] <= width
+    assert layout["scroll_width"] <= layout["client_width"], layout["scroll_width"]
+    assert layout["wide"] == []
+    assert layout["names"] >= 1  # the suite name is on every one of these pages
+    assert layout["broken"] == []

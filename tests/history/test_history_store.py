@@ -619,13 +619,13 @@ def test_the_history_command_prefers_an_exact_label_to_a_metric_id(tmp_path):
                      kwargs={"prediction_column": "p", "statistic": "average_cluster_size", "k": 3})
     with HistoryStore.open(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
         store.record(run("a", 0, bounds, control))
-        frame = store.results(checkpoint="cp")
-    assert set(select_expectation(frame, "average_cluster_size", checkpoint="cp", where="x")["label"]) == {
+        rows = store.result_rows(checkpoint="cp")
+    assert {r["label"] for r in select_expectation(rows, "average_cluster_size", checkpoint="cp", where="x")} == {
         "average_cluster_size"}
-    assert set(select_expectation(frame, "expect_statistic_within_control_limits", checkpoint="cp",
-                                  where="x")["label"]) == {"average_cluster_size_control"}
+    assert {r["label"] for r in select_expectation(rows, "expect_statistic_within_control_limits", checkpoint="cp",
+                                                   where="x")} == {"average_cluster_size_control"}
     with pytest.raises(HistoryError, match="matches 2 expectations"):
-        select_expectation(frame.assign(label="x"), "average_cluster_size", checkpoint="cp", where="x")
+        select_expectation([{**r, "label": "x"} for r in rows], "average_cluster_size", checkpoint="cp", where="x")
 
 
 def test_a_store_at_0003_opens_at_0004_with_its_runs_and_takes_alert_outcomes(url):
