@@ -89,7 +89,7 @@ def batch(engine: sa.Engine, kind: str):
 
 def aggregate(engine: sa.Engine, selectable) -> dict:
     with engine.connect() as conn:
-        release = SqlRelease(conn, selectable, prediction="inventor_id")
+        release = SqlRelease.from_batch(selectable, connection=conn, prediction="inventor_id")  # as GX hands a batch over
         table = release.clustering_table(name="name")
         sample = release.benchmark_sample(reference="benchmark_id", name="name", known="benchmark_version")
     copied = release.batch is not None

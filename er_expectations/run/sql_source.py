@@ -177,6 +177,10 @@ class SqlSource(Source):
         (a read-only session or a hot-standby replica does not). Nothing stays behind: the
         probe is created and dropped in a transaction that is rolled back."""
         if not self.temp_table:
+            # nor does the SQL engine copy a filtered batch into one (imported here: SQLAlchemy)
+            from er_expectations.engines.sql.batch import never_copy
+
+            never_copy(self.url)
             return
         sa = self.sa
         probe = sa.Table("er_temp_table_probe", sa.MetaData(), sa.Column("x", sa.Integer), prefixes=["TEMPORARY"])

@@ -67,17 +67,14 @@ def engine(request, tmp_path):
 
 
 def temp_tables(engine) -> list[str]:
-    """The batch tables alive in the database (every session's, on PostgreSQL)."""
-    with engine.connect() as conn:
-        if engine.dialect.name == "postgresql":
-            rows = conn.execute(sa.text("SELECT relname FROM pg_class WHERE relpersistence = 't' "
-                                        "AND relname LIKE 'erx_batch_%'"))
-        else:  # SQLite: the slot's own connection is the only one with its temp schema; ask the slot
-            slot = batches._SLOTS.get(id(engine))
-            if slot is None or slot.conn is None or slot.conn.closed:
-                return []
-            rows = slot.conn.execute(sa.text("SELECT name FROM sqlite_temp_master WHERE type = 'table'"))
-        return sorted(r[0] for r in rows)
+    """The batch tables alive on the slot's connection (a temporary table is its session's own;
+    other sessions of a shared test database are not counted)."""
+    slot = batches._SLOTS.get(id(engine))
+    if slot is None or slot.conn is None or slot.conn.closed:
+        return []
+    query = ("SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relname LIKE 'erx_batch_%'"
+             if engine.dialect.name == "postgresql" else "SELECT name FROM sqlite_temp_master WHERE type = 'table'")
+    return sorted(r[0] for r in slot.conn.execute(sa.text(query)))
 
 
 @pytest.mark.parametrize("known", ["benchmark_version", None])
@@ -98,7 +95,7 @@ def test_daily_batch_equals_the_release_alone(engine, known):
             sa.event.listen(engine, "before_cursor_execute", record)
             try:
                 with engine.connect() as conn:
-                    got = facts(SqlRelease(conn, daily(table, engine.dialect.name, day), prediction="pred"),
+                    got = facts(SqlRelease.from_batch(daily(table, engine.dialect.name, day), connection=conn, prediction="pred"),
                                 known=known)
             finally:
                 sa.event.remove(engine, "before_cursor_execute", record)
@@ -131,7 +128,7 @@ def test_interleaved_batches_stay_right_and_one_table_is_kept(engine, stacked):
     """Two releases used in turn (as GX may ask for a metric of an earlier batch): each reads its
     own rows; the slot holds one batch table at a time and one connection per database."""
     every, table = stacked
-    first, second = (SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="pred") for day in DAYS[:2])
+    first, second = (SqlRelease.from_batch(daily(table, engine.dialect.name, day), connection=engine, prediction="pred") for day in DAYS[:2])
     expected = [facts(PandasRelease(every[every["release_date"] == day].drop(columns="release_date")
                                     .reset_index(drop=True), prediction="pred"), known=None) for day in DAYS[:2]]
     for _ in range(2):
@@ -149,8 +146,8 @@ def test_a_whole_table_batch_is_not_copied(engine, stacked):
     """GX selects a whole table as ``SELECT * FROM t WHERE true`` (``1 = 1`` on SQLite)."""
     _, table = stacked
     where = sa.text("1 = 1") if engine.dialect.name == "sqlite" else sa.true()
-    release = SqlRelease(engine, sa.select(sa.text("*")).select_from(sa.table(table.name)).where(where),
-                         prediction="pred")
+    release = SqlRelease.from_batch(sa.select(sa.text("*")).select_from(sa.table(table.name)).where(where),
+                                    connection=engine, prediction="pred")
     assert release.batch is None and release.n_records == 1800 - int(releases()["pred"].isna().sum())
 
 
@@ -168,7 +165,7 @@ def test_a_database_that_refuses_temporary_tables_is_queried_in_place(tmp_path, 
     engine.dispose()
     try:
         table = sa.Table("stacked", sa.MetaData(), autoload_with=engine)
-        release = SqlRelease(engine, daily(table, "sqlite", DAYS[1]), prediction="pred")
+        release = SqlRelease.from_batch(daily(table, "sqlite", DAYS[1]), connection=engine, prediction="pred")
         assert release.batch is None
         assert "queried in place" in caplog.text
         alone = every[every["release_date"] == DAYS[1]].drop(columns="release_date").reset_index(drop=True)
@@ -183,8 +180,8 @@ def test_release_diff_of_a_daily_batch_equals_pandas(engine, stacked):
     the same rows (``ref``, as a wide table holds the previous release), on its connection."""
     every, table = stacked
     for day in DAYS[:2]:
-        current = SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="pred")
-        baseline = SqlRelease(engine, daily(table, engine.dialect.name, day), prediction="ref")
+        current = SqlRelease.from_batch(daily(table, engine.dialect.name, day), connection=engine, prediction="pred")
+        baseline = SqlRelease.from_batch(daily(table, engine.dialect.name, day), connection=engine, prediction="ref")
         assert current.batch is not None
         pair = SqlReleasePair(current, baseline)
         alone = every[every["release_date"] == day].drop(columns="release_date").reset_index(drop=True)

@@ -37,7 +37,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
-__all__ = ["BATCH_PREFIX", "MaterialisedBatch", "materialise", "release_all"]
+__all__ = ["BATCH_PREFIX", "MaterialisedBatch", "materialise", "never_copy", "release_all"]
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +85,33 @@ def _filtered(table: Any) -> bool:
         return False
     if isinstance(where, sa.sql.elements.TextClause) and where.text.replace(" ", "").lower() in {"1=1", "true"}:
         return False
-    froms = select.get_final_froms()
-    return not any(str(getattr(f, "name", "")).startswith(BATCH_PREFIX) for f in froms)
+    # a copy already (ours, or GX's own temporary table, which lives on GX's connection)
+    names = [str(getattr(f, "name", "")) for f in select.get_final_froms()]
+    return not any(n.startswith((BATCH_PREFIX, "gx_temp_")) for n in names)
 
 
 def _engine_of(bind: Any) -> Any:
     return bind.engine if isinstance(bind, sa.engine.Connection) else bind
+
+
+def _database_key(url: Any) -> tuple[str, str, str, str]:
+    """One database whatever the driver or password in its URL: backend, host, port, database."""
+    url = sa.engine.make_url(str(url)) if not isinstance(url, sa.engine.URL) else url
+    return (url.get_backend_name(), str(url.host or ""), str(url.port or ""), str(url.database or ""))
+
+
+#: databases whose batches are never copied (a checkpoint's ``temp_table: false``)
+_NEVER: set[tuple[str, str, str, str]] = set()
+
+
+def never_copy(url: Any) -> None:
+    """Never copy the batches of the database at ``url`` into temporary tables.
+
+    A checkpoint that writes ``data.connection.temp_table: false`` (a role without the
+    ``TEMPORARY`` privilege, a read-only replica, a team's rule) says so for its database: every
+    check then queries the release where it is, as the checkpoint's documentation promises.
+    """
+    _NEVER.add(_database_key(url))
 
 
 def _in_memory(engine: Any) -> bool:
@@ -217,12 +238,14 @@ def materialise(bind: Any, table: Any, relation: Any) -> MaterialisedBatch | Non
     Returns
     -------
     MaterialisedBatch or None
-        ``None`` when the batch is a whole table, the dialect is not known to allow temporary
-        tables, the database is in memory, or the database refused the copy (then the batch is
-        queried where it is).
+        ``None`` when the batch is a whole table (or a copy already), the dialect is not known to
+        allow temporary tables, the database is in memory, its checkpoint forbids temporary tables
+        (:func:`never_copy`), or the database refused the copy (then the batch is queried where it
+        is).
     """
     engine = _engine_of(bind)
-    if engine.dialect.name not in DIALECTS or _in_memory(engine) or not _filtered(table):
+    if (engine.dialect.name not in DIALECTS or _in_memory(engine) or not _filtered(table)
+            or _database_key(engine.url) in _NEVER):
         return None
     select = sa.select(*relation.columns)
     compiled = select.compile(dialect=engine.dialect)

@@ -91,19 +91,24 @@ class SqlRelease(AggregatedRelease):
 
     @classmethod
     def from_batch(cls, table: Any, *, connection: Any, prediction: str, record_id: str | None = None) -> SqlRelease:
-        """The release of a batch's selectable on ``connection`` (the engine registry's constructor)."""
-        return cls(connection, table, prediction=prediction, record_id=record_id)
+        """The release of a batch's selectable on ``connection`` (the engine registry's constructor).
+
+        A batch that a real filter selects (GX's partitioned batches) is first copied into a
+        temporary table (:mod:`.batch`); the release then reads the copy, on its connection.
+        """
+        batch = materialise(connection, table, _relation(sa, connection, table))
+        if batch is None:
+            return cls(connection, table, prediction=prediction, record_id=record_id)
+        return cls(connection, batch.table, prediction=prediction, record_id=record_id, batch=batch)
 
     def __init__(self, bind: Any, table: Any, *, prediction: str, record_id: str | None = None,
                  batch: MaterialisedBatch | None = None) -> None:
         self.sa = sa
         self.bind = bind
         self.rel = _relation(self.sa, bind, table)
-        # a filtered batch (GX's partitioned batches) is read once into a temporary table; a
-        # release derived from another (``batch``) reads that table on its connection
-        self.batch = batch if batch is not None else materialise(bind, table, self.rel)
-        if self.batch is not None and batch is None:
-            self.rel = self.batch.table
+        #: the batch's temporary copy (:meth:`from_batch`) that this release, and the releases
+        #: derived from it, read on the copy's connection; ``None``: queried where it is
+        self.batch = batch
         self.prediction = prediction
         self.pred = self._column(prediction, "prediction")
         if record_id is not None:
