@@ -7,6 +7,10 @@ release pair (the drift sums of SPEC 10) and, where the batch may hold the whole
 labelling rows of SPEC 9. The classes are named by dotted path and imported on first use, so
 that no engine's library (SQLAlchemy, pyspark) is imported for another engine.
 
+Engines that serve the same GX execution engine are told apart by the SQLAlchemy dialect of its
+connection (``dialect``): GX's ``SqlAlchemyExecutionEngine`` on a ``duckdb:///`` URL is served by
+the DuckDB engine, on any other database by the SQL engine (the line without a dialect).
+
 Adding an engine is one folder under ``engines/`` and one line here
 (``docs/dev/architecture.md``).
 """
@@ -39,6 +43,19 @@ class EngineEntry:
     labelling: str | None = None
     #: the attribute of the GX execution engine that holds the connection the release needs
     connection: str | None = None
+    #: the SQLAlchemy dialect of that connection this engine serves (``None``: any dialect the
+    #: engines with a dialect do not claim)
+    dialect: str | None = None
+
+    def serves(self, execution_engine: Any) -> bool:
+        """Whether this engine aggregates the batches of ``execution_engine`` (by the class of
+        the GX execution engine, or a class it derives from, and the dialect when one is set)."""
+        if not any(cls.__name__ == self.gx_engine for cls in type(execution_engine).__mro__):
+            return False
+        if self.dialect is None:
+            return True
+        bind = getattr(execution_engine, self.connection) if self.connection else None
+        return getattr(getattr(bind, "dialect", None), "name", None) == self.dialect
 
     def load(self, part: str) -> Any:
         """The class named by ``part`` (``release``, ``pair`` or ``labelling``), imported now."""
@@ -68,6 +85,11 @@ ENGINES: dict[str, EngineEntry] = {
                     pair="er_expectations.engines.sql.pairs:SqlReleasePair",
                     labelling="er_expectations.engines.sql.labelling:SqlLabelling",
                     connection="engine"),
+        EngineEntry("duckdb", "SqlAlchemyExecutionEngine",
+                    release="er_expectations.engines.duckdb.release:DuckDbRelease",
+                    pair="er_expectations.engines.sql.pairs:SqlReleasePair",
+                    labelling="er_expectations.engines.sql.labelling:SqlLabelling",
+                    connection="engine", dialect="duckdb"),
         EngineEntry("spark", "SparkDFExecutionEngine",
                     release="er_expectations.engines.spark.release:SparkRelease",
                     pair="er_expectations.engines.spark.pairs:SparkReleasePair",
@@ -77,7 +99,7 @@ ENGINES: dict[str, EngineEntry] = {
 
 
 def engine_named(name: str) -> EngineEntry:
-    """The engine called ``name`` (``pandas``, ``sql`` or ``spark``)."""
+    """The engine called ``name`` (``pandas``, ``sql``, ``duckdb`` or ``spark``)."""
     try:
         return ENGINES[name]
     except KeyError:
@@ -86,11 +108,13 @@ def engine_named(name: str) -> EngineEntry:
 
 def engine_for(execution_engine: Any) -> EngineEntry:
     """The engine that aggregates the batches of a GX execution engine (by its class, or a
-    class it derives from)."""
-    for cls in type(execution_engine).__mro__:
-        for entry in ENGINES.values():
-            if cls.__name__ == entry.gx_engine:
-                return entry
-    supported = ", ".join(f"{e.name} ({e.gx_engine})" for e in ENGINES.values())
+    class it derives from): an engine with a ``dialect`` matching the connection first, else the
+    engine without one."""
+    entries = sorted(ENGINES.values(), key=lambda e: e.dialect is None)
+    for entry in entries:
+        if entry.serves(execution_engine):
+            return entry
+    supported = ", ".join(f"{e.name} ({e.gx_engine}{f' on {e.dialect}' if e.dialect else ''})"
+                          for e in ENGINES.values())
     raise InputError(f"er-expectations has no engine for GX's {type(execution_engine).__name__}; "
                      f"it runs on {supported}")

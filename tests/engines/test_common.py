@@ -7,7 +7,7 @@ summary statistics of a release (SPEC 3), the estimated metrics and true statist
 benchmark under three weight designs (SPEC 4-7), the agreement, the fixed-subset statistics
 and the diff of a release against its baseline (SPEC 5, 10), the rules of labelling QC
 (SPEC 9), and every expectation of the GX layer. *Where it runs*: the engines of
-``er_expectations/engines/registry.py`` (pandas, SQL on SQLite and on PostgreSQL, Spark),
+``er_expectations/engines/registry.py`` (pandas, SQL on SQLite and on PostgreSQL, DuckDB, Spark),
 reached through the registry as the GX metrics reach them. Each (statistic, engine) pair is
 one test: on every case of its family, the engine's answer equals the pandas engine's
 (floats to 1e-9 and NaN equal to NaN; counts, ids, flags, notes and texts exactly) and the
@@ -38,6 +38,8 @@ import functools
 import inspect
 import json
 import math
+import shutil
+import tempfile
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -49,7 +51,14 @@ import pytest
 from support import reference_impl as ref
 from support.compare import assert_identical
 from support.drift import drift_frame, drift_suite, frame, shaped_frame
-from support.enginetools import engine_params, postgres_url, spark_frame, spark_session
+from support.enginetools import (
+    duckdb_load,
+    duckdb_params,
+    engine_params,
+    postgres_url,
+    spark_frame,
+    spark_session,
+)
 from support.gxtools import assert_same, validate
 from support.labeltools import RELEASE, injected, label_suite, labels_case, load_demo, whole_table
 from support.paths import PV_DATA
@@ -83,11 +92,11 @@ sa = pytest.importorskip("sqlalchemy")
 # -- where data lives: the engines of the registry --------------------------------------------------
 
 #: Every place a table can live, and the engine of ``engines/registry.py`` that aggregates it.
-BACKENDS = {"pandas": "pandas", "sqlite": "sql", "postgres": "sql", "spark": "spark"}
-#: pytest params of the backends that run here (PostgreSQL and Spark when available).
-ENGINE_PARAMS = [pytest.param("pandas", marks=pytest.mark.pandas), *engine_params()]
+BACKENDS = {"pandas": "pandas", "sqlite": "sql", "postgres": "sql", "duckdb": "duckdb", "spark": "spark"}
+#: pytest params of the backends that run here (PostgreSQL, DuckDB and Spark when available).
+ENGINE_PARAMS = [pytest.param("pandas", marks=pytest.mark.pandas), *engine_params(), *duckdb_params()]
 #: Fields of a registry line that are not aggregators.
-NOT_AGGREGATORS = {"name", "gx_engine", "connection"}
+NOT_AGGREGATORS = {"name", "gx_engine", "connection", "dialect"}
 
 
 class Backend:
@@ -99,10 +108,14 @@ class Backend:
         self.entry = ENGINES[BACKENDS[name]]
         self.bind = None
         self.tables: list[str] = []
+        self.folder: str | None = None
         if name == "sqlite":
             self.bind = sa.create_engine("sqlite://")
         elif name == "postgres":
             self.bind = sa.create_engine(postgres_url())
+        elif name == "duckdb":  # a database file, as a checkpoint's (filtered batches are copied)
+            self.folder = tempfile.mkdtemp(prefix="erx_duckdb_")
+            self.bind = sa.create_engine(f"duckdb:///{self.folder}/common.duckdb")
 
     def table(self, df: pd.DataFrame):
         """``df`` as the backend holds it: the frame, a table name or a Spark DataFrame."""
@@ -111,7 +124,10 @@ class Backend:
         if self.name == "spark":
             return spark_frame(spark_session(), df)
         name = f"erx_common_{uuid.uuid4().hex[:10]}"
-        df.to_sql(name, self.bind, index=False)
+        if self.name == "duckdb":
+            duckdb_load(self.bind, name, df)
+        else:
+            df.to_sql(name, self.bind, index=False)
         self.tables.append(name)
         return name
 
@@ -129,6 +145,8 @@ class Backend:
                     conn.execute(sa.text(f'DROP TABLE IF EXISTS "{name}"'))
         if self.bind is not None:
             self.bind.dispose()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def plain(value):
@@ -848,7 +866,9 @@ PLUMBING: dict[str, set[str]] = {
     # every aggregate goes through, and the pandas engine's codes shared by its own aggregates
     "release": {"from_batch", "size_histogram", "nonempty_histogram", "n_records", "n_clusters",
                 "check_draws_argument", "check_benchmark_counts", "restrict", "pred_codes", "cluster_sizes",
-                "has_nulls", "name_codes"},
+                "has_nulls", "name_codes",
+                # the SQL type of the float casts (SQL: FLOAT; DuckDB: DOUBLE, its FLOAT is single precision)
+                "float_type"},
     # the pandas pair's cells and id lookups (used by its changed_clusters and name_counts)
     "pair": {"common", "cells", "current_labels", "baseline_labels", "current_order"},
     # columns() and column() check the batch's columns before the rows are fetched

@@ -37,6 +37,36 @@ def engine_params() -> list:
     return params
 
 
+def duckdb_available() -> bool:
+    """DuckDB and its SQLAlchemy driver (the duckdb-sql extra; required under CI=true)."""
+    try:
+        import duckdb  # noqa: F401
+        import duckdb_engine  # noqa: F401
+    except ImportError:
+        if IN_CI:
+            raise
+        return False
+    return True
+
+
+def duckdb_params() -> list:
+    """The pytest param "duckdb" (marked) when DuckDB and duckdb-engine are installed."""
+    return [pytest.param("duckdb", marks=pytest.mark.duckdb)] if duckdb_available() else []
+
+
+def duckdb_load(bind, name: str, df: pd.DataFrame) -> None:
+    """``df`` as table ``name`` of the DuckDB database of ``bind`` (registered and copied by
+    DuckDB itself; columns of Python objects become text, or BIGINT when every value is an int)."""
+    with bind.connect() as conn:
+        raw = conn.connection.driver_connection
+        raw.register("erx_frame", df)
+        try:
+            raw.execute(f'CREATE TABLE "{name}" AS SELECT * FROM erx_frame')
+        finally:
+            raw.unregister("erx_frame")
+        conn.commit()
+
+
 def postgres_url() -> str:
     """The test server's URL (``ER_TEST_POSTGRES_URL``); skip without one, fail under CI=true."""
     url = os.environ.get("ER_TEST_POSTGRES_URL")

@@ -1,6 +1,6 @@
 """Helpers of the tests that validate frames with GX (one place for the boilerplate): a quiet
 context, a frame validated through a pandas datasource, or through a datasource of any engine
-(pandas, SQLite, PostgreSQL, Spark) with its results compared to 1e-9."""
+(pandas, SQLite, PostgreSQL, DuckDB, Spark) with its results compared to 1e-9."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from support.enginetools import spark_frame, spark_session
+from support.enginetools import duckdb_load, spark_frame, spark_session
 
 
 def quiet_context() -> Any:
@@ -39,6 +39,8 @@ def validate_frame(context: Any, df: Any, expectations: list, name: str) -> Any:
 def sql_url(engine: str, tmp_path: Path) -> str:
     if engine == "sqlite":
         return f"sqlite:///{tmp_path / f'{uuid.uuid4().hex[:8]}.db'}"
+    if engine == "duckdb":
+        return f"duckdb:///{tmp_path / f'{uuid.uuid4().hex[:8]}.duckdb'}"
     url = os.environ.get("ER_TEST_POSTGRES_URL")
     if not url:
         pytest.fail("CI=true but ER_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL")
@@ -66,9 +68,13 @@ def validate(engine: str, df: pd.DataFrame | None, expectations: list, tmp_path:
     url, table = loaded or (sql_url(engine, tmp_path), f"release_{uuid.uuid4().hex[:8]}")
     bind = sa.create_engine(url)
     try:
-        if loaded is None:
+        if loaded is None and engine == "duckdb":
+            duckdb_load(bind, table, df)
+            bind.dispose()  # GX opens the file itself (DuckDB: one configuration per process)
+        elif loaded is None:
             df.to_sql(table, bind, index=False)
         ds = (ctx.data_sources.add_sqlite("sql", connection_string=url) if engine == "sqlite"
+              else ctx.data_sources.add_sql("sql", connection_string=url) if engine == "duckdb"
               else ctx.data_sources.add_postgres("sql", connection_string=url))
         bd = ds.add_table_asset("release", table_name=table).add_batch_definition_whole_table("all")
         return bd.get_batch().validate(suite, result_format=result_format)

@@ -109,7 +109,7 @@ class SqlReleasePair(AggregatedPair):
                 .group_by(key).cte(name))
 
     def _float(self, x: Any) -> Any:
-        return self.sa.cast(x, self.sa.Float)
+        return self.sa.cast(x, self.current.float_type)
 
     def _order(self, expr: Any, column: Any) -> Any:
         """``expr`` (values of ``column``) in the order of Python's ``sorted``."""
@@ -224,8 +224,10 @@ class SqlReleasePair(AggregatedPair):
 
     def _restrict(self) -> tuple[SqlRelease, SqlRelease]:
         common = self.sa.select(*self.rel.c).where(self._both()).subquery("common_records")
-        return (SqlRelease(self.current.bind, common, prediction=self.current.prediction),
-                SqlRelease(self.current.bind, common, prediction=self.baseline.prediction))
+        release = type(self.current)  # the dialect's release (engines/duckdb: DuckDbRelease)
+        batch = self.current.batch  # a copied batch is read on its own connection
+        return (release(self.current.bind, common, prediction=self.current.prediction, batch=batch),
+                release(self.current.bind, common, prediction=self.baseline.prediction, batch=batch))
 
     def _name_rows(self, name: str, labels: list) -> Sequence[Sequence]:
         sa = self.sa

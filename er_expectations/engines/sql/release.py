@@ -87,7 +87,14 @@ class SqlRelease(AggregatedRelease):
     (``"schema.table"`` allowed), a :class:`sqlalchemy.Table` or a ``select()`` whose rows are
     the records. ``prediction`` is the column of predicted cluster ids (null: the record
     is not in the release).
+
+    A dialect whose SQL differs subclasses it (``engines/duckdb``): :attr:`float_type`, and the
+    queries of :meth:`clustering_table`, :meth:`_contingency_rows` and :meth:`_name_rows`.
     """
+
+    #: the SQL type of the floating-point casts (weights, the drift sums): ``FLOAT`` is double
+    #: precision on PostgreSQL and SQLite, but single precision on DuckDB (its subclass: ``DOUBLE``)
+    float_type: Any = sa.Float
 
     @classmethod
     def from_batch(cls, table: Any, *, connection: Any, prediction: str, record_id: str | None = None) -> SqlRelease:
@@ -190,7 +197,7 @@ class SqlRelease(AggregatedRelease):
         if column is not None:
             counts = self._known_counts(self._column(column, "known"), ref)
             counts.check(known=column, reference=reference)
-            part = SqlRelease(self.bind, sa.select(*self.rel.c).where(self.rel.c[column].is_not(None))
+            part = type(self)(self.bind, sa.select(*self.rel.c).where(self.rel.c[column].is_not(None))
                               .subquery("known_records"), prediction=self.prediction, batch=self.batch)
             sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
             return counts.apply(sample, known=column)
@@ -208,18 +215,8 @@ class SqlRelease(AggregatedRelease):
         ).select_from(self.rel))
         self.check_benchmark_counts(reference, n_bench, clusters_in)
 
-        # contingency of the benchmark clusters (restricted to the release) with the prediction,
-        # in one scan: the release grouped by (predicted cluster, benchmark cluster or null),
-        # the predicted cluster's size m the window sum of its groups
         bench = sa.and_(ref.is_not(None), pred.is_not(None))
-        groups = (sa.select(pred.label("p"), ref.label("c"), sa.func.count().label("n"))
-                  .where(pred.is_not(None)).group_by(pred, ref).subquery("groups"))
-        sized = (sa.select(groups.c.c, groups.c.p, groups.c.n,
-                           sa.cast(sa.func.sum(groups.c.n).over(partition_by=groups.c.p), sa.BigInteger).label("m"))
-                 .subquery("sized"))
-        rows = self._rows(sa.select(sized.c.c, sized.c.p, sized.c.n, sized.c.m)
-                          .where(sized.c.c.is_not(None)).order_by(sized.c.c, sized.c.p))
-        pieces = pieces_from_rows(rows)
+        pieces = pieces_from_rows(self._contingency_rows(ref))
         values = None
         if spec.kind == "column":
             values = cluster_values(self._cluster_minmax(wcol, ref, bench, "weights"), pieces, column=spec.column,
@@ -243,6 +240,21 @@ class SqlRelease(AggregatedRelease):
             homonym=homonym, name_variation=variation, has_name=has_name,
             records_set_aside=int(aside), clusters_set_aside=int(clusters_all) - int(clusters_in),
         )
+
+    def _contingency_rows(self, ref: Any) -> list[tuple]:
+        """Rows ``(benchmark cluster, predicted cluster, n, m)`` of the benchmark's contingency with
+        the prediction (SPEC 4), ordered by cluster: in one scan, the release grouped by
+        (predicted cluster, benchmark cluster or null), the predicted cluster's size ``m`` the
+        window sum of its groups."""
+        sa = self.sa
+        pred = self.pred
+        groups = (sa.select(pred.label("p"), ref.label("c"), sa.func.count().label("n"))
+                  .where(pred.is_not(None)).group_by(pred, ref).subquery("groups"))
+        sized = (sa.select(groups.c.c, groups.c.p, groups.c.n,
+                           sa.cast(sa.func.sum(groups.c.n).over(partition_by=groups.c.p), sa.BigInteger).label("m"))
+                 .subquery("sized"))
+        return self._rows(sa.select(sized.c.c, sized.c.p, sized.c.n, sized.c.m)
+                          .where(sized.c.c.is_not(None)).order_by(sized.c.c, sized.c.p))
 
     def _known_counts(self, known: Any, ref: Any) -> KnownCounts:
         """Records added after labelling (in all, and in predicted clusters holding a benchmark
@@ -284,7 +296,7 @@ class SqlRelease(AggregatedRelease):
         if is_bool:
             raise InputError(f"{what} column {column!r} holds true/false values; {what} are numbers "
                              f"({'w_c = 1/p_c > 0' if what == 'weights' else 'how many times each cluster was drawn'})")
-        num = sa.cast(col, sa.Float)
+        num = sa.cast(col, self.float_type)
         return self._rows(sa.select(ref, sa.func.min(num), sa.func.max(num), sa.func.count() - sa.func.count(col))
                           .where(bench).group_by(ref))
 

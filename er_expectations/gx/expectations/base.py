@@ -84,7 +84,7 @@ __all__ = [
 TOP_CLUSTERS = 10
 
 #: The GX execution engines our metrics run on: those of the engine registry.
-SUPPORTED_ENGINES: tuple[type, ...] = tuple(getattr(gx_engines, entry.gx_engine) for entry in ENGINES.values())
+SUPPORTED_ENGINES: tuple[type, ...] = tuple(dict.fromkeys(getattr(gx_engines, entry.gx_engine) for entry in ENGINES.values()))
 #: Only pandas: for expectations whose metrics compare in memory (drift, labelling QC).
 PANDAS_ONLY: tuple[type, ...] = (PandasExecutionEngine,)
 
