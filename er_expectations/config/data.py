@@ -345,11 +345,16 @@ class DataSources(ConfigModel):
 
 
 class ConnectionConfig(ConfigModel):
-    """``data.connection`` (engine ``sql``): the SQLAlchemy URL of the database, its
-    password only as ``${NAME}`` (the whole URL from the environment, or the password)."""
+    """``data.connection``: the SQLAlchemy URL of the database (engine ``sql``; engine
+    ``duckdb``: a ``duckdb:///path.db`` URL), its password only as ``${NAME}`` (the whole URL from
+    the environment, or the password); or, engine ``duckdb`` only, the ``database`` file."""
 
     example: ClassVar[str] = "connection: {url: ${WAREHOUSE_URL}}"
-    url: database_url("WAREHOUSE_URL")
+    #: required with engine sql (checked by :class:`EngineData`)
+    url: database_url("WAREHOUSE_URL") | None = None
+    #: engine duckdb: the DuckDB database file (relative to the checkpoint's folder), instead of
+    #: ``url``; with neither, an in-memory database reads the tables' ``path`` files
+    database: Text | None = None
     #: seconds the run waits for the database's first answer before giving up (exit 7)
     connect_timeout: Annotated[float, Field(gt=0, le=3600)] = 30.0
     #: materialise each release's batch once in a temporary table (GX's ``create_temp_table``)
@@ -380,8 +385,9 @@ _SOURCE_EXAMPLE = "{table: <table>, id_column: <column>} or {query: \"select ...
 
 class EngineTable(ConfigModel):
     """A table of the database or of Spark: ``table`` (a name, ``schema.table`` allowed; for
-    Spark a table of the session's catalog), ``query`` (a ``select``) or, for Spark,
-    ``path`` (Parquet files read by Spark); and its id column."""
+    Spark a table of the session's catalog), ``query`` (a ``select``) or, for Spark and DuckDB,
+    ``path`` (Parquet files read by Spark; Parquet or CSV files, globs allowed, queried in place
+    by DuckDB); and its id column."""
 
     example: ClassVar[str] = f"records: {_SOURCE_EXAMPLE}"
     table: Text | None = None
@@ -396,7 +402,7 @@ class EngineTable(ConfigModel):
             given = [key for key in ("table", "query", "path") if data.get(key) is not None]
             if len(given) != 1:
                 raise problem(
-                    "{where}: give exactly one of 'table', 'query' and 'path' (Spark only)"
+                    "{where}: give exactly one of 'table', 'query' and 'path' (Spark and DuckDB)"
                     + (f", not {quote_list(given, conjunction='and')}" if given else ""),
                     f"write it as {_SOURCE_EXAMPLE}",
                 )
@@ -412,7 +418,7 @@ class EngineTable(ConfigModel):
         """How messages name the source: ``table 'x'``, ``the query`` or ``Parquet path 'p'``."""
         if self.table is not None:
             return f"table '{self.table}'"
-        return "the query" if self.query is not None else f"Parquet path '{self.path}'"
+        return "the query" if self.query is not None else f"path '{self.path}'"
 
 
 class EngineBenchmark(EngineTable):
@@ -465,13 +471,14 @@ class EnginePredictions(_Releases, EngineTable):
 
 
 class EngineData(ConfigModel):
-    """The ``data`` section with ``engine: sql`` or ``engine: spark``: the tables stay in the
-    database or Spark and each release's batch is built there (:mod:`er_expectations.run.sources`)."""
+    """The ``data`` section with ``engine: sql``, ``duckdb`` or ``spark``: the tables stay in the
+    database, DuckDB or Spark and each release's batch is built there
+    (:mod:`er_expectations.run.sources`)."""
 
     example: ClassVar[str] = (
         "data: {engine: sql, connection: {url: ${WAREHOUSE_URL}}, records: {table: ...}, predictions: {...}}"
     )
-    engine: Literal["sql", "spark"]  # "pandas" (or no engine) selects DataSources: see data_kind
+    engine: Literal["sql", "duckdb", "spark"]  # "pandas" (or no engine) selects DataSources: see data_kind
     connection: ConnectionConfig | None = None
     spark: SparkConfig | None = None
     records: EngineTable
@@ -491,22 +498,51 @@ class EngineData(ConfigModel):
                           f"only; this checkpoint's data is on engine {self.engine}",
                           "run expect_error_cause_rate_to_be_below in a checkpoint over files (the benchmark and "
                           "the tags are small tables), or remove data.tags", at=("tags",))
+        if self.engine in ("sql", "duckdb") and self.spark is not None:
+            raise problem("data: 'spark' goes with engine spark", "remove it", at=("spark",))
         if self.engine == "sql":
-            if self.connection is None:
-                raise problem("data: engine sql needs 'connection'",
-                              "add connection: {url: ${WAREHOUSE_URL}} (a SQLAlchemy URL)")
-            if self.spark is not None:
-                raise problem("data: 'spark' goes with engine spark", "remove it", at=("spark",))
+            if self.connection is None or self.connection.url is None:
+                raise problem("data: engine sql needs 'connection' with its 'url'",
+                              "add connection: {url: ${WAREHOUSE_URL}} (a SQLAlchemy URL)",
+                              at=("connection",) if self.connection is not None else ())
+            if self.connection.database is not None:
+                raise problem("data.connection.database: a database file is for engine duckdb",
+                              "write the database's SQLAlchemy URL as connection.url",
+                              at=("connection", "database"))
             for key in ("records", "predictions", "benchmark"):
                 source = getattr(self, key)
                 if source is not None and source.path is not None:
-                    raise problem(f"data.{key}: 'path' (Parquet files) is for engine spark",
+                    raise problem(f"data.{key}: 'path' (files read in place) is for engines duckdb and spark",
                                   "name the database table with 'table' or write a 'query'",
                                   at=(key, "path"))
+        elif self.engine == "duckdb":
+            self._duckdb_options()
         elif self.connection is not None:
             raise problem("data: 'connection' goes with engine sql; Spark reads its tables itself",
                           "remove it (data.spark sets the session)", at=("connection",))
         return self
+
+
+    def _duckdb_options(self) -> None:
+        """Engine duckdb: a database file (``url: duckdb:///path.db`` or ``database: path.db``),
+        or neither (an in-memory database, whose tables are all ``path`` files)."""
+        connection = self.connection
+        if connection is None or (connection.url is None and connection.database is None):
+            for key in ("records", "predictions", "benchmark"):
+                source = getattr(self, key)
+                if source is not None and source.table is not None:
+                    raise problem(f"data.{key}.table: engine duckdb without a database has no tables",
+                                  "add connection: {database: <file.duckdb>}, or read the files in place with "
+                                  "path: <file.parquet>", at=(key, "table"))
+            return
+        if connection.url is not None and connection.database is not None:
+            raise problem("data.connection: give either 'url' (duckdb:///path.db) or 'database' (path.db), not both",
+                          "remove one of them", at=("connection",))
+        url = str(connection.url or "")
+        if connection.url is not None and "${" not in url and not url.startswith("duckdb:"):
+            raise problem(f"data.connection.url: engine duckdb reads a DuckDB database, not {url.split(':', 1)[0]}",
+                          "write url: duckdb:///path/to/file.duckdb (or database: path/to/file.duckdb), or use "
+                          "engine: sql for another database", at=("connection", "url"))
 
 
 def data_kind(data: Any) -> str:

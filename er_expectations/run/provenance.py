@@ -102,8 +102,11 @@ def _inputs(checkpoint: Any, base: Path) -> list[dict[str, Any]]:
     engine = getattr(data, "engine", "pandas")
     facts: list[dict[str, Any]] = []
     if engine != "pandas":
-        if getattr(data, "connection", None) is not None:
-            facts.append({"role": "connection", "engine": engine, "url": str(data.connection.url)})
+        connection = getattr(data, "connection", None)
+        if connection is not None:  # the URL as written (a password only as ${NAME}), or a DuckDB file
+            written = {key: str(getattr(connection, key)) for key in ("url", "database")
+                       if getattr(connection, key, None) is not None}
+            facts.append({"role": "connection", "engine": engine, **written})
         for role in ("records", "predictions", "benchmark"):
             source = getattr(data, role, None)
             if source is not None:

@@ -1,4 +1,4 @@
-"""Release batches built inside a database or Spark (checkpoint ``data.engine: sql | spark``).
+"""Release batches built inside a database or Spark (checkpoint ``data.engine: sql | duckdb | spark``).
 
 With ``engine: pandas`` (the default) :class:`~.releases.ReleaseData` reads the files and
 joins them in Python. With ``engine: sql`` or ``engine: spark`` the tables stay where they
@@ -39,48 +39,21 @@ from er_expectations.run.releases import BatchLayout, ReleaseSource, release_lab
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
+from er_expectations.run.duckdb_source import DuckDbSource
 from er_expectations.run.source_base import WHITESPACE, Source
 from er_expectations.run.spark_source import SparkSource
 from er_expectations.run.sql_source import SqlSource
 
-__all__ = ["WHITESPACE", "EngineReleases", "SparkSource", "SqlSource", "open_source"]
+__all__ = ["SOURCES", "WHITESPACE", "DuckDbSource", "EngineReleases", "SparkSource", "SqlSource", "open_source"]
 
-
-
-
-
-
-
-
-
-
-
-# -- SQL ------------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# -- Spark ----------------------------------------------------------------------------------------
-
-
-
-
+#: The source of each ``data.engine`` whose tables stay where they are.
+SOURCES: dict[str, type[Source]] = {"sql": SqlSource, "duckdb": DuckDbSource, "spark": SparkSource}
 
 
 def open_source(checkpoint: CheckpointConfig, *, connect: bool = True) -> Source:
-    """The source of a checkpoint with ``data.engine: sql | spark``, opened and checked when
-    ``connect`` (``run``); not opened for ``validate``."""
-    source: Source = SqlSource(checkpoint) if checkpoint.data.engine == "sql" else SparkSource(checkpoint)
+    """The source of a checkpoint with ``data.engine: sql | duckdb | spark``, opened and checked
+    when ``connect`` (``run``); not opened for ``validate``."""
+    source: Source = SOURCES[checkpoint.data.engine](checkpoint)
     if connect:
         source.open()
     return source

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from er_expectations.core.errors import InputError, SourceUnreachableError
 from er_expectations.core.hints import did_you_mean, quote_list
+from er_expectations.engines.registry import engine_named
 from er_expectations.run.releases import BatchLayout, ReleaseSource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,6 +60,7 @@ def _code_points_class() -> Any:
         return f"char({', '.join(str(ord(c)) for c in element.text)})" if element.text else "''"
 
     @compiles(CodePoints, "postgresql")
+    @compiles(CodePoints, "duckdb")
     def _postgresql(element: Any, compiler: Any, **kw: Any) -> str:
         return "(" + " || ".join(f"chr({ord(c)})" for c in element.text) + ")" if element.text else "''"
 
@@ -109,11 +111,25 @@ class SqlSource(Source):
         return bool(self.data.connection.temp_table)  # type: ignore[union-attr]
 
     @property
+    def connect_timeout(self) -> float:
+        """Seconds the run waits for the database's first answer (``data.connection.connect_timeout``)."""
+        return float(self.data.connection.connect_timeout)  # type: ignore[union-attr]
+
+    @property
+    def written_url(self) -> str:
+        """The URL as the checkpoint writes it (``${NAME}`` references not yet substituted)."""
+        return str(self.data.connection.url)  # type: ignore[union-attr]
+
+    @property
     def gx_url(self) -> str:
         """The connection string GX stores: the URL as written when it references the
         environment (GX substitutes ``${NAME}`` when it connects), else the resolved URL."""
-        written = str(self.data.connection.url)  # type: ignore[union-attr]
+        written = self.written_url
         return written if "${" in written else str(self.url)
+
+    def resolved(self, url: str) -> str:
+        """The URL the run connects to, from the written one with its variables substituted."""
+        return url
 
     def masked(self, text: str) -> str:
         from er_expectations.history.store import scrub_url
@@ -129,10 +145,10 @@ class SqlSource(Source):
         )
 
         sa = self.sa
-        written = str(self.data.connection.url)  # type: ignore[union-attr]
+        written = self.written_url
         base = None if "${" in written else Path(self.checkpoint.path).absolute().parent
         try:
-            self.url = resolve_url(written, base=base, where="data.connection.url")
+            self.url = self.resolved(resolve_url(written, base=base, where="data.connection.url"))
         except HistoryError as error:
             message, _, hint = str(error).partition("; ")
             self.add("data.connection.url", message, hint or None)
@@ -147,7 +163,7 @@ class SqlSource(Source):
             self.add("data.connection.url", f"data.connection.url: the SQLite file {database} does not exist",
                      "check the path (a relative path in the file is resolved against the checkpoint's folder)")
             self.issues.raise_if_any()
-        timeout = self.data.connection.connect_timeout  # type: ignore[union-attr]
+        timeout = self.connect_timeout
         try:
             self.bind = sa.create_engine(url)
             answered = within(timeout, self._ping)
@@ -242,10 +258,19 @@ class SqlSource(Source):
                                                            f"'{config.table}': {one_line(error)}"))
                 return None
             return table, [c.name for c in table.columns]
-        query = str(config.query).strip().rstrip(";")
+        return self.open_query(role, str(config.query).strip().rstrip(";"))
+
+    def open_query(self, role: str, query: str, *, key: str = "query",
+                   refused: tuple[str, str] = ("the database refused the query",
+                                               "run the query in the database's own client to fix it")
+                   ) -> tuple[Any, list[str]] | None:
+        """A ``select`` as a table: its columns read from an empty result; an issue at
+        ``data.<role>.<key>`` (``refused``: the message's start and the hint) when the database
+        refuses it."""
+        sa = self.sa
         found = _BIND_PARAMETER.search(query)
         if found is not None:
-            self.add(f"data.{role}.query", f"data.{role}.query: the query holds '{found.group(0)}', which GX would "
+            self.add(f"data.{role}.{key}", f"data.{role}.{key}: the query holds '{found.group(0)}', which GX would "
                      "read as a bind parameter (it reads a query asset through sqlalchemy.text(), quotes or not)",
                      "write no colon right before a letter: split the text value (' :' || 'x') or rename the "
                      "column in a view")
@@ -255,9 +280,8 @@ class SqlSource(Source):
             with self.bind.connect() as conn:
                 names = list(conn.execute(probe).keys())
         except sa.exc.StatementError as error:  # the database's refusal (DBAPIError) or SQLAlchemy's
-            self.add(f"data.{role}.query", self.masked(f"data.{role}.query: the database refused the query: "
-                                                       f"{one_line(error)}"),
-                     "run the query in the database's own client to fix it")
+            self.add(f"data.{role}.{key}", self.masked(f"data.{role}.{key}: {refused[0]}: {one_line(error)}"),
+                     refused[1])
             return None
         subquery = sa.text(query).columns(*[sa.column(n) for n in names]).subquery(f"er_{role}")
         return subquery, names
@@ -360,11 +384,10 @@ class SqlSource(Source):
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
         """The release's batch as a :class:`~.engines.labelling_sql.SqlLabelling`: the
         records the labels refer to are selected from it by id (SPEC 9)."""
-        from er_expectations.engines.sql.labelling import SqlLabelling
-        from er_expectations.engines.sql.release import SqlRelease
-
+        entry = engine_named(self.engine)  # the engine's release and labelling classes
         statement = self.batch_select(layout, release, {})
-        return SqlLabelling(SqlRelease(self.bind, statement, prediction=layout.prediction_column))
+        return entry.load("labelling")(entry.load("release")(self.bind, statement,
+                                                              prediction=layout.prediction_column))
 
     def batch_select(self, layout: BatchLayout, release: ReleaseSource,
                      baselines: Mapping[str, ReleaseSource | None]) -> Any:

@@ -125,7 +125,7 @@ def _facts(release, *, known):
     sample = release.benchmark_sample(reference="ref", name="name", known=known)
     labels = np.asarray(sample.labels, dtype=np.int64)
     order = np.argsort(labels, kind="stable")
-    return {"sizes": table.sizes.tolist(), "counts": table.counts.tolist(),
+    return {"sizes": table.sizes.tolist(), "size_counts": table.counts.tolist(),
             "names": (table.n_named_clusters, table.n_homonymous_clusters, table.n_varied_clusters), "labels": labels[order].tolist(), "size": sample.size[order].tolist(),
             "homonym": sample.homonym[order].tolist(), "variation": sample.name_variation[order].tolist(),
             "pieces": sorted((int(labels[c]), int(p), int(n), int(m)) for c, p, n, m in zip(
