@@ -518,7 +518,7 @@ class EngineData(ConfigModel):
         elif self.engine == "duckdb":
             self._duckdb_options()
         elif self.connection is not None:
-            raise problem("data: 'connection' goes with engine sql; Spark reads its tables itself",
+            raise problem("data: 'connection' goes with engines sql and duckdb; Spark reads its tables itself",
                           "remove it (data.spark sets the session)", at=("connection",))
         return self
 

@@ -248,10 +248,10 @@ def test_engine_options_belong_to_their_engine(tmp_path, capsys):
     path = write_checkpoint(tmp_path, engine="spark", records="path: records.parquet")
     path.write_text(path.read_text().replace("  records:", '  connection: {url: "${WAREHOUSE_URL}"}\n  records:'))
     assert main(["validate", str(path)]) == EXIT_USAGE
-    assert "'connection' goes with engine sql" in capsys.readouterr().err
+    assert "'connection' goes with engines sql and duckdb" in capsys.readouterr().err
     path = write_checkpoint(tmp_path, records="path: records.parquet")
     assert main(["validate", str(path)]) == EXIT_USAGE
-    assert "data.records: 'path' (Parquet files) is for engine spark" in capsys.readouterr().err
+    assert "data.records: 'path' (files read in place) is for engines duckdb and spark" in capsys.readouterr().err
 
 
 @pytest.mark.spark
@@ -338,7 +338,7 @@ def test_an_unknown_engine_or_a_missing_connection_is_named(tmp_path, capsys):
     path = write_checkpoint(tmp_path, engine="spqrk")
     assert main(["validate", str(path)]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert "data.engine: expected one of 'sql' or 'spark', got the string 'spqrk'; did you mean 'spark'?" in err
+    assert "data.engine: expected one of 'sql', 'duckdb' or 'spark', got the string 'spqrk'; did you mean 'spark'?" in err
     assert located(err, path, "engine:")
     path.write_text(path.read_text().replace("engine: spqrk", "engine: sql").replace(
         '  connection: {url: "${WAREHOUSE_URL}"}\n', ""))
