@@ -1,0 +1,184 @@
+"""Scale benchmark of the DuckDB engine (issue 32 item 3): a GX validation against DuckDB's floor.
+
+For each size a synthetic release (text ids, names, a benchmark) is generated *inside* DuckDB
+(``range()`` and SQL, never a Python frame) into a database file; then, each in a fresh
+subprocess so that each has its own peak memory, side by side in one run:
+
+- **engine**: a GX validation of a suite that needs every aggregate of a release (the size
+  histogram, the name statistics, the benchmark's contingency and name flags: average cluster
+  size, Hill number, homonymy and name-variation rates, estimated pairwise precision and recall
+  and the estimated homonymy rate with names) through GX's SQL datasource on the file, which the
+  engine registry hands to the DuckDB engine (``engines/duckdb``); run twice in the process
+  (cold, then warm on a new batch: every aggregate computed again);
+- **floor**: DuckDB's own group-by of the prediction (the size histogram) plus one pass over
+  the names (``count(DISTINCT name)``: every name hashed once), the least any summary of the
+  clustering with names costs; run twice (cold, warm).
+
+Reported per size: the times, their ratio warm and cold, and each process's peak resident
+memory (``ru_maxrss``: Python and DuckDB). Target: engine ≤ 1.5× the floor, warm, at every size.
+
+    python benchmarks/bench_duckdb_scale.py                               # 200k records (CI smoke)
+    python benchmarks/bench_duckdb_scale.py --sizes 10000000 --out benchmarks/results/duckdb-scale-<date>.json
+    python benchmarks/bench_duckdb_scale.py --sizes 10000000 30000000 100000000
+
+The data: true clusters of 5 records; the prediction splits every 7th true cluster in two and
+merges every 11th with its neighbour; 1 true cluster in 500 (ids hashed) is in the benchmark;
+names are drawn per true cluster from a pool of n/8 (homonyms), one record in 10 carries a
+variant, one in 50 none. Ids are text: ``r0000000042`` records, ``c…`` clusters, ``t…`` true
+clusters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TABLE = "releases"
+
+
+def generate(path: Path, n: int) -> float:
+    """The synthetic release of ``n`` records as table ``releases`` of the DuckDB file ``path``."""
+    import duckdb
+
+    started = time.perf_counter()
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"""
+            CREATE OR REPLACE TABLE {TABLE} AS
+            WITH g AS (SELECT i, i // 5 AS t FROM range({n}) r(i))
+            SELECT 'r' || lpad(i::VARCHAR, 10, '0') AS record,
+                   'c' || (CASE WHEN t % 11 = 0 THEN (t + 1) * 2 WHEN t % 7 = 0 THEN t * 2 + (i % 2)
+                                ELSE t * 2 END)::VARCHAR AS pred,
+                   CASE WHEN ((t * 2654435761) % 4294967296) % 500 = 0 THEN 't' || t::VARCHAR END AS ref,
+                   CASE WHEN hash(i) % 50 = 0 THEN NULL
+                        WHEN hash(i) % 10 = 1 THEN 'N' || (hash(t) % greatest({n} // 8, 1))::VARCHAR || ' v'
+                        ELSE 'N' || (hash(t) % greatest({n} // 8, 1))::VARCHAR END AS name
+            FROM g""")
+    return time.perf_counter() - started
+
+
+def _peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
+
+
+def suite() -> list:
+    from er_expectations.gx import expectations as gxe
+
+    common = {"prediction_column": "pred"}
+    bench = {**common, "reference_column": "ref"}
+    return [
+        gxe.ExpectAverageClusterSizeToBeBetween(**common, min_value=1.0),
+        gxe.ExpectHillNumberToBeBetween(**common, q=2, min_value=1.0),
+        gxe.ExpectHomonymyRateToBeBetween(**common, name_column="name", max_value=1.0),
+        gxe.ExpectNameVariationRateToBeBetween(**common, name_column="name", max_value=1.0),
+        gxe.ExpectEstimatedPairwisePrecisionToBeBetween(**bench, min_value=0.0),
+        gxe.ExpectEstimatedPairwiseRecallToBeBetween(**bench, min_value=0.0),
+        gxe.ExpectStatisticToMatchBenchmarkEstimate(**bench, statistic="homonymy_rate", name_column="name"),
+    ]
+
+
+def measure_engine(path: Path) -> dict:
+    """In the subprocess: two GX validations of the suite on the file (cold, warm)."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    import er_expectations.gx  # noqa: F401 - registers the expectations
+    from er_expectations.engines.registry import engine_for
+
+    ctx = gx.get_context(mode="ephemeral")
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    expectation_suite = ctx.suites.add(gx.ExpectationSuite(name="scale", expectations=suite()))
+    source = ctx.data_sources.add_sql("warehouse", connection_string=f"duckdb:///{path}")
+    definition = source.add_table_asset("release", table_name=TABLE).add_batch_definition_whole_table("all")
+    times, observed = [], {}
+    for _ in range(2):
+        batch = definition.get_batch()
+        engine = engine_for(batch.data.execution_engine).name
+        started = time.perf_counter()
+        result = batch.validate(expectation_suite)
+        times.append(time.perf_counter() - started)
+        for r in result.results:
+            info = r.exception_info or {}
+            for i in [v for v in info.values() if isinstance(v, dict)] or [info]:
+                if i.get("raised_exception"):
+                    raise RuntimeError(i.get("exception_message"))
+            observed[r.expectation_config.type] = r.result.get("observed_value")
+    return {"engine": engine, "cold_s": times[0], "warm_s": times[1], "peak_gb": _peak_gb(), "observed": observed}
+
+
+def measure_floor(path: Path) -> dict:
+    """In the subprocess: DuckDB's group-by of the prediction plus one pass over the names, twice."""
+    import duckdb
+
+    times = []
+    with duckdb.connect(str(path), read_only=True) as con:
+        for _ in range(2):
+            started = time.perf_counter()
+            con.execute(f"SELECT m, count(*) FROM (SELECT pred, count(*) AS m FROM {TABLE} WHERE pred IS NOT NULL "
+                        "GROUP BY pred) GROUP BY m").fetchall()
+            con.execute(f"SELECT count(DISTINCT name) FROM {TABLE}").fetchall()
+            times.append(time.perf_counter() - started)
+    return {"cold_s": times[0], "warm_s": times[1], "peak_gb": _peak_gb()}
+
+
+def _child(kind: str, path: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, __file__, "--child", kind, str(path)], capture_output=True, text=True,
+                         env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{kind} failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200_000],
+                        help="records per release (default 200,000: a smoke run)")
+    parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--workdir", type=Path, help="where the DuckDB files go (default: a temporary folder)")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        kind, path = args.child
+        print(json.dumps((measure_engine if kind == "engine" else measure_floor)(Path(path))))
+        return
+    import duckdb
+
+    rows = []
+    with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
+        for n in args.sizes:
+            path = Path(folder) / f"release_{n}.duckdb"
+            generated = generate(path, n)
+            engine, floor = _child("engine", path), _child("floor", path)
+            row = {"records": n, "generate_s": round(generated, 2),
+                   "engine": engine["engine"], "engine_cold_s": round(engine["cold_s"], 3),
+                   "engine_warm_s": round(engine["warm_s"], 3), "engine_peak_gb": round(engine["peak_gb"], 2),
+                   "floor_cold_s": round(floor["cold_s"], 3), "floor_warm_s": round(floor["warm_s"], 3),
+                   "floor_peak_gb": round(floor["peak_gb"], 2),
+                   "ratio_warm": round(engine["warm_s"] / floor["warm_s"], 2),
+                   "ratio_cold": round(engine["cold_s"] / floor["cold_s"], 2),
+                   "observed": engine["observed"]}
+            rows.append(row)
+            print(f"{n:>12,} records: engine ({row['engine']}) {row['engine_warm_s']:.2f} s warm "
+                  f"({row['engine_cold_s']:.2f} cold), floor {row['floor_warm_s']:.2f} s warm "
+                  f"({row['floor_cold_s']:.2f} cold): {row['ratio_warm']:.2f}x warm, {row['ratio_cold']:.2f}x cold; "
+                  f"peak {row['engine_peak_gb']:.2f} GB (floor {row['floor_peak_gb']:.2f} GB)", flush=True)
+            path.unlink()
+    result = {"benchmark": "duckdb_scale", "date": datetime.now(UTC).isoformat(timespec="seconds"),
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "duckdb": duckdb.__version__},
+              "target": "engine <= 1.5x floor, warm", "rows": rows}
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
