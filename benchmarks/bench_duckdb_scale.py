@@ -15,10 +15,12 @@ subprocess so that each has its own peak memory, side by side in one run:
   clustering with names costs; run twice (cold, warm).
 
 Reported per size: the times, their ratio warm and cold, and each process's peak resident
-memory (``ru_maxrss``: Python and DuckDB). Target: engine ≤ 1.5× the floor, warm, at every size.
+memory (``ru_maxrss``: Python and DuckDB); with ``--with-sql`` the SQL engine on the same file
+too (the registry without its DuckDB line, as before issue 32), whose observed values must
+equal the DuckDB engine's to 1e-12. Target: engine ≤ 1.5× the floor, warm, at every size.
 
     python benchmarks/bench_duckdb_scale.py                               # 200k records (CI smoke)
-    python benchmarks/bench_duckdb_scale.py --sizes 10000000 --out benchmarks/results/duckdb-scale-<date>.json
+    python benchmarks/bench_duckdb_scale.py --sizes 10000000 --with-sql --out benchmarks/results/duckdb-scale-<date>.json
     python benchmarks/bench_duckdb_scale.py --sizes 10000000 30000000 100000000
 
 The data: true clusters of 5 records; the prediction splits every 7th true cluster in two and
@@ -86,13 +88,17 @@ def suite() -> list:
     ]
 
 
-def measure_engine(path: Path) -> dict:
-    """In the subprocess: two GX validations of the suite on the file (cold, warm)."""
+def measure_engine(path: Path, *, generic_sql: bool = False) -> dict:
+    """In the subprocess: two GX validations of the suite on the file (cold, warm); with
+    ``generic_sql`` on the SQL engine (the registry without its DuckDB line: before issue 32)."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     import er_expectations.gx  # noqa: F401 - registers the expectations
-    from er_expectations.engines.registry import engine_for
+    from er_expectations.engines.registry import ENGINES, engine_for
+
+    if generic_sql:
+        ENGINES.pop("duckdb")
 
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
@@ -145,11 +151,15 @@ def main() -> None:
                         help="records per release (default 200,000: a smoke run)")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--workdir", type=Path, help="where the DuckDB files go (default: a temporary folder)")
+    parser.add_argument("--with-sql", action="store_true",
+                        help="also time the SQL engine on the same file (GX's SQL datasource before the DuckDB engine)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, path = args.child
-        print(json.dumps((measure_engine if kind == "engine" else measure_floor)(Path(path))))
+        measure = {"engine": measure_engine, "sql": lambda p: measure_engine(p, generic_sql=True),
+                   "floor": measure_floor}[kind]
+        print(json.dumps(measure(Path(path))))
         return
     import duckdb
 
@@ -158,8 +168,13 @@ def main() -> None:
         for n in args.sizes:
             path = Path(folder) / f"release_{n}.duckdb"
             generated = generate(path, n)
+            load_before = os.getloadavg()[0]
             engine, floor = _child("engine", path), _child("floor", path)
+            sql = _child("sql", path) if args.with_sql else None
             row = {"records": n, "generate_s": round(generated, 2),
+                   # the machine's 1-minute load before and after (2 cores shared: above 2, a
+                   # process waits for a core and both times grow)
+                   "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                    "engine": engine["engine"], "engine_cold_s": round(engine["cold_s"], 3),
                    "engine_warm_s": round(engine["warm_s"], 3), "engine_peak_gb": round(engine["peak_gb"], 2),
                    "floor_cold_s": round(floor["cold_s"], 3), "floor_warm_s": round(floor["warm_s"], 3),
@@ -167,11 +182,22 @@ def main() -> None:
                    "ratio_warm": round(engine["warm_s"] / floor["warm_s"], 2),
                    "ratio_cold": round(engine["cold_s"] / floor["cold_s"], 2),
                    "observed": engine["observed"]}
+            if sql is not None:
+                assert sql["engine"] == "sql", sql["engine"]
+                row.update({"sql_engine_cold_s": round(sql["cold_s"], 3), "sql_engine_warm_s": round(sql["warm_s"], 3),
+                            "sql_engine_peak_gb": round(sql["peak_gb"], 2),
+                            "sql_ratio_warm": round(sql["warm_s"] / floor["warm_s"], 2)})
+                for key, value in engine["observed"].items():  # the same values, to 1e-12
+                    other = sql["observed"][key]
+                    assert abs(other - value) <= 1e-12 * max(1.0, abs(value)), (key, value, other)
             rows.append(row)
             print(f"{n:>12,} records: engine ({row['engine']}) {row['engine_warm_s']:.2f} s warm "
                   f"({row['engine_cold_s']:.2f} cold), floor {row['floor_warm_s']:.2f} s warm "
                   f"({row['floor_cold_s']:.2f} cold): {row['ratio_warm']:.2f}x warm, {row['ratio_cold']:.2f}x cold; "
                   f"peak {row['engine_peak_gb']:.2f} GB (floor {row['floor_peak_gb']:.2f} GB)", flush=True)
+            if sql is not None:
+                print(f"{'':>12}   SQL engine on the same file: {row['sql_engine_warm_s']:.2f} s warm "
+                      f"({row['sql_ratio_warm']:.2f}x the floor)", flush=True)
             path.unlink()
     result = {"benchmark": "duckdb_scale", "date": datetime.now(UTC).isoformat(timespec="seconds"),
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "duckdb": duckdb.__version__},
