@@ -17,7 +17,10 @@ subprocess so that each has its own peak memory, side by side in one run:
 Reported per size: the times, their ratio warm and cold, and each process's peak resident
 memory (``ru_maxrss``: Python and DuckDB); with ``--with-sql`` the SQL engine on the same file
 too (the registry without its DuckDB line, as before issue 32), whose observed values must
-equal the DuckDB engine's to 1e-12. Target: engine ≤ 1.5× the floor, warm, at every size.
+equal the DuckDB engine's to 1e-12, and each aggregate of a validation (sizes; sizes with the
+name statistics; the benchmark sample without and with names) on both engines' releases and
+the floor's two queries, interleaved three times in one process, the fastest of each: on a
+shared machine the whole validations above move with the load, these side-by-side times less. Target: engine ≤ 1.5× the floor, warm, at every size.
 
     python benchmarks/bench_duckdb_scale.py                               # 200k records (CI smoke)
     python benchmarks/bench_duckdb_scale.py --sizes 10000000 --with-sql --out benchmarks/results/duckdb-scale-<date>.json
@@ -43,6 +46,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 TABLE = "releases"
@@ -136,6 +140,44 @@ def measure_floor(path: Path) -> dict:
     return {"cold_s": times[0], "warm_s": times[1], "peak_gb": _peak_gb()}
 
 
+def measure_queries(path: Path) -> dict:
+    """In the subprocess: each aggregate of a validation on the DuckDB and the SQL engine's
+    release, and the floor, interleaved three times (a loaded machine slows them alike); the
+    fastest of each."""
+    import sqlalchemy as sa
+
+    from er_expectations.engines.duckdb.release import DuckDbRelease
+    from er_expectations.engines.sql.release import SqlRelease
+
+    bind = sa.create_engine(f"duckdb:///{path}")
+    table = sa.table(TABLE, *[sa.column(c) for c in ("record", "pred", "ref", "name")])
+    steps = {
+        "sizes": lambda r: r.size_histogram(),
+        "names": lambda r: r.clustering_table(name="name"),
+        "benchmark": lambda r: r.benchmark_sample(reference="ref", known=None),
+        "benchmark_names": lambda r: r.benchmark_sample(reference="ref", name="name", known=None),
+    }
+    best: dict[str, float] = {}
+
+    def timed(key: str, call: Any) -> None:
+        started = time.perf_counter()
+        call()
+        best[key] = min(best.get(key, float("inf")), time.perf_counter() - started)
+
+    with bind.connect() as conn:
+        for _ in range(3):
+            timed("floor_group_by", lambda: conn.execute(sa.text(
+                f"SELECT m, count(*) FROM (SELECT pred, count(*) AS m FROM {TABLE} WHERE pred IS NOT NULL "
+                "GROUP BY pred) GROUP BY m")).fetchall())
+            timed("floor_names", lambda: conn.execute(sa.text(f"SELECT count(DISTINCT name) FROM {TABLE}")).fetchall())
+            for engine, cls in (("duckdb", DuckDbRelease), ("sql", SqlRelease)):
+                release = cls(bind, table, prediction="pred")
+                for step, call in steps.items():
+                    timed(f"{engine}_{step}", lambda call=call, release=release: call(release))
+    bind.dispose()
+    return {key: round(value, 3) for key, value in best.items()}
+
+
 def _child(kind: str, path: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, __file__, "--child", kind, str(path)], capture_output=True, text=True,
@@ -158,7 +200,7 @@ def main() -> None:
     if args.child:
         kind, path = args.child
         measure = {"engine": measure_engine, "sql": lambda p: measure_engine(p, generic_sql=True),
-                   "floor": measure_floor}[kind]
+                   "floor": measure_floor, "queries": measure_queries}[kind]
         print(json.dumps(measure(Path(path))))
         return
     import duckdb
@@ -171,6 +213,7 @@ def main() -> None:
             load_before = os.getloadavg()[0]
             engine, floor = _child("engine", path), _child("floor", path)
             sql = _child("sql", path) if args.with_sql else None
+            queries = _child("queries", path) if args.with_sql else None
             row = {"records": n, "generate_s": round(generated, 2),
                    # the machine's 1-minute load before and after (2 cores shared: above 2, a
                    # process waits for a core and both times grow)
@@ -187,6 +230,7 @@ def main() -> None:
                 row.update({"sql_engine_cold_s": round(sql["cold_s"], 3), "sql_engine_warm_s": round(sql["warm_s"], 3),
                             "sql_engine_peak_gb": round(sql["peak_gb"], 2),
                             "sql_ratio_warm": round(sql["warm_s"] / floor["warm_s"], 2)})
+                row["aggregates_s"] = queries
                 for key, value in engine["observed"].items():  # the same values, to 1e-12
                     other = sql["observed"][key]
                     assert abs(other - value) <= 1e-12 * max(1.0, abs(value)), (key, value, other)
