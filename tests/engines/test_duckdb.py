@@ -84,10 +84,13 @@ def test_patentsview_equals_pandas_to_1e12(engine, patentsview):
     args = {"prediction": "inventor_id_20211230"}
     got, want = DuckDbRelease(engine, "release", **args), PandasRelease(patentsview, **args)
     table, expected = got.clustering_table(name="name"), want.clustering_table(name="name")
-    for field in ("sizes", "counts"):
-        assert np.array_equal(getattr(table, field), getattr(expected, field)), field
-    for field in ("n_named_clusters", "n_homonymous_clusters", "n_varied_clusters"):
-        assert getattr(table, field) == getattr(expected, field), field
+    sized = DuckDbRelease(engine, "release", **args)
+    sized.size_histogram()  # the sizes first (as GX asks): then the name counts alone
+    for got_table in (table, sized.clustering_table(name="name")):
+        for field in ("sizes", "counts"):
+            assert np.array_equal(getattr(got_table, field), getattr(expected, field)), field
+        for field in ("n_named_clusters", "n_homonymous_clusters", "n_varied_clusters"):
+            assert getattr(got_table, field) == getattr(expected, field), field
     assert table.n_homonymous_clusters > 0 and table.n_varied_clusters > 0
     stats, stats_pandas = summary_statistics(table), summary_statistics(expected)
     assert stats.keys() == stats_pandas.keys()

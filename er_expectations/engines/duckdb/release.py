@@ -11,7 +11,8 @@ written for it here, each one scan of the release plus work on its grouped rows:
 - the summary of the predicted clustering (SPEC 3), sizes and names together: the release
   grouped by (predicted cluster, name), the names' number of clusters grouped from those
   pairs and joined back to them, then one row per cluster size with the number of clusters,
-  of named, varied and homonymous clusters;
+  of named, varied and homonymous clusters (when the sizes are known already, as in a GX
+  validation, the distinct named pairs only, and a semi-join to the shared names);
 - the benchmark's contingency with the prediction (SPEC 4): the benchmark records grouped by
   (benchmark cluster, predicted cluster), the sizes of only the predicted clusters they meet
   (a semi-join), joined;
@@ -81,6 +82,8 @@ class DuckDbRelease(SqlRelease):
     def clustering_table(self, *, name: str | None = None) -> ClusteringTable:
         if name is None:
             return super().clustering_table()
+        if self._hist is not None:  # the sizes are known: the named pairs only
+            return self._name_counts(self._column(name, "name"))
         sa = self.sa
         nm = self._column(name, "name")
         pred = self.pred
@@ -106,6 +109,25 @@ class DuckDbRelease(SqlRelease):
         n_named, n_varied, n_homonymous = (sum(int(r[i]) for r in rows) for i in (2, 3, 4))
         return ClusteringTable(sizes=sizes, counts=counts, n_named_clusters=n_named,
                                n_homonymous_clusters=n_homonymous, n_varied_clusters=n_varied)
+
+    def _name_counts(self, nm: Any) -> ClusteringTable:
+        """The name counts when the size histogram is known: one scan for the distinct (cluster,
+        name) pairs; a cluster is homonymous when one of its names is among the names of more
+        than one cluster (a semi-join of the pairs to those names), varied with two names."""
+        sa = self.sa
+        pred = self.pred
+        pairs = (sa.select(pred.label("p"), nm.label("n")).where(pred.is_not(None), nm.is_not(None))
+                 .distinct().cte("named_pairs").prefix_with("MATERIALIZED"))
+        shared = sa.select(pairs.c.n).group_by(pairs.c.n).having(sa.func.count() > 1)
+        per_cluster = (sa.select(sa.func.count().label("k"),
+                                 sa.func.max(sa.case((pairs.c.n.in_(shared), 1), else_=0)).label("h"))
+                       .group_by(pairs.c.p).cte("per_cluster"))
+        (n_named, n_varied, n_homonymous), = self._rows(sa.select(
+            sa.func.count(), sa.func.coalesce(sa.func.sum(sa.case((per_cluster.c.k > 1, 1), else_=0)), 0),
+            sa.func.coalesce(sa.func.sum(per_cluster.c.h), 0)))
+        sizes, counts = self.nonempty_histogram()
+        return ClusteringTable(sizes=sizes, counts=counts, n_named_clusters=int(n_named),
+                               n_homonymous_clusters=int(n_homonymous), n_varied_clusters=int(n_varied))
 
     def _hist_from(self, rows: list[tuple]) -> None:
         ordered = sorted((int(r[0]), int(r[1])) for r in rows)
