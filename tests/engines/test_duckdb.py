@@ -173,3 +173,28 @@ def test_a_table_named_by_text_needs_no_reflection(engine):
         DuckDbRelease(engine, "predictionz", prediction="pred")
     text = str(caught.value)
     assert "table 'predictionz' does not exist" in text and "'predictions'" in text and "pg_collation" not in text
+
+
+@pytest.mark.slow
+def test_the_scale_benchmark_runs_small(tmp_path):
+    """benchmarks/bench_duckdb_scale.py at 20,000 records (its CI smoke): the DuckDB engine
+    served GX, the SQL engine's values equal it (the script checks them to 1e-12), and the
+    floor and peaks are reported."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from support.paths import REPO
+
+    out = tmp_path / "scale.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_duckdb_scale.py"), "--sizes", "20000",
+                           "--with-sql", "--workdir", str(tmp_path), "--out", str(out)],
+                          capture_output=True, text=True, env=env, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["records"] == 20000 and row["engine"] == "duckdb"
+    assert row["floor_warm_s"] > 0 and row["ratio_warm"] > 0 and row["engine_peak_gb"] > 0
+    assert set(row["aggregates_s"]) >= {"floor_group_by", "floor_names", "duckdb_names", "sql_names"}
+    assert 0 < row["observed"]["expect_homonymy_rate_to_be_between"] < 1
