@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from er_expectations.stats.decision import DECISION_RULES, DEFAULT_RULE, RULE_WORDS
+
 __all__ = ["GLOSSARY", "Term", "glossary_markdown", "terms_on"]
 
 
@@ -59,9 +61,10 @@ GLOSSARY: tuple[Term, ...] = (
          "clusters with an error, computed from the number of draws that could show it, counted in units of "
          "the heaviest drawn one (so an error on the heaviest clusters is still covered).", "6"),
     Term("Decision rule", ("decision (",),
-         "How the estimate is compared with the check's limit, named on each check: 'confidently within' passes "
-         "only when the whole interval is within the limit; 'the point estimate against the limit' compares the "
-         "estimate alone; other rules are named in the same way.", "6, 8, 10"),
+         "How the estimate is compared with the check's limit, named on each check: "
+         + "; ".join(f"'{RULE_WORDS[rule]}'" for rule in DECISION_RULES)
+         + f". Unless a check names another, it decides by '{RULE_WORDS[DEFAULT_RULE].partition(':')[0]}'.",
+         "6, 8, 10, 13"),
     Term("Pairwise precision, recall and F", ("pairwise precision", "pairwise recall", "pairwise f"),
          "Over pairs of records: precision is the share of pairs the prediction puts together that truly belong "
          "together; recall the share of truly matching pairs the prediction keeps together; F their harmonic "
