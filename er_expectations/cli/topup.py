@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from er_expectations.cli.common import record_id_column
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_topup_commands", "cmd_topup_apply", "cmd_topup_list"]
@@ -68,7 +69,7 @@ def cmd_topup_list(args: argparse.Namespace) -> int:
     from er_expectations.cli.common import load_frame, name_arg, needed_name_cols
 
     _check_target(args)
-    record_id = args.record_id or args.on
+    record_id = record_id_column(args)
     name = name_arg(args)
     columns = list(args.columns or [])
     df = load_frame(args, list(dict.fromkeys([record_id, args.prediction, *needed_name_cols(args), *columns])))
@@ -107,7 +108,7 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
     from er_expectations.core.io import read_table
 
     _check_target(args)
-    record_id = args.record_id or args.on
+    record_id = record_id_column(args)
     df = load_frame(args, [record_id, args.prediction])
     bench, manifest, reference = _benchmark(args, record_id, df)
     answers = read_table(args.worksheet)
@@ -140,7 +141,8 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--join", action="append", metavar="FILE",
                    help="another table to left-join on --on (e.g. the predictions); repeatable")
-    p.add_argument("--on", default="mention_id", help="record id column used by --join (default: mention_id)")
+    p.add_argument("--on", default=None,
+                   help="record id column used by --join (default: --record-id, or the one column the files share)")
     p.add_argument("--record-id", default=None, help="record id column (default: the --on column)")
     p.add_argument("--prediction", "-p", required=True,
                    help="predicted cluster column of the release to top up for")

@@ -73,8 +73,11 @@ GLOSSARY: tuple[Term, ...] = (
          "Over whole clusters: recall is the share of true entities found exactly (one predicted cluster, "
          "nothing else in it); precision the share of predicted clusters that are exactly one entity.", "5"),
     Term("b-cubed precision, recall and F", ("b-cubed",),
-         "Per record, averaged: precision is the share of a record's predicted cluster that is its own entity, "
-         "recall the share of its entity found in its predicted cluster; F their harmonic mean.", "5"),
+         "Per true entity, averaged (every entity weighs the same, as the paper defines it; the textbook "
+         "b-cubed averages over records instead, so large entities weigh more): for a record, precision is the "
+         "share of its predicted cluster that is its own entity and recall the share of its entity found in its "
+         "predicted cluster; each is averaged over the entity's records, then over entities. F is their "
+         "harmonic mean.", "5"),
     Term("Homogeneity", ("homogeneity",),
          "An entropy-based purity of the predicted clusters: 1 when every predicted cluster holds records of one "
          "entity only, lower the more entities are mixed in them.", "5"),
