@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from er_expectations.analysis.expected_errors import DEFAULT_FLOOR, LEGACY_FLOOR
-from er_expectations.cli.common import read_match_probabilities, record_id_column
+from er_expectations.cli.common import add_join_args, read_match_probabilities, record_id_column
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample", "draw_count"]
@@ -280,11 +280,7 @@ def _design_args(p: argparse.ArgumentParser, *, recorded: bool = False) -> None:
 
 
 def _records_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--join", action="append", metavar="FILE",
-                   help="another table to left-join on --on (e.g. the predictions); repeatable")
-    p.add_argument("--on", default=None,
-                   help="record id column used by --join (default: --record-id, or the one column the files share)")
-    p.add_argument("--record-id", default=None, help="record id column (default: the --on column)")
+    add_join_args(p, joined="the predictions")
     p.add_argument("--prediction", "-p", required=True, help="predicted cluster column of the release")
     p.add_argument("--separator", default=";", help="separator of ids in list cells of CSV files (default ';')")
     p.add_argument("--output", "-o", required=True, help="file to write (.parquet or .csv), atomically")

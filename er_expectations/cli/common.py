@@ -184,13 +184,19 @@ def clean(v: object) -> object:
     return v
 
 
-def add_table_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="record table (.parquet or .csv), one row per record")
+def add_join_args(p: argparse.ArgumentParser, *, joined: str) -> None:
+    """``--join``, ``--on`` and ``--record-id`` (resolved by :func:`join_column`, :func:`record_id_column`)."""
     p.add_argument("--join", action="append", metavar="FILE",
-                   help="another table to left-join on --on (e.g. the benchmark or the names); repeatable")
+                   help=f"another table to left-join on --on (e.g. {joined}); repeatable")
     p.add_argument("--on", default=None,
                    help="record id column used by --join (default: --record-id, or the one column the files share)")
-    p.add_argument("--record-id", default=None, help="record id column; duplicated ids are reported as an error")
+    p.add_argument("--record-id", default=None,
+                   help="record id column (default: the --on column); duplicated ids are reported as an error")
+
+
+def add_table_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="record table (.parquet or .csv), one row per record")
+    add_join_args(p, joined="the benchmark or the names")
     p.add_argument("--name", default=None, help="column with the name used for homonymy and name variation")
     p.add_argument("--name-columns", nargs="+", default=None, metavar="COL",
                    help="build the name from several columns, e.g. --name-columns name_first name_last")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from er_expectations.cli.common import record_id_column
+from er_expectations.cli.common import add_join_args, record_id_column
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_topup_commands", "cmd_topup_apply", "cmd_topup_list"]
@@ -139,11 +139,7 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--join", action="append", metavar="FILE",
-                   help="another table to left-join on --on (e.g. the predictions); repeatable")
-    p.add_argument("--on", default=None,
-                   help="record id column used by --join (default: --record-id, or the one column the files share)")
-    p.add_argument("--record-id", default=None, help="record id column (default: the --on column)")
+    add_join_args(p, joined="the predictions")
     p.add_argument("--prediction", "-p", required=True,
                    help="predicted cluster column of the release to top up for")
     p.add_argument("--reference", default=None,
