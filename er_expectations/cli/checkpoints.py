@@ -31,7 +31,7 @@ from er_expectations.cli.common import (
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
-from er_expectations.config import ConfigError, ConfigIssue
+from er_expectations.config import ConfigError, ConfigIssue, PredictionsSource
 from er_expectations.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -391,8 +391,7 @@ def _init_targets(args: argparse.Namespace, name: str, errors: list[str]) -> tup
 def _release_count(args: argparse.Namespace, prediction_columns: str | list[str] | None,
                    files: dict[str, str]) -> int:
     """How many releases the checkpoint will validate (its columns or files)."""
-    from er_expectations.config import PredictionsSource
-    from er_expectations.core.io import table_columns
+    from er_expectations.core.io import table_columns  # pandas, for init only
 
     if args.predictions is None:
         return len(files)

@@ -13,15 +13,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from er_expectations.cli.common import add_join_args, record_id_column
+from er_expectations.cli.common import (
+    add_join_args,
+    check_output,
+    input_files,
+    load_frame,
+    name_arg,
+    needed_name_cols,
+    record_id_column,
+)
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_topup_commands", "cmd_topup_apply", "cmd_topup_list"]
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
-    from er_expectations.cli.common import input_files
-
     return [args.benchmark, *([args.worksheet] if getattr(args, "worksheet", None) else []), *input_files(args)]
 
 
@@ -29,7 +35,6 @@ def _check_target(args: argparse.Namespace) -> None:
     """The output is a .parquet/.csv file in an existing folder, none of the inputs (nor the input
     benchmark's manifest), and not an existing file unless ``--force`` (checked before any work)."""
     from er_expectations.analysis.benchmark_life import manifest_path
-    from er_expectations.cli.common import check_output
     from er_expectations.core.io import file_kind
 
     check_output(args.output, _inputs(args), force=args.force)
@@ -66,7 +71,6 @@ def _benchmark(args: argparse.Namespace, record_id: str, records):
 def cmd_topup_list(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.analysis.topup import topup_candidates
-    from er_expectations.cli.common import load_frame, name_arg, needed_name_cols
 
     _check_target(args)
     record_id = record_id_column(args)
@@ -104,7 +108,6 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.analysis.topup import apply_topup
     from er_expectations.cli.benchmark import file_fact
-    from er_expectations.cli.common import load_frame
     from er_expectations.core.io import read_table
 
     _check_target(args)
