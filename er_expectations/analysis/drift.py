@@ -275,7 +275,8 @@ def estimate_change(
     n_boot : int
         Bootstrap resamples.
     seed : int, optional
-        Seed of the bootstrap.
+        Seed of the bootstrap (``DEFAULT_SEED``, 0, when None: the same data give the same
+        interval on every run).
 
     Returns
     -------

@@ -37,7 +37,7 @@ from er_expectations.stats import (
     check_beta,
     check_ci_level,
     check_interval_options,
-    resolve_seed,
+    interval_seed,
     uses_bootstrap,
 )
 from er_expectations.stats.subgroups import (
@@ -415,7 +415,8 @@ def estimate_by_group(
     n_boot : int
         Bootstrap resamples.
     seed : int, optional
-        Seed of the bootstrap.
+        Seed of the bootstrap (``DEFAULT_SEED``, 0, when None: the same data give the same
+        interval on every run).
 
     Returns
     -------
@@ -438,7 +439,7 @@ def estimate_by_group(
     """
     ci_method, n_boot, seed = check_interval_options(ci_method, n_boot, seed, gaps=True)
     if uses_bootstrap(ci_method):
-        seed = resolve_seed(seed)
+        seed = interval_seed(seed)
     beta = check_beta(beta)
     ci_level = check_ci_level(ci_level)
     ids = check_subgroup_metrics(metrics)

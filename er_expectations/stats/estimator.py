@@ -25,6 +25,7 @@ __all__ = [
     "GAP_METHODS",
     "INTERVAL_METHODS",
     "DEFAULT_CI_METHOD",
+    "DEFAULT_SEED",
     "MAX_N_BOOT",
     "RECOMMENDED",
     "RECOMMENDED_CI_METHOD",
@@ -44,6 +45,7 @@ __all__ = [
     "ratio_estimate",
     "ratio_replicates",
     "resolve_seed",
+    "interval_seed",
     "uses_bootstrap",
     "z_value",
     "zero_event_draws",
@@ -225,6 +227,21 @@ def check_seed(seed: int | None, *, parameter: str = "seed") -> int | None:
     if int(seed) < 0:
         raise InputError(f"{parameter}={seed!r} is negative; give a seed ≥ 0")
     return int(seed)
+
+
+#: The seed of an interval's bootstrap when the caller gives none (SPEC 6, issue 28): the same
+#: data and options give the same interval, and a check the same verdict, on every run. Give
+#: ``seed`` to choose another one (another seed shows the Monte Carlo variation of the
+#: interval, small with the default 2,000 resamples). The simulations and the slice search
+#: keep a fresh seed when none is given (:func:`resolve_seed`).
+DEFAULT_SEED = 0
+
+
+def interval_seed(seed: int | None) -> int:
+    """The seed of an interval's bootstrap (SPEC 6): ``seed`` itself (checked), or
+    :data:`DEFAULT_SEED` when it is None, so that a result without a seed is reproducible."""
+    checked = check_seed(seed)
+    return DEFAULT_SEED if checked is None else checked
 
 
 def resolve_seed(seed: int | None) -> int:

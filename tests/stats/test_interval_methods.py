@@ -267,9 +267,10 @@ def test_recommended_takes_each_metric_from_its_method():
     alone = estimate_metrics(sample, ids, ci_method="recommended", n_boot=300, seed=2)
     assert _same(alone, res["recommended"])
     assert {alone[m].interval for m in ids} == {"bca"} and alone["pairwise_recall"].seed == 2
-    # the seed is resolved once and recorded, as for any bootstrap
-    fresh = estimate_metrics(sample, ("pairwise_recall",), ci_method="recommended", n_boot=200)
-    assert isinstance(fresh["pairwise_recall"].seed, int)
+    # without a seed: DEFAULT_SEED (0), recorded, as for any bootstrap
+    default = estimate_metrics(sample, ("pairwise_recall",), ci_method="recommended", n_boot=200)
+    assert default["pairwise_recall"].seed == 0
+    assert default == estimate_metrics(sample, ("pairwise_recall",), ci_method="recommended", n_boot=200, seed=0)
 
 
 def test_a_resampling_method_without_a_seed_is_an_error_with_its_reason():

@@ -17,6 +17,7 @@ from great_expectations.compatibility import pydantic
 from er_expectations.stats import (
     DEFAULT_CI_METHOD,
     DEFAULT_N_BOOT,
+    DEFAULT_SEED,
     GAP_METHODS,
     INTERVAL_METHODS,
     MAX_N_BOOT,
@@ -91,9 +92,10 @@ def n_boot_field() -> Any:
 
 
 def seed_field() -> Any:
-    """The ``seed`` field of the estimates: None draws a fresh seed, recorded in the result."""
+    """The ``seed`` field of the estimates: None gives :data:`DEFAULT_SEED` (reproducible)."""
     return pydantic.Field(
-        None, ge=0, description="Seed of the bootstrap resamples (default: a fresh one, recorded in the result).")
+        None, ge=0, description=f"Seed of the bootstrap resamples (default {DEFAULT_SEED}: the same data give "
+        "the same interval and verdict on every run; recorded in the result).")
 
 
 def interval_sentence(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
