@@ -110,7 +110,7 @@ def test_single_draw_still_has_no_interval():
 
 def test_linearised_estimates_do_not_change_with_the_method():
     df = random_frame(5)
-    lin = erx.estimate(df, prediction="pred", reference="ref", draws="draws")
+    lin = erx.estimate(df, prediction="pred", reference="ref", draws="draws", ci_method="linearization")
     boot = erx.estimate(df, prediction="pred", reference="ref", draws="draws", ci_method="bootstrap", seed=3,
                         n_boot=300)
     pd.testing.assert_series_equal(lin["estimate"], boot["estimate"])
