@@ -27,7 +27,7 @@ from er_expectations.stats.estimator import (
     DEFAULT_N_BOOT,
     check_ci_level,
     check_interval_options,
-    resolve_seed,
+    interval_seed,
     uses_bootstrap,
 )
 from er_expectations.stats.metrics import label_order
@@ -314,7 +314,7 @@ def audit_sample(sample: BenchmarkSample, tags: Tags, *, ci_level: float = 0.95,
     if isinstance(examples, bool) or not isinstance(examples, (int, np.integer)) or not 0 <= int(examples) <= 1000:
         raise InputError(f"examples={examples!r}: give how many example clusters to list per tag (0 to 1000)")
     if uses_bootstrap(method):
-        seed = resolve_seed(seed)
+        seed = interval_seed(seed)
     err = cluster_errors(sample).ei > 0
     labels = pd.Index(sample.labels)
     pos = _locate(list(tags.cluster), labels)
@@ -437,7 +437,7 @@ def error_audit(
     n_boot : int
         Bootstrap resamples, for the bootstrap methods.
     seed : int, optional
-        Seed of the bootstrap; ``None`` draws one and records it.
+        Seed of the bootstrap; ``None`` is ``DEFAULT_SEED`` (0), recorded.
     examples : int
         How many example clusters to list per tag (0 to 1000).
 

@@ -27,9 +27,9 @@ from er_expectations.stats import (
     error_contributions,
     estimate_metrics,
     exact_metrics_from_contingency,
+    interval_seed,
     parse_hill_orders,
     resolve_metrics,
-    resolve_seed,
     summary_statistics,
     uses_bootstrap,
 )
@@ -216,11 +216,12 @@ def estimate(
     Notes
     -----
 
-    ``ci_method`` (SPEC 6) is "linearization" (θ̂ ± z·SE, the default), "logit" (the same on
-    the logit scale), "bootstrap" (percentile interval of ``n_boot`` resamples of the
-    draws), "bca" (bias-corrected and accelerated), "studentized", or "recommended" (each
-    metric with the method the coverage study chose for it: BCa). The bootstraps are seeded
-    by ``seed``; with ``seed=None`` a fresh seed is drawn and recorded in ``attrs['seed']``.
+    ``ci_method`` (SPEC 6) is "recommended" (the default: each metric with the method the
+    coverage study chose for it, BCa), "linearization" (θ̂ ± z·SE), "logit" (the same on the
+    logit scale), "bootstrap" (percentile interval of ``n_boot`` resamples of the draws),
+    "bca" (bias-corrected and accelerated) or "studentized". The bootstraps are seeded
+    by ``seed``; with ``seed=None`` by ``DEFAULT_SEED`` (0), so the same data give the
+    same interval on every run; the seed is recorded in ``attrs['seed']``.
     ``n_boot`` is at most ``MAX_N_BOOT`` (20,000); every option is checked before the data
     is read. A sample without a single error gets the binomial interval of SPEC 6 under
     every method, with a note; column ``ci_method`` names the method of each row.
@@ -420,7 +421,7 @@ class Release:
         bias_adjust = check_flag(bias_adjust, parameter="bias_adjust")
         ci_method, n_boot, seed = check_interval_options(ci_method, n_boot, seed)
         if uses_bootstrap(ci_method):
-            seed = resolve_seed(seed)
+            seed = interval_seed(seed)
         ids = resolve_metrics(metrics, names=self.name is not None)
         sample = self._rel.benchmark_sample(reference=reference, weights=weights, draws=draws, name=self.name,
                                             known=known)

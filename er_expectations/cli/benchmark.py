@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from er_expectations.analysis.expected_errors import DEFAULT_FLOOR, LEGACY_FLOOR
-from er_expectations.cli.common import read_match_probabilities
+from er_expectations.cli.common import add_join_args, read_match_probabilities, record_id_column
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_label_commands", "cmd_benchmark", "cmd_sample", "draw_count"]
@@ -65,7 +65,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import draw_sample, write_frame
 
     _check_target(args, force=args.force)
-    record_id = args.record_id or args.on
+    record_id = record_id_column(args)
     columns = list(args.columns or [])
     df = _records(args, [record_id, args.prediction, *columns])
     sheet = draw_sample(df, prediction=args.prediction, n=args.n, seed=args.seed, record_id=record_id, columns=columns,
@@ -194,7 +194,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from er_expectations.core.io import read_table
 
     _check_target(args)
-    record_id = args.record_id or args.on
+    record_id = record_id_column(args)
     labels = read_table(args.labels)
     df = _records(args, [record_id, args.prediction])
     name, floor, pairs_file, recorded = resolve_design(args, df)
@@ -280,10 +280,7 @@ def _design_args(p: argparse.ArgumentParser, *, recorded: bool = False) -> None:
 
 
 def _records_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--join", action="append", metavar="FILE",
-                   help="another table to left-join on --on (e.g. the predictions); repeatable")
-    p.add_argument("--on", default="mention_id", help="record id column used by --join (default: mention_id)")
-    p.add_argument("--record-id", default=None, help="record id column (default: the --on column)")
+    add_join_args(p, joined="the predictions")
     p.add_argument("--prediction", "-p", required=True, help="predicted cluster column of the release")
     p.add_argument("--separator", default=";", help="separator of ids in list cells of CSV files (default ';')")
     p.add_argument("--output", "-o", required=True, help="file to write (.parquet or .csv), atomically")

@@ -31,7 +31,7 @@ from er_expectations.cli.common import (
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
-from er_expectations.config import ConfigError, ConfigIssue
+from er_expectations.config import ConfigError, ConfigIssue, PredictionsSource
 from er_expectations.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -388,6 +388,17 @@ def _init_targets(args: argparse.Namespace, name: str, errors: list[str]) -> tup
     return suite_file, checkpoint_file
 
 
+def _release_count(args: argparse.Namespace, prediction_columns: str | list[str] | None,
+                   files: dict[str, str]) -> int:
+    """How many releases the checkpoint will validate (its columns or files)."""
+    from er_expectations.core.io import table_columns  # pandas, for init only
+
+    if args.predictions is None:
+        return len(files)
+    source = PredictionsSource(id_column=args.id_column, columns=prediction_columns)
+    return len(source.match_columns(table_columns(args.predictions)))
+
+
 def _scaffolds(args: argparse.Namespace, name: str, checkpoint_file: Path,
                prediction_columns: str | list[str] | None, files: dict[str, str],
                wiring: BenchmarkWiring | None = None) -> tuple[str, str]:
@@ -405,6 +416,7 @@ def _scaffolds(args: argparse.Namespace, name: str, checkpoint_file: Path,
         draws_column=wiring.draws_column if wiring else None,
         weights_column=wiring.weights_column if wiring else None,
         benchmark_notes=wiring.notes if wiring else None,
+        releases=_release_count(args, prediction_columns, files),
     )
     folder = checkpoint_file.parent
     checkpoint_text = scaffold_checkpoint(
@@ -480,12 +492,8 @@ def add_gx_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
         help="validate the releases of a checkpoint file with Great Expectations",
-        description="Validate every release of a checkpoint file and build Data Docs. "
-        "Exit code 0: every critical expectation passed; 1: one failed; 2: a configuration, "
-        "data or usage error (nothing is written then); 3: an expectation could not be "
-        "computed; 4: internal error; 5: the project stayed locked by another run; 6: every "
-        "release passed but the history store could not be written; 7: the database or Spark "
-        "of the checkpoint (data.engine) cannot be reached (nothing is written; retry later).",
+        description="Validate every release of a checkpoint file and build Data Docs. Exit codes: "
+        + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()) + ".",
     )
     p.add_argument("checkpoint", help="checkpoint file (checkpoints/<name>.yml)")
     p.add_argument(

@@ -28,9 +28,40 @@ from er_expectations.cli.exits import (  # noqa: F401 - the exit codes, re-expor
 from er_expectations.core.errors import InputError
 
 
+def join_column(args: argparse.Namespace) -> str | None:
+    """The column ``--join`` joins on: ``--on``; else ``--record-id`` when every file has it;
+    else the one column every file shares. ``None`` without ``--join``. Sets ``args.on``."""
+    from er_expectations.core.io import table_columns
+
+    if args.on or not args.join:
+        return args.on
+    files = [args.file, *args.join]
+    columns = [table_columns(path) for path in files]
+    shared = [c for c in columns[0] if all(c in cols for cols in columns[1:])]
+    if args.record_id is not None and args.record_id in shared:
+        args.on = args.record_id
+    elif len(shared) == 1:
+        args.on = shared[0]
+    else:
+        what = (f"share the columns {', '.join(repr(c) for c in shared[:10])}" if shared
+                else "share no column")
+        raise InputError(f"--join: {', '.join(files)} {what}; give the record id column they are joined "
+                         "on with --on COLUMN (or --record-id COLUMN)")
+    return args.on
+
+
+def record_id_column(args: argparse.Namespace) -> str:
+    """The record id column of a command that needs one: ``--record-id``, else the join column."""
+    record_id = args.record_id or join_column(args)
+    if record_id is None:
+        raise InputError("give the column that names each record with --record-id COLUMN")
+    return record_id
+
+
 def load_frame(args: argparse.Namespace, needed: list[str]) -> pd.DataFrame:
     from er_expectations.core.io import combine_name, read_table, same_id_kind, table_columns
 
+    join_column(args)
     main_cols = table_columns(args.file)
     join_frames = []
     for path in args.join or []:
@@ -153,12 +184,19 @@ def clean(v: object) -> object:
     return v
 
 
+def add_join_args(p: argparse.ArgumentParser, *, joined: str) -> None:
+    """``--join``, ``--on`` and ``--record-id`` (resolved by :func:`join_column`, :func:`record_id_column`)."""
+    p.add_argument("--join", action="append", metavar="FILE",
+                   help=f"another table to left-join on --on (e.g. {joined}); repeatable")
+    p.add_argument("--on", default=None,
+                   help="record id column used by --join (default: --record-id, or the one column the files share)")
+    p.add_argument("--record-id", default=None,
+                   help="record id column (default: the --on column); duplicated ids are reported as an error")
+
+
 def add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="record table (.parquet or .csv), one row per record")
-    p.add_argument("--join", action="append", metavar="FILE",
-                   help="another table to left-join on --on (e.g. the benchmark or the names); repeatable")
-    p.add_argument("--on", default="mention_id", help="record id column used by --join (default: mention_id)")
-    p.add_argument("--record-id", default=None, help="record id column; duplicated ids are reported as an error")
+    add_join_args(p, joined="the benchmark or the names")
     p.add_argument("--name", default=None, help="column with the name used for homonymy and name variation")
     p.add_argument("--name-columns", nargs="+", default=None, metavar="COL",
                    help="build the name from several columns, e.g. --name-columns name_first name_last")

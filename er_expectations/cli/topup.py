@@ -13,14 +13,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from er_expectations.cli.common import (
+    add_join_args,
+    check_output,
+    input_files,
+    load_frame,
+    name_arg,
+    needed_name_cols,
+    record_id_column,
+)
 from er_expectations.core.errors import InputError
 
 __all__ = ["add_topup_commands", "cmd_topup_apply", "cmd_topup_list"]
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
-    from er_expectations.cli.common import input_files
-
     return [args.benchmark, *([args.worksheet] if getattr(args, "worksheet", None) else []), *input_files(args)]
 
 
@@ -28,7 +35,6 @@ def _check_target(args: argparse.Namespace) -> None:
     """The output is a .parquet/.csv file in an existing folder, none of the inputs (nor the input
     benchmark's manifest), and not an existing file unless ``--force`` (checked before any work)."""
     from er_expectations.analysis.benchmark_life import manifest_path
-    from er_expectations.cli.common import check_output
     from er_expectations.core.io import file_kind
 
     check_output(args.output, _inputs(args), force=args.force)
@@ -65,10 +71,9 @@ def _benchmark(args: argparse.Namespace, record_id: str, records):
 def cmd_topup_list(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.analysis.topup import topup_candidates
-    from er_expectations.cli.common import load_frame, name_arg, needed_name_cols
 
     _check_target(args)
-    record_id = args.record_id or args.on
+    record_id = record_id_column(args)
     name = name_arg(args)
     columns = list(args.columns or [])
     df = load_frame(args, list(dict.fromkeys([record_id, args.prediction, *needed_name_cols(args), *columns])))
@@ -103,11 +108,10 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
     from er_expectations.analysis.sampling import write_frame
     from er_expectations.analysis.topup import apply_topup
     from er_expectations.cli.benchmark import file_fact
-    from er_expectations.cli.common import load_frame
     from er_expectations.core.io import read_table
 
     _check_target(args)
-    record_id = args.record_id or args.on
+    record_id = record_id_column(args)
     df = load_frame(args, [record_id, args.prediction])
     bench, manifest, reference = _benchmark(args, record_id, df)
     answers = read_table(args.worksheet)
@@ -138,10 +142,7 @@ def cmd_topup_apply(args: argparse.Namespace) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--join", action="append", metavar="FILE",
-                   help="another table to left-join on --on (e.g. the predictions); repeatable")
-    p.add_argument("--on", default="mention_id", help="record id column used by --join (default: mention_id)")
-    p.add_argument("--record-id", default=None, help="record id column (default: the --on column)")
+    add_join_args(p, joined="the predictions")
     p.add_argument("--prediction", "-p", required=True,
                    help="predicted cluster column of the release to top up for")
     p.add_argument("--reference", default=None,

@@ -103,6 +103,7 @@ def scaffold_suite(
     draws_column: str | None = None,
     weights_column: str | None = None,
     benchmark_notes: Mapping[str, str] | None = None,
+    releases: int = 1,
 ) -> str:
     """A suite file for a clustering in ``prediction_column``.
 
@@ -113,6 +114,8 @@ def scaffold_suite(
     column of weights w_c (a design that is not recomputed on each release, SPEC 2.1, 12.3;
     without it the size design ``cluster_size``); ``benchmark_notes`` holds, for the keys
     ``"draws_column"`` and ``"weights"``, the comment written above each (why it was chosen).
+    With ``releases`` of 2 or more, the drift checks against the previous release (SPEC 10)
+    are included: a team that publishes releases over time is alerted when one moves.
     """
     lines = [
         "# Expectation suite written by `er-expectations init`.",
@@ -187,6 +190,26 @@ def scaffold_suite(
                 "  - expectation: expect_statistic_to_match_benchmark_estimate",
                 f"    statistic: {statistic}",
                 "    severity: warning",
+            ]
+    if releases >= 2:
+        lines += [
+            "  # Drift against the previous release (SPEC 10), on the records both hold; the first",
+            "  # release has no previous one and is skipped",
+            "  - expectation: expect_statistic_change_to_be_below",
+            "    statistic: average_cluster_size",
+            "    max_relative_change: 0.15",
+            "    severity: warning",
+            '    note: "Placeholder limit: set it between the changes of stable releases and those of '
+            'algorithm changes."',
+        ]
+        if reference_column is not None:
+            lines += [
+                "  - expectation: expect_estimate_change_to_be_below",
+                "    metric: pairwise_recall",
+                "    max_change: 0.03",
+                "    severity: warning",
+                '    note: "Placeholder limit: the change of estimated recall, both releases on the same '
+                'draws (paired)."',
             ]
     return "\n".join(lines) + "\n"
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from er_expectations.core.errors import InputError
 
-__all__ = ["DESIGNS", "KNOWN_AUTO", "KNOWN_COLUMN", "MAX_DRAWS", "KnownCounts", "resolve_known", "AggregatedRelease", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
+__all__ = ["DESIGNS", "FIRST_VERSION", "KNOWN_AUTO", "KNOWN_COLUMN", "MAX_DRAWS", "KnownCounts", "drawable_size_weights", "resolve_known", "AggregatedRelease", "Pieces", "WeightsSpec", "check_cluster_values", "cluster_values", "name_flags",
            "parse_weights", "pieces_from_rows", "version_number", "weights_for"]
 
 #: Largest number of draws of one cluster (their sum must stay exact in float64 arithmetic).
@@ -47,6 +47,10 @@ def resolve_known(known: object, columns: Sequence[object]) -> str | None:
     return known
 
 
+#: the benchmark version of the records known when the sample was drawn (SPEC 14.1)
+FIRST_VERSION = 1
+
+
 @dataclass(frozen=True, slots=True)
 class KnownCounts:
     """What the labelling universe sets aside in one release (SPEC 14).
@@ -69,10 +73,31 @@ class KnownCounts:
                 "of a benchmark cluster was known when it was labelled; rebuild the benchmark with "
                 "'er-expectations benchmark' or give those records their version (SPEC 14)")
 
+    @property
+    def topped_up(self) -> bool:
+        """Whether records were added by a top-up (a version above the first)."""
+        return self.version is not None and self.version > FIRST_VERSION
+
     def apply(self, sample: object, *, known: str) -> object:
         """The sample with these counts (a :class:`~er_expectations.stats.BenchmarkSample`)."""
         return replace(sample, known_column=known, records_added=self.added,
                        records_added_in_sampled=self.added_in_sampled, benchmark_version=self.version)
+
+
+def drawable_size_weights(sample: object, drawable: dict[object, int]) -> object:
+    """The sample with ``cluster_size`` weights counted on the records its draws could hit.
+
+    A draw picked a record known when the benchmark was labelled (``benchmark_version`` 1), so
+    π_c ∝ the number of such records of c (SPEC 1, 14.3); a record a top-up added later could
+    not be drawn and must not lower w_c = 1/|c|. ``drawable`` maps each cluster label to its
+    records of the release known at the first version; a cluster without one keeps the size it
+    has in the release (SPEC 2.1). Other designs are returned unchanged.
+    """
+    if sample.design != "cluster_size":  # type: ignore[attr-defined]
+        return sample
+    n = np.array([drawable.get(label, 0) for label in sample.labels], dtype=np.float64)  # type: ignore[attr-defined]
+    weight = np.where(n > 0, 1.0 / np.maximum(n, 1.0), sample.weight)  # type: ignore[attr-defined]
+    return replace(sample, weight=weight)
 
 
 def version_number(value: object) -> int | None:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from er_expectations.stats.decision import DECISION_RULES, DEFAULT_RULE, RULE_WORDS
+
 __all__ = ["GLOSSARY", "Term", "glossary_markdown", "terms_on"]
 
 
@@ -59,9 +61,10 @@ GLOSSARY: tuple[Term, ...] = (
          "clusters with an error, computed from the number of draws that could show it, counted in units of "
          "the heaviest drawn one (so an error on the heaviest clusters is still covered).", "6"),
     Term("Decision rule", ("decision (",),
-         "How the estimate is compared with the check's limit, named on each check: 'confidently within' passes "
-         "only when the whole interval is within the limit; 'the point estimate against the limit' compares the "
-         "estimate alone; other rules are named in the same way.", "6, 8, 10"),
+         "How the estimate is compared with the check's limit, named on each check: "
+         + "; ".join(f"'{RULE_WORDS[rule]}'" for rule in DECISION_RULES)
+         + f". Unless a check names another, it decides by '{RULE_WORDS[DEFAULT_RULE].partition(':')[0]}'.",
+         "6, 8, 10, 13"),
     Term("Pairwise precision, recall and F", ("pairwise precision", "pairwise recall", "pairwise f"),
          "Over pairs of records: precision is the share of pairs the prediction puts together that truly belong "
          "together; recall the share of truly matching pairs the prediction keeps together; F their harmonic "
@@ -70,8 +73,11 @@ GLOSSARY: tuple[Term, ...] = (
          "Over whole clusters: recall is the share of true entities found exactly (one predicted cluster, "
          "nothing else in it); precision the share of predicted clusters that are exactly one entity.", "5"),
     Term("b-cubed precision, recall and F", ("b-cubed",),
-         "Per record, averaged: precision is the share of a record's predicted cluster that is its own entity, "
-         "recall the share of its entity found in its predicted cluster; F their harmonic mean.", "5"),
+         "Per true entity, averaged (every entity weighs the same, as the paper defines it; the textbook "
+         "b-cubed averages over records instead, so large entities weigh more): for a record, precision is the "
+         "share of its predicted cluster that is its own entity and recall the share of its entity found in its "
+         "predicted cluster; each is averaged over the entity's records, then over entities. F is their "
+         "harmonic mean.", "5"),
     Term("Homogeneity", ("homogeneity",),
          "An entropy-based purity of the predicted clusters: 1 when every predicted cluster holds records of one "
          "entity only, lower the more entities are mixed in them.", "5"),

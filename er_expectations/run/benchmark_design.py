@@ -196,7 +196,8 @@ def benchmark_wiring(design: BenchmarkDesign) -> BenchmarkWiring:
                             f"benchmark's design, and {design.evidence}.")
     elif design.design == "cluster_size":
         notes["weights"] = (f"Records were drawn uniformly (the size design), as {design.evidence} says: the weights "
-                            "1/|c| are recomputed on each release (SPEC 2.1); the benchmark's column "
+                            "1/|c| are recomputed on each release over the records a draw could pick (SPEC 2.1, 14.3); the "
+                            "benchmark's column "
                             f"'{design.weight_column}' holds the same weights for the labelled release and is not read.")
     checkpoint_note = None
     if used:

@@ -99,6 +99,8 @@ _LAZY = {
     "MAX_N_BOOT": "estimator",
     "MIN_N_BOOT": "estimator",
     "DEFAULT_CI_METHOD": "estimator",
+    "DEFAULT_SEED": "estimator",
+    "interval_seed": "estimator",
     "check_interval_options": "estimator",
     "uses_bootstrap": "estimator",
     "RECOMMENDED": "estimator",

@@ -245,7 +245,7 @@ def paired_change(current: BenchmarkSample, baseline: BenchmarkSample, metric: s
     ``ci_method`` (:data:`~.estimator.INTERVAL_METHODS`) sets the intervals of both
     estimates and of the change: ``"linearization"`` (the paired normal interval),
     ``"logit"`` (MOVER of the two logit intervals) or a bootstrap of ``n_boot`` resamples
-    of the shared draws, seeded by ``seed`` (fresh when None, recorded in the result), the
+    of the shared draws, seeded by ``seed`` (``DEFAULT_SEED`` when None, recorded in the result), the
     replicate change being the difference of the two releases on the same resample. When
     no drawn cluster changed, the change gets ±the no-change bound of
     :func:`~.intervals.no_change_bound` whatever the method (SPEC 10); it is never a point.
@@ -276,7 +276,7 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
         check_ci_method,
         check_n_boot,
         concrete_methods,
-        resolve_seed,
+        interval_seed,
     )
     from er_expectations.stats.metrics import base_series
 
@@ -296,7 +296,7 @@ def paired_changes(current: BenchmarkSample, baseline: BenchmarkSample, metrics:
     needed = concrete_methods(wanted, ids)
     if any(m in BOOTSTRAP_METHODS for m in needed):
         n_boot = check_n_boot(n_boot)
-        seed = resolve_seed(seed)
+        seed = interval_seed(seed)
     rows: dict[object, int] = {label: i for i, label in enumerate(current.labels)}
     for label in baseline.labels:
         rows.setdefault(label, len(rows))

@@ -31,8 +31,8 @@ from er_expectations.stats.estimator import (
     RatioEstimate,
     check_ci_level,
     check_interval_options,
+    interval_seed,
     ratio_estimate,
-    resolve_seed,
 )
 from er_expectations.stats.intervals import logit_interval
 from er_expectations.stats.joint import JointBootstrap
@@ -136,7 +136,7 @@ def tag_shares(size: np.ndarray, weight: np.ndarray, draws: np.ndarray, erroneou
     if method == "logit":
         return {t: {s: _with_logit(r, level) for s, r in row.items()} for t, row in out.items()}
     if method in BOOTSTRAP_METHODS and values:
-        seed = resolve_seed(seed)
+        seed = interval_seed(seed)
         boot = JointBootstrap(values, d, n_boot=n_boot, seed=seed, bias_adjust=bias_adjust, order=order,
                               moments=[(key, key) for key in values] if method == "studentized" else ())
         for (tag, share), res in [((t, s), r) for t, row in out.items() for s, r in row.items()]:

@@ -47,6 +47,7 @@ from er_expectations.stats.estimator import (
 )
 
 __all__ = [
+    "BCA_TIE_TOLERANCE",
     "BOOTSTRAP_METHODS",
     "INTERVAL_METHODS",
     "MAX_N_BOOT",
@@ -177,6 +178,12 @@ def percentile_family(replicates: np.ndarray, estimate: float, *,
     return family, dropped
 
 
+#: Relative tolerance within which a bootstrap replicate counts as equal to the estimate in
+#: the bias correction z₀ of BCa (:func:`bca_interval`): far above the rounding of a ratio of
+#: sums (~10⁻¹⁵ relative) and far below any real difference between replicates.
+BCA_TIE_TOLERANCE = 1e-9
+
+
 def bca_family(replicates: np.ndarray, estimate: float, influence: np.ndarray, draws: np.ndarray | None, *,
                bounds: tuple[float, float] | None = None) -> tuple[Family, int]:
     """The BCa intervals at every level (:func:`bca_interval`), and the replicates left out."""
@@ -190,8 +197,13 @@ def bca_family(replicates: np.ndarray, estimate: float, influence: np.ndarray, d
     s2 = float((d * u * u).sum())
     a = float((d * u**3).sum()) / (6.0 * s2**1.5) if s2 > 0 else 0.0
     b = ok.size
-    below = int(np.searchsorted(ok, estimate, side="left"))
-    ties = int(np.searchsorted(ok, estimate, side="right")) - below
+    # replicates equal to θ̂ up to rounding are ties (a replicate that redraws the sample's
+    # clusters in its proportions is θ̂ in exact arithmetic, but its rounding depends on the
+    # scale of the weights): without the tolerance, weights × 10⁻³⁰⁰ moved z₀ and the limits
+    # by up to 0.08 (issue 28)
+    tol = BCA_TIE_TOLERANCE * max(abs(estimate), float(np.abs(ok).max()))
+    below = int(np.searchsorted(ok, estimate - tol, side="left"))
+    ties = int(np.searchsorted(ok, estimate + tol, side="right")) - below
     share = (below + 0.5 * ties) / b
     share = min(max(share, 0.5 / b), 1.0 - 0.5 / b)
     nd = NormalDist()
@@ -247,7 +259,9 @@ def bca_interval(replicates: np.ndarray, estimate: float, influence: np.ndarray,
     quantiles α₁ = Φ(z₀ + (z₀ + z_{α/2})/(1 − a(z₀ + z_{α/2}))) and α₂ (the same with
     z_{1−α/2}), where
 
-    * z₀ = Φ⁻¹(share of θ̂* below θ̂, ties counted half) corrects the median bias of θ̂*;
+    * z₀ = Φ⁻¹(share of θ̂* below θ̂, ties counted half) corrects the median bias of θ̂*; a
+      replicate within :data:`BCA_TIE_TOLERANCE` (relative) of θ̂ is a tie, so that rounding
+      (which depends on the scale of the weights) does not move z₀;
     * a = Σ d u³ / (6 (Σ d u²)^{3/2}), from the influence values u_i of the draws (d_i the
       draw counts), is the acceleration: the skewness of the estimator's influence,
       which is how fast its standard error changes with θ. For a metric with rare errors

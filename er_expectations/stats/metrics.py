@@ -27,10 +27,10 @@ from er_expectations.stats.estimator import (
     check_n_boot,
     concrete_methods,
     f_beta_estimate,
+    interval_seed,
     percentile_interval,
     ratio_estimate,
     ratio_replicates,
-    resolve_seed,
 )
 from er_expectations.stats.intervals import bca_interval, logit_interval, studentized_interval
 from er_expectations.stats.joint import JointBootstrap
@@ -300,8 +300,8 @@ def estimate_metrics(
 
     Returns one :class:`RatioEstimate` per metric id, in the order asked. The estimate
     and standard error never depend on ``ci_method``; with ``"bootstrap"`` the interval is
-    the percentile interval of ``n_boot`` resamples of the draws (seeded by ``seed``; a
-    fresh seed is drawn and recorded in each result when it is None). A sample without a
+    the percentile interval of ``n_boot`` resamples of the draws (seeded by ``seed``;
+    :data:`~.estimator.DEFAULT_SEED` when it is None, recorded in each result). A sample without a
     single error keeps its zero-event interval whatever the method (SPEC 6).
 
     The other methods of :data:`~er_expectations.stats.intervals.INTERVAL_METHODS`:
@@ -328,7 +328,7 @@ def estimate_metrics(
                                 bias_adjust=bias_adjust, n_boot=n_boot, seed=seed, domain=domain)[method]
     if method in BOOTSTRAP_METHODS:
         n_boot = check_n_boot(n_boot)
-        seed = resolve_seed(seed)
+        seed = interval_seed(seed)
     ids = resolve_metrics(metrics, names=sample.has_name is not None)
     errors = cluster_errors(sample)
     draws = sample.draws.astype(np.float64)
@@ -602,7 +602,7 @@ def with_interval_method(results: dict[str, RatioEstimate], values: Mapping[str,
         raise ValueError(f"with_interval_method: {method!r} is not 'logit', 'bca' or 'studentized'")
     if seed is None:
         raise ValueError(f"with_interval_method: method {method!r} resamples the draws and needs a seed; "
-                         "pass the seed the caller resolved (resolve_seed)")
+                         "pass the seed the caller resolved (interval_seed)")
     reps, ses = metric_replicates(values, draws, tuple(results), beta=beta, bias_adjust=bias_adjust, n_boot=n_boot,
                                   seed=seed, order=order, with_se=method == "studentized")
     return {mid: apply_method(METRICS[mid], res, method, reps[mid], None if ses is None else ses[mid], draws,
@@ -621,8 +621,8 @@ def estimate_methods(sample: BenchmarkSample, metrics: tuple[str, ...] | list[st
     Each ``result[method]`` equals ``estimate_metrics(sample, metrics, ci_method=method,
     n_boot=n_boot, seed=seed, ...)`` (the same seed gives the same resamples to every
     bootstrap method), computed with one resampling instead of one per method: for a
-    simulation of coverage, or to show the methods side by side. ``seed`` None draws a
-    fresh one, recorded in every bootstrap result. ``"recommended"`` gives each metric the
+    simulation of coverage, or to show the methods side by side. ``seed`` None is
+    :data:`~.estimator.DEFAULT_SEED`, recorded in every bootstrap result. ``"recommended"`` gives each metric the
     result of its :data:`~.estimator.RECOMMENDED_CI_METHOD` (its ``interval`` names it).
     """
     beta = check_beta(beta)
@@ -640,7 +640,7 @@ def estimate_methods(sample: BenchmarkSample, metrics: tuple[str, ...] | list[st
         out["logit"] = {mid: with_logit(METRICS[mid], res, ci_level=level) for mid, res in lin.items()}
     if boot_methods:
         n_boot = check_n_boot(n_boot)
-        seed = resolve_seed(seed)  # an int from here on: every bootstrap method shares these resamples
+        seed = interval_seed(seed)  # an int from here on: every bootstrap method shares these resamples
         errors = cluster_errors(sample)
         need = [m for m in lin if METRICS[m].fg is not None]
         if "b_cubed_f" in lin:

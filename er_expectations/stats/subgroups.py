@@ -252,8 +252,8 @@ def estimate_groups(
     group's estimate, of its comparison and of the gap: ``"linearization"`` (the paired
     normal interval of the gap), ``"logit"`` (the logit interval of each side, the gap by
     MOVER from them), or a bootstrap (``"bootstrap"``, ``"bca"``, ``"studentized"``) of
-    ``n_boot`` resamples of the shared draws, seeded by ``seed`` (a fresh one, recorded in
-    the results, when None): every group, comparison and gap is computed on the same
+    ``n_boot`` resamples of the shared draws, seeded by ``seed`` (:data:`~.estimator.DEFAULT_SEED`
+    when None, recorded in the results): every group, comparison and gap is computed on the same
     resamples, so the gap's replicates keep the pairing. Whatever the method, a gap never
     has a zero-width interval (:func:`~.combine.difference`); its p-value is that of its
     own interval. :func:`estimate_groups_methods` gives several methods at once.
@@ -301,7 +301,7 @@ def estimate_groups_methods(
         check_ci_method,
         check_n_boot,
         concrete_methods,
-        resolve_seed,
+        interval_seed,
     )
 
     ids = check_subgroup_metrics(metrics)
@@ -318,7 +318,7 @@ def estimate_groups_methods(
     resampled = (*BOOTSTRAP_METHODS, *GAP_METHODS)
     if any(m in resampled for m in needed):
         n_boot = check_n_boot(n_boot)
-        seed = resolve_seed(seed)
+        seed = interval_seed(seed)
     if membership.pi.shape[0] != sample.labels.shape[0]:
         raise InputError(f"membership has {membership.pi.shape[0]} clusters but the sample has "
                          f"{sample.labels.shape[0]}; align it with the sample's clusters")

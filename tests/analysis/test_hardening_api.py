@@ -119,6 +119,26 @@ def test_estimates_do_not_depend_on_the_scale_of_the_weights(weights, scale):
                                equal_nan=True)
 
 
+@pytest.mark.parametrize("ci_method", ["bca", "recommended"])
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_bca_limits_do_not_depend_on_the_scale_of_the_weights(ci_method, scale):
+    """Issue 28: replicates equal to the estimate up to rounding are ties in BCa's bias
+    correction; before, weights × 1e-300 or × 1e300 moved the limits by up to 0.04 on these
+    samples (the rounding of a replicate equal to θ̂ depends on the scale)."""
+    df = pd.DataFrame({"p": list("aabbbcddeeff"), "t": list("aaabbccddeef")})
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        per_cluster = dict(zip("abcdef", rng.uniform(1e-3, 1e3, 6), strict=True))
+        df["w"] = df["t"].map(per_cluster)
+        kw = {"prediction": "p", "reference": "t", "weights": "w", "ci_method": ci_method, "n_boot": 500}
+        a = erx.estimate(df, **kw)
+        b = erx.estimate(df.assign(w=df["w"] * scale), **kw)
+        assert (a["ci_method"] == "bca").any()
+        cols = ["estimate", "std_error", "ci_lower", "ci_upper"]
+        np.testing.assert_allclose(a[cols].to_numpy(float), b[cols].to_numpy(float), rtol=0, atol=1e-12,
+                                   equal_nan=True)
+
+
 @pytest.mark.parametrize("value, match", [(1e30, "from 1 to 1,000,000,000"), (0, "from 1 to"),
                                           (1.5, "whole numbers"), (math.inf, "draws")])
 def test_draws_out_of_range(table, value, match):

@@ -298,7 +298,7 @@ def test_cli_sample_then_benchmark(tmp_path):
     assert got["record_id"].tolist() == again["record_id"].tolist()
 
     out = tmp_path / "bench.csv"
-    r = cli("benchmark", DATA / "labels.parquet", DATA / "predictions.parquet", "-p", RELEASE, "-o", out)
+    r = cli("benchmark", DATA / "labels.parquet", DATA / "predictions.parquet", "--record-id", "mention_id", "-p", RELEASE, "-o", out)
     assert r.returncode == 0, r.stderr
     built = read_table(out)
     assert built["reference"].notna().sum() == 13451
@@ -307,18 +307,18 @@ def test_cli_sample_then_benchmark(tmp_path):
 
 def test_cli_benchmark_failures_write_nothing(tmp_path):
     out = tmp_path / "bench.parquet"
-    r = cli("benchmark", DATA / "labels.parquet", DATA / "predictions.parquet", "-p", "inventor_id_20220630", "-o", out)
+    r = cli("benchmark", DATA / "labels.parquet", DATA / "predictions.parquet", "--record-id", "mention_id", "-p", "inventor_id_20220630", "-o", out)
     assert r.returncode == 2 and "another release" in r.stderr and "Traceback" not in r.stderr
     labels = pd.read_parquet(DATA / "labels.parquet")
     labels["removed"] = labels["removed"].map(list)
     labels.at[0, "removed"] = [*labels.at[0, "removed"], labels.at[0, "record_id"]]
     bad = tmp_path / "bad.parquet"
     labels.to_parquet(bad)
-    r = cli("benchmark", bad, DATA / "predictions.parquet", "-p", RELEASE, "-o", out)
+    r = cli("benchmark", bad, DATA / "predictions.parquet", "--record-id", "mention_id", "-p", RELEASE, "-o", out)
     assert r.returncode == 2 and "rule 2 (sampled_record_not_removed)" in r.stderr
-    r = cli("benchmark", bad, DATA / "predictions.parquet", "-p", RELEASE, "-o", out, "--label-column", "recordid")
+    r = cli("benchmark", bad, DATA / "predictions.parquet", "--record-id", "mention_id", "-p", RELEASE, "-o", out, "--label-column", "recordid")
     assert r.returncode == 2 and "ROLE=COLUMN" in r.stderr
-    r = cli("sample", DATA / "predictions.parquet", "-p", RELEASE, "-n", 5, "--seed", 1, "-o", tmp_path / "w.xlsx")
+    r = cli("sample", DATA / "predictions.parquet", "--record-id", "mention_id", "-p", RELEASE, "-n", 5, "--seed", 1, "-o", tmp_path / "w.xlsx")
     assert r.returncode == 2 and "unknown file type" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet"]
 

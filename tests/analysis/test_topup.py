@@ -277,7 +277,11 @@ def test_after_a_top_up_from_the_truth_the_sample_is_the_truths(seed):
     draws = dict(zip(bench["reference"], bench["draws"], strict=True))
     direct = records.assign(reference=records["truth"].map(entity))
     direct["draws"] = direct["reference"].map(draws)
-    truth_sample = benchmark_sample(direct, prediction="pred_T", reference="reference", draws="draws", known=None)
+    # an entity was drawn through its records of L: w = 1 / |c ∩ L| whatever the top-up added (SPEC 14.3)
+    in_l = records["truth"][records["pred_L"].notna()].value_counts()
+    direct["w"] = 1.0 / direct["truth"].map(in_l)
+    truth_sample = benchmark_sample(direct, prediction="pred_T", reference="reference", draws="draws", known=None,
+                                    weights={"column": "w"})
     assert _summary(after) == _summary(truth_sample)
     # and the labelling release L, untouched by the top-up, reads as the truth on L
     before = benchmark_sample(records.merge(v1, on="mention_id", how="left"), prediction="pred_L",

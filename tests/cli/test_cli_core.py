@@ -125,3 +125,45 @@ def test_estimate_sets_aside_the_records_the_benchmark_does_not_know(small, caps
     assert json.loads(capsys.readouterr().out)["attrs"]["known_column"] is None
     assert main([*base, "--known", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+# -- the join column (no demo default: `--on` used to default to 'mention_id') ---------------
+
+
+def _two_files(tmp_path, extra_shared: bool = False):
+    records = pd.DataFrame({"customer": [f"c{i}" for i in range(6)], "name": list("aabbcc")})
+    preds = pd.DataFrame({"customer": [f"c{i}" for i in range(6)], "release_1": ["p1", "p1", "p2", "p2", "p3", "p4"]})
+    if extra_shared:
+        preds["name"] = records["name"]
+    rp, pp = tmp_path / "records.parquet", tmp_path / "predictions.parquet"
+    records.to_parquet(rp)
+    preds.to_parquet(pp)
+    return rp, pp
+
+
+def test_the_join_column_is_the_one_column_the_files_share(tmp_path, capsys):
+    rp, pp = _two_files(tmp_path)
+    code = main(["sample", str(rp), "--join", str(pp), "-p", "release_1", "-n", "5", "--seed", "1",
+                 "-o", str(tmp_path / "sheet.parquet")])
+    assert code == 0, capsys.readouterr().err
+    sheet = pd.read_parquet(tmp_path / "sheet.parquet")
+    assert set(sheet["record_id"]) <= {f"c{i}" for i in range(6)}
+
+
+def test_several_shared_columns_need_on_and_the_error_names_them(tmp_path, capsys):
+    rp, pp = _two_files(tmp_path, extra_shared=True)
+    code = main(["sample", str(rp), "--join", str(pp), "-p", "release_1", "-n", "5", "--seed", "1",
+                 "-o", str(tmp_path / "sheet.parquet")])
+    err = capsys.readouterr().err
+    assert code == 2 and "'customer', 'name'" in err and "--on COLUMN" in err
+    assert not (tmp_path / "sheet.parquet").exists()
+    # --record-id names the join column when every file has it
+    code = main(["sample", str(rp), "--join", str(pp), "--record-id", "customer", "-p", "release_1", "-n", "5",
+                 "--seed", "1", "-o", str(tmp_path / "sheet.parquet")])
+    assert code == 0, capsys.readouterr().err
+
+
+def test_a_command_that_needs_a_record_id_asks_for_it(tmp_path, capsys):
+    rp, pp = _two_files(tmp_path)
+    code = main(["sample", str(pp), "-p", "release_1", "-n", "5", "--seed", "1", "-o", str(tmp_path / "s.parquet")])
+    assert code == 2 and "--record-id COLUMN" in capsys.readouterr().err

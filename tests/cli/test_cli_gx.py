@@ -154,6 +154,9 @@ def test_init_writes_files_that_validate_and_run(tmp_path, capsys):
     assert f"wrote {suite}" in out and f"er-expectations run {checkpoint}" in out
     assert main(["validate", str(suite), str(checkpoint)]) == 0
     assert "3 releases" in capsys.readouterr().out
+    # three releases and a benchmark: both drift checks against the previous release
+    assert "expect_statistic_change_to_be_below" in suite.read_text()
+    assert "metric: pairwise_recall" in suite.read_text()
     assert main(["run", str(checkpoint), "--release", "alpha", "--no-progress"]) in (0, 1)
     assert (tmp_path / "new" / "gx_project" / "gx" / "great_expectations.yml").is_file()
 
@@ -205,10 +208,18 @@ def test_init_prediction_files_layout(tmp_path, capsys):
     capsys.readouterr()
     assert main(["validate", str(checkpoint)]) == 0
     assert "2 releases" in capsys.readouterr().out
-    # no benchmark: only the summary statistics, whose placeholder bounds pass
+    # no benchmark: the summary statistics, whose placeholder bounds pass, and (two releases)
+    # the drift of the average cluster size against the previous release: skipped on the first
+    suite = (tmp_path / "files" / "suites" / "data.yml").read_text()
+    assert "expect_statistic_change_to_be_below" in suite and "expect_estimate_change" not in suite
+    alpha, beta = (wide[f"pred_{label}"] for label in ("alpha", "beta"))
+    both = alpha.notna() & beta.notna()
+    change = (both.sum() / beta[both].nunique()) / (both.sum() / alpha[both].nunique()) - 1
+    assert abs(change) > 0.15  # the toy's beta moves the average cluster size beyond the placeholder
     assert main(["run", str(checkpoint), "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^2021-01 +3/3 +ok", out, re.M) and re.search(r"^2021-02 +3/3 +ok", out, re.M)
+    assert re.search(r"^2021-01 +3/3 +ok +1 ", out, re.M), out
+    assert re.search(r"^2021-02 +3/4 +ok \(warnings\) .* average_cluster_size_change$", out, re.M), out
 
 
 def test_demo_checkpoint_is_valid_from_another_folder(tmp_path, capsys, monkeypatch):

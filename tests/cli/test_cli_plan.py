@@ -161,7 +161,7 @@ def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
     rec.to_parquet(rp)
     pairs.to_csv(pp, index=False)
     sheet_path = tmp_path / "sheet.parquet"
-    assert main(["sample", str(rp), "-p", "pred", "-n", "40", "--seed", "3", "-o", str(sheet_path),
+    assert main(["sample", str(rp), "--record-id", "mention_id", "-p", "pred", "-n", "40", "--seed", "3", "-o", str(sheet_path),
                  "--design", "expected_errors", "--match-probabilities", str(pp), "--floor", "0.25"]) == 0
     sheet = read_table(sheet_path)
     api = erx.draw_sample(rec, prediction="pred", n=40, seed=3, record_id="mention_id", design="expected_errors",
@@ -176,7 +176,7 @@ def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
     labels_path = tmp_path / "labels.parquet"
     sheet.to_parquet(labels_path)
     out = tmp_path / "bench.parquet"
-    assert main(["benchmark", str(labels_path), str(rp), "-p", "pred", "-o", str(out), "--design", "expected_errors",
+    assert main(["benchmark", str(labels_path), str(rp), "--record-id", "mention_id", "-p", "pred", "-o", str(out), "--design", "expected_errors",
                  "--match-probabilities", str(pp), "--floor", "0.25"]) == 0
     inc = erx.expected_error_probabilities(rec, prediction="pred", record_id="mention_id",
                                            match_probabilities=pairs.astype({"p": float}), floor=0.25)
@@ -185,7 +185,7 @@ def test_sample_and_benchmark_by_expected_errors(tmp_path, capsys):
     assert got["weight"].tolist() == pytest.approx(want["weight"].tolist())
     assert got["inclusion"].tolist() == pytest.approx(want["inclusion"].tolist())
     capsys.readouterr()
-    assert main(["benchmark", str(labels_path), str(rp), "-p", "pred", "-o", str(tmp_path / "b2.parquet"),
+    assert main(["benchmark", str(labels_path), str(rp), "--record-id", "mention_id", "-p", "pred", "-o", str(tmp_path / "b2.parquet"),
                  "--design", "expected_errors"]) != 0
     assert "needs --match-probabilities" in capsys.readouterr().err
 

@@ -28,7 +28,8 @@ def release(tmp_path) -> Path:
 
 
 def _sample(release: Path, out: Path, *extra: str) -> int:
-    return main(["sample", str(release), "-p", "pred", "-n", "5", "--seed", "1", "-o", str(out), *extra])
+    return main(["sample", str(release), "--record-id", "mention_id", "-p", "pred", "-n", "5", "--seed", "1",
+                 "-o", str(out), *extra])
 
 
 def test_sample_does_not_overwrite_a_worksheet_without_force(release, tmp_path, capsys):
@@ -75,7 +76,7 @@ def test_benchmark_refuses_to_overwrite_its_labels(release, tmp_path, capsys):
     assert _sample(release, sheet) == EXIT_OK
     before = sheet.read_bytes()
     capsys.readouterr()
-    code = main(["benchmark", str(sheet), str(release), "-p", "pred", "-o", str(sheet)])
+    code = main(["benchmark", str(sheet), str(release), "--record-id", "mention_id", "-p", "pred", "-o", str(sheet)])
     err = capsys.readouterr().err
     assert code == EXIT_USAGE and "is also an input" in err and str(sheet) in err
     assert sheet.read_bytes() == before

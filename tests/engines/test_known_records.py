@@ -76,7 +76,9 @@ def hand_release() -> pd.DataFrame:
 def test_hand_worked_later_release(engine):
     df = hand_release()
     expected = {
-        "labels": [10, 20], "size": [2, 2], "draws": [2, 1], "weight": [0.5, 0.5],
+        # 20's record 9 came with a top-up (version 2): a draw could only have picked 4, so
+        # w = 1/1 (SPEC 14.3), not 1/2
+        "labels": [10, 20], "size": [2, 2], "draws": [2, 1], "weight": [0.5, 1.0],
         # on the known records: A = {1, 2}, B = {4, 9}, C = {6, 7}; D held only an added record
         "pieces": [(10, 100, 2, 2), (20, 200, 2, 2)],
         "n_records": 6, "n_clusters": 3, "design": "cluster_size", "records_set_aside": 0,
@@ -89,7 +91,7 @@ def test_hand_worked_later_release(engine):
     assert fields(a) == expected
     assert fields(b) == expected
     # known=None: the old rule, every record evaluated (3 and 5 count as false links)
-    old = {**expected, "pieces": [(10, 100, 2, 3), (20, 200, 2, 3)], "n_records": 9, "n_clusters": 4,
+    old = {**expected, "weight": [0.5, 0.5], "pieces": [(10, 100, 2, 3), (20, 200, 2, 3)], "n_records": 9, "n_clusters": 4,
            "known_column": None, "records_added": 0, "records_added_in_sampled": 0, "benchmark_version": None}
     a0 = pandas_engine.benchmark_sample(df, prediction="pred", reference="ref", draws="draws", known=None)
     b0 = sql_engine.benchmark_sample(engine, load(engine, df), prediction="pred", reference="ref", draws="draws",

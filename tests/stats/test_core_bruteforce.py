@@ -229,6 +229,7 @@ def compare_estimate(erx, df, *, weights, draws, name, beta, ci_level, bias_adju
         beta=beta,
         ci_level=ci_level,
         bias_adjust=bias_adjust,
+        ci_method="linearization",  # the reference's interval (the default is "recommended", SPEC 6)
     )
     expected, info = ref.estimate_ref(
         df,

@@ -267,9 +267,10 @@ def test_recommended_takes_each_metric_from_its_method():
     alone = estimate_metrics(sample, ids, ci_method="recommended", n_boot=300, seed=2)
     assert _same(alone, res["recommended"])
     assert {alone[m].interval for m in ids} == {"bca"} and alone["pairwise_recall"].seed == 2
-    # the seed is resolved once and recorded, as for any bootstrap
-    fresh = estimate_metrics(sample, ("pairwise_recall",), ci_method="recommended", n_boot=200)
-    assert isinstance(fresh["pairwise_recall"].seed, int)
+    # without a seed: DEFAULT_SEED (0), recorded, as for any bootstrap
+    default = estimate_metrics(sample, ("pairwise_recall",), ci_method="recommended", n_boot=200)
+    assert default["pairwise_recall"].seed == 0
+    assert default == estimate_metrics(sample, ("pairwise_recall",), ci_method="recommended", n_boot=200, seed=0)
 
 
 def test_a_resampling_method_without_a_seed_is_an_error_with_its_reason():
@@ -281,3 +282,29 @@ def test_a_resampling_method_without_a_seed_is_an_error_with_its_reason():
     with pytest.raises(ValueError, match="method 'bca' resamples the draws and needs a seed"):
         with_interval_method({}, {}, np.ones(3), method="bca", ci_level=0.95, beta=1.0, bias_adjust=True,
                              n_boot=200, seed=None, order=None)
+
+
+def test_bca_counts_replicates_equal_to_the_estimate_up_to_rounding_as_ties():
+    """z₀ counts the replicates below θ̂ and half the ties; a replicate within 1e-9 (relative)
+    of θ̂ is a tie (issue 28), so rounding noise of 1e-15 gives the limits of exact ties."""
+    rng = np.random.default_rng(4)
+    est = 0.8
+    reps = np.round(rng.normal(est, 0.05, 400), 2)  # many replicates exactly at 0.80
+    assert (reps == est).sum() > 20
+    u = rng.normal(0.0, 1.0, 30)
+    exact = bca_interval(reps, est, u, None, ci_level=0.95)
+    noisy = reps.copy()
+    at = reps == est
+    for side in (-1.0, 1.0):  # every tie rounded below θ̂, or above
+        noisy[at] = est * (1.0 + side * 2e-15)
+        assert bca_interval(noisy, est, u, None, ci_level=0.95) == pytest.approx(exact, abs=1e-14)
+    # by hand: z0 = Φ⁻¹((below + ties/2)/B)
+    below, ties = int((reps < est).sum()), int(at.sum())
+    z0 = NormalDist().inv_cdf((below + 0.5 * ties) / reps.size)
+    a = float((u**3).sum()) / (6.0 * float((u**2).sum()) ** 1.5)
+    q = NormalDist().cdf(z0 + (z0 - 1.959963984540054) / (1 - a * (z0 - 1.959963984540054)))
+    assert exact[0] == pytest.approx(float(np.quantile(reps, q)), abs=1e-12)
+    # a real difference (1e-6 relative) is not a tie
+    apart = reps.copy()
+    apart[at] = est * (1.0 + 1e-6)
+    assert bca_interval(apart, est, u, None, ci_level=0.95)[0] != pytest.approx(exact[0], abs=1e-9)

@@ -110,7 +110,7 @@ def test_single_draw_still_has_no_interval():
 
 def test_linearised_estimates_do_not_change_with_the_method():
     df = random_frame(5)
-    lin = erx.estimate(df, prediction="pred", reference="ref", draws="draws")
+    lin = erx.estimate(df, prediction="pred", reference="ref", draws="draws", ci_method="linearization")
     boot = erx.estimate(df, prediction="pred", reference="ref", draws="draws", ci_method="bootstrap", seed=3,
                         n_boot=300)
     pd.testing.assert_series_equal(lin["estimate"], boot["estimate"])
@@ -148,10 +148,36 @@ def test_bootstrap_is_reproducible_from_the_seed():
     assert a.attrs["seed"] == 11 and a.attrs["n_boot"] == 500
     boot = a["ci_method"] == "bootstrap"
     assert not np.allclose(a.loc[boot, "ci_lower"], c.loc[boot, "ci_lower"])
-    # no seed: a fresh one is drawn and recorded, and reproduces the result
+    # no seed: DEFAULT_SEED, recorded, the same as giving it
     d = erx.estimate(df, **kw)
-    assert isinstance(d.attrs["seed"], int)
-    pd.testing.assert_frame_equal(d, erx.estimate(df, seed=d.attrs["seed"], **kw), check_like=True)
+    assert d.attrs["seed"] == est_mod.DEFAULT_SEED == 0
+    pd.testing.assert_frame_equal(d, erx.estimate(df, seed=0, **kw), check_like=True)
+
+
+@pytest.mark.parametrize("ci_method", ["bca", "recommended", "studentized"])
+def test_a_bootstrap_without_a_seed_gives_the_same_limits_on_every_run(ci_method):
+    """Issue 28: a check's verdict must not move between runs, so a bootstrap interval without
+    a seed is seeded by DEFAULT_SEED (a fresh seed gave other limits on every call)."""
+    df = random_frame(2)
+    kw = {"prediction": "pred", "reference": "ref", "draws": "draws", "ci_method": ci_method, "n_boot": 300}
+    runs = [erx.estimate(df, **kw) for _ in range(3)]
+    for again in runs[1:]:
+        pd.testing.assert_frame_equal(runs[0], again)
+        assert again.attrs["seed"] == est_mod.DEFAULT_SEED
+    # the seed stays selectable: another one moves the bootstrap limits
+    other = erx.estimate(df, seed=7, **kw)
+    boot = runs[0]["ci_method"] != "zero_event"
+    assert boot.any() and not np.allclose(runs[0].loc[boot, "ci_lower"], other.loc[boot, "ci_lower"])
+    # the gaps and the changes too
+    df = df.assign(grp=["x" if not isinstance(r, str) or int(r[1:]) % 2 else "y" for r in df["ref"]],
+                   base=np.where(np.arange(len(df)) % 3 == 0, df["ref"].astype(str), df["pred"]))
+    by = [erx.estimate_by_group(df, prediction="pred", reference="ref", draws="draws", group_column="grp",
+                                metrics=["pairwise_recall"], min_draws=2, ci_method=ci_method, n_boot=300)
+          for _ in range(2)]
+    pd.testing.assert_frame_equal(by[0], by[1])
+    ch = [erx.estimate_change(df, prediction="pred", baseline="base", reference="ref", draws="draws",
+                              metric="pairwise_recall", ci_method=ci_method, n_boot=300) for _ in range(2)]
+    assert ch[0].change == ch[1].change and ch[0].current == ch[1].current
 
 
 def test_bootstrap_counts_resample_draws_with_their_multiplicity():

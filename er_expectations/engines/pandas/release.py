@@ -22,11 +22,13 @@ import pyarrow.compute as pc
 
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import (
+    FIRST_VERSION,
     KNOWN_AUTO,
     MAX_DRAWS,
     KnownCounts,
     WeightsSpec,
     check_cluster_values,
+    drawable_size_weights,
     parse_weights,
     resolve_known,
     version_number,
@@ -286,6 +288,8 @@ class PandasRelease:
         if column is not None:
             part, counts = self._known_part(column, reference)
             sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
+            if counts.topped_up:
+                sample = drawable_size_weights(sample, self._drawable(column, reference))
             return counts.apply(sample, known=column)
         spec = parse_weights(weights, [c for c in df.columns if isinstance(c, str)])
         # one sample per benchmark and design; the name flags are added to it (GX asks for the
@@ -304,6 +308,13 @@ class PandasRelease:
             return sample
         homonym, variation, has_name = self._name_flags(name, rows, ref_codes, len(sample.labels))
         return dataclasses.replace(sample, homonym=homonym, name_variation=variation, has_name=has_name)
+
+    def _drawable(self, known: str, reference: Hashable) -> dict[object, int]:
+        """Per benchmark cluster, its records of the release known at the first version (the
+        records a draw could pick, SPEC 14.3)."""
+        version = pd.to_numeric(self.df[known], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        rows = (self.pred_codes >= 0) & (version == FIRST_VERSION) & self.df[reference].notna().to_numpy()
+        return self.df[reference][rows].value_counts().to_dict()
 
     def _known_part(self, known: str, reference: Hashable) -> tuple[PandasRelease, KnownCounts]:
         """The release restricted to the records known at labelling, and what it sets aside

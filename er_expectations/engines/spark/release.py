@@ -41,11 +41,13 @@ import numpy as np
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import (
+    FIRST_VERSION,
     KNOWN_AUTO,
     AggregatedRelease,
     KnownCounts,
     WeightsSpec,
     cluster_values,
+    drawable_size_weights,
     name_flags,
     parse_weights,
     pieces_from_rows,
@@ -316,6 +318,8 @@ class SparkRelease(AggregatedRelease):
             describe_batch(part_df, checked_ids=facts.checked_ids, reference=reference, name=facts.name)
             part = SparkRelease(part_df, prediction=self.prediction)
             sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
+            if counts.topped_up:
+                sample = drawable_size_weights(sample, self._drawable(column, reference))
             return counts.apply(sample, known=column)
         spec = parse_weights(weights, self.columns)
         if spec.kind == "column":
@@ -357,6 +361,17 @@ class SparkRelease(AggregatedRelease):
             records_set_aside=len(rows) - len(in_release),
             clusters_set_aside=clusters_all - clusters_in,
         )
+
+    def _drawable(self, known: str, reference: str) -> dict[object, int]:
+        """Per benchmark cluster, its records of the release known at the first version (the
+        records a draw could pick, SPEC 14.3), from the benchmark's records (a small table)."""
+        columns, rows = self._benchmark_records(reference)
+        ki, p, ri = columns.index(known), columns.index(self.prediction), columns.index(reference)
+        out: dict[object, int] = {}
+        for r in rows:
+            if r[p] is not None and r[ki] is not None and float(r[ki]) == FIRST_VERSION:
+                out[r[ri]] = out.get(r[ri], 0) + 1
+        return out
 
     def _known_counts(self, known: str, reference: str) -> KnownCounts:
         """Records added after labelling (in all, and in predicted clusters holding a benchmark

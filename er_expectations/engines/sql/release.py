@@ -34,11 +34,13 @@ import sqlalchemy as sa
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.engines.base import (
+    FIRST_VERSION,
     KNOWN_AUTO,
     AggregatedRelease,
     KnownCounts,
     WeightsSpec,
     cluster_values,
+    drawable_size_weights,
     name_flags,
     parse_weights,
     pieces_from_rows,
@@ -200,6 +202,8 @@ class SqlRelease(AggregatedRelease):
             part = type(self)(self.bind, sa.select(*self.rel.c).where(self.rel.c[column].is_not(None))
                               .subquery("known_records"), prediction=self.prediction, batch=self.batch)
             sample = part.benchmark_sample(reference=reference, weights=weights, draws=draws, name=name, known=None)
+            if counts.topped_up:
+                sample = drawable_size_weights(sample, self._drawable(self._column(column, "known"), ref))
             return counts.apply(sample, known=column)
         spec = parse_weights(weights, [c.name for c in self.rel.columns])
         wcol = self._column(spec.column, "weights") if spec.kind == "column" else None
@@ -255,6 +259,14 @@ class SqlRelease(AggregatedRelease):
                  .subquery("sized"))
         return self._rows(sa.select(sized.c.c, sized.c.p, sized.c.n, sized.c.m)
                           .where(sized.c.c.is_not(None)).order_by(sized.c.c, sized.c.p))
+
+    def _drawable(self, known: Any, ref: Any) -> dict[object, int]:
+        """Per benchmark cluster, its records of the release known at the first version (the
+        records a draw could pick, SPEC 14.3): one group-by of the benchmark's rows."""
+        sa = self.sa
+        rows = self._rows(sa.select(ref, sa.func.count()).select_from(self.rel)
+                          .where(ref.is_not(None), self.pred.is_not(None), known == FIRST_VERSION).group_by(ref))
+        return {label: int(n) for label, n in rows}
 
     def _known_counts(self, known: Any, ref: Any) -> KnownCounts:
         """Records added after labelling (in all, and in predicted clusters holding a benchmark

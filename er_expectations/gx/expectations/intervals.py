@@ -17,6 +17,7 @@ from great_expectations.compatibility import pydantic
 from er_expectations.stats import (
     DEFAULT_CI_METHOD,
     DEFAULT_N_BOOT,
+    DEFAULT_SEED,
     GAP_METHODS,
     INTERVAL_METHODS,
     MAX_N_BOOT,
@@ -74,13 +75,14 @@ def ci_method_field(*, gaps: bool = False, default: str = DEFAULT_CI_METHOD) -> 
     """The ``ci_method`` field: the interval method (SPEC 6), ``default`` unless given."""
     extra = (" bca_mover (the gap by MOVER of the two sides' BCa intervals), hull (the smallest interval "
              "holding the paired normal and the bca_mover gaps)," if gaps else "")
-    lin, logit = ((", the default", "") if default == DEFAULT_CI_METHOD else ("", ", the default"))
+    mark = {m: (", the default" if m == default else "") for m in ("linearization", "logit", RECOMMENDED)}
     return pydantic.Field(
         default, description="How the confidence intervals are computed (SPEC 6): linearization "
-        f"(estimate ± z·SE{lin}), logit (normal on the log-odds scale{logit}), bootstrap (percentile), bca "
-        "(bias-corrected and accelerated bootstrap), studentized (studentised bootstrap)," + extra + " or "
-        "recommended (per metric, from the coverage study: BCa estimates, the hull for subgroup gaps, the "
-        "logit MOVER for changes of shares). The bootstraps resample the benchmark draws.")
+        f"(estimate ± z·SE{mark['linearization']}), logit (normal on the log-odds scale{mark['logit']}), "
+        "bootstrap (percentile), bca (bias-corrected and accelerated bootstrap), studentized (studentised "
+        "bootstrap)," + extra + " or recommended (per metric, from the coverage study: BCa estimates, the hull "
+        f"for subgroup gaps, the logit MOVER for changes of shares{mark[RECOMMENDED]}). The bootstraps resample "
+        "the benchmark draws.")
 
 
 def n_boot_field() -> Any:
@@ -91,9 +93,10 @@ def n_boot_field() -> Any:
 
 
 def seed_field() -> Any:
-    """The ``seed`` field of the estimates: None draws a fresh seed, recorded in the result."""
+    """The ``seed`` field of the estimates: None gives :data:`DEFAULT_SEED` (reproducible)."""
     return pydantic.Field(
-        None, ge=0, description="Seed of the bootstrap resamples (default: a fresh one, recorded in the result).")
+        None, ge=0, description=f"Seed of the bootstrap resamples (default {DEFAULT_SEED}: the same data give "
+        "the same interval and verdict on every run; recorded in the result).")
 
 
 def interval_sentence(kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:

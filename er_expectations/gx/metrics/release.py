@@ -35,7 +35,12 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from er_expectations.core.errors import InputError
 from er_expectations.engines.base import KNOWN_AUTO, WeightsSpec, parse_weights
 from er_expectations.engines.registry import engine_for
-from er_expectations.stats import DEFAULT_N_BOOT, estimate_metrics, summary_statistics
+from er_expectations.stats import (
+    DEFAULT_CI_METHOD,
+    DEFAULT_N_BOOT,
+    estimate_metrics,
+    summary_statistics,
+)
 
 __all__ = [
     "RELEASE",
@@ -182,8 +187,9 @@ class SummaryStatisticMetric(DependentMetric):
 class EstimateMetric(DependentMetric):
     """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample.
 
-    ``ci_method`` (linearization | bootstrap), ``n_boot`` and ``seed`` choose the interval
-    (SPEC 6); expectations that leave them out get the linearised interval.
+    ``ci_method``, ``n_boot`` and ``seed`` choose the interval (SPEC 6); expectations that
+    leave them out get :data:`~er_expectations.stats.DEFAULT_CI_METHOD` (``"recommended"``)
+    seeded by :data:`~er_expectations.stats.DEFAULT_SEED`.
     """
 
     metric_name = ESTIMATE
@@ -198,7 +204,7 @@ class EstimateMetric(DependentMetric):
         n_boot = metric_value_kwargs.get("n_boot")
         res = estimate_metrics(sample, [mid], beta=float(metric_value_kwargs.get("beta") or 1.0),
                                ci_level=float(metric_value_kwargs.get("ci_level") or 0.95),
-                               ci_method=metric_value_kwargs.get("ci_method") or "linearization",
+                               ci_method=metric_value_kwargs.get("ci_method") or DEFAULT_CI_METHOD,
                                n_boot=DEFAULT_N_BOOT if n_boot is None else n_boot,
                                seed=metric_value_kwargs.get("seed"))
         return res[mid]
