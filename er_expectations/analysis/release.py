@@ -91,7 +91,7 @@ def summarize(
     >>> erx.summarize(df, cluster="cluster", hill_orders=[0])[["n_records", "n_clusters", "hill_number_0"]].tolist()
     [3.0, 2.0, 2.0]
     """
-    return Release(df, prediction=cluster, name=name, record_id=record_id).summarize(hill_orders)
+    return Release(df, prediction=cluster, name=name, record_id=record_id).summarize(hill_orders=hill_orders)
 
 
 def estimates_frame(results: dict, sample: BenchmarkSample, *, beta: float, ci_level: float,
@@ -396,13 +396,15 @@ class Release:
     Do not modify ``df`` while the object is in use: the aggregates are not recomputed.
     """
 
-    def __init__(self, df: pd.DataFrame, prediction: Hashable = "inventor_id", *, name: Hashable | None = None,
+    @old_call_forms(data=2, positional=("prediction",), defaults={"prediction": "inventor_id"}, name="erx.Release")
+    def __init__(self, df: pd.DataFrame, *, prediction: Hashable, name: Hashable | None = None,
                  record_id: Hashable | None = None) -> None:
         self._rel = PandasRelease(df, prediction=prediction, record_id=record_id)
         self.prediction = prediction
         self.name = name
 
-    def summarize(self, hill_orders: Sequence[float] = (0, 1, 2, math.inf)) -> pd.Series:
+    @old_call_forms(positional=("hill_orders",), name="Release.summarize")
+    def summarize(self, *, hill_orders: Sequence[float] = (0, 1, 2, math.inf)) -> pd.Series:
         """Same as :func:`summarize` on this release."""
         orders = parse_hill_orders(hill_orders)
         stats = summary_statistics(self._rel.clustering_table(name=self.name), hill_orders=orders)
@@ -410,9 +412,11 @@ class Release:
         out.attrs.update({"cluster": self.prediction, "name": self.name, "hill_orders": orders})
         return out
 
-    def estimate(self, reference: Hashable = "benchmark_id", weights: str | dict | WeightsSpec = "cluster_size",
+    @old_call_forms(positional=("reference", "weights", "draws", "metrics", "beta", "ci_level"),
+                    defaults={"reference": "benchmark_id"}, name="Release.estimate")
+    def estimate(self, *, reference: Hashable, weights: str | dict | WeightsSpec = "cluster_size",
                  draws: Hashable | None = None, metrics: str | Iterable[str] | None = None, beta: float = 1.0,
-                 ci_level: float = 0.95, *, bias_adjust: bool = True, ci_method: str = DEFAULT_CI_METHOD,
+                 ci_level: float = 0.95, bias_adjust: bool = True, ci_method: str = DEFAULT_CI_METHOD,
                  n_boot: int = DEFAULT_N_BOOT, seed: int | None = None,
                  known: Hashable | None = KNOWN_AUTO) -> pd.DataFrame:
         """Same as :func:`estimate` on this release (with the release's name column)."""

@@ -24,7 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def old_call_forms(*, data: int = 1, positional: Sequence[str] = (),
-                   defaults: Mapping[str, Any] | None = None) -> Callable[[F], F]:
+                   defaults: Mapping[str, Any] | None = None, name: str | None = None) -> Callable[[F], F]:
     """Accept ``func``'s call forms of 0.1 for one release, with a :class:`DeprecationWarning`.
 
     Parameters
@@ -35,35 +35,38 @@ def old_call_forms(*, data: int = 1, positional: Sequence[str] = (),
         The names the positional arguments after the data had in 0.1, in order.
     defaults : mapping
         The 0.1 defaults of parameters that are now required keywords (the demo's column names).
+    name : str, optional
+        How the warning names the callable (default ``erx.<function name>``; for a method, e.g.
+        ``erx.Release`` or ``Release.estimate``). A method counts ``self`` among its ``data``.
     """
     defaults = dict(defaults or {})
 
     def decorate(func: F) -> F:
-        name = f"erx.{func.__name__}"
+        shown_name = name or f"erx.{func.__name__}"
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             extra = args[data:]
             if extra:
                 if len(extra) > len(positional):
-                    raise TypeError(f"{name}() takes {data} positional argument{'s' if data != 1 else ''} "
+                    raise TypeError(f"{shown_name}() takes {data} positional argument{'s' if data != 1 else ''} "
                                     f"(the data); give the options by name")
                 given = dict(zip(positional, extra, strict=False))
                 twice = sorted(set(given) & set(kwargs))
                 if twice:
-                    raise TypeError(f"{name}() got multiple values for {', '.join(twice)}")
+                    raise TypeError(f"{shown_name}() got multiple values for {', '.join(twice)}")
                 kwargs.update(given)
                 args = args[:data]
                 shown = ", ".join(f"{key}={value!r}" for key, value in given.items())
-                warnings.warn(f"{name}: options after the data are keyword-only from er-expectations 0.2 "
-                              f"(positional ones stop working in {REMOVED_IN}); write {name}(..., {shown})",
+                warnings.warn(f"{shown_name}: options after the data are keyword-only from er-expectations 0.2 "
+                              f"(positional ones stop working in {REMOVED_IN}); write {shown_name}(..., {shown})",
                               DeprecationWarning, stacklevel=2)
             missing = {key: value for key, value in defaults.items() if key not in kwargs}
             if missing:
                 kwargs.update(missing)
                 shown = ", ".join(f"{key}={value!r}" for key, value in missing.items())
-                warnings.warn(f"{name}: {', '.join(missing)} has no default from er-expectations 0.2 (the "
-                              f"demo's column name is used until {REMOVED_IN}); write {name}(..., {shown})",
+                warnings.warn(f"{shown_name}: {', '.join(missing)} has no default from er-expectations 0.2 (the "
+                              f"demo's column name is used until {REMOVED_IN}); write {shown_name}(..., {shown})",
                               DeprecationWarning, stacklevel=2)
             return func(*args, **kwargs)
 

@@ -62,3 +62,19 @@ def test_the_new_form_is_silent_and_misuse_is_a_clear_error(table):
         erx.estimate(table, "inventor_id", prediction="inventor_id", reference="benchmark_id")
     with pytest.raises(TypeError, match=r"takes 1 positional argument \(the data\)"):
         erx.summarize(table, "inventor_id", None, (0, 1), "extra")
+
+
+def test_release_has_the_same_manners(table):
+    """erx.Release: the prediction column is a required keyword; its methods' options keyword-only."""
+    for method, data in ((erx.Release.__init__, 2), (erx.Release.summarize, 1), (erx.Release.estimate, 1)):
+        options = list(inspect.signature(method).parameters.values())[data:]
+        assert all(p.kind is p.KEYWORD_ONLY for p in options), method
+        assert not [p.name for p in options if p.default in {"inventor_id", "mention_id", "benchmark_id", "true_id"}]
+    new = erx.Release(table, prediction="inventor_id").estimate(reference="benchmark_id", weights="uniform")
+    with pytest.warns(DeprecationWarning, match=r"erx\.Release: prediction has no default.*prediction='inventor_id'"):
+        old_release = erx.Release(table)
+    with pytest.warns(DeprecationWarning, match=r"Release\.estimate\(\.\.\., reference='benchmark_id', weights='uniform'\)"):
+        old = old_release.estimate("benchmark_id", "uniform")
+    pd.testing.assert_frame_equal(old, new)
+    with pytest.warns(DeprecationWarning, match=r"Release\.summarize\(\.\.\., hill_orders=\(0, 1\)\)"):
+        assert old_release.summarize((0, 1))["n_records"] == 4
