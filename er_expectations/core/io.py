@@ -90,6 +90,17 @@ def table_columns(path: str | os.PathLike, *, format: str | None = None) -> list
         raise _read_problem(p, kind, exc) from exc
 
 
+def text_dtype() -> pd.StringDtype:
+    """The dtype of CSV cells on every supported pandas: pandas 3's default ``str`` (pyarrow
+    storage, NaN for null), which pandas 2.3 spells ``StringDtype("pyarrow", na_value=nan)`` and
+    pandas 2.1 and 2.2 ``StringDtype("pyarrow_numpy")``. (``dtype=str`` on pandas < 3 with the
+    pyarrow parser turns an empty cell into the text ``"None"``.)"""
+    try:
+        return pd.StringDtype("pyarrow", na_value=np.nan)
+    except TypeError:  # pandas < 2.3
+        return pd.StringDtype("pyarrow_numpy")
+
+
 def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
                format: str | None = None) -> pd.DataFrame:  # noqa: A002
     """Read a Parquet or CSV file (optionally only some columns); ids are kept as strings in CSV.
@@ -117,7 +128,8 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
         # null. pyarrow's parser refuses a row with too few or too many fields, even for the
         # columns not read (pandas' own parser pads or drops them silently)
         return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
-                           dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8", engine="pyarrow")
+                           dtype=text_dtype(), keep_default_na=False, na_values=[""], encoding="utf-8",
+                           engine="pyarrow")
     except OSError as exc:
         if exc.errno is not None:
             raise InputError(f"{p}: cannot read the file: {exc.strerror}") from exc

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from pathlib import Path
 
 import great_expectations as gx
 import numpy as np
@@ -44,6 +46,14 @@ def test_gx_version_is_in_the_declared_range():
     spec = Requirement(declared[0].strip().rstrip(",").strip('"')).specifier
     assert spec.contains(gx.__version__), f"GX {gx.__version__} is outside the declared {spec}"
     assert not spec.contains("1.15.1") and not spec.contains("1.25.0"), spec
+
+
+def test_compat_tests_the_installed_wheel():
+    """Under .ci/compat the package is the wheel installed in that environment, not this checkout."""
+    site = os.environ.get("ER_COMPAT_SITE")
+    if not site:
+        pytest.skip("only under .ci/compat (ER_COMPAT_SITE: where the wheel is installed)")
+    assert Path(erx.__file__).resolve().parent == Path(site).resolve()
 
 
 def test_every_public_expectation_is_registered_on_import():
