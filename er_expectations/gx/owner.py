@@ -54,7 +54,8 @@ class ContextBound:
 
     def context_for(self, checkpoint_result: Any = None) -> AbstractDataContext:
         """The context this action works in (:func:`context_of` after the bound one)."""
-        return self._er_context if self._er_context is not None else context_of(checkpoint_result)
+        bound = self.bound_context
+        return bound if bound is not None else context_of(checkpoint_result)
 
 
 def bound_context_attr() -> Any:
