@@ -1,6 +1,7 @@
-"""Contract tests for the undocumented GX 1.x APIs the plugin relies on (pinned minor version).
+"""Contract tests for the undocumented GX 1.x APIs the plugin relies on (the supported range,
+pyproject.toml; .ci/compat runs them on its lowest and newest GX).
 
-If one of these fails after a GX upgrade, the plugin needs porting before the pin moves.
+If one of these fails after a GX upgrade, the plugin needs porting before the range moves.
 """
 
 from __future__ import annotations
