@@ -90,6 +90,35 @@ def table_columns(path: str | os.PathLike, *, format: str | None = None) -> list
         raise _read_problem(p, kind, exc) from exc
 
 
+_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _read_csv_text(path: Path, sep: str, columns: list[str]) -> pd.DataFrame:
+    """pandas < 3: pyarrow's CSV reader with every column read as text (pandas' pyarrow engine
+    there infers types first and casts after: "7" next to an empty cell became "7.0", an empty
+    cell "None"), converted to :func:`text_dtype` columns."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    table = pacsv.read_csv(
+        path, parse_options=pacsv.ParseOptions(delimiter=sep),
+        convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in columns},
+                                             include_columns=columns, null_values=[""],
+                                             strings_can_be_null=True))
+    dtype = text_dtype()
+    return table.to_pandas(types_mapper=lambda t: dtype if t in (pa.string(), pa.large_string()) else None)
+
+
+def text_dtype() -> pd.StringDtype:
+    """The dtype of CSV cells on every supported pandas: pandas 3's default ``str`` (pyarrow
+    storage, NaN for null), which pandas 2.3 spells ``StringDtype("pyarrow", na_value=nan)`` and
+    pandas 2.1 and 2.2 ``StringDtype("pyarrow_numpy")``."""
+    try:
+        return pd.StringDtype("pyarrow", na_value=np.nan)
+    except TypeError:  # pandas < 2.3
+        return pd.StringDtype("pyarrow_numpy")
+
+
 def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
                format: str | None = None) -> pd.DataFrame:  # noqa: A002
     """Read a Parquet or CSV file (optionally only some columns); ids are kept as strings in CSV.
@@ -116,8 +145,11 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
         # every cell is text, exactly as written ("NA" and " r1 " are ids); only an empty cell is
         # null. pyarrow's parser refuses a row with too few or too many fields, even for the
         # columns not read (pandas' own parser pads or drops them silently)
-        return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
-                           dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8", engine="pyarrow")
+        if _PANDAS_3:
+            return pd.read_csv(p, sep=sep, usecols=list(columns) if columns is not None else None,
+                               dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8",
+                               engine="pyarrow")
+        return _read_csv_text(p, sep, list(columns) if columns is not None else list(available))
     except OSError as exc:
         if exc.errno is not None:
             raise InputError(f"{p}: cannot read the file: {exc.strerror}") from exc

@@ -9,12 +9,13 @@ same action type twice (do not ``importlib.reload`` it).
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
 from er_expectations.gx.data_docs import build_site, write_index
 from er_expectations.gx.outcome import restate_statistics
+from er_expectations.gx.owner import ContextBound, bound_context_attr
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["OfflineDataDocsAction"]
 
 
-class OfflineDataDocsAction(ValidationAction):
+class OfflineDataDocsAction(ContextBound, ValidationAction):
     """Keep a local Data Docs site on er-expectations' offline pages (:mod:`.data_docs`).
 
     The action points the site's configuration at the offline view, severity renderer and index
@@ -41,6 +42,7 @@ class OfflineDataDocsAction(ValidationAction):
     """
 
     type: Literal["er_offline_data_docs"] = "er_offline_data_docs"
+    _er_context: Any = bound_context_attr()  # run outside a checkpoint: action.bind(context)
     site_name: str = "local_site"
     #: Build this checkpoint's pages (and those an interrupted earlier run did not build) and the
     #: index in ONE GX build: use instead of ``UpdateDataDocsAction``, which builds once per result.
@@ -49,7 +51,7 @@ class OfflineDataDocsAction(ValidationAction):
     def run(
         self, checkpoint_result: CheckpointResult, action_context: ActionContext | None = None
     ) -> dict:
-        context = self._resolve_context().context
+        context = self.context_for(checkpoint_result)  # gx/owner.py: public GX API on GX 1.15 to 1.24
         identifiers = list(checkpoint_result.run_results) if checkpoint_result else []
         restated = False
         for identifier in identifiers:

@@ -380,6 +380,7 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
         super().__init__(column_section_renderer=dict(column_section_renderer or {
             "module_name": _MODULE, "class_name": "SeverityColumnSectionRenderer"}),
             run_info_at_end=run_info_at_end, data_context=data_context)
+        self.er_data_context = data_context  # ours: GX keeps it in a private attribute
 
     def render(self, validation_results: Any, suite_parameters: Any = None) -> Any:
         """GX's page of ``validation_results`` whose batch description (the batch spec under "Show more
@@ -387,7 +388,7 @@ class SeverityValidationResultsPageRenderer(ValidationResultsPageRenderer):
         name (:func:`~.provenance_view.publishable_meta`); the stored result is left as it is. A release
         diff is shown once when several failed drift checks of the page would each show the same one."""
         shown = copy.copy(_diff_once(validation_results))
-        root = getattr(self._data_context, "root_directory", None)
+        root = getattr(self.er_data_context, "root_directory", None)
         shown.meta = publishable_meta(validation_results.meta,
                                       base=Path(root).parent if isinstance(root, str | os.PathLike) else None)
         return super().render(shown, suite_parameters=suite_parameters)

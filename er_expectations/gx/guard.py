@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 from great_expectations.core.expectation_suite import ExpectationSuite
-from great_expectations.data_context.data_context.context_factory import project_manager
+from great_expectations.data_context import project_manager
 from great_expectations.exceptions import ExpectationNotFoundError
 from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 from great_expectations.expectations.registry import get_expectation_impl
 
 from er_expectations.core.errors import InputError
+from er_expectations.gx.owner import ContextBound, bound_context_attr
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.checkpoint.actions import ActionContext
@@ -46,7 +47,7 @@ class UnregisteredExpectationError(InputError):
 def _stored_suite(suite: ExpectationSuite, context: Any = None) -> dict[str, Any] | None:
     """The suite as stored in its data context (raw JSON dict), or None if it is not stored."""
     try:
-        store = context.expectations_store if context is not None else suite._store
+        store = context.expectations_store if context is not None else project_manager.get_expectations_store()
         raw = store.get(key=store.get_key(name=suite.name, id=suite.id))
     except Exception:  # not added to a context, or no context at all
         return None
@@ -146,7 +147,7 @@ def require_registered(suite: SuiteLike, *, context: Any = None) -> tuple[str, .
     return tuple(_type_of(i) for i in items)
 
 
-class RequireRegisteredAction(ValidationAction):
+class RequireRegisteredAction(ContextBound, ValidationAction):
     """Checkpoint action: fail the run when it skipped expectations of a stored suite.
 
     For each validation result of the run, the suite as stored in the data context must pass
@@ -160,12 +161,12 @@ class RequireRegisteredAction(ValidationAction):
     """
 
     type: Literal["er_require_registered"] = "er_require_registered"
+    _er_context: Any = bound_context_attr()  # run outside a checkpoint: action.bind(context)
 
     def run(self, checkpoint_result: CheckpointResult, action_context: ActionContext | None = None) -> dict:
-        # the expectations store of the project the checkpoint runs in: GX's project manager (a
-        # public method in GX 1.15 to 1.24; ValidationAction._resolve_context is private and
-        # missing before 1.24)
-        store = project_manager.get_expectations_store()
+        # the expectations store of the project the checkpoint runs in (gx/owner.py: public GX
+        # API on GX 1.15 to 1.24)
+        store = self.context_for(checkpoint_result).expectations_store
         checked: dict[str, int] = {}
         for result in checkpoint_result.run_results.values():
             stored = store.get(key=store.get_key(name=result.suite_name))

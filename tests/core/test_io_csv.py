@@ -7,10 +7,13 @@ file and the line, whatever columns are read; spaces around an id are kept, neve
 
 from __future__ import annotations
 
+import math
+
+import pandas as pd
 import pytest
 
 from er_expectations.core.errors import InputError
-from er_expectations.core.io import read_table
+from er_expectations.core.io import read_table, text_dtype
 
 
 def write(tmp_path, text: str, name: str = "t.csv"):
@@ -27,6 +30,19 @@ def test_na_like_ids_are_ids_and_only_an_empty_cell_is_null(tmp_path):
     assert frame["cluster"].tolist()[:4] == ["1", "1", "2", "2"] and frame["cluster"].iloc[5] == "NA"
     # the same with only some columns read
     assert read_table(path, ["rid"])["rid"].tolist() == ["NA", "null", "NaN", "None", "n/a", "r6"]
+
+
+def test_every_pandas_reads_the_same_text_dtype_with_nan_for_the_empty_cell(tmp_path):
+    """pandas 3's default ``str`` on every supported pandas (2.1.4 to 3.x, .ci/compat): with
+    ``dtype=str`` pandas < 3 turned an empty cell into the text "None"."""
+    frame = read_table(write(tmp_path, "rid,cluster\nr1,\nNone,7\n"))
+    for column in ("rid", "cluster"):
+        dtype = frame[column].dtype
+        assert isinstance(dtype, pd.StringDtype) and dtype == text_dtype(), dtype
+        assert dtype.storage in ("pyarrow", "pyarrow_numpy") and dtype.na_value is not pd.NA
+    empty = frame["cluster"].iloc[0]
+    assert isinstance(empty, float) and math.isnan(empty)
+    assert frame["rid"].tolist() == ["r1", "None"] and frame["cluster"].iloc[1] == "7"
 
 
 @pytest.mark.parametrize("columns", [None, ["a", "b"]], ids=["all columns", "some columns"])

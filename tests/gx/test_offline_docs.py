@@ -130,7 +130,7 @@ def test_configure_site_keeps_the_store_and_adds_a_missing_site(tmp_path):
 
 def test_action_run_directly(demo, tmp_path):
     action = OfflineDataDocsAction(name="offline")
-    action._data_context = demo["ctx"]  # what a Checkpoint sets before running its actions
+    action.bind(demo["ctx"])  # an action run outside a checkpoint
     before = _snapshot(demo["site"])
     assert action.run(checkpoint_result=None) == {"site_dir": str(demo["site"]), "rebuilt": False}
     assert _snapshot(demo["site"]) == before
@@ -141,7 +141,7 @@ def test_action_run_directly(demo, tmp_path):
     action.build = False
     # a new project: the site is configured and built (an empty index)
     empty = gx.get_context(mode="file", project_root_dir=tmp_path)
-    action._data_context = empty
+    action.bind(empty)
     out = action.run(checkpoint_result=None)
     assert out["rebuilt"] is True
     text = visible_text((Path(out["site_dir"]) / "index.html").read_text(encoding="utf-8"))
@@ -222,7 +222,7 @@ def test_a_result_without_a_page_is_listed_as_not_built(demo, tmp_path):
     assert row.endswith("not built")
     # the next build of the action heals it
     action = OfflineDataDocsAction(name="offline", build=True)
-    action._data_context = ctx
+    action.bind(ctx)
     action.run(checkpoint_result=demo["second"])
     assert page.is_file() and data_docs.results_without_pages(ctx, site) == []
 
@@ -293,7 +293,7 @@ def _old_kind_copy(demo, tmp_path) -> tuple[object, Path]:
 def test_an_old_kind_site_is_reconfigured_and_rebuilt_once(demo, tmp_path):
     ctx, site = _old_kind_copy(demo, tmp_path)
     action = OfflineDataDocsAction(name="offline")
-    action._data_context = ctx
+    action.bind(ctx)
     assert action.run(checkpoint_result=None)["rebuilt"] is True
     for page in _html_files(site):
         text = page.read_text(encoding="utf-8")

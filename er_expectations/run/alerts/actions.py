@@ -50,6 +50,7 @@ from great_expectations.datasource.fluent.config_str import ConfigStr
 
 from er_expectations.core.severity import wants_notification
 from er_expectations.core.text import printable
+from er_expectations.gx.owner import ContextBound, bound_context_attr, config_value, make_current
 from er_expectations.run.alerts.render import (
     AlertMessage,
     ErEmailRenderer,
@@ -99,28 +100,28 @@ def post_json(url: str, payload: Any, *, timeout: float, headers: Mapping[str, s
                                  + (f": {body}" if body else ""))
 
 
-class ErSlackAction(SlackNotificationAction):
+class ErSlackAction(ContextBound, SlackNotificationAction):
     """GX's ``SlackNotificationAction`` with a timeout and a raised delivery failure."""
 
     type: Literal["er_slack"] = "er_slack"
+    _er_context: Any = bound_context_attr()  # the run's context (deliver binds it)
     timeout: float = 10.0
 
     def _send_slack_notification(self, payload: dict) -> dict:
-        provider = self._resolve_context().context.config_provider
-        url = self._substitute_config_str_if_needed(self.slack_webhook, provider)
+        url = config_value(self.slack_webhook, self.context_for())
         post_json(str(url), payload, timeout=self.timeout)
         return {"slack_notification_result": "Slack notification succeeded."}
 
 
-class ErTeamsAction(MicrosoftTeamsNotificationAction):
+class ErTeamsAction(ContextBound, MicrosoftTeamsNotificationAction):
     """GX's ``MicrosoftTeamsNotificationAction`` with a timeout and a raised delivery failure."""
 
     type: Literal["er_microsoft_teams"] = "er_microsoft_teams"
+    _er_context: Any = bound_context_attr()  # the run's context (deliver binds it)
     timeout: float = 10.0
 
     def _send_microsoft_teams_notifications(self, payload: dict) -> str | None:
-        provider = self._resolve_context().context.config_provider
-        url = self._substitute_config_str_if_needed(self.teams_webhook, provider)
+        url = config_value(self.teams_webhook, self.context_for())
         post_json(str(url), payload, timeout=self.timeout)
         return "Microsoft Teams notification succeeded."
 
@@ -186,7 +187,7 @@ def _socket_timeout(seconds: float) -> Iterator[None]:
                 socket.setdefaulttimeout(_saved.pop("timeout"))
 
 
-class ErEmailAction(EmailAction):
+class ErEmailAction(ContextBound, EmailAction):
     """GX's ``EmailAction`` (its SMTP code) with a timeout and a raised delivery failure.
 
     GX opens ``smtplib.SMTP`` without a timeout and logs a failure as an error; the socket's
@@ -194,6 +195,7 @@ class ErEmailAction(EmailAction):
     """
 
     type: Literal["er_email"] = "er_email"
+    _er_context: Any = bound_context_attr()  # the run's context (deliver binds it)
     timeout: float = 10.0
 
     def _send_email(self, title: str, html: str, receiver_emails_list: list[str]) -> str:
@@ -209,11 +211,12 @@ class ErEmailAction(EmailAction):
         return result
 
 
-class ErWebhookAction(ValidationAction):
+class ErWebhookAction(ContextBound, ValidationAction):
     """POST the run's outcome as one JSON document (see the module docstring for why not
     GX's ``APINotificationAction``)."""
 
     type: Literal["er_webhook"] = "er_webhook"
+    _er_context: Any = bound_context_attr()  # the run's context (deliver binds it)
     url: Union[ConfigStr, str]  # noqa: UP007 - GX's pydantic v1 models
     notify_on: Literal["all", "success", "failure"] = "failure"
     timeout: float = 10.0
@@ -223,9 +226,9 @@ class ErWebhookAction(ValidationAction):
     def run(self, checkpoint_result: Any, action_context: Any = None) -> dict:
         if not should_notify(success=bool(checkpoint_result.success), notify_on=self.notify_on):
             return {"webhook_result": None}
-        provider = self._resolve_context().context.config_provider
-        url = self._substitute_config_str_if_needed(self.url, provider)
-        headers = {name: str(self._substitute_config_str_if_needed(value, provider))
+        context = self.context_for(checkpoint_result)
+        url = config_value(self.url, context)
+        headers = {name: str(config_value(value, context))
                    for name, value in self.headers.items()}
         post_json(str(url), self.renderer.render(checkpoint_result=checkpoint_result),
                   timeout=self.timeout, headers=headers)
@@ -359,11 +362,13 @@ def deliver(targets: Sequence[AlertTarget], message: AlertMessage, context: Any,
     longest ``timeout``. Returns one :class:`AlertDelivery` per target, in order.
     """
     boxes: list[dict[str, Any]] = [{} for _ in targets]
+    # GX's own e-mail code reads its ${VAR} settings from the current project: the run's context
+    # (already current when the run opened it with gx.get_context)
+    make_current(context)
 
     def send(target: AlertTarget, box: dict[str, Any]) -> None:
         try:
-            action = _gx_action(target, message)
-            action._data_context = context
+            action = _gx_action(target, message).bind(context)
             action.run(checkpoint_result=result)
             box["outcome"] = "sent"
         except Exception as error:  # noqa: BLE001 - any failure of a target is a warning
