@@ -7,6 +7,7 @@ the server and ./run test installs the spark extra.
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 
@@ -17,14 +18,20 @@ import pytest
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def spark_available() -> bool:
+def importable(*modules: str) -> bool:
+    """Whether every module imports (an optional extra's); under CI=true a missing one is an error."""
     try:
-        import pyspark  # noqa: F401
+        for module in modules:
+            importlib.import_module(module)
     except ImportError:
         if IN_CI:
             raise
         return False
     return True
+
+
+def spark_available() -> bool:
+    return importable("pyspark")
 
 
 def engine_params() -> list:
@@ -39,14 +46,7 @@ def engine_params() -> list:
 
 def duckdb_available() -> bool:
     """DuckDB and its SQLAlchemy driver (the duckdb-sql extra; required under CI=true)."""
-    try:
-        import duckdb  # noqa: F401
-        import duckdb_engine  # noqa: F401
-    except ImportError:
-        if IN_CI:
-            raise
-        return False
-    return True
+    return importable("duckdb", "duckdb_engine")
 
 
 def duckdb_params() -> list:
