@@ -264,8 +264,9 @@ class SqlRelease(AggregatedRelease):
         """Per benchmark cluster, its records of the release known at the first version (the
         records a draw could pick, SPEC 14.3): one group-by of the benchmark's rows."""
         sa = self.sa
+        first = sa.cast(known, self.float_type) == FIRST_VERSION  # a version column of text too
         rows = self._rows(sa.select(ref, sa.func.count()).select_from(self.rel)
-                          .where(ref.is_not(None), self.pred.is_not(None), known == FIRST_VERSION).group_by(ref))
+                          .where(ref.is_not(None), self.pred.is_not(None), first).group_by(ref))
         return {label: int(n) for label, n in rows}
 
     def _known_counts(self, known: Any, ref: Any) -> KnownCounts:
