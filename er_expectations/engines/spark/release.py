@@ -369,7 +369,7 @@ class SparkRelease(AggregatedRelease):
         ki, p, ri = columns.index(known), columns.index(self.prediction), columns.index(reference)
         out: dict[object, int] = {}
         for r in rows:
-            if r[p] is not None and r[ki] is not None and float(r[ki]) == FIRST_VERSION:
+            if r[p] is not None and version_number(r[ki]) == FIRST_VERSION:
                 out[r[ri]] = out.get(r[ri], 0) + 1
         return out
 
