@@ -167,6 +167,7 @@ class PandasRelease:
         self._names: dict[Hashable, tuple[np.ndarray, int]] = {}
         self._samples: dict[tuple, tuple] = {}
         self._known: dict[tuple, tuple[PandasRelease, KnownCounts]] = {}
+        self._drawable_counts: dict[tuple, dict[object, int]] = {}
 
     # -- prediction ------------------------------------------------------------------
     @property
@@ -222,6 +223,7 @@ class PandasRelease:
         out._names = self._names  # same frame, same name codes
         out._samples = {}
         out._known = {}
+        out._drawable_counts = {}
         return out
 
     # -- summary of the predicted clustering ------------------------------------------------
@@ -311,10 +313,13 @@ class PandasRelease:
 
     def _drawable(self, known: str, reference: Hashable) -> dict[object, int]:
         """Per benchmark cluster, its records of the release known at the first version (the
-        records a draw could pick, SPEC 14.3)."""
-        version = pd.to_numeric(self.df[known], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        rows = (self.pred_codes >= 0) & (version == FIRST_VERSION) & self.df[reference].notna().to_numpy()
-        return self.df[reference][rows].value_counts().to_dict()
+        records a draw could pick, SPEC 14.3): counted once per (known, reference) pair."""
+        key = (known, reference)
+        if key not in self._drawable_counts:
+            version = pd.to_numeric(self.df[known], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            rows = (self.pred_codes >= 0) & (version == FIRST_VERSION) & self.df[reference].notna().to_numpy()
+            self._drawable_counts[key] = self.df[reference][rows].value_counts().to_dict()
+        return self._drawable_counts[key]
 
     def _known_part(self, known: str, reference: Hashable) -> tuple[PandasRelease, KnownCounts]:
         """The release restricted to the records known at labelling, and what it sets aside
