@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from great_expectations.core import config_provider
 from support.toyproject import CHECKPOINT, make_toy
 
 from er_expectations.cli.main import main
@@ -36,6 +37,7 @@ from er_expectations.run.alerts.render import (
     dumps,
     slack_payload,
 )
+from er_expectations.run.alerts.actions import _serial_config_reads
 from er_expectations.run.alerts.targets import Masker
 from er_expectations.run.runner import run_checkpoint
 
@@ -358,6 +360,55 @@ def test_notify_on_failure_all_success(tmp_path, http_sink):
         paths = sorted(p for p, _, _ in received[before:])
         assert not failed.success
         assert paths == ["/notify/all", "/notify/failure"]
+
+
+def test_parallel_deliveries_read_the_config_variables_one_at_a_time(tmp_path, http_sink, monkeypatch):
+    """GX parses config_variables.yml with one module-level ruamel.yaml parser that is not
+    thread-safe; deliveries run in parallel, and two reading it at once lost alerts under load
+    ("'DocumentEndEvent' object has no attribute 'anchor'"). The reads are serialised: no two
+    threads are ever inside it, and every target gets its message."""
+    base, received = http_sink
+    provider_class = config_provider._ConfigurationVariablesConfigurationProvider
+    unlocked = provider_class.get_values
+    inside, most, guard = [0], [0], threading.Lock()
+
+    def slow_read(self):
+        with guard:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        try:
+            time.sleep(0.02)  # long enough for the other deliveries to arrive
+            return unlocked(self)
+        finally:
+            with guard:
+                inside[0] -= 1
+
+    monkeypatch.setattr(provider_class, "get_values", slow_read)
+    actions = "  - build_data_docs\n" + "".join(
+        f'  - webhook: {{url: "${{ERX_PAR_{i}}}", notify_on: all}}\n' for i in range(6))
+    path = make_project(tmp_path, actions)
+    with environment(**{f"ERX_PAR_{i}": f"{base}/parallel/{i}" for i in range(6)}):
+        before = len(received)
+        report = run_checkpoint(path, releases=["pred_alpha"], progress=False, out=io.StringIO(),
+                                err=io.StringIO())
+    assert [a.outcome for a in report.alerts] == ["sent"] * 6, report.alerts
+    assert sorted(p for p, _, _ in received[before:]) == [f"/parallel/{i}" for i in range(6)]
+    assert most[0] == 1  # 2 or more before the reads were serialised
+
+
+def test_the_serialised_reads_leave_the_provider_as_it_was():
+    class Provider:
+        def get_values(self):
+            return {"A": "1"}
+
+    class Context:
+        config_provider = Provider()
+
+    context = Context()
+    with _serial_config_reads(context):
+        assert "get_values" in vars(context.config_provider)
+        assert context.config_provider.get_values() == {"A": "1"}
+    assert "get_values" not in vars(context.config_provider)
 
 
 # -- unreachable targets ------------------------------------------------------------------------

@@ -187,6 +187,35 @@ def _socket_timeout(seconds: float) -> Iterator[None]:
                 socket.setdefaulttimeout(_saved.pop("timeout"))
 
 
+#: GX reads ``config_variables.yml`` with one module-level ruamel.yaml parser
+#: (``great_expectations.core.config_provider``), which is not thread-safe: two deliveries
+#: resolving their ``${VAR}`` at once could break it ("'DocumentEndEvent' object has no attribute
+#: 'anchor'", "string index out of range") and lose an alert. Reading the variables is serialised.
+_CONFIG_READ = threading.Lock()
+
+
+@contextlib.contextmanager
+def _serial_config_reads(context: Any) -> Iterator[None]:
+    """While deliveries run in parallel, the context's config provider reads its variables one
+    thread at a time (its ``get_values``, which every ``${VAR}`` substitution calls)."""
+    provider = context.config_provider
+    own = vars(provider).get("get_values")
+    unlocked = provider.get_values
+
+    def get_values() -> dict[str, str]:
+        with _CONFIG_READ:
+            return unlocked()
+
+    provider.get_values = get_values
+    try:
+        yield
+    finally:
+        if own is None:
+            del provider.get_values  # back to the class's method
+        else:
+            provider.get_values = own
+
+
 class ErEmailAction(ContextBound, EmailAction):
     """GX's ``EmailAction`` (its SMTP code) with a timeout and a raised delivery failure.
 
@@ -374,16 +403,19 @@ def deliver(targets: Sequence[AlertTarget], message: AlertMessage, context: Any,
         except Exception as error:  # noqa: BLE001 - any failure of a target is a warning
             box["error"] = str(error) if isinstance(error, AlertDeliveryError) else f"{type(error).__name__}: {error}"
 
-    started = time.monotonic()
-    threads = []
-    for index, (target, box) in enumerate(zip(targets, boxes, strict=True)):
-        thread = threading.Thread(target=send, args=(target, box), name=f"er-alert-{index}", daemon=True)
-        thread.start()
-        threads.append(thread)
+    with _serial_config_reads(context):
+        started = time.monotonic()
+        threads = []
+        for index, (target, box) in enumerate(zip(targets, boxes, strict=True)):
+            thread = threading.Thread(target=send, args=(target, box), name=f"er-alert-{index}", daemon=True)
+            thread.start()
+            threads.append(thread)
+        for target, thread in zip(targets, threads, strict=True):
+            limit = float(target.options["timeout"])
+            thread.join(max(0.0, started + limit + _GRACE - time.monotonic()))
     deliveries = []
     for target, box, thread in zip(targets, boxes, threads, strict=True):
         limit = float(target.options["timeout"])
-        thread.join(max(0.0, started + limit + _GRACE - time.monotonic()))
         if thread.is_alive():
             deliveries.append(AlertDelivery(target.kind, target.shown, "failed",
                                             f"not delivered within {limit:g} s (the server answers too slowly)"))
