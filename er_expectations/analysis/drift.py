@@ -239,11 +239,12 @@ def estimate_change(
     (:func:`~er_expectations.stats.combine.difference`).
 
     ``ci_method`` (SPEC 6, 10) builds the intervals of both estimates and of the change:
-    "linearization" (the default; the paired normal interval), "logit" (MOVER of the two
+    "recommended" (the default: BCa estimates, the logit MOVER change for shares, the paired
+    normal change for cluster precision, cluster F and the average cluster size),
+    "linearization" (the paired normal interval), "logit" (MOVER of the two
     releases' logit intervals), "bootstrap", "bca", "studentized" (``n_boot`` resamples of
     the shared draws, seeded by ``seed``; each replicate change is the difference of the two
-    releases on the same resample, so the pairing is kept) or "recommended" (BCa estimates,
-    the logit MOVER change for shares). When no drawn cluster changed, the change gets
+    releases on the same resample, so the pairing is kept). When no drawn cluster changed, the change gets
     ±the no-change bound whatever the method (``change.zero_event`` is True, with a note);
     it is never a point. ``change.interval`` names the method used.
 

@@ -216,10 +216,10 @@ def estimate(
     Notes
     -----
 
-    ``ci_method`` (SPEC 6) is "linearization" (θ̂ ± z·SE, the default), "logit" (the same on
-    the logit scale), "bootstrap" (percentile interval of ``n_boot`` resamples of the
-    draws), "bca" (bias-corrected and accelerated), "studentized", or "recommended" (each
-    metric with the method the coverage study chose for it: BCa). The bootstraps are seeded
+    ``ci_method`` (SPEC 6) is "recommended" (the default: each metric with the method the
+    coverage study chose for it, BCa), "linearization" (θ̂ ± z·SE), "logit" (the same on the
+    logit scale), "bootstrap" (percentile interval of ``n_boot`` resamples of the draws),
+    "bca" (bias-corrected and accelerated) or "studentized". The bootstraps are seeded
     by ``seed``; with ``seed=None`` by ``DEFAULT_SEED`` (0), so the same data give the
     same interval on every run; the seed is recorded in ``attrs['seed']``.
     ``n_boot`` is at most ``MAX_N_BOOT`` (20,000); every option is checked before the data

@@ -357,12 +357,13 @@ def estimate_by_group(
     Cluster precision and cluster F have no subgroup form and are refused.
 
     ``ci_method`` (SPEC 6, 8) builds the intervals of the group estimates and of the gaps:
-    "linearization" (the default; the paired normal interval of the gap), "logit" (logit
+    "recommended" (the default: BCa estimates, the hull gap), "linearization" (the paired
+    normal interval of the gap), "logit" (logit
     intervals, the gap by MOVER), "bootstrap", "bca", "studentized" (``n_boot`` resamples
     of the shared draws, seeded by ``seed``, every group and its comparison on the same
     resamples so that the gap keeps the pairing), "bca_mover" (the gap by MOVER of the two
     sides' BCa intervals), "hull" (the smallest gap interval holding both the paired normal
-    and the "bca_mover" one) or "recommended" (BCa estimates, the hull gap). Columns
+    and the "bca_mover" one). Columns
     ``ci_method`` and ``disparity_ci_method`` name the method of each row's intervals;
     ``zero_event`` is True when a side without an error entered the gap by its zero-event
     bound (the gap's interval then reflects the number of draws, never zero width).

@@ -176,9 +176,9 @@ def add_table_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ci-level", type=float, default=0.95, help="confidence level in (0, 1) (default 0.95)")
     p.add_argument("--no-bias-adjust", action="store_true", help="plain ratio estimator, no bias adjustment")
     p.add_argument("--ci-method", default=DEFAULT_CI_METHOD, metavar="METHOD",
-                   help="interval (SPEC 6): 'linearization' (estimate ± z·SE, default), 'logit', 'bootstrap' "
-                        "(percentile), 'bca', 'studentized' (bootstraps over the draws) or 'recommended' "
-                        "(per metric, from the coverage study)")
+                   help="interval (SPEC 6): 'recommended' (per metric, from the coverage study: BCa; the "
+                        "default), 'linearization' (estimate ± z·SE), 'logit', 'bootstrap' (percentile), 'bca' or "
+                        "'studentized' (bootstraps over the draws)")
     p.add_argument("--n-boot", type=_n_boot, default=DEFAULT_N_BOOT,
                    help=f"bootstrap resamples (default {DEFAULT_N_BOOT}, from {MIN_N_BOOT} to {MAX_N_BOOT})")
     p.add_argument("--seed", type=int, default=None,

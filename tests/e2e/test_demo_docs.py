@@ -59,7 +59,7 @@ def expected():
 
 def _observed(row) -> str:
     return observed_estimate(row.estimate, row.std_error, row.ci_lower, row.ci_upper, ci_level=0.95,
-                             clusters=int(row.clusters), draws=int(row.draws))
+                             clusters=int(row.clusters), draws=int(row.draws), interval=row.ci_method)
 
 
 def test_validation_page_html_has_sentences_numbers_and_no_raw_kwargs(demo, expected):
@@ -67,11 +67,11 @@ def test_validation_page_html_has_sentences_numbers_and_no_raw_kwargs(demo, expe
     text = visible_text(html)
     assert page_problems(html) == []
     assert "**{" not in html and "(**" not in text
-    assert ("Estimated pairwise precision of inventor_id is at least 0.75, from the size-proportional benchmark "
+    assert ("Estimated pairwise precision of inventor_id is at least 0.7, from the size-proportional benchmark "
             "in benchmark_id: it passes only when the whole 95 % confidence interval of the estimate is within the "
             "limit (confidently within).") in text
     precision = expected["2017-08-08"].loc["pairwise_precision"]
-    assert _observed(precision) in text  # e.g. 0.568 ± 0.108 (95 % CI 0.357–0.779, 370 clusters)
+    assert _observed(precision) in text  # e.g. 0.568 ± 0.108 (95 % BCa bootstrap CI 0.351–0.770, 370 clusters)
     assert "Sampled clusters that contribute most to the error of the pairwise precision" in text
     assert "Note: Balance of pairwise precision and recall (F1), failing when" in text  # the suite author's note
     assert "<script" not in html.lower()

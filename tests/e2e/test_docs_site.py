@@ -824,8 +824,8 @@ def test_blocks_that_read_the_demo_run_after_it(demo):
 #: Data Docs page shows them.
 REPORT_EXAMPLES = [
     ("2022-06-30", "0.971 (133,541 records in 12,379 clusters)"),
-    ("2022-06-30", "0.883 ± 0.017 (95 % CI 0.849–0.917, 401 clusters)"),
-    ("2022-06-30", "predicted 0.247; true value estimated 0.134 ± 0.019 (95 % CI 0.096–0.172, 401 clusters)"),
+    ("2022-06-30", "0.883 ± 0.017 (95 % BCa bootstrap CI 0.841–0.910, 401 clusters)"),
+    ("2022-06-30", "predicted 0.247; true value estimated 0.134 ± 0.019 (95 % BCa bootstrap CI 0.101–0.177, 401 clusters)"),
     ("2020-09-29", "7.778 in 2020-06-30 → 6.207 (change −1.571, −20.2 %) on 111,712 records in both releases"),
     ("2020-09-29", "5349414-2 (14 of 14)"),
     ("2020-12-29", "9.960; control limits 5.773 to 8.844 (mean of 8 releases 2018-11-27–2020-09-29 "

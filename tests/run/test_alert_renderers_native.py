@@ -108,7 +108,7 @@ def test_slack_from_a_native_checkpoint_shows_the_numbers(posted):
     assert "pairwise_precision (critical): observed 0.429" in text
     assert "0.429" in text  # the observed precision, 12/28
     assert "0.9" in text and "at least 0.9" in text  # the threshold, in the expectation's own sentence
-    assert "95 % CI 0.429" in text  # the interval of the estimate (zero width: every cluster is sampled)
+    assert "95 % BCa bootstrap CI 0.429" in text  # the default interval (zero width: every draw has the same f/g)
     assert "matching_rate" not in text  # a passing check is not listed
     assert "0.429" in posted["/slack"]["text"]  # the plain-text fallback says it too
 
@@ -126,7 +126,7 @@ def test_teams_from_a_native_checkpoint_shows_the_numbers_as_plain_text(posted):
     assert all(run["type"] == "TextRun" for run in runs)  # never markdown
     text = "\n".join(run["text"] for run in runs)
     assert "pairwise_precision (critical): observed 0.429" in text and "at least 0.9" in text
-    assert "95 % CI 0.429" in text
+    assert "95 % BCa bootstrap CI 0.429" in text
     assert HOSTILE in text  # the label, verbatim, as plain text
 
 

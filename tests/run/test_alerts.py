@@ -27,6 +27,7 @@ from support.toyproject import CHECKPOINT, make_toy
 
 from er_expectations.cli.main import main
 from er_expectations.config import ConfigError, load_checkpoint
+from er_expectations.run.alerts.actions import _serial_config_reads
 from er_expectations.run.alerts.render import (
     MAX_RELEASES,
     AlertMessage,
@@ -37,7 +38,6 @@ from er_expectations.run.alerts.render import (
     dumps,
     slack_payload,
 )
-from er_expectations.run.alerts.actions import _serial_config_reads
 from er_expectations.run.alerts.targets import Masker
 from er_expectations.run.runner import run_checkpoint
 

@@ -188,8 +188,8 @@ class EstimateMetric(DependentMetric):
     """One estimate (SPEC 5–7) with its standard error and interval, from the benchmark sample.
 
     ``ci_method``, ``n_boot`` and ``seed`` choose the interval (SPEC 6); expectations that
-    leave them out get :data:`~er_expectations.stats.DEFAULT_CI_METHOD`; a bootstrap without
-    a seed is seeded by :data:`~er_expectations.stats.DEFAULT_SEED`.
+    leave them out get :data:`~er_expectations.stats.DEFAULT_CI_METHOD` (``"recommended"``)
+    seeded by :data:`~er_expectations.stats.DEFAULT_SEED`.
     """
 
     metric_name = ESTIMATE
