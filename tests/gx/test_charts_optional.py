@@ -34,7 +34,7 @@ IMAGE = re.compile(r'<img src="data:image/svg\+xml;base64,')
 HIDE = 'import sys\nsys.modules["vl_convert"] = None  # as if vl-convert-python were not installed\n'
 
 RUN = """
-import io, json, sys
+import io, json, re, sys
 from pathlib import Path
 sys.path[:0] = [{gx_tests!r}, {tests!r}]
 from test_drift_history import make_project
@@ -50,7 +50,7 @@ for release in report.releases:
         results.setdefault(release.label, []).extend(
             [r["expectation_config"]["type"], r["expectation_config"]["kwargs"], r["success"], r["result"]]
             for r in data["results"])
-pages = {{str(p.relative_to(root)): p.read_text(encoding="utf-8")
+pages = {{re.sub(r"\\d{{8}}T\\d{{6}}\\.\\d{{6}}Z", "<t>", str(p.relative_to(root))): p.read_text(encoding="utf-8")
           for p in sorted(report.data_docs_index.parent.glob("validations/**/*.html"))}}
 print(json.dumps({{"charts": charts_available(), "status": str(report.status), "success": report.success, "results": results, "pages": pages}}))
 """
