@@ -20,6 +20,7 @@ import base64
 import contextlib
 import contextvars
 import hashlib
+import importlib.metadata
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -170,8 +171,6 @@ def svg_cache(path: str | os.PathLike | None,
 
 
 def _converter_version() -> str:
-    import importlib.metadata
-
     try:
         return importlib.metadata.version("vl-convert-python")
     except importlib.metadata.PackageNotFoundError:  # the charts extra is not installed: nothing drawn
