@@ -5,6 +5,7 @@ temporary folder and measures the size on disk of each one's site-packages:
 
 * ``gx``: great-expectations alone (the version the package requires);
 * ``base``: ``er-expectations`` from the wheel (what a validation worker installs);
+* ``charts``: ``er-expectations[charts]`` (vl-convert: the charts of Data Docs and ``--chart``);
 * ``workbench``: ``er-expectations[workbench]`` (the labelling server);
 * ``ethnicity``: ``er-expectations[ethnicity]`` (the surname checks: nothing more since the
   Census tables ship with the package).
@@ -74,7 +75,8 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
                         "-w", str(tmp_path / "dist"), str(ROOT)], check=True)
         wheel = next((tmp_path / "dist").glob("er_expectations-*.whl"))
-        envs = {"gx": (gx,), "base": (str(wheel),), "workbench": (f"{wheel}[workbench]",),
+        envs = {"gx": (gx,), "base": (str(wheel),), "charts": (f"{wheel}[charts]",),
+                "workbench": (f"{wheel}[workbench]",),
                 "ethnicity": (f"{wheel}[ethnicity]",)}
         sizes: dict[str, int] = {}
         added: dict[str, dict[str, float]] = {}

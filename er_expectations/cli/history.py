@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from er_expectations.cli.exits import EXIT_OK
+from er_expectations.core.chart_extra import require_charts
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import printable
@@ -219,6 +220,7 @@ def _check_chart_path(chart: str) -> None:
         raise InputError(f"--chart {chart}: is a folder; give a file name, e.g. {path / 'history.svg'}")
     if not path.absolute().parent.is_dir():
         raise InputError(f"--chart {chart}: the folder {path.absolute().parent} does not exist; create it first")
+    require_charts(f"--chart {chart}: drawing the chart")
 
 
 def _positive(text: str) -> int:

@@ -35,6 +35,7 @@ from er_expectations.cli.common import (
     needed_name_cols,
     read_match_probabilities,
 )
+from er_expectations.core.chart_extra import require_charts
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import csv_text
 from er_expectations.stats import DEFAULT_N_BOOT, MAX_N_BOOT
@@ -53,6 +54,7 @@ def _check_chart_path(path: str | None) -> None:
         raise InputError(f"--chart {path}: give a file ending in .svg or .png")
     if p.is_dir() or not p.parent.is_dir():
         raise InputError(f"--chart {path}: the folder {p.parent} does not exist (or the path is a folder)")
+    require_charts(f"--chart {path}: drawing the chart")
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:

@@ -15,15 +15,25 @@ import sys
 
 
 def serve(lines, reply) -> None:
-    """Answer every request of ``lines`` (JSON text) with ``reply(line)``."""
-    import vl_convert
+    """Answer every request of ``lines`` (JSON text) with ``reply(line)``.
+
+    Without vl-convert (the ``charts`` extra not installed) every request is answered with an
+    error: the parent then meets the same missing extra and says so.
+    """
+    try:
+        import vl_convert
+    except ImportError as missing:
+        vl_convert, why = None, f"{type(missing).__name__}: vl-convert-python is not installed (the charts extra)"
 
     for line in lines:
         if not line.strip():
             continue
         request = json.loads(line)
         try:
-            answer = {"id": request["id"], "svg": vl_convert.vegalite_to_svg(request["spec"])}
+            if vl_convert is None:
+                answer = {"id": request["id"], "error": why}
+            else:
+                answer = {"id": request["id"], "svg": vl_convert.vegalite_to_svg(request["spec"])}
         except Exception as error:  # noqa: BLE001 - told to the parent, which draws the chart itself
             answer = {"id": request["id"], "error": f"{type(error).__name__}: {error}"}
         reply(json.dumps(answer, ensure_ascii=True) + "\n")

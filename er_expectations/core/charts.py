@@ -8,7 +8,10 @@ embed a chart as ``<img src="data:image/svg+xml;base64,…">``: an image cannot 
 scripts, so a chart stays static whatever text (release labels, group names) it holds, and
 the pages keep their Content-Security-Policy (``img-src data:``).
 
-altair and vl-convert are imported when a chart is drawn, not when this module is.
+altair and vl-convert are imported when a chart is drawn, not when this module is. vl-convert
+comes with the ``charts`` extra: without it, drawing raises
+:class:`~er_expectations.core.chart_extra.ChartsUnavailable` (an :class:`InputError` naming the
+extra), which Data Docs turn into a note where the chart would be.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import base64
 import contextlib
 import contextvars
 import hashlib
+import importlib.metadata
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -24,6 +28,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from er_expectations.core.chart_extra import ChartsUnavailable, missing_message
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 
@@ -57,8 +62,8 @@ def _spec(chart: Any) -> dict:
 def _converter():
     try:
         import vl_convert
-    except ImportError as exc:  # pragma: no cover - a dependency of the package
-        raise InputError("drawing a chart needs vl-convert-python: pip install vl-convert-python") from exc
+    except ImportError as exc:  # the charts extra is not installed
+        raise ChartsUnavailable(missing_message("drawing a chart")) from exc
     return vl_convert
 
 
@@ -166,11 +171,9 @@ def svg_cache(path: str | os.PathLike | None,
 
 
 def _converter_version() -> str:
-    import importlib.metadata
-
     try:
         return importlib.metadata.version("vl-convert-python")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a dependency of the package
+    except importlib.metadata.PackageNotFoundError:  # the charts extra is not installed: nothing drawn
         return "unknown"
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from great_expectations.expectations.registry import get_expectation_impl
 
+from er_expectations.core.chart_extra import charts_available
 from er_expectations.core.chart_pool import ChartPool
 from er_expectations.core.charts import SvgCache
 from er_expectations.gx.data_docs import chart_cache_file
@@ -56,7 +57,8 @@ class ChartPrewarm:
     :meth:`add` takes the results of a release as they come; :attr:`pending` maps each chart's
     cache key to the future of its SVG (for :func:`~er_expectations.gx.data_docs.build_site`);
     :meth:`close` ends the workers. Charts the project's chart cache already holds (a rerun)
-    are not drawn again, and no worker starts when there is nothing to draw.
+    are not drawn again, and no worker starts when there is nothing to draw, nor without the
+    charts extra (the pages then note each chart instead).
     """
 
     def __init__(self, context: Any, *, workers: int | None = None, pool: ChartPool | None = None) -> None:
@@ -64,10 +66,11 @@ class ChartPrewarm:
         self.cache = SvgCache(path) if path is not None else None
         self.pool = pool if pool is not None else ChartPool(workers)
         self.pending: dict[str, Future] = {}
+        self.drawable = charts_available()
 
     def add(self, validations: Iterable[Any]) -> int:
         """Start drawing the charts of ``validations`` not drawn before; how many were started."""
-        if self.cache is None:
+        if self.cache is None or not self.drawable:
             return 0
         started = 0
         for validation in validations:

@@ -64,6 +64,7 @@ from er_expectations.core.charts import svg_cache
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
+from er_expectations.gx.chart_blocks import image_block
 from er_expectations.gx.glossary import terms_on
 from er_expectations.gx.html_view import (
     class_attrs,
@@ -273,22 +274,6 @@ _OBSERVED_TEXT = re.compile(
     rf"(?P<value>{_NUM}(?: ± {_NUM})?|undefined)"
     r" \((?P<sub>[^()]*\b(?:clusters|draws|records)\b[^()]*)\)"
 )
-
-
-#: The only images Data Docs embed: static SVG charts as data URIs (an image runs no script).
-_SVG_URI = re.compile(r"data:image/svg\+xml;base64,[A-Za-z0-9+/]+=*")
-
-
-def image_block(src: str, *, alt: str) -> RenderedComponentContent:
-    """A static chart (``charts.data_uri``) as a content block; anything but an SVG data URI is refused.
-
-    The block is a GX ``text`` block holding ``alt`` (what GX's own views show) with the image
-    in an extra field that the offline view of this module draws as ``<img>``.
-    """
-    if not _SVG_URI.fullmatch(src):
-        raise ValueError("image_block takes a data:image/svg+xml;base64 URI from er_expectations.core.charts.data_uri")
-    return _Block("text", text=[f"(chart: {alt}; shown in the offline Data Docs of er-expectations)"],
-                  er_image={"src": src, "alt": alt})
 
 
 def plain_text(block: Any) -> str | None:

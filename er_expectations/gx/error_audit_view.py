@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from er_expectations.core.charts import data_uri, vega_lite
+from er_expectations.core.charts import vega_lite
 from er_expectations.core.text import fmt_level, fmt_number
-from er_expectations.gx.data_docs import image_block
+from er_expectations.gx.chart_blocks import drawn_chart
 from er_expectations.gx.render import string_block, table_block
 
 __all__ = ["audit_blocks", "rates_spec"]
@@ -77,11 +77,13 @@ def audit_blocks(details: Mapping[str, Any]) -> list[Any]:
                                      f"{details.get('erroneous_draws', 0):,} with an error)",
                                      ["Tag", "Estimate ± SE", f"{level} CI", "Interval", "Note"], table)]
     try:
-        uri = data_uri(rates_spec(rows, tag=str(details.get("tag")), share_label=share,
-                                  limit=_num(details.get("max_rate")), untagged=str(details.get("untagged"))))
-        blocks.append(image_block(uri, alt=f"{share} by cause with intervals"))
-    except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not break the page
-        pass
+        spec = rates_spec(rows, tag=str(details.get("tag")), share_label=share,
+                          limit=_num(details.get("max_rate")), untagged=str(details.get("untagged")))
+    except Exception:  # noqa: BLE001 - a chart that cannot be made must not break the page
+        spec = None
+    chart = None if spec is None else drawn_chart(spec, alt=f"{share} by cause with intervals")
+    if chart is not None:
+        blocks.append(chart)
     examples = details.get("examples") or []
     if examples:
         blocks.append(table_block("Example clusters per tag (most draws first)",

@@ -16,8 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from er_expectations.core.charts import data_uri
-from er_expectations.gx.data_docs import image_block
+from er_expectations.gx.chart_blocks import drawn_chart
 from er_expectations.gx.outcome import check_id
 from er_expectations.history import HistoryError
 from er_expectations.history.store import CHECK_ID_KWARG, identifying_kwargs
@@ -125,17 +124,17 @@ def chart_spec(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
 def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
                 thresholds: Sequence[float] = (), y_format: str | None = None) -> Any:
     """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
-    or no chart library): the page then shows the numbers only."""
+    or the chart cannot be made): the page then shows the numbers only. Without the charts
+    extra, the note of a chart not drawn (:func:`~er_expectations.gx.chart_blocks.drawn_chart`)."""
 
     try:
         spec = chart_spec(rows, title=title, y_title=y_title, thresholds=thresholds, y_format=y_format)
-        if spec is None:
-            return None
-        src = data_uri(spec)
     except Exception:  # noqa: BLE001 - a chart is an extra: the page keeps its numbers without it
         return None
+    if spec is None:
+        return None
     alt = f"{title}: {y_title} over the releases {rows[0]['release']} to {rows[-1]['release']}"
-    return image_block(src, alt=alt)
+    return drawn_chart(spec, alt=alt)
 
 
 def history_chart_blocks(details: Mapping[str, Any], *, title: str, y_title: str) -> list[Any]:

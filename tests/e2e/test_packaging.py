@@ -79,11 +79,13 @@ def test_wheel_carries_its_data_licences_and_metadata(built):
         assert needed in names, needed
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     extras = set(meta.get_all("Provides-Extra"))
-    assert {"workbench", "ethnicity", "ethnicity-models", "sql", "spark"} <= extras
+    assert {"charts", "workbench", "ethnicity", "ethnicity-models", "sql", "spark"} <= extras
     requires = meta.get_all("Requires-Dist")
     base = [r for r in requires if "extra ==" not in r]
-    assert not any(r.startswith(("starlette", "uvicorn", "ethnicolr", "torch")) for r in base), base
+    # light installs (issue 30 item 5): the chart drawer (84 MB) is the charts extra, not the base
+    assert not any(r.startswith(("starlette", "uvicorn", "ethnicolr", "torch", "vl-convert")) for r in base), base
     assert any(r.startswith("starlette") and 'extra == "workbench"' in r for r in requires)
+    assert any(r.startswith("vl-convert-python") and 'extra == "charts"' in r for r in requires)
     assert meta["License-Expression"] == "Apache-2.0"
     assert "Topic :: Software Development :: Quality Assurance" in meta.get_all("Classifier")
 

@@ -27,11 +27,10 @@ from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
-from er_expectations.core.charts import data_uri
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import fmt_level, fmt_number, fmt_p
-from er_expectations.gx.data_docs import image_block
+from er_expectations.gx.chart_blocks import drawn_chart
 from er_expectations.gx.expectations.base import json_number
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
@@ -469,12 +468,13 @@ def _chart_spec(groups: list[dict], details: dict, other: str) -> dict[str, Any]
 
 
 def _chart_block(groups: list[dict], details: dict, other: str) -> Any:
-    """The static chart of the group estimates (an SVG image; None if it cannot be drawn)."""
+    """The static chart of the group estimates (an SVG image; the note of a chart not drawn
+    without the charts extra; None if it cannot be drawn otherwise)."""
 
     try:
-        uri = data_uri(_chart_spec(groups, details, other))
-    except Exception:  # noqa: BLE001 - a chart that cannot be drawn must not break the page
+        spec = _chart_spec(groups, details, other)
+    except Exception:  # noqa: BLE001 - a chart that cannot be made must not break the page
         return None
     # the full group names (the chart wraps and may shorten them): the image's text and tooltip
     names = "; ".join(str(g.get("group")) for g in groups)
-    return image_block(uri, alt=f"{details.get('label', 'estimate')} by group with intervals: {names}")
+    return drawn_chart(spec, alt=f"{details.get('label', 'estimate')} by group with intervals: {names}")
