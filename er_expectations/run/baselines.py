@@ -26,7 +26,8 @@ from er_expectations.core.hints import did_you_mean, quote_list
 
 if TYPE_CHECKING:
     from er_expectations.config import ConfigIssue, SuiteConfig
-    from er_expectations.run.releases import ReleaseData, ReleaseSource
+    from er_expectations.run.data.base import ReleaseSource
+    from er_expectations.run.data.files import ReleaseData
 from er_expectations.analysis.baseline_columns import (
     PREVIOUS,
     baseline_label_column,

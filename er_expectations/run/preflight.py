@@ -37,7 +37,9 @@ from er_expectations.run.benchmark_design import (
     columns_design,
     read_benchmark_design,
 )
-from er_expectations.run.labelling import (
+from er_expectations.run.data.engine import EngineReleases
+from er_expectations.run.data.files import ReleaseData
+from er_expectations.run.data.labels import (
     LabelsData,
     labels_checkpoint_issues,
     labels_column_hint,
@@ -46,8 +48,6 @@ from er_expectations.run.labelling import (
 from er_expectations.run.project import (
     PreparedRun,
 )
-from er_expectations.run.releases import ReleaseData
-from er_expectations.run.sources import EngineReleases
 
 
 def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> PreparedRun:
@@ -94,7 +94,7 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
     if isinstance(checkpoint.data, EngineData):  # a database or Spark: opened when run, not by validate
         if issues:
             raise ConfigError(issues)
-        from er_expectations.run.sources import open_source
+        from er_expectations.run.data.engine import open_source
 
         source = open_source(checkpoint, connect=check_environment)  # ConfigError, SourceUnreachableError
         benchmark_columns = source.columns("benchmark") if bench else []
@@ -116,7 +116,7 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
         # a source not opened (validate): the columns the suites name are taken as they are
         record_extras = [column for column in wanted if record_columns is None or column in record_columns]
         if source is not None:
-            from er_expectations.run.sources import EngineReleases
+            from er_expectations.run.data.engine import EngineReleases
 
             data = EngineReleases(checkpoint, source, extra_benchmark_columns=extras,
                                   extra_record_columns=record_extras)

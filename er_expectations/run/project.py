@@ -30,12 +30,12 @@ from er_expectations.run.alerts.targets import AlertTarget
 from er_expectations.run.baselines import (
     BaselineNeed,
 )
-from er_expectations.run.labelling import (
+from er_expectations.run.data.engine import EngineReleases
+from er_expectations.run.data.files import ReleaseData
+from er_expectations.run.data.labels import (
     LabelsData,
 )
 from er_expectations.run.ownership import created_here, mark_created, register_plugin
-from er_expectations.run.releases import ReleaseData
-from er_expectations.run.sources import EngineReleases
 
 #: Folder of the project (next to ``gx/``) that holds the release tables.
 DATA_FOLDER = "er_data"

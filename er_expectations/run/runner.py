@@ -15,7 +15,7 @@ leaves the Great Expectations project untouched:
    time under one run name, and make the Data Docs readable offline.
 
 A checkpoint whose tables are in a database or Spark (``data.engine: sql | spark``) writes no
-table: phase 1 opens and checks the source (:mod:`er_expectations.run.sources`) and builds each
+table: phase 1 opens and checks the source (:mod:`er_expectations.run.data.engine`) and builds each
 release's batch there, a SQL query (one GX query asset per release) or a Spark DataFrame (one
 GX dataframe asset per release, passed to ``Checkpoint.run`` as ``batch_parameters``).
 
@@ -47,6 +47,7 @@ from er_expectations.gx.outcome import outcome as read_outcome
 from er_expectations.run.baselines import (
     release_frames,
 )
+from er_expectations.run.data.engine import EngineReleases
 from er_expectations.run.ownership import check_owner
 from er_expectations.run.preflight import PreparedRun, check_batch_columns, prepare_run
 from er_expectations.run.project import (
@@ -66,7 +67,6 @@ from er_expectations.run.project import (
 )
 from er_expectations.run.provenance import release_provenance, run_provenance
 from er_expectations.run.report import ReleaseOutcome, RunReport, print_done, print_summary
-from er_expectations.run.sources import EngineReleases
 
 __all__ = [
     "ASSET_NAME",
@@ -200,7 +200,7 @@ def run_checkpoint(
     _check_gx_names(checkpoint.name, selected, names, [s.name for s in prepared.suites])
     tables: dict[str, Any]
     if isinstance(prepared.data, EngineReleases):  # built in the database or Spark, never fetched
-        from er_expectations.run.sources import release_batches
+        from er_expectations.run.data.engine import release_batches
 
         prepared.data.check_data()  # ids counted in the engine
         batch = release_batches(prepared.data, prepared.baselines)

@@ -1,6 +1,6 @@
 """Release batches built inside a database or Spark (checkpoint ``data.engine: sql | duckdb | spark``).
 
-With ``engine: pandas`` (the default) :class:`~.releases.ReleaseData` reads the files and
+With ``engine: pandas`` (the default) :class:`~.files.ReleaseData` reads the files and
 joins them in Python. With ``engine: sql`` or ``engine: spark`` the tables stay where they
 are: each release's batch is a query (SQLAlchemy Core, compiled for the database's dialect)
 or a Spark DataFrame with the same rows and columns as :meth:`ReleaseData.frame` gives, and
@@ -35,14 +35,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from er_expectations.core.errors import InputError
-from er_expectations.run.releases import BatchLayout, ReleaseSource, release_label
+from er_expectations.run.data.base import BatchLayout, ReleaseSource, release_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
-from er_expectations.run.duckdb_source import DuckDbSource
-from er_expectations.run.source_base import WHITESPACE, Source
-from er_expectations.run.spark_source import SparkSource
-from er_expectations.run.sql_source import SqlSource
+from er_expectations.run.data.duckdb import DuckDbSource
+from er_expectations.run.data.source import WHITESPACE, Source
+from er_expectations.run.data.spark import SparkSource
+from er_expectations.run.data.sql import SqlSource
 
 __all__ = ["SOURCES", "WHITESPACE", "DuckDbSource", "EngineReleases", "SparkSource", "SqlSource", "open_source"]
 
@@ -61,7 +61,7 @@ def open_source(checkpoint: CheckpointConfig, *, connect: bool = True) -> Source
 
 class EngineReleases(BatchLayout):
     """The releases of a checkpoint whose tables are in a database or Spark: the runner's
-    counterpart of :class:`~.releases.ReleaseData` (same columns, batches built in the engine)."""
+    counterpart of :class:`~.files.ReleaseData` (same columns, batches built in the engine)."""
 
     def __init__(self, checkpoint: CheckpointConfig, source: Source, *,
                  extra_benchmark_columns: Sequence[str] = (), extra_record_columns: Sequence[str] = ()) -> None:

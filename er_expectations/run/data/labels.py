@@ -2,9 +2,9 @@
 
 :class:`LabelsData` reads the labels file and the release it names and builds its one batch
 (:func:`er_expectations.analysis.labelling_batch.labelling_batch`), with the interface of
-:class:`~er_expectations.run.releases.ReleaseData` that the runner uses. With ``data.engine: sql |
+:class:`~er_expectations.run.data.files.ReleaseData` that the runner uses. With ``data.engine: sql |
 spark`` the labels stay a file but the records and predictions stay in the engine: from the
-release's batch there (:meth:`~er_expectations.run.sources.Source.labelling`) only the record rows
+release's batch there (:meth:`~er_expectations.run.data.source.Source.labelling`) only the record rows
 the rules read are fetched by id (:func:`~er_expectations.analysis.labelling_batch.fetch_rule_records`).
 """
 
@@ -36,20 +36,20 @@ class LabelsSourceRef:
 
 class LabelsData:
     """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
-    :class:`~er_expectations.run.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
+    :class:`~er_expectations.run.data.files.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
 
     #: What one batch of the checkpoint is, as the run's summary names it.
     unit = "labels file"
 
     def __init__(self, checkpoint, engine_source=None) -> None:
-        from er_expectations.run.releases import ReleaseData
+        from er_expectations.run.data.files import ReleaseData
 
         self.checkpoint = checkpoint
         self.source = checkpoint.data.labels
         if engine_source is None:
             self.releases = ReleaseData(checkpoint)
         else:  # records and predictions in a database or Spark (data.engine: sql | spark)
-            from er_expectations.run.sources import EngineReleases
+            from er_expectations.run.data.engine import EngineReleases
 
             block = self.source.block_column
             self.releases = EngineReleases(checkpoint, engine_source,

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from er_expectations.core.errors import InputError, SourceUnreachableError
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.registry import engine_named
-from er_expectations.run.releases import BatchLayout, ReleaseSource
+from er_expectations.run.data.base import BatchLayout, ReleaseSource
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
     from er_expectations.config.checkpoint import EngineTable
-from er_expectations.run.source_base import (
+from er_expectations.run.data.source import (
     ID_COLUMN,
     NAME_COLUMN,
     PRED_COLUMN,

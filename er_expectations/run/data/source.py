@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean, quote_list
-from er_expectations.run.releases import BatchLayout, ReleaseSource, release_label
+from er_expectations.run.data.base import BatchLayout, ReleaseSource, release_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from er_expectations.run.sql_source import SqlSource
+from er_expectations.run.data.sql import SqlSource
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config.checkpoint import EngineTable
