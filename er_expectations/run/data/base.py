@@ -1,19 +1,77 @@
 """What every kind of checkpoint data shares: the protocol the runner asks
 (:class:`CheckpointData`), the columns of a release batch and the choice of releases
-(:class:`BatchLayout`), one release (:class:`ReleaseSource`) and its label."""
+(:class:`BatchLayout`), one release (:class:`ReleaseSource`) and its label.
+
+The runner (``run/runner.py``) and its helpers never ask which kind of data a checkpoint has
+(files, a database, Spark, a labelling batch): they ask its data object. One implementation per
+kind: :class:`~.files.ReleaseData` (files, pandas), :class:`~.engine.EngineReleases` (SQL,
+DuckDB, Spark: one :class:`~.source.Source` per engine) and :class:`~.labels.LabelsData`;
+:func:`~.factory.checkpoint_data` picks it from the checkpoint's ``data`` section.
+"""
 
 from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from er_expectations.config.checkpoint import CheckpointConfig
 from er_expectations.core.errors import InputError
 
-__all__ = ["BatchLayout", "ReleaseSource", "release_label"]
+__all__ = ["BatchLayout", "CheckpointData", "ReleaseSource", "release_label"]
+
+
+class CheckpointData(Protocol):
+    """What the runner asks a checkpoint's data, whatever holds it (issue 32).
+
+    A run (``run/runner.py``) selects the batches (:meth:`select`), builds them
+    (:meth:`batches`: Parquet bytes, a SQL query or a Spark DataFrame each), writes what is
+    written (:meth:`write_batches`), declares them to GX (:meth:`batch_definitions`), runs each
+    with its :meth:`batch_parameters`, records its provenance (:meth:`provenance_inputs`,
+    :meth:`table_file`) and its place in the history (:meth:`history_positions`).
+    """
+
+    #: What one batch of the checkpoint is, as the run's summary names it ("release", "labels file").
+    unit: str
+    #: Whether its batches are releases a drift check compares with a baseline release.
+    compares_releases: bool
+
+    @property
+    def connected(self) -> bool:
+        """Whether the batches can be listed: files, or a database or Spark opened (``run``, not ``validate``)."""
+
+    def batch_columns(self) -> list[str]:
+        """The columns of every batch (what a suite may name)."""
+
+    def select(self, wanted: Sequence[str] | None = None) -> list[Any]:
+        """The batches a run validates: the checkpoint's, then those ``wanted`` (labels or keys)."""
+
+    def history_positions(self, selected: Sequence[Any]) -> list[str]:
+        """The history's release order."""
+
+    def batches(self, selected: Sequence[Any], needs: Sequence[Any]) -> dict[str, Any]:
+        """Each selected batch by label, with the baseline columns of ``needs`` (drift checks),
+        checked and built: nothing is written yet."""
+
+    def write_batches(self, folder: Path, selected: Sequence[Any], names: Mapping[str, str],
+                      batches: dict[str, Any]) -> None:
+        """Write what GX reads from the project's ``folder`` (file name ``names[label]``)."""
+
+    def batch_definitions(self, ctx: Any, datasource: str, folder: Path, names: Mapping[str, str],
+                          batches: Mapping[str, Any]) -> dict[str, Any]:
+        """GX's datasource ``datasource`` and one batch definition per batch, by label."""
+
+    def batch_parameters(self, batch: Any) -> dict[str, Any] | None:
+        """The ``batch_parameters`` of ``Checkpoint.run`` for ``batch``."""
+
+    def table_file(self, folder: Path, name: str) -> Path | None:
+        """The file GX reads for the batch written as ``name`` (``None``: no file)."""
+
+    def provenance_inputs(self, base: Path) -> list[dict[str, Any]]:
+        """Each input table as provenance records it (paths relative to ``base``)."""
 
 
 def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
@@ -87,6 +145,8 @@ class BatchLayout(abc.ABC):
 
     #: What one batch of the checkpoint is, as the run's summary names it.
     unit = "release"
+    #: A release batch: a drift check compares it with its baseline release.
+    compares_releases = True
 
     @abc.abstractmethod
     def all_releases(self) -> list[ReleaseSource]:

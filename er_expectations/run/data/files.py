@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -27,7 +28,9 @@ from er_expectations.core.io import (
     table_columns,
 )
 from er_expectations.engines.base import KNOWN_COLUMN
+from er_expectations.run.baselines import release_frames
 from er_expectations.run.data.base import BatchLayout, ReleaseSource, release_label
+from er_expectations.run.data.parquet import ParquetBatches, parquet_tables
 
 __all__ = ["ReleaseData"]
 
@@ -51,7 +54,7 @@ def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
         raise InputError(f"{path}: column {column!r} has duplicated record ids (e.g. {ex}); each record must appear once")
 
 
-class ReleaseData(BatchLayout):
+class ReleaseData(ParquetBatches, BatchLayout):
     """Lazily loaded data of a checkpoint that reads files; ``frame(release)`` gives one batch table."""
 
     def __init__(
@@ -69,6 +72,30 @@ class ReleaseData(BatchLayout):
         self._base: pd.DataFrame | None = None
         self._wide: pd.DataFrame | None = None
         self._wide_names: dict[str, str] = {}
+
+    #: Files are read when the run builds the batches: their releases are known to ``validate`` too.
+    connected = True
+
+    # -- what the runner asks (CheckpointData) ---------------------------------------------
+    def batches(self, selected: Sequence[ReleaseSource], needs: Sequence[Any]) -> dict[str, bytes]:
+        """Each release's table with the drift checks' baseline columns, as Parquet bytes."""
+        frame = release_frames(self, needs)
+        return parquet_tables((r.label, frame(r)) for r in selected)
+
+    def provenance_inputs(self, base: Path) -> list[dict[str, Any]]:
+        """Each input file's path (relative to ``base``), size and SHA-256."""
+        from er_expectations.run.provenance import file_fact  # deferred: imports gx/ (GX)
+
+        data = self.data
+        facts = [file_fact("records", data.records.path, base=base)]
+        predictions = data.predictions
+        if getattr(predictions, "path", None) is not None:
+            facts.append(file_fact("predictions", predictions.path, base=base))
+        for file in getattr(predictions, "files", None) or ():
+            facts.append(file_fact(f"predictions ({file.label})", file.path, base=base))
+        if data.benchmark is not None:
+            facts.append(file_fact("benchmark", data.benchmark.path, base=base))
+        return facts
 
     # -- releases -------------------------------------------------------------------------
     def all_releases(self) -> list[ReleaseSource]:

@@ -22,6 +22,7 @@ from er_expectations.analysis.labels import (
     parse_labels,
 )
 from er_expectations.core.errors import InputError
+from er_expectations.run.data.parquet import ParquetBatches, parquet_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +35,14 @@ class LabelsSourceRef:
     format: str | None = None
 
 
-class LabelsData:
-    """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
-    :class:`~er_expectations.run.data.files.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
+class LabelsData(ParquetBatches):
+    """The labelling batch of a checkpoint with ``data.labels`` (a :class:`~.base.CheckpointData`:
+    one batch, written as a Parquet file like a release of files)."""
 
     #: What one batch of the checkpoint is, as the run's summary names it.
     unit = "labels file"
+    #: A labelling batch is no release: drift checks have nothing to compare it with.
+    compares_releases = False
 
     def __init__(self, checkpoint, engine_source=None) -> None:
         from er_expectations.run.data.files import ReleaseData
@@ -57,6 +60,16 @@ class LabelsData:
         self.id_column = self.releases.id_column
         self.prediction_column = self.releases.prediction_column
         self.name_column = self.releases.name_column
+
+    def batches(self, selected: Sequence[LabelsSourceRef], needs: Sequence[object]) -> dict[str, bytes]:
+        """The labelling batch (:meth:`frame`) as Parquet bytes."""
+        return parquet_tables((ref.label, self.frame(ref)) for ref in selected)
+
+    def provenance_inputs(self, base: Path) -> list[dict]:
+        """The release's inputs (files, or the tables of a database or Spark) and the labels file."""
+        from er_expectations.run.provenance import file_fact  # deferred: imports gx/ (GX)
+
+        return [*self.releases.provenance_inputs(base), file_fact("labels", self.source.path, base=base)]
 
     @property
     def columns(self) -> LabelColumns:

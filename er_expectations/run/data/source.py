@@ -259,3 +259,23 @@ class Source(abc.ABC):
         """The release's batch, whose records a labelling checkpoint fetches by id (SPEC 9):
         an :class:`~.engines.labelling_sql.SqlLabelling` or a
         :class:`~.engines.labelling_spark.SparkLabelling`."""
+
+    # -- the GX side ------------------------------------------------------------------------
+    #: GX's datasource type (``add_<gx_kind>``): ``sqlite``, ``postgres``, ``sql``, ``spark``.
+    gx_kind: str
+
+    @abc.abstractmethod
+    def gx_options(self) -> dict[str, Any]:
+        """The options of GX's datasource (compared with a stored one's to keep it)."""
+
+    @abc.abstractmethod
+    def gx_asset(self, datasource: Any, name: str, batch: Any) -> Any:
+        """The asset ``name`` of a release's ``batch`` in GX's ``datasource``, added or kept."""
+
+    @abc.abstractmethod
+    def gx_batch_definition(self, asset: Any) -> Any:
+        """The asset's whole-batch definition, added or kept."""
+
+    def batch_parameters(self, batch: Any) -> dict[str, Any] | None:
+        """The ``batch_parameters`` of ``Checkpoint.run``: ``None``, GX reads the asset."""
+        return None

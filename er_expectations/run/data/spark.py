@@ -71,6 +71,27 @@ class SparkSource(Source):
                 "data.spark.master and that Java runs (java -version), then run again") from None
         self.spark = session
 
+    def gx_options(self) -> dict[str, Any]:
+        """GX's Spark datasource has no options: the batch is passed to each run."""
+        return {}
+
+    def gx_asset(self, datasource: Any, name: str, batch: Any) -> Any:
+        """A dataframe asset (the DataFrame itself goes in :meth:`batch_parameters`)."""
+        try:
+            return datasource.get_asset(name)
+        except (KeyError, LookupError, ValueError):
+            return datasource.add_dataframe_asset(name)
+
+    def gx_batch_definition(self, asset: Any) -> Any:
+        try:
+            return asset.get_batch_definition("all")
+        except (KeyError, LookupError, ValueError):
+            return asset.add_batch_definition_whole_dataframe("all")
+
+    def batch_parameters(self, batch: Any) -> dict[str, Any] | None:
+        """GX's dataframe asset reads the release's DataFrame from the run's batch parameters."""
+        return {"dataframe": batch}
+
     def _path(self, text: str) -> str:
         if "://" in text:
             return text

@@ -127,6 +127,30 @@ class SqlSource(Source):
         written = self.written_url
         return written if "${" in written else str(self.url)
 
+    def gx_options(self) -> dict[str, Any]:
+        """GX's SQL datasource: the URL as written (``${NAME}`` substituted by GX when it connects,
+        so no secret is stored) and whether it copies each batch into a temporary table."""
+        return {"connection_string": self.gx_url, "create_temp_table": self.temp_table}
+
+    def gx_asset(self, datasource: Any, name: str, batch: Any) -> Any:
+        """A query asset of the release's query (replaced when the query changed)."""
+        try:
+            asset = datasource.get_asset(name)
+        except (KeyError, LookupError, ValueError):
+            asset = None
+        if asset is not None and getattr(asset, "query", None) != batch:
+            datasource.delete_asset(name)
+            asset = None
+        if asset is None:
+            asset = datasource.add_query_asset(name, query=batch)
+        return asset
+
+    def gx_batch_definition(self, asset: Any) -> Any:
+        try:
+            return asset.get_batch_definition("all")
+        except (KeyError, LookupError, ValueError):
+            return asset.add_batch_definition_whole_table("all")
+
     def resolved(self, url: str) -> str:
         """The URL the run connects to, from the written one with its variables substituted."""
         return url
