@@ -100,3 +100,17 @@ def test_the_data_classes_are_those_of_run_data():
 def test_runner_modules_do_not_branch_on_engines_or_data_kinds():
     branched = found(REPO)
     assert not branched, f"engine or data-kind branches outside run/data/ (ask the data object instead): {branched}"
+
+
+def test_every_engine_of_the_registry_runs_checkpoints():
+    """engines/registry.ENGINES is the one list of engines: each is a checkpoint's ``data.engine``,
+    files (pandas) or one source under run/data/ (engine.SOURCES), and the config accepts it."""
+    from typing import get_args
+
+    from er_expectations.config.data import DataSources, EngineData
+    from er_expectations.run.data.engine import SOURCES
+
+    config = {*get_args(DataSources.model_fields["engine"].annotation),
+              *get_args(EngineData.model_fields["engine"].annotation)}
+    assert config == set(ENGINES)
+    assert set(SOURCES) == set(get_args(EngineData.model_fields["engine"].annotation))

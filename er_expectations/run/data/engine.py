@@ -40,8 +40,9 @@ from er_expectations.run.data.base import BatchLayout, ReleaseSource, release_la
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
+from er_expectations.engines.sql.dialect import WHITESPACE
 from er_expectations.run.data.duckdb import DuckDbSource
-from er_expectations.run.data.source import WHITESPACE, Source
+from er_expectations.run.data.source import Source
 from er_expectations.run.data.spark import SparkSource
 from er_expectations.run.data.sql import SqlSource
 

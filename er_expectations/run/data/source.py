@@ -17,11 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config.checkpoint import EngineData, EngineTable
 
 
-#: What ``str.strip()`` (and pandas' ``.str.strip()``) removes: every white-space character
-#: (all lie below U+3001).
 #: Column names of the intermediate tables a source builds.
 ID_COLUMN, PRED_COLUMN, NAME_COLUMN, REF_COLUMN = "__er_id", "__er_pred", "__er_name", "__er_ref"
-WHITESPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 
 
 ROLES = ("records", "predictions", "benchmark")

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from er_expectations.core.errors import SourceUnreachableError
 from er_expectations.core.hints import did_you_mean, quote_list
+from er_expectations.engines.sql.dialect import (
+    WHITESPACE,  # what str.strip() removes, as SQL strips it
+)
 from er_expectations.run.data.base import BatchLayout, ReleaseSource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,7 +21,6 @@ from er_expectations.run.data.source import (
     NAME_COLUMN,
     PRED_COLUMN,
     REF_COLUMN,
-    WHITESPACE,
     Source,
     one_line,
 )
