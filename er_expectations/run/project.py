@@ -420,10 +420,11 @@ class Project:
             self.ctx.variables.save()
 
     # datasource / asset / batch definitions ------------------------------------------
-    def batch_definitions(self, names: Mapping[str, str], batches: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """A batch definition per release (label -> its file name ``names[label]``): of the
-        release's Parquet file, or with ``batches`` of the release's SQL query or Spark
-        DataFrame (one asset per release, named ``release_<name>``)."""
+    def batch_definitions(self, names: Mapping[str, str], batches: Mapping[str, Any]) -> dict[str, Any]:
+        """A batch definition per release (label -> its file name ``names[label]``), as the
+        checkpoint's data declares them (:meth:`~.data.base.CheckpointData.batch_definitions`):
+        of the release's Parquet file, or of its SQL query or Spark DataFrame (``batches``; one
+        asset per release, named ``release_<name>``)."""
         return self.prepared.data.batch_definitions(self.ctx, self.name, self.folder, names, batches)
 
     # suites ----------------------------------------------------------------------------
