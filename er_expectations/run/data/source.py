@@ -254,8 +254,8 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
         """The release's batch, whose records a labelling checkpoint fetches by id (SPEC 9):
-        an :class:`~.engines.labelling_sql.SqlLabelling` or a
-        :class:`~.engines.labelling_spark.SparkLabelling`."""
+        an :class:`~er_expectations.engines.sql.labelling.SqlLabelling` or a
+        :class:`~er_expectations.engines.spark.labelling.SparkLabelling`."""
 
     # -- the GX side ------------------------------------------------------------------------
     #: GX's datasource type (``add_<gx_kind>``): ``sqlite``, ``postgres``, ``sql``, ``spark``.

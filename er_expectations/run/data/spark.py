@@ -245,7 +245,7 @@ class SparkSource(Source):
         return F.nullif(strip(joined), F.lit(""))
 
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
-        """The release's batch as a :class:`~.engines.labelling_spark.SparkLabelling` (SPEC 9)."""
+        """The release's batch as a :class:`~er_expectations.engines.spark.labelling.SparkLabelling` (SPEC 9)."""
         from er_expectations.engines.spark.labelling import SparkLabelling
         from er_expectations.engines.spark.release import SparkRelease
 

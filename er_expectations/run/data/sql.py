@@ -335,7 +335,7 @@ class SqlSource(Source):
         return query
 
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
-        """The release's batch as a :class:`~.engines.labelling_sql.SqlLabelling`: the
+        """The release's batch as a :class:`~er_expectations.engines.sql.labelling.SqlLabelling`: the
         records the labels refer to are selected from it by id (SPEC 9)."""
         entry = engine_named(self.engine)  # the engine's release and labelling classes
         statement = self.batch_select(layout, release, {})
