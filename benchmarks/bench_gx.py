@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import er_expectations as erx
     from er_expectations.config import load_checkpoint, load_suite
-    from er_expectations.run.releases import ReleaseData
+    from er_expectations.run.data.files import ReleaseData
     from er_expectations.run.runner import run_checkpoint
     from er_expectations.run.suites import suite_from_config
 

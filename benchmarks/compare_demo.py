@@ -24,7 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_demo import CLI, _checkpoint, _child  # noqa: E402
+from bench_demo import CLI, ROOT, _checkpoint, _child  # noqa: E402
 
 MASKS = [
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
@@ -35,6 +35,15 @@ MASKS = [
     (re.compile(r'"stamp": \[[0-9, ]*\]'), '"stamp": "<file stamp>"'),
     (re.compile(r'"version": "[0-9a-f]{12}"\}$'), '"version": "<data_docs.py>"}'),
     (re.compile(r"\b\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}(:\d{2})?( UTC)?"), "<time>"),
+    # the ids each run draws: the project's (project-<uuid hex>) and the run's (uuid hex, shown on
+    # every page and in the provenance)
+    (re.compile(r"\bproject-[0-9a-f]{32}\b"), "project-<id>"),
+    (re.compile(r"\b[0-9a-f]{32}\b"), "<hex id>"),
+    # the code that ran (provenance): the hash of the package's files differs between two trees
+    # by definition; what the code wrote is compared
+    (re.compile(r'("files_sha256": )"[0-9a-f]{64}"'), r'\1"<package hash>"'),
+    (re.compile(r'package files SHA-256 (<code class="er-hash" title="[0-9a-f]{64}">[0-9a-f]{64}</code>|[0-9a-f]{64})'),
+     "package files SHA-256 <package hash>"),
 ]
 
 
@@ -111,8 +120,13 @@ def main() -> None:
     before, after = work / "before", work / "after"
     try:
         if args.projects is None:
-            run(before, str(Path(args.before).resolve()))
-            run(after, None)
+            # both run into one folder (then renamed): the checkpoint file each reads is the same,
+            # byte for byte, so its size and hash in the provenance are too
+            project = work / "project"
+            run(project, str(Path(args.before).resolve()))
+            project.rename(before)
+            run(project, str(ROOT))  # this checkout's package, not the one installed in the venv
+            project.rename(after)
         fa, fb = files(before), files(after)
         problems = [f"only before: {k}" for k in sorted(set(fa) - set(fb))]
         problems += [f"only after: {k}" for k in sorted(set(fb) - set(fa))]

@@ -25,7 +25,7 @@ In a database or Spark the records part of a labelling table may be the whole re
 labels stacked over it): :func:`fetch_labelling_batch` then fetches the label rows and only
 the record rows this batch would hold, so the rules see the same records on every engine.
 
-The checkpoint side (``data.labels`` of a checkpoint file) is :mod:`er_expectations.run.labelling`.
+The checkpoint side (``data.labels`` of a checkpoint file) is :mod:`er_expectations.run.data.labels`.
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ def _validate_one(path: str) -> tuple[str | None, list[ConfigIssue]]:
         prepared = prepare_run(path, check_environment=False)  # ${NAME} variables: checked by `run`
         engine = prepared.checkpoint.data.engine
         # a database or Spark is not opened here (no environment): its releases show when run
-        releases = prepared.data.select() if engine == "pandas" else None
+        releases = prepared.data.select() if prepared.data.connected else None
     except ConfigError as error:
         return None, list(error.issues)
     except InputError as error:

@@ -42,7 +42,7 @@ def diff_text(diff: Any) -> str:
 
 def _from_checkpoint(args: argparse.Namespace) -> tuple[pd.DataFrame, str, str, str, str | None]:
     from er_expectations.config import load_checkpoint
-    from er_expectations.run.releases import ReleaseData
+    from er_expectations.run.data.files import ReleaseData
 
     checkpoint = load_checkpoint(args.checkpoint)
     data = ReleaseData(checkpoint)

@@ -28,7 +28,7 @@ With ``engine: sql`` (and ``connection: {url: ${WAREHOUSE_URL}}``) or ``engine: 
 an optional ``spark: {master: ..., config: {...}}``) the tables stay in the database or Spark:
 ``records``, ``predictions`` and ``benchmark`` then name a ``table``, a ``query`` or (Spark) a
 Parquet ``path``, and the predictions are wide (``columns``) or long (``release_column`` and
-``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.run.sources`. A
+``prediction_column``); see :class:`EngineData` and :mod:`er_expectations.run.data.engine`. A
 labelling checkpoint's ``labels`` stay a file there (only the records the rules read are
 fetched from the engine: :mod:`er_expectations.analysis.labelling_batch`).
 
@@ -428,7 +428,7 @@ def check_checkpoint_references(
         )
 
     data = checkpoint.data
-    if isinstance(data, EngineData):  # tables of a database or Spark (er_expectations.run.sources); labels: a file
+    if isinstance(data, EngineData):  # tables of a database or Spark (er_expectations.run.data.engine); labels: a file
         if data.labels is not None:
             _check_labels_file(checkpoint, data.labels, require)
         issues.raise_if_any()

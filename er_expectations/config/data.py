@@ -473,7 +473,7 @@ class EnginePredictions(_Releases, EngineTable):
 class EngineData(ConfigModel):
     """The ``data`` section with ``engine: sql``, ``duckdb`` or ``spark``: the tables stay in the
     database, DuckDB or Spark and each release's batch is built there
-    (:mod:`er_expectations.run.sources`)."""
+    (:mod:`er_expectations.run.data.engine`)."""
 
     example: ClassVar[str] = (
         "data: {engine: sql, connection: {url: ${WAREHOUSE_URL}}, records: {table: ...}, predictions: {...}}"

@@ -26,7 +26,7 @@ from er_expectations.core.hints import did_you_mean, quote_list
 
 if TYPE_CHECKING:
     from er_expectations.config import ConfigIssue, SuiteConfig
-    from er_expectations.run.releases import ReleaseData, ReleaseSource
+    from er_expectations.run.data.base import BatchLayout, ReleaseSource
 from er_expectations.analysis.baseline_columns import (
     PREVIOUS,
     baseline_label_column,
@@ -83,7 +83,7 @@ def baseline_needs(suites: Sequence[SuiteConfig]) -> list[BaselineNeed]:
     return needs
 
 
-def check_baselines(needs: Sequence[BaselineNeed], data: ReleaseData, checkpoint_name: str,
+def check_baselines(needs: Sequence[BaselineNeed], data: BatchLayout, checkpoint_name: str,
                     checkpoint_path: object, suites: Sequence[SuiteConfig] = ()) -> list[ConfigIssue]:
     """A pinned baseline must be a release of the checkpoint's predictions; one column, one baseline.
 
@@ -159,7 +159,7 @@ def baseline_releases(data: Any, needs: Sequence[BaselineNeed]) -> Callable[[Rel
     return baselines
 
 
-def release_frames(data: ReleaseData, needs: Sequence[BaselineNeed]) -> Callable[[ReleaseSource], pd.DataFrame]:
+def release_frames(data: Any, needs: Sequence[BaselineNeed]) -> Callable[[ReleaseSource], pd.DataFrame]:
     """``frame(release)``: the release's table with the baseline columns its suites read.
 
     Without drift expectations it is ``data.frame``. The baselines are those of

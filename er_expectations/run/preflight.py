@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from er_expectations.config import (
     CheckpointConfig,
@@ -18,9 +17,7 @@ from er_expectations.config import (
     load_checkpoint,
     load_suites,
 )
-from er_expectations.config.checkpoint import DataSources, EngineData
 from er_expectations.config.errors import IssueCollector, did_you_mean, quote_list
-from er_expectations.core.errors import InputError
 from er_expectations.core.io import table_columns
 from er_expectations.engines.base import KNOWN_AUTO, KNOWN_COLUMN
 from er_expectations.gx.expectations import (
@@ -32,13 +29,9 @@ from er_expectations.run.baselines import (
     baseline_needs,
     check_baselines,
 )
-from er_expectations.run.benchmark_design import (
-    benchmark_use_issues,
-    columns_design,
-    read_benchmark_design,
-)
-from er_expectations.run.labelling import (
-    LabelsData,
+from er_expectations.run.data.base import CheckpointData
+from er_expectations.run.data.factory import tables_of
+from er_expectations.run.data.labels import (
     labels_checkpoint_issues,
     labels_column_hint,
     suite_kind_issues,
@@ -46,8 +39,6 @@ from er_expectations.run.labelling import (
 from er_expectations.run.project import (
     PreparedRun,
 )
-from er_expectations.run.releases import ReleaseData
-from er_expectations.run.sources import EngineReleases
 
 
 def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> PreparedRun:
@@ -73,7 +64,8 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
     known: Mapping[str, object] = (
         all_suites if all_suites is not None else dict.fromkeys(checkpoint.suites)
     )
-    formats = _declared_formats(checkpoint)
+    kind = tables_of(checkpoint)  # files, or tables in a database or Spark
+    formats = kind.declared_formats(checkpoint)
     try:
         check_checkpoint_references(checkpoint, known,
                                     lambda path: table_columns(path, format=formats.get(Path(path))))
@@ -88,89 +80,37 @@ def prepare_run(path: str | os.PathLike, *, check_environment: bool = True) -> P
     _check_batch_layout(checkpoint, where)
     issues.extend(where.issues)
     bench = checkpoint.data.benchmark
-    source = None
-    benchmark_columns: list[str] | None
-    record_columns: list[str] | None = None
-    if isinstance(checkpoint.data, EngineData):  # a database or Spark: opened when run, not by validate
-        if issues:
-            raise ConfigError(issues)
-        from er_expectations.run.sources import open_source
-
-        source = open_source(checkpoint, connect=check_environment)  # ConfigError, SourceUnreachableError
-        benchmark_columns = source.columns("benchmark") if bench else []
-        record_columns = source.columns("records")
-    else:
-        benchmark_columns = table_columns(bench.path, format=bench.format) if bench else []
+    tables = kind(checkpoint)
+    tables.open(issues, connect=check_environment)  # a database or Spark: opened when run, not by validate
+    benchmark_columns = tables.benchmark_columns()
     extras = _referenced_extra_columns(suites, benchmark_columns)
     issues.extend(suite_kind_issues(checkpoint, suites))
-    data: ReleaseData | LabelsData | EngineReleases
+    data: CheckpointData
     if checkpoint.data.labels is not None:  # one labelling batch instead of the releases
-        data = LabelsData(checkpoint, source)  # source: records in a database or Spark, else None
+        data = tables.labels_data()
+        record_columns = tables.record_columns(None)
         issues.extend(labels_checkpoint_issues(checkpoint, data))
     else:
         wanted = [column for suite in suites for cfg in suite.expectations for param, column in _column_refs(cfg)
                   if param in _RECORD_PARAMS and column not in extras]
-        if source is None:
-            records = checkpoint.data.records
-            record_columns = table_columns(records.path, format=records.format) if wanted else []
+        record_columns = tables.record_columns(wanted)
         # a source not opened (validate): the columns the suites name are taken as they are
         record_extras = [column for column in wanted if record_columns is None or column in record_columns]
-        if source is not None:
-            from er_expectations.run.sources import EngineReleases
-
-            data = EngineReleases(checkpoint, source, extra_benchmark_columns=extras,
-                                  extra_record_columns=record_extras)
-        else:
-            data = ReleaseData(checkpoint, extra_benchmark_columns=extras, extra_record_columns=record_extras)
+        data = tables.release_data(extras, record_extras)
     issues.extend(check_batch_columns(checkpoint, suites, data.batch_columns(), benchmark_columns or [],
                                       record_columns=record_columns))
     if bench is not None and checkpoint.data.labels is None:
-        issues.extend(_benchmark_design_issues(checkpoint, suites, benchmark_columns))
+        issues.extend(tables.benchmark_design_issues(suites, benchmark_columns))
     alerts: tuple[AlertTarget, ...] = ()
     if check_environment:
         alerts, alert_issues = resolve_alerts(checkpoint)  # unset variables, malformed URLs
         issues.extend(alert_issues)
-    needs = baseline_needs(suites) if not isinstance(data, LabelsData) else []  # releases only, not labels
-    if source is None or source.connected:  # the releases of an unopened source are not known
+    needs = baseline_needs(suites) if data.compares_releases else []  # releases only, not labels
+    if tables.connected:  # the releases of an unopened source are not known
         issues.extend(check_baselines(needs, data, checkpoint.name, checkpoint.path, suites))
     if issues:
         raise ConfigError(issues)
     return PreparedRun(checkpoint=checkpoint, suites=suites, data=data, alerts=alerts, baselines=tuple(needs))
-
-
-def _benchmark_design_issues(checkpoint: CheckpointConfig, suites: Sequence[SuiteConfig],
-                             benchmark_columns: Sequence[str] | None) -> list[ConfigIssue]:
-    """The suites against the draws and design the benchmark records (:mod:`.benchmark_design`)."""
-    bench = checkpoint.data.benchmark
-    if isinstance(checkpoint.data, EngineData):
-        if benchmark_columns is None:  # not opened (validate): its columns are not known
-            return []
-        design = columns_design(benchmark_columns)
-        shown = bench.shown
-    else:
-        shown = str(bench.path)
-        try:
-            design = read_benchmark_design(bench.path, reference_column=bench.reference_column, format=bench.format)
-        except InputError as error:
-            line, column = checkpoint.location("data.benchmark.path")
-            if line is None:
-                line, column = checkpoint.location("data.benchmark")
-            return [ConfigIssue(str(checkpoint.path), line, column, str(error))]
-    return benchmark_use_issues(checkpoint, suites, design, shown=shown)
-
-
-def _declared_formats(checkpoint: CheckpointConfig) -> dict[Path, str]:
-    """The table format of every file of a checkpoint (its ``format:``, else from its suffix)."""
-    data = checkpoint.data
-    if isinstance(data, EngineData):  # only the labels are a file
-        labels = data.labels
-        return {Path(labels.path): labels.format} if labels is not None and labels.format else {}
-    sources: list[Any] = [data.records, data.predictions, *(data.predictions.files or ())]
-    if data.benchmark is not None:
-        sources.append(data.benchmark)
-    if data.labels is not None:
-        sources.append(data.labels)
-    return {Path(src.path): src.format for src in sources if getattr(src, "path", None) and src.format}
 
 
 def _check_batch_layout(checkpoint: CheckpointConfig, issues: IssueCollector) -> None:
@@ -296,8 +236,8 @@ def _column_hint(
     record_columns: Sequence[str] | None = None,
 ) -> str:
     data = checkpoint.data
-    records = "records file" if isinstance(data, DataSources) else "records table"
-    bench_where = "benchmark file" if isinstance(data, DataSources) else "benchmark table"
+    kind = tables_of(checkpoint)
+    records, bench_where = f"records {kind.word}", f"benchmark {kind.word}"
     if data.labels is not None:
         return labels_column_hint(checkpoint, param, column, available)
     if param == "record_id_column":
@@ -333,7 +273,7 @@ def _column_hint(
         if record_columns is None:
             record_columns = table_columns(data.records.path, format=data.records.format)
         close = did_you_mean(column, [c for c in record_columns if c != data.records.id_column])
-        source = data.records.path if isinstance(data, DataSources) else data.records.shown
+        source = kind.shown(data.records)
         return (
             f"{param.replace('_column', '').replace('_', ' ')} columns are taken from the {records} "
             f"{source}" + (f" (or, for group_column, the {bench_where})" if param == "group_column" else "")
@@ -342,7 +282,7 @@ def _column_hint(
     if data.benchmark is None:
         return "weight and draws columns are taken from data.benchmark, which the checkpoint lacks"
     close = did_you_mean(column, [c for c in benchmark_columns if c != data.benchmark.id_column])
-    source = data.benchmark.path if isinstance(data, DataSources) else data.benchmark.shown
+    source = kind.shown(data.benchmark)
     return (
         f"weight and draws columns are taken from the {bench_where} {source}, "
         f"which has no column '{column}'" + (f"; {close}" if close else "")

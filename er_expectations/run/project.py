@@ -4,7 +4,6 @@ tables, datasources, suites, validation definitions, checkpoints, Data Docs)."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import re
@@ -30,12 +29,8 @@ from er_expectations.run.alerts.targets import AlertTarget
 from er_expectations.run.baselines import (
     BaselineNeed,
 )
-from er_expectations.run.labelling import (
-    LabelsData,
-)
+from er_expectations.run.data.base import CheckpointData
 from er_expectations.run.ownership import created_here, mark_created, register_plugin
-from er_expectations.run.releases import ReleaseData
-from er_expectations.run.sources import EngineReleases
 
 #: Folder of the project (next to ``gx/``) that holds the release tables.
 DATA_FOLDER = "er_data"
@@ -47,10 +42,6 @@ LOCK_FILE = ".er-expectations.lock"
 
 #: Where a run keeps the copy of the GX project configuration it opened (see :func:`open_project`).
 CONFIG_BACKUP = Path(".er-expectations") / "great_expectations.yml"
-
-
-#: Name of the Parquet asset of every checkpoint datasource.
-ASSET_NAME = "releases"
 
 
 DEFAULT_SITE = "local_site"
@@ -295,28 +286,6 @@ def project_sites(config_file: Path) -> set[str]:
     return set(sites) if isinstance(sites, dict) else set()
 
 
-def parquet_bytes(frame: Any) -> bytes:
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False)
-    return buffer.getvalue()
-
-
-def parquet_tables(frames: Iterator[tuple[str, Any]]) -> dict[str, bytes]:
-    """The Parquet bytes (:func:`parquet_bytes`) of each ``(label, frame)``, by label.
-
-    Each table is written in a thread while the next frame is built: Arrow encodes and
-    compresses without the GIL, so the writing runs on another core next to pandas building
-    the next release. The bytes are those of :func:`parquet_bytes`; the first error is raised
-    (after the tables started are done).
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="er-parquet") as writer:
-        started = {label: writer.submit(parquet_bytes, frame) for label, frame in frames}
-        return {label: future.result() for label, future in started.items()}
-
-
-
 #: Names of the folders in which :func:`open_project` creates a new project (``mkdtemp``).
 _STAGING = re.compile(r"\.er-new-project-[A-Za-z0-9_]{8}")
 
@@ -432,14 +401,6 @@ def keep_config_copy(project_dir: Path) -> None:
 
 
 
-def _file_partitioners(source: Any) -> dict[str, Any]:
-    """``{batch definition name: partitioner}`` of the releases asset of a file datasource."""
-    try:
-        asset = source.get_asset(ASSET_NAME)
-    except (KeyError, LookupError, ValueError):
-        return {}
-    return {d.name: d.partitioner for d in asset.batch_definitions if d.partitioner is not None}
-
 class Project:
     """The GX side of a run: context, datasource, suites, validation definitions, checkpoints."""
 
@@ -459,102 +420,12 @@ class Project:
             self.ctx.variables.save()
 
     # datasource / asset / batch definitions ------------------------------------------
-    def batch_definitions(self, names: Mapping[str, str], batches: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """A batch definition per release (label -> its file name ``names[label]``): of the
-        release's Parquet file, or with ``batches`` of the release's SQL query or Spark
-        DataFrame (one asset per release, named ``release_<name>``)."""
-        data = self.prepared.data
-        if batches is not None and isinstance(data, EngineReleases):
-            return self._engine_definitions(names, data, batches)
-        from great_expectations.core.partitioners import FileNamePartitionerPath
-
-        sources = self.ctx.data_sources
-        base = str(self.folder)
-        try:
-            source = sources.get(self.name)
-        except (KeyError, LookupError, ValueError):
-            source = None
-        kept: dict[str, Any] = {}  # the batch definitions of a moved project (releases not run now)
-        if source is not None and (
-            getattr(source, "type", None) != "pandas_filesystem"
-            or str(getattr(source, "base_directory", "")) != base
-        ):
-            if getattr(source, "type", None) == "pandas_filesystem":
-                kept = _file_partitioners(source)
-            sources.delete(self.name)
-            source = None
-        if source is None:
-            source = sources.add_pandas_filesystem(self.name, base_directory=base)
-        try:
-            asset = source.get_asset(ASSET_NAME)
-        except (KeyError, LookupError, ValueError):
-            asset = source.add_parquet_asset(ASSET_NAME)
-        for batch_name, partitioner in kept.items():  # file names, relative to the new folder
-            if batch_name not in {f"release_{name}" for name in names.values()}:
-                asset.add_batch_definition(name=batch_name, partitioner=partitioner)
-        result: dict[str, Any] = {}
-        for label, name in names.items():
-            regex = re.compile(rf"^(?P<release>{re.escape(name)})\.parquet$")
-            batch_name = f"release_{name}"
-            try:
-                definition = asset.get_batch_definition(batch_name)
-            except (KeyError, LookupError, ValueError):
-                definition = None
-            if definition is not None:
-                current = getattr(definition.partitioner, "regex", None)
-                if current is None or current.pattern != regex.pattern:
-                    asset.delete_batch_definition(batch_name)
-                    definition = None
-            if definition is None:
-                definition = asset.add_batch_definition(
-                    name=batch_name, partitioner=FileNamePartitionerPath(regex=regex)
-                )
-            result[label] = definition
-        return result
-
-    def _engine_definitions(self, names: Mapping[str, str], data: EngineReleases,
-                            batches: Mapping[str, Any]) -> dict[str, Any]:
-        """The datasource of a database (``sql``, its URL as written: ``${NAME}`` is substituted
-        by GX when it connects, so no secret is stored) or of Spark, a query asset (SQL) or
-        dataframe asset (Spark) per release, and its whole-table batch definition."""
-        sources = self.ctx.data_sources
-        kind = data.source.gx_kind  # type: ignore[attr-defined]
-        options: dict[str, Any] = {} if kind == "spark" else {
-            "connection_string": data.source.gx_url,  # type: ignore[attr-defined]
-            "create_temp_table": data.source.temp_table}  # type: ignore[attr-defined]
-        try:
-            source = sources.get(self.name)
-        except (KeyError, LookupError, ValueError):
-            source = None
-        if source is not None and (
-            getattr(source, "type", None) != kind
-            or any(str(getattr(source, key, None)) != str(value) for key, value in options.items())
-        ):
-            sources.delete(self.name)
-            source = None
-        if source is None:
-            source = getattr(sources, f"add_{kind}")(self.name, **options)
-        result: dict[str, Any] = {}
-        for label, name in names.items():
-            asset_name = f"release_{name}"
-            query = batches[label] if kind != "spark" else None
-            try:
-                asset = source.get_asset(asset_name)
-            except (KeyError, LookupError, ValueError):
-                asset = None
-            if asset is not None and kind != "spark" and getattr(asset, "query", None) != query:
-                source.delete_asset(asset_name)
-                asset = None
-            if asset is None:
-                asset = (source.add_query_asset(asset_name, query=query) if kind != "spark"
-                         else source.add_dataframe_asset(asset_name))
-            try:
-                definition = asset.get_batch_definition("all")
-            except (KeyError, LookupError, ValueError):
-                definition = (asset.add_batch_definition_whole_table("all") if kind != "spark"
-                              else asset.add_batch_definition_whole_dataframe("all"))
-            result[label] = definition
-        return result
+    def batch_definitions(self, names: Mapping[str, str], batches: Mapping[str, Any]) -> dict[str, Any]:
+        """A batch definition per release (label -> its file name ``names[label]``), as the
+        checkpoint's data declares them (:meth:`~.data.base.CheckpointData.batch_definitions`):
+        of the release's Parquet file, or of its SQL query or Spark DataFrame (``batches``; one
+        asset per release, named ``release_<name>``)."""
+        return self.prepared.data.batch_definitions(self.ctx, self.name, self.folder, names, batches)
 
     # suites ----------------------------------------------------------------------------
     def suites(self) -> dict[str, Any]:
@@ -738,7 +609,8 @@ class PreparedRun:
 
     checkpoint: CheckpointConfig
     suites: tuple[SuiteConfig, ...]
-    data: ReleaseData | LabelsData | EngineReleases
+    #: The checkpoint's data: files, a database or Spark, or a labelling batch (:mod:`.data`).
+    data: CheckpointData
     #: The alert actions, their environment variables checked (see :mod:`..config.alerts`).
     alerts: tuple[AlertTarget, ...] = ()
     #: baseline columns of the drift expectations (SPEC 10), added to every release table

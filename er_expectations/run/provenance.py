@@ -87,48 +87,10 @@ def file_fact(role: str, path: Path, *, base: Path) -> dict[str, Any]:
     return fact
 
 
-def _engine_source(role: str, source: Any) -> dict[str, Any]:
-    """A table of a database or Spark as the checkpoint names it (no credentials)."""
-    fact: dict[str, Any] = {"role": role}
-    for key in ("table", "query", "path"):
-        value = getattr(source, key, None)
-        if value is not None:
-            fact[key] = str(value)
-    return fact
-
-
-def _inputs(checkpoint: Any, base: Path) -> list[dict[str, Any]]:
-    data = checkpoint.data
-    engine = getattr(data, "engine", "pandas")
-    facts: list[dict[str, Any]] = []
-    if engine != "pandas":
-        connection = getattr(data, "connection", None)
-        if connection is not None:  # the URL as written (a password only as ${NAME}), or a DuckDB file
-            written = {key: str(getattr(connection, key)) for key in ("url", "database")
-                       if getattr(connection, key, None) is not None}
-            facts.append({"role": "connection", "engine": engine, **written})
-        for role in ("records", "predictions", "benchmark"):
-            source = getattr(data, role, None)
-            if source is not None:
-                facts.append(_engine_source(role, source))
-    else:
-        facts.append(file_fact("records", data.records.path, base=base))
-        predictions = data.predictions
-        if getattr(predictions, "path", None) is not None:
-            facts.append(file_fact("predictions", predictions.path, base=base))
-        for file in getattr(predictions, "files", None) or ():
-            facts.append(file_fact(f"predictions ({file.label})", file.path, base=base))
-        if data.benchmark is not None:
-            facts.append(file_fact("benchmark", data.benchmark.path, base=base))
-    labels = getattr(data, "labels", None)
-    if labels is not None:
-        facts.append(file_fact("labels", labels.path, base=base))
-    return facts
-
-
-def run_provenance(checkpoint: Any, suites: Iterable[Any], *, run_name: str, run_time: datetime
+def run_provenance(checkpoint: Any, suites: Iterable[Any], data: Any, *, run_name: str, run_time: datetime
                    ) -> dict[str, Any]:
-    """The provenance shared by every release of a run (see the module docstring)."""
+    """The provenance shared by every release of a run (see the module docstring); ``data`` (the
+    checkpoint's :class:`~er_expectations.run.data.base.CheckpointData`) names its inputs."""
     from importlib.metadata import version
 
     gx_version = version("great_expectations")
@@ -141,7 +103,7 @@ def run_provenance(checkpoint: Any, suites: Iterable[Any], *, run_name: str, run
         "checkpoint": file_fact("checkpoint", Path(checkpoint.path).absolute(), base=base),
         "suites": [{**file_fact("suite", Path(s.path).absolute(), base=base), "name": s.name} for s in suites],
         "engine": getattr(checkpoint.data, "engine", "pandas"),
-        "inputs": _inputs(checkpoint, base),
+        "inputs": data.provenance_inputs(base),
     }
 
 

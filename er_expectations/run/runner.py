@@ -15,7 +15,7 @@ leaves the Great Expectations project untouched:
    time under one run name, and make the Data Docs readable offline.
 
 A checkpoint whose tables are in a database or Spark (``data.engine: sql | spark``) writes no
-table: phase 1 opens and checks the source (:mod:`er_expectations.run.sources`) and builds each
+table: phase 1 opens and checks the source (:mod:`er_expectations.run.data.engine`) and builds each
 release's batch there, a SQL query (one GX query asset per release) or a Spark DataFrame (one
 GX dataframe asset per release, passed to ``Checkpoint.run`` as ``batch_parameters``).
 
@@ -39,18 +39,15 @@ from er_expectations.config import (
     ConfigError,
 )
 from er_expectations.core.errors import InputError
-from er_expectations.core.io import atomic_write, remove_stale_temporaries
+from er_expectations.core.io import remove_stale_temporaries
 from er_expectations.core.names import ensure_inside
 from er_expectations.core.release_names import release_file_names
 from er_expectations.gx.outcome import ExpectationOutcome, expectation_label, restate_statistics
 from er_expectations.gx.outcome import outcome as read_outcome
-from er_expectations.run.baselines import (
-    release_frames,
-)
+from er_expectations.run.data.parquet import ASSET_NAME
 from er_expectations.run.ownership import check_owner
 from er_expectations.run.preflight import PreparedRun, check_batch_columns, prepare_run
 from er_expectations.run.project import (
-    ASSET_NAME,
     CONFIG_BACKUP,
     DATA_FOLDER,
     LOCK_FILE,
@@ -60,13 +57,11 @@ from er_expectations.run.project import (
     check_written_paths,
     keep_config_copy,
     open_project,
-    parquet_tables,
     project_lock,
     set_aside_damaged_results,
 )
 from er_expectations.run.provenance import release_provenance, run_provenance
 from er_expectations.run.report import ReleaseOutcome, RunReport, print_done, print_summary
-from er_expectations.run.sources import EngineReleases
 
 __all__ = [
     "ASSET_NAME",
@@ -198,16 +193,9 @@ def run_checkpoint(
     check_owner(project_dir, checkpoint)  # a GX project of the user's own: refused, left as it is
     names = release_file_names(r.label for r in selected)
     _check_gx_names(checkpoint.name, selected, names, [s.name for s in prepared.suites])
-    tables: dict[str, Any]
-    if isinstance(prepared.data, EngineReleases):  # built in the database or Spark, never fetched
-        from er_expectations.run.sources import release_batches
-
-        prepared.data.check_data()  # ids counted in the engine
-        batch = release_batches(prepared.data, prepared.baselines)
-        tables = {r.label: batch(r) for r in selected}
-    else:
-        frame = release_frames(prepared.data, prepared.baselines)  # with the drift checks' baseline columns
-        tables = parquet_tables((r.label, frame(r)) for r in selected)
+    # each batch checked and built (with the drift checks' baseline columns): Parquet bytes of
+    # files, a query in the database, a DataFrame in Spark
+    tables = prepared.data.batches(selected, prepared.baselines)
     if not project_dir.exists():  # a new project: check before the lock creates its folder
         check_project(project_dir, prepared.site_name, checkpoint)
     with project_lock(project_dir, timeout=lock_timeout, out=out):
@@ -265,8 +253,7 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
     checkpoint = prepared.checkpoint
     check_written_paths(checkpoint.project_dir, checkpoint.name)  # nothing written through a link
     _repair_project(prepared, out=out)
-    engine = prepared.data.engine if isinstance(prepared.data, EngineReleases) else "pandas"
-    folder = _write_release_tables(prepared, selected, names, tables, engine=engine)
+    folder = _write_release_tables(prepared, selected, names, tables)
 
     suite_names = tuple(s.name for s in prepared.suites)
     unit = prepared.data.unit
@@ -289,12 +276,11 @@ def _run_locked(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[s
         suites=suite_names,
         unit=unit,
     )
-    per_release, combined, positions = _stored_checkpoints(project, prepared, selected, names, tables,
-                                                           engine=engine)
+    per_release, combined, positions = _stored_checkpoints(project, prepared, selected, names, tables)
     charts = _chart_prewarm(project, prepared)
     try:
         labels_by_result = _validate_releases(project, prepared, selected, tables, per_release, combined, positions,
-                                              report, names, engine=engine, run_time=run_time, progress=progress,
+                                              report, names, run_time=run_time, progress=progress,
                                               out=out, charts=charts, parameters=parameters)
         _build_docs(project, prepared, report, labels_by_result, charts)
     finally:
@@ -345,24 +331,19 @@ def _repair_project(prepared: PreparedRun, *, out: TextIO) -> None:
 
 
 def _write_release_tables(prepared: PreparedRun, selected: Sequence[Any], names: Mapping[str, str],
-                          tables: dict[str, Any], *, engine: str) -> Path:
-    """(c) The release tables as Parquet files inside the project (files only: a database's or
-    Spark's batches are queries and DataFrames); the folder that holds them."""
+                          tables: dict[str, Any]) -> Path:
+    """(c) The release tables inside the project, as the data writes them (files: Parquet; a
+    database's or Spark's batches are queries and DataFrames, nothing is written); the folder
+    that holds them."""
     checkpoint = prepared.checkpoint
     project_dir = checkpoint.project_dir
     folder = ensure_inside(project_dir, project_dir / DATA_FOLDER / checkpoint.name)
-    if engine == "pandas":
-        targets = {r.label: ensure_inside(folder, folder / f"{names[r.label]}.parquet") for r in selected}
-        try:
-            for release in selected:
-                atomic_write(targets[release.label], tables.pop(release.label))
-        except OSError as error:
-            raise InputError(f"cannot write the release tables under {folder}: {error}") from error
+    prepared.data.write_batches(folder, selected, names, tables)
     return folder
 
 
 def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Sequence[Any],
-                        names: Mapping[str, str], tables: Mapping[str, Any], *, engine: str
+                        names: Mapping[str, str], tables: Mapping[str, Any]
                         ) -> tuple[dict[str, Any], Any, list[str]]:
     """(d) One stored GX checkpoint per release, run here with ``Checkpoint.run`` without
     actions; the checkpoint over all the selected releases is stored too, with the Data Docs
@@ -370,8 +351,7 @@ def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Seque
     from er_expectations.run.history import history_action
 
     checkpoint = prepared.checkpoint
-    definitions = project.batch_definitions({r.label: names[r.label] for r in selected},
-                                            tables if engine != "pandas" else None)
+    definitions = project.batch_definitions({r.label: names[r.label] for r in selected}, tables)
     suites = project.suites()
     per_release = {}
     for release in selected:
@@ -388,7 +368,7 @@ def _stored_checkpoints(project: Project, prepared: PreparedRun, selected: Seque
 
 def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequence[Any], tables: Mapping[str, Any],
                        per_release: Mapping[str, Any], combined: Any, positions: Sequence[str], report: RunReport,
-                       names: Mapping[str, str], *, engine: str, run_time: datetime, progress: bool,
+                       names: Mapping[str, str], *, run_time: datetime, progress: bool,
                        out: TextIO, parameters: Mapping[str, Any], charts: Any = None) -> dict[Any, str]:
     """(d) Validate each release under a progress bar and record it in the history right after
     (one transaction); returns each GX result identifier's release label. ``charts`` (a
@@ -401,7 +381,8 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
 
     checkpoint = prepared.checkpoint
     run_id = RunIdentifier(run_name=checkpoint.name, run_time=run_time)
-    provenance = run_provenance(checkpoint, prepared.suites, run_name=checkpoint.name, run_time=run_time)
+    provenance = run_provenance(checkpoint, prepared.suites, prepared.data, run_name=checkpoint.name,
+                                run_time=run_time)
     report.provenance = provenance
     labels_by_result: dict[Any, str] = {}
     history = HistoryRecorder.start(checkpoint, positions, out=out)
@@ -417,13 +398,13 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
         for release in bar:
             bar.set_postfix_str(release.label, refresh=False)
             with history.validating(release.label, run_id.run_name):
-                batch = {"dataframe": tables[release.label]} if engine == "spark" else None
+                batch = prepared.data.batch_parameters(tables.get(release.label))  # Spark: its DataFrame
                 result = per_release[release.label].run(run_id=run_id, batch_parameters=batch,
                                                         expectation_parameters=dict(parameters))
             if charts is not None:
                 charts.add(result.run_results.values())
             outcome = ReleaseOutcome(label=release.label, key=release.key, gx_checkpoint=combined.name)
-            table = project.folder / f"{names[release.label]}.parquet" if engine == "pandas" else None
+            table = prepared.data.table_file(project.folder, names[release.label])  # the file GX read
             outcome.provenance = release_provenance(provenance, label=release.label, table=table,
                                                     project_dir=checkpoint.project_dir)
             for identifier, validation in result.run_results.items():

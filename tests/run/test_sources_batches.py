@@ -13,8 +13,8 @@ from support.enginetools import spark_available
 from support.sourcetools import sqlite_warehouse, toy_tables, write_checkpoint
 
 from er_expectations.run.baselines import release_frames
+from er_expectations.run.data.engine import WHITESPACE, release_batches
 from er_expectations.run.runner import prepare_run
-from er_expectations.run.sources import WHITESPACE, release_batches
 
 SUITE = """\
 suite: warehouse_checks

@@ -37,14 +37,14 @@ import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
+from er_expectations.engines.sql.dialect import TEMP_TABLE_DIALECTS, analyzes_copies, in_memory
+
 __all__ = ["BATCH_PREFIX", "MaterialisedBatch", "materialise", "never_copy", "release_all"]
 
 log = logging.getLogger(__name__)
 
 #: the name of every temporary batch table starts with this
 BATCH_PREFIX = "erx_batch_"
-#: dialects on which an ordinary user may create temporary tables
-DIALECTS = frozenset({"postgresql", "sqlite", "duckdb"})
 #: how many database engines keep a connection with a batch table
 MAX_SLOTS = 4
 
@@ -114,10 +114,6 @@ def never_copy(url: Any) -> None:
     _NEVER.add(_database_key(url))
 
 
-def _in_memory(engine: Any) -> bool:
-    return engine.dialect.name in {"sqlite", "duckdb"} and engine.url.database in (None, "", ":memory:")
-
-
 class _Slot:
     """One database engine's connection and the batch its temporary table holds."""
 
@@ -137,7 +133,7 @@ class _Slot:
                 self.conn = self.engine.connect()
             try:
                 self.conn.execute(_CreateTempAs(name, select))
-                if self.engine.dialect.name == "postgresql":
+                if analyzes_copies(self.engine.dialect.name):
                     self.conn.execute(sa.text(f"ANALYZE {self.conn.dialect.identifier_preparer.quote(name)}"))
                 self.conn.commit()
             except Exception:
@@ -244,7 +240,7 @@ def materialise(bind: Any, table: Any, relation: Any) -> MaterialisedBatch | Non
         is).
     """
     engine = _engine_of(bind)
-    if (engine.dialect.name not in DIALECTS or _in_memory(engine) or not _filtered(table)
+    if (engine.dialect.name not in TEMP_TABLE_DIALECTS or in_memory(engine) or not _filtered(table)
             or _database_key(engine.url) in _NEVER):
         return None
     select = sa.select(*relation.columns)

@@ -17,16 +17,14 @@ Never the records, nor a row per cluster. Ids are ordered as Python's ``sorted``
 them: text by code point, with ``COLLATE "C"`` on PostgreSQL and ``COLLATE BINARY`` on
 SQLite (whatever the column's own collation); other databases order by their default
 collation, which for text ids may differ from pandas' choice of examples (not the counts). The entropies need ``ln``: a SQLite built
-without its math functions gets it registered on each connection (:func:`sqlite_ln`).
+without its math functions gets it registered on each connection. The dialect rules are in
+:mod:`er_expectations.engines.sql.dialect`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import sqlalchemy as sa
 
 from er_expectations.engines.pairs import (
     AggregatedPair,
@@ -34,46 +32,13 @@ from er_expectations.engines.pairs import (
     changed_from_rows,
     totals_from_row,
 )
+from er_expectations.engines.sql.dialect import python_order, sqlite_ln
 from er_expectations.engines.sql.labelling import CHUNK
 from er_expectations.engines.sql.release import SqlRelease
 from er_expectations.stats.drift import ChangeCounts
 from er_expectations.stats.exact import ContingencySums
 
-__all__ = ["SqlReleasePair", "sqlite_ln"]
-
-
-def _ln(x: float | None) -> float | None:
-    """Natural logarithm for SQLite (NULL for NULL or x ≤ 0, as SQLite's own ``ln``)."""
-    return None if x is None or x <= 0 else math.log(x)
-
-
-def _add_ln(dbapi_connection: Any) -> None:
-    """Register ``ln`` on a sqlite3 connection that does not have a working one."""
-    try:
-        dbapi_connection.execute("SELECT ln(2.0)").fetchone()
-    except Exception:  # noqa: BLE001 - "no such function" (or any failure of it): use Python's
-        dbapi_connection.create_function("ln", 1, _ln, deterministic=True)
-
-
-def _on_checkout(dbapi_connection: Any, record: Any, proxy: Any) -> None:
-    if not record.info.get("er_ln"):
-        _add_ln(dbapi_connection)
-        record.info["er_ln"] = True
-
-
-def sqlite_ln(bind: Any) -> None:
-    """Make ``ln`` available on every connection of a SQLite engine (or on a connection).
-
-    SQLite has ``ln`` only when built with its math functions (3.35+, on by default in
-    recent builds); elsewhere Python's ``math.log`` is registered on the raw DBAPI
-    connection when it is checked out of the pool.
-    """
-    if bind.dialect.name != "sqlite":
-        return
-    if isinstance(bind, sa.engine.Connection):
-        _add_ln(bind.connection.driver_connection)
-    elif not sa.event.contains(bind, "checkout", _on_checkout):
-        sa.event.listen(bind, "checkout", _on_checkout)
+__all__ = ["SqlReleasePair"]
 
 
 class SqlReleasePair(AggregatedPair):
@@ -113,12 +78,7 @@ class SqlReleasePair(AggregatedPair):
 
     def _order(self, expr: Any, column: Any) -> Any:
         """``expr`` (values of ``column``) in the order of Python's ``sorted``."""
-        dialect = self.current.bind.dialect.name
-        if dialect == "sqlite":  # any column may hold text there; typed as text for SQLAlchemy only (no CAST)
-            return self.sa.collate(self.sa.type_coerce(expr, self.sa.String), "BINARY")
-        if dialect == "postgresql" and self._is_text(column):
-            return self.sa.collate(expr, "C")
-        return expr
+        return python_order(self.sa, self.current.bind.dialect.name, expr, lambda: self._is_text(column))
 
     def _is_text(self, column: Any) -> bool:
         """Whether ``column`` holds text (its type, or one non-null value when the relation

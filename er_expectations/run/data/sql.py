@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,80 +9,31 @@ from typing import TYPE_CHECKING, Any
 from er_expectations.core.errors import InputError, SourceUnreachableError
 from er_expectations.core.hints import did_you_mean, quote_list
 from er_expectations.engines.registry import engine_named
-from er_expectations.run.releases import BatchLayout, ReleaseSource
+from er_expectations.engines.sql.dialect import (
+    BIND_PARAMETER,
+    gx_datasource_type,
+    has_storage_classes,
+    missing_database_file,
+    reflect_table,
+    strip,
+    text_value,
+)
+from er_expectations.run.data.base import BatchLayout, ReleaseSource
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
     from er_expectations.config.checkpoint import EngineTable
-from er_expectations.run.source_base import (
+from er_expectations.run.data.source import (
     ID_COLUMN,
     NAME_COLUMN,
     PRED_COLUMN,
     REF_COLUMN,
     ROLES,
-    WHITESPACE,
     Source,
     kind_of_value,
     one_line,
     within,
 )
-
-#: What ``sqlalchemy.text()`` reads as a bind parameter: ``:word`` after no word character,
-#: colon or backslash, and not followed by a colon (``::`` casts are not parameters).
-_BIND_PARAMETER = re.compile(r"(?<![:\w\\]):\w+(?!:)")
-
-
-def _code_points_class() -> Any:
-    """A SQL text value written with its code points (SQLite ``char(...)``, PostgreSQL
-    ``chr(...) || ...``): no control character and no colon in the query text. GX reads a
-    query asset through ``sqlalchemy.text()`` (more than once), where ``:word`` would be a
-    bind parameter, so a separator or label holding one cannot be a plain literal."""
-    from sqlalchemy.ext.compiler import compiles
-    from sqlalchemy.sql.expression import ColumnElement
-    from sqlalchemy.sql.visitors import InternalTraversal
-    from sqlalchemy.types import String
-
-    class CodePoints(ColumnElement):
-        inherit_cache = True
-        type = String()
-        _traverse_internals = [("text", InternalTraversal.dp_string)]
-
-        def __init__(self, text: str) -> None:
-            self.text = text
-
-    @compiles(CodePoints)
-    def _default(element: Any, compiler: Any, **kw: Any) -> str:
-        return "'" + element.text.replace("'", "''") + "'"
-
-    @compiles(CodePoints, "sqlite")
-    def _sqlite(element: Any, compiler: Any, **kw: Any) -> str:
-        return f"char({', '.join(str(ord(c)) for c in element.text)})" if element.text else "''"
-
-    @compiles(CodePoints, "postgresql")
-    @compiles(CodePoints, "duckdb")
-    def _postgresql(element: Any, compiler: Any, **kw: Any) -> str:
-        return "(" + " || ".join(f"chr({ord(c)})" for c in element.text) + ")" if element.text else "''"
-
-    return CodePoints
-
-
-_CODE_POINTS: Any = None
-
-
-def _text_value(sa: Any, text: str, *, always: bool = False) -> Any:
-    """``text`` as a SQL value: a plain literal, or by code points when it holds a colon or
-    a control character (``always``: every time, as for :data:`WHITESPACE`)."""
-    global _CODE_POINTS  # noqa: PLW0603 - one compiled element class per process
-    if not always and ":" not in text and text.isprintable():
-        return sa.literal(text, sa.String)
-    if _CODE_POINTS is None:
-        _CODE_POINTS = _code_points_class()
-    return _CODE_POINTS(text)
-
-
-def _strip(sa: Any, dialect: str, expr: Any) -> Any:
-    function = sa.func.btrim if dialect == "postgresql" else sa.func.trim
-    return function(expr, _text_value(sa, WHITESPACE, always=True), type_=sa.String)
 
 
 class SqlSource(Source):
@@ -102,8 +52,7 @@ class SqlSource(Source):
     @property
     def gx_kind(self) -> str:
         """The GX datasource type: ``sqlite`` and ``postgres`` for theirs, else ``sql``."""
-        backend = self.sa.engine.make_url(str(self.url)).get_backend_name()
-        return {"sqlite": "sqlite", "postgresql": "postgres"}.get(backend, "sql")
+        return gx_datasource_type(self.sa.engine.make_url(str(self.url)).get_backend_name())
 
     @property
     def temp_table(self) -> bool:
@@ -126,6 +75,30 @@ class SqlSource(Source):
         environment (GX substitutes ``${NAME}`` when it connects), else the resolved URL."""
         written = self.written_url
         return written if "${" in written else str(self.url)
+
+    def gx_options(self) -> dict[str, Any]:
+        """GX's SQL datasource: the URL as written (``${NAME}`` substituted by GX when it connects,
+        so no secret is stored) and whether it copies each batch into a temporary table."""
+        return {"connection_string": self.gx_url, "create_temp_table": self.temp_table}
+
+    def gx_asset(self, datasource: Any, name: str, batch: Any) -> Any:
+        """A query asset of the release's query (replaced when the query changed)."""
+        try:
+            asset = datasource.get_asset(name)
+        except (KeyError, LookupError, ValueError):
+            asset = None
+        if asset is not None and getattr(asset, "query", None) != batch:
+            datasource.delete_asset(name)
+            asset = None
+        if asset is None:
+            asset = datasource.add_query_asset(name, query=batch)
+        return asset
+
+    def gx_batch_definition(self, asset: Any) -> Any:
+        try:
+            return asset.get_batch_definition("all")
+        except (KeyError, LookupError, ValueError):
+            return asset.add_batch_definition_whole_table("all")
 
     def resolved(self, url: str) -> str:
         """The URL the run connects to, from the written one with its variables substituted."""
@@ -155,11 +128,8 @@ class SqlSource(Source):
             self.issues.raise_if_any()
         url = str(self.url)
         parsed = sa.engine.make_url(url)
-        database = parsed.database or ""
-        if parsed.get_backend_name() == "sqlite" and sqlite_uri_mode(parsed) is not None:
-            database = database.removeprefix("file:")  # ?uri=true: resolve_url wrote the file: form
-        if (parsed.get_backend_name() == "sqlite" and database not in ("", ":memory:")
-                and not database.startswith("file:") and not Path(database).is_file()):
+        database = missing_database_file(parsed, lambda: sqlite_uri_mode(parsed) is not None)
+        if database is not None:
             self.add("data.connection.url", f"data.connection.url: the SQLite file {database} does not exist",
                      "check the path (a relative path in the file is resolved against the checkpoint's folder)")
             self.issues.raise_if_any()
@@ -222,29 +192,12 @@ class SqlSource(Source):
         with self.bind.connect() as conn:
             return [tuple(row) for row in conn.execute(query)]
 
-    def _reflect(self, name: str, schema: str | None) -> Any:
-        """The table ``name`` with its columns. DuckDB (duckdb-engine) derives from SQLAlchemy's
-        PostgreSQL dialect, whose reflection reads ``pg_catalog.pg_collation``, which DuckDB lacks:
-        there the columns are read from an empty ``SELECT *`` (their values' kinds are checked on
-        the data, :meth:`value_kind`), and a missing table is told from the catalog."""
-        sa = self.sa
-        if self.bind.dialect.name != "duckdb":
-            with self.bind.connect() as conn:
-                return sa.Table(name, sa.MetaData(), schema=schema, autoload_with=conn)
-        known = sa.inspect(self.bind)
-        if name not in [*known.get_table_names(schema=schema), *known.get_view_names(schema=schema)]:
-            raise sa.exc.NoSuchTableError(name)
-        probe = sa.table(name, schema=schema)
-        with self.bind.connect() as conn:
-            names = list(conn.execute(sa.select(sa.text("*")).select_from(probe).limit(0)).keys())
-        return sa.table(name, *[sa.column(n) for n in names], schema=schema)
-
     def open_table(self, role: str, config: EngineTable) -> tuple[Any, list[str]] | None:
         sa = self.sa
         if config.table is not None:
             schema, _, name = config.table.rpartition(".")
             try:
-                table = self._reflect(name, schema or None)
+                table = reflect_table(sa, self.bind, name, schema or None)  # DuckDB: no pg_catalog
             except sa.exc.NoSuchTableError:
                 inspector = sa.inspect(self.bind)
                 known = [*inspector.get_table_names(schema=schema or None),
@@ -268,7 +221,7 @@ class SqlSource(Source):
         ``data.<role>.<key>`` (``refused``: the message's start and the hint) when the database
         refuses it."""
         sa = self.sa
-        found = _BIND_PARAMETER.search(query)
+        found = BIND_PARAMETER.search(query)
         if found is not None:
             self.add(f"data.{role}.{key}", f"data.{role}.{key}: the query holds '{found.group(0)}', which GX would "
                      "read as a bind parameter (it reads a query asset through sqlalchemy.text(), quotes or not)",
@@ -300,7 +253,7 @@ class SqlSource(Source):
     def check_data(self) -> None:
         """See :meth:`Source.check_data`; on SQLite also one storage class per id column."""
         super().check_data()
-        if self.bind.dialect.name == "sqlite":
+        if has_storage_classes(self.bind.dialect.name):
             data = self.data
             pred = data.predictions
             columns = [("records", data.records.id_column), ("predictions", pred.id_column)]
@@ -358,8 +311,8 @@ class SqlSource(Source):
             return sa.select(p.c[pred.id_column].label(ID_COLUMN), p.c[release.key].label(PRED_COLUMN)).subquery(alias)
         col = p.c[str(pred.release_column)]
         value = release.value
-        test = (col == _text_value(sa, value) if isinstance(value, str) else col == value if isinstance(value, int)
-                else sa.cast(col, sa.String) == _text_value(sa, release.label))
+        test = (col == text_value(sa, value) if isinstance(value, str) else col == value if isinstance(value, int)
+                else sa.cast(col, sa.String) == text_value(sa, release.label))
         return (sa.select(p.c[pred.id_column].label(ID_COLUMN), p.c[str(pred.prediction_column)].label(PRED_COLUMN))
                 .where(test).subquery(alias))
 
@@ -367,11 +320,11 @@ class SqlSource(Source):
         sa = self.sa
         spec = self.data.name
         dialect = self.bind.dialect.name
-        parts = [sa.func.coalesce(_strip(sa, dialect, sa.cast(r.c[c], sa.String)), "") for c in spec.columns]  # type: ignore[union-attr]
+        parts = [sa.func.coalesce(strip(sa, dialect, sa.cast(r.c[c], sa.String)), "") for c in spec.columns]  # type: ignore[union-attr]
         joined = parts[0]
         for part in parts[1:]:
-            joined = joined + _text_value(sa, spec.separator) + part  # type: ignore[union-attr]
-        return sa.func.nullif(_strip(sa, dialect, joined), "")
+            joined = joined + text_value(sa, spec.separator) + part  # type: ignore[union-attr]
+        return sa.func.nullif(strip(sa, dialect, joined), "")
 
     def batch(self, layout: BatchLayout, release: ReleaseSource,
               baselines: Mapping[str, ReleaseSource | None]) -> str:
@@ -382,7 +335,7 @@ class SqlSource(Source):
         return query
 
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
-        """The release's batch as a :class:`~.engines.labelling_sql.SqlLabelling`: the
+        """The release's batch as a :class:`~er_expectations.engines.sql.labelling.SqlLabelling`: the
         records the labels refer to are selected from it by id (SPEC 9)."""
         entry = engine_named(self.engine)  # the engine's release and labelling classes
         statement = self.batch_select(layout, release, {})
@@ -427,15 +380,15 @@ class SqlSource(Source):
                 continue
             other = self._predictions(base, f"er_base_{index}")
             joined = joined.outerjoin(other, other.c[ID_COLUMN] == ids.c[ID_COLUMN])
-            out += [other.c[PRED_COLUMN].label(column), _text_value(sa, base.label).label(baseline_label_column(column))]
+            out += [other.c[PRED_COLUMN].label(column), text_value(sa, base.label).label(baseline_label_column(column))]
         return sa.select(*out).select_from(joined)
 
     def _refuse_bind_parameters(self, query: str) -> None:
         """GX reads a query asset through ``sqlalchemy.text()``, where ``:word`` not preceded
         by a word character, a colon or a backslash is a bind parameter, even inside quotes:
-        text values are written by code points (:func:`_text_value`), but a column or table
+        text values are written by code points (:func:`~er_expectations.engines.sql.dialect.text_value`), but a column or table
         name, or the text of a ``query``, holding one cannot be part of the release's query."""
-        found = _BIND_PARAMETER.search(query)
+        found = BIND_PARAMETER.search(query)
         if found is None:
             return
         token = found.group(0)

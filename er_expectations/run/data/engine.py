@@ -1,6 +1,6 @@
 """Release batches built inside a database or Spark (checkpoint ``data.engine: sql | duckdb | spark``).
 
-With ``engine: pandas`` (the default) :class:`~.releases.ReleaseData` reads the files and
+With ``engine: pandas`` (the default) :class:`~.files.ReleaseData` reads the files and
 joins them in Python. With ``engine: sql`` or ``engine: spark`` the tables stay where they
 are: each release's batch is a query (SQLAlchemy Core, compiled for the database's dialect)
 or a Spark DataFrame with the same rows and columns as :meth:`ReleaseData.frame` gives, and
@@ -32,17 +32,19 @@ duplicated ids, benchmark ids that are not records and id types that cannot be j
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from er_expectations.core.errors import InputError
-from er_expectations.run.releases import BatchLayout, ReleaseSource, release_label
+from er_expectations.run.data.base import BatchLayout, ReleaseSource, release_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
-from er_expectations.run.duckdb_source import DuckDbSource
-from er_expectations.run.source_base import WHITESPACE, Source
-from er_expectations.run.spark_source import SparkSource
-from er_expectations.run.sql_source import SqlSource
+from er_expectations.engines.sql.dialect import WHITESPACE
+from er_expectations.run.data.duckdb import DuckDbSource
+from er_expectations.run.data.source import Source
+from er_expectations.run.data.spark import SparkSource
+from er_expectations.run.data.sql import SqlSource
 
 __all__ = ["SOURCES", "WHITESPACE", "DuckDbSource", "EngineReleases", "SparkSource", "SqlSource", "open_source"]
 
@@ -61,7 +63,7 @@ def open_source(checkpoint: CheckpointConfig, *, connect: bool = True) -> Source
 
 class EngineReleases(BatchLayout):
     """The releases of a checkpoint whose tables are in a database or Spark: the runner's
-    counterpart of :class:`~.releases.ReleaseData` (same columns, batches built in the engine)."""
+    counterpart of :class:`~.files.ReleaseData` (same columns, batches built in the engine)."""
 
     def __init__(self, checkpoint: CheckpointConfig, source: Source, *,
                  extra_benchmark_columns: Sequence[str] = (), extra_record_columns: Sequence[str] = ()) -> None:
@@ -103,6 +105,79 @@ class EngineReleases(BatchLayout):
     def labelling(self, release: ReleaseSource) -> Any:
         """The batch of ``release`` as the engine's labelling queries (see :meth:`Source.labelling`)."""
         return self.source.labelling(self, release)
+
+
+    # -- what the runner asks (CheckpointData) ---------------------------------------------
+    def batches(self, selected: Sequence[ReleaseSource], needs: Sequence[Any]) -> dict[str, Any]:
+        """The ids checked in the engine, then each release's batch there (never fetched)."""
+        self.check_data()  # ids counted in the engine
+        batch = release_batches(self, needs)
+        return {r.label: batch(r) for r in selected}
+
+    def write_batches(self, folder: Path, selected: Sequence[ReleaseSource], names: Mapping[str, str],
+                      batches: dict[str, Any]) -> None:
+        """Nothing: a database's or Spark's batches are queries and DataFrames."""
+
+    def batch_definitions(self, ctx: Any, datasource: str, folder: Path, names: Mapping[str, str],
+                          batches: Mapping[str, Any]) -> dict[str, Any]:
+        """The datasource of a database (its URL as written) or of Spark, an asset per release
+        (named ``release_<name>``: a query asset, SQL; a dataframe asset, Spark) and its
+        whole-table batch definition."""
+        source = self.source
+        sources = ctx.data_sources
+        kind = source.gx_kind
+        options = source.gx_options()
+        try:
+            stored = sources.get(datasource)
+        except (KeyError, LookupError, ValueError):
+            stored = None
+        if stored is not None and (
+            getattr(stored, "type", None) != kind
+            or any(str(getattr(stored, key, None)) != str(value) for key, value in options.items())
+        ):
+            sources.delete(datasource)
+            stored = None
+        if stored is None:
+            stored = getattr(sources, f"add_{kind}")(datasource, **options)
+        result: dict[str, Any] = {}
+        for label, name in names.items():
+            asset = source.gx_asset(stored, f"release_{name}", batches[label])
+            result[label] = source.gx_batch_definition(asset)
+        return result
+
+    def batch_parameters(self, batch: Any) -> dict[str, Any] | None:
+        """See :meth:`Source.batch_parameters`."""
+        return self.source.batch_parameters(batch)
+
+    def table_file(self, folder: Path, name: str) -> Path | None:
+        """None: no release table is written."""
+        return None
+
+    def provenance_inputs(self, base: Path) -> list[dict[str, Any]]:
+        """The connection as written in the checkpoint file (a password only as ``${NAME}``), or a
+        DuckDB file, and each table as the checkpoint names it (no credentials)."""
+        data = self.data
+        facts: list[dict[str, Any]] = []
+        connection = getattr(data, "connection", None)
+        if connection is not None:
+            written = {key: str(getattr(connection, key)) for key in ("url", "database")
+                       if getattr(connection, key, None) is not None}
+            facts.append({"role": "connection", "engine": data.engine, **written})
+        for role in ("records", "predictions", "benchmark"):
+            table = getattr(data, role, None)
+            if table is not None:
+                facts.append(_table_fact(role, table))
+        return facts
+
+
+def _table_fact(role: str, table: Any) -> dict[str, Any]:
+    """A table of a database or Spark as the checkpoint names it (no credentials)."""
+    fact: dict[str, Any] = {"role": role}
+    for key in ("table", "query", "path"):
+        value = getattr(table, key, None)
+        if value is not None:
+            fact[key] = str(value)
+    return fact
 
 
 def _label(value: Any) -> str:

@@ -2,9 +2,9 @@
 
 :class:`LabelsData` reads the labels file and the release it names and builds its one batch
 (:func:`er_expectations.analysis.labelling_batch.labelling_batch`), with the interface of
-:class:`~er_expectations.run.releases.ReleaseData` that the runner uses. With ``data.engine: sql |
+:class:`~er_expectations.run.data.files.ReleaseData` that the runner uses. With ``data.engine: sql |
 spark`` the labels stay a file but the records and predictions stay in the engine: from the
-release's batch there (:meth:`~er_expectations.run.sources.Source.labelling`) only the record rows
+release's batch there (:meth:`~er_expectations.run.data.source.Source.labelling`) only the record rows
 the rules read are fetched by id (:func:`~er_expectations.analysis.labelling_batch.fetch_rule_records`).
 """
 
@@ -22,6 +22,7 @@ from er_expectations.analysis.labels import (
     parse_labels,
 )
 from er_expectations.core.errors import InputError
+from er_expectations.run.data.parquet import ParquetBatches, parquet_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,22 +35,24 @@ class LabelsSourceRef:
     format: str | None = None
 
 
-class LabelsData:
-    """The labelling batch of a checkpoint with ``data.labels`` (runner interface of
-    :class:`~er_expectations.run.releases.ReleaseData`: ``select``, ``frame``, ``batch_columns``)."""
+class LabelsData(ParquetBatches):
+    """The labelling batch of a checkpoint with ``data.labels`` (a :class:`~.base.CheckpointData`:
+    one batch, written as a Parquet file like a release of files)."""
 
     #: What one batch of the checkpoint is, as the run's summary names it.
     unit = "labels file"
+    #: A labelling batch is no release: drift checks have nothing to compare it with.
+    compares_releases = False
 
     def __init__(self, checkpoint, engine_source=None) -> None:
-        from er_expectations.run.releases import ReleaseData
+        from er_expectations.run.data.files import ReleaseData
 
         self.checkpoint = checkpoint
         self.source = checkpoint.data.labels
         if engine_source is None:
             self.releases = ReleaseData(checkpoint)
         else:  # records and predictions in a database or Spark (data.engine: sql | spark)
-            from er_expectations.run.sources import EngineReleases
+            from er_expectations.run.data.engine import EngineReleases
 
             block = self.source.block_column
             self.releases = EngineReleases(checkpoint, engine_source,
@@ -57,6 +60,16 @@ class LabelsData:
         self.id_column = self.releases.id_column
         self.prediction_column = self.releases.prediction_column
         self.name_column = self.releases.name_column
+
+    def batches(self, selected: Sequence[LabelsSourceRef], needs: Sequence[object]) -> dict[str, bytes]:
+        """The labelling batch (:meth:`frame`) as Parquet bytes."""
+        return parquet_tables((ref.label, self.frame(ref)) for ref in selected)
+
+    def provenance_inputs(self, base: Path) -> list[dict]:
+        """The release's inputs (files, or the tables of a database or Spark) and the labels file."""
+        from er_expectations.run.provenance import file_fact  # deferred: imports gx/ (GX)
+
+        return [*self.releases.provenance_inputs(base), file_fact("labels", self.source.path, base=base)]
 
     @property
     def columns(self) -> LabelColumns:

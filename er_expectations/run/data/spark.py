@@ -8,17 +8,19 @@ from typing import TYPE_CHECKING, Any
 
 from er_expectations.core.errors import SourceUnreachableError
 from er_expectations.core.hints import did_you_mean, quote_list
-from er_expectations.run.releases import BatchLayout, ReleaseSource
+from er_expectations.engines.sql.dialect import (
+    WHITESPACE,  # what str.strip() removes, as SQL strips it
+)
+from er_expectations.run.data.base import BatchLayout, ReleaseSource
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
     from er_expectations.config.checkpoint import EngineTable
-from er_expectations.run.source_base import (
+from er_expectations.run.data.source import (
     ID_COLUMN,
     NAME_COLUMN,
     PRED_COLUMN,
     REF_COLUMN,
-    WHITESPACE,
     Source,
     one_line,
 )
@@ -70,6 +72,27 @@ class SparkSource(Source):
                 f"{self.checkpoint.path}:{line}:{column}: cannot start Spark: {one_line(error)}; check "
                 "data.spark.master and that Java runs (java -version), then run again") from None
         self.spark = session
+
+    def gx_options(self) -> dict[str, Any]:
+        """GX's Spark datasource has no options: the batch is passed to each run."""
+        return {}
+
+    def gx_asset(self, datasource: Any, name: str, batch: Any) -> Any:
+        """A dataframe asset (the DataFrame itself goes in :meth:`batch_parameters`)."""
+        try:
+            return datasource.get_asset(name)
+        except (KeyError, LookupError, ValueError):
+            return datasource.add_dataframe_asset(name)
+
+    def gx_batch_definition(self, asset: Any) -> Any:
+        try:
+            return asset.get_batch_definition("all")
+        except (KeyError, LookupError, ValueError):
+            return asset.add_batch_definition_whole_dataframe("all")
+
+    def batch_parameters(self, batch: Any) -> dict[str, Any] | None:
+        """GX's dataframe asset reads the release's DataFrame from the run's batch parameters."""
+        return {"dataframe": batch}
 
     def _path(self, text: str) -> str:
         if "://" in text:
@@ -222,7 +245,7 @@ class SparkSource(Source):
         return F.nullif(strip(joined), F.lit(""))
 
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
-        """The release's batch as a :class:`~.engines.labelling_spark.SparkLabelling` (SPEC 9)."""
+        """The release's batch as a :class:`~er_expectations.engines.spark.labelling.SparkLabelling` (SPEC 9)."""
         from er_expectations.engines.spark.labelling import SparkLabelling
         from er_expectations.engines.spark.release import SparkRelease
 

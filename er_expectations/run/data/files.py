@@ -10,11 +10,9 @@ benchmark columns (a weights or draws column a suite names) can be carried along
 
 from __future__ import annotations
 
-import abc
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -30,33 +28,11 @@ from er_expectations.core.io import (
     table_columns,
 )
 from er_expectations.engines.base import KNOWN_COLUMN
+from er_expectations.run.baselines import release_frames
+from er_expectations.run.data.base import BatchLayout, ReleaseSource, release_label
+from er_expectations.run.data.parquet import ParquetBatches, parquet_tables
 
-__all__ = ["BatchLayout", "ReleaseData", "ReleaseSource", "release_label"]
-
-
-def release_label(column: str, pattern: str | Sequence[str] | None) -> str:
-    """Display label of a release column: the part a '*' glob matched, dates as YYYY-MM-DD."""
-    label = column
-    if isinstance(pattern, str) and pattern.count("*") == 1:
-        head, tail = pattern.split("*")
-        if column.startswith(head) and column.endswith(tail) and len(column) > len(head) + len(tail):
-            label = column[len(head): len(column) - len(tail)]
-    if re.fullmatch(r"\d{8}", label):
-        label = f"{label[:4]}-{label[4:6]}-{label[6:]}"
-    return label
-
-
-@dataclass(frozen=True, slots=True)
-class ReleaseSource:
-    """One release: its display ``label`` and where its prediction comes from (``key``: a
-    column of the wide layout, a key of ``files``); ``path`` and ``format`` of its file, or
-    ``value`` of the release column (a database's or Spark's long layout)."""
-
-    label: str
-    key: str
-    path: Path | None = None
-    format: str | None = None
-    value: object = None
+__all__ = ["ReleaseData"]
 
 
 def _scalar_ids(path: Path, format: str | None, columns: Sequence[str]) -> None:  # noqa: A002
@@ -78,87 +54,7 @@ def _unique_ids(df: pd.DataFrame, column: str, path: Path) -> None:
         raise InputError(f"{path}: column {column!r} has duplicated record ids (e.g. {ex}); each record must appear once")
 
 
-class BatchLayout(abc.ABC):
-    """The columns of a checkpoint's release batches and the choice of releases, whatever
-    holds the tables (files: :class:`ReleaseData`; a database or Spark:
-    :class:`~er_expectations.run.sources.EngineReleases`); ``all_releases`` is theirs."""
-
-    def __init__(
-        self,
-        checkpoint: CheckpointConfig,
-        *,
-        extra_benchmark_columns: Sequence[str] = (),
-        extra_record_columns: Sequence[str] = (),
-    ) -> None:
-        self.checkpoint = checkpoint
-        self.data = checkpoint.data
-        self.id_column = self.data.records.id_column
-        self.prediction_column = self.data.predictions.target_column
-        self.reference_column = self.data.benchmark.reference_column if self.data.benchmark else None
-        self.name_column = self.data.name.output_column if self.data.name else None
-        core = {self.id_column, self.prediction_column, self.reference_column, self.name_column}
-        if self.data.benchmark is not None:
-            core.add(self.data.benchmark.id_column)
-        self.extra_columns = (
-            tuple(c for c in dict.fromkeys(extra_benchmark_columns) if c not in core)
-            if self.data.benchmark is not None
-            else ()
-        )
-        # the error tags of the benchmark clusters (SPEC 12.1), carried on their records
-        tags = getattr(self.data, "tags", None)
-        self.tags_column = tags.column if tags is not None else None
-        self.extra_columns = tuple(c for c in self.extra_columns if c != self.tags_column)
-        # record columns the suites name (surnames and group attributes for SPEC 8 subgroups)
-        self.record_columns = tuple(
-            c for c in dict.fromkeys(extra_record_columns)
-            if c not in core and c not in self.extra_columns and c != self.tags_column
-        )
-
-    def batch_columns(self) -> list[str]:
-        """The columns of every release table: id, prediction, reference, name, extras."""
-        columns = [self.id_column, self.prediction_column]
-        columns += [c for c in (self.reference_column, self.name_column) if c is not None]
-        tags = [self.tags_column] if self.tags_column is not None else []
-        return columns + list(self.extra_columns) + tags + list(self.record_columns)
-
-    #: What one batch of the checkpoint is, as the run's summary names it.
-    unit = "release"
-
-    @abc.abstractmethod
-    def all_releases(self) -> list[ReleaseSource]:
-        """Every release of the predictions, in the checkpoint's order."""
-
-    def history_positions(self, selected: Sequence[ReleaseSource]) -> list[str]:
-        """The history's release order: every release of the predictions."""
-        return [r.label for r in self.all_releases()]
-
-    def select(self, wanted: Sequence[str] | None = None) -> list[ReleaseSource]:
-        """Releases chosen by the checkpoint's ``releases`` and then by ``wanted`` (labels or keys)."""
-        releases = self.all_releases()
-        if self.checkpoint.releases != "all":
-            chosen = set(self.checkpoint.releases)
-            releases = [r for r in releases if r.key in chosen or r.label in chosen]
-        if wanted:
-            known = {r.label for r in releases} | {r.key for r in releases}
-            unknown = [w for w in wanted if w not in known]
-            if unknown:
-                from er_expectations.core.hints import did_you_mean
-
-                hints = []
-                for w in unknown:
-                    hint = did_you_mean(w, sorted(known))
-                    hints.append(f"'{w}'" + (f" ({hint})" if hint else ""))
-                raise InputError(
-                    f"--release {', '.join(hints)}: not a release of checkpoint {self.checkpoint.name!r}; "
-                    f"known: {', '.join(r.label for r in releases)}"
-                )
-            releases = [r for r in releases if r.label in wanted or r.key in wanted]
-        if not releases:
-            raise InputError(f"checkpoint {self.checkpoint.name!r} selects no release")
-        return releases
-
-
-class ReleaseData(BatchLayout):
+class ReleaseData(ParquetBatches, BatchLayout):
     """Lazily loaded data of a checkpoint that reads files; ``frame(release)`` gives one batch table."""
 
     def __init__(
@@ -176,6 +72,30 @@ class ReleaseData(BatchLayout):
         self._base: pd.DataFrame | None = None
         self._wide: pd.DataFrame | None = None
         self._wide_names: dict[str, str] = {}
+
+    #: Files are read when the run builds the batches: their releases are known to ``validate`` too.
+    connected = True
+
+    # -- what the runner asks (CheckpointData) ---------------------------------------------
+    def batches(self, selected: Sequence[ReleaseSource], needs: Sequence[Any]) -> dict[str, bytes]:
+        """Each release's table with the drift checks' baseline columns, as Parquet bytes."""
+        frame = release_frames(self, needs)
+        return parquet_tables((r.label, frame(r)) for r in selected)
+
+    def provenance_inputs(self, base: Path) -> list[dict[str, Any]]:
+        """Each input file's path (relative to ``base``), size and SHA-256."""
+        from er_expectations.run.provenance import file_fact  # deferred: imports gx/ (GX)
+
+        data = self.data
+        facts = [file_fact("records", data.records.path, base=base)]
+        predictions = data.predictions
+        if getattr(predictions, "path", None) is not None:
+            facts.append(file_fact("predictions", predictions.path, base=base))
+        for file in getattr(predictions, "files", None) or ():
+            facts.append(file_fact(f"predictions ({file.label})", file.path, base=base))
+        if data.benchmark is not None:
+            facts.append(file_fact("benchmark", data.benchmark.path, base=base))
+        return facts
 
     # -- releases -------------------------------------------------------------------------
     def all_releases(self) -> list[ReleaseSource]:

@@ -10,18 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean, quote_list
-from er_expectations.run.releases import BatchLayout, ReleaseSource, release_label
+from er_expectations.run.data.base import BatchLayout, ReleaseSource, release_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config import CheckpointConfig
     from er_expectations.config.checkpoint import EngineData, EngineTable
 
 
-#: What ``str.strip()`` (and pandas' ``.str.strip()``) removes: every white-space character
-#: (all lie below U+3001).
 #: Column names of the intermediate tables a source builds.
 ID_COLUMN, PRED_COLUMN, NAME_COLUMN, REF_COLUMN = "__er_id", "__er_pred", "__er_name", "__er_ref"
-WHITESPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 
 
 ROLES = ("records", "predictions", "benchmark")
@@ -257,5 +254,25 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def labelling(self, layout: BatchLayout, release: ReleaseSource) -> Any:
         """The release's batch, whose records a labelling checkpoint fetches by id (SPEC 9):
-        an :class:`~.engines.labelling_sql.SqlLabelling` or a
-        :class:`~.engines.labelling_spark.SparkLabelling`."""
+        an :class:`~er_expectations.engines.sql.labelling.SqlLabelling` or a
+        :class:`~er_expectations.engines.spark.labelling.SparkLabelling`."""
+
+    # -- the GX side ------------------------------------------------------------------------
+    #: GX's datasource type (``add_<gx_kind>``): ``sqlite``, ``postgres``, ``sql``, ``spark``.
+    gx_kind: str
+
+    @abc.abstractmethod
+    def gx_options(self) -> dict[str, Any]:
+        """The options of GX's datasource (compared with a stored one's to keep it)."""
+
+    @abc.abstractmethod
+    def gx_asset(self, datasource: Any, name: str, batch: Any) -> Any:
+        """The asset ``name`` of a release's ``batch`` in GX's ``datasource``, added or kept."""
+
+    @abc.abstractmethod
+    def gx_batch_definition(self, asset: Any) -> Any:
+        """The asset's whole-batch definition, added or kept."""
+
+    def batch_parameters(self, batch: Any) -> dict[str, Any] | None:
+        """The ``batch_parameters`` of ``Checkpoint.run``: ``None``, GX reads the asset."""
+        return None

@@ -1,6 +1,6 @@
 """A checkpoint's data in DuckDB (``data.engine: duckdb``): a database file, or files queried in place.
 
-The SQL source (:class:`~.sql_source.SqlSource`) on a ``duckdb:///`` URL, with what DuckDB adds:
+The SQL source (:class:`~.sql.SqlSource`) on a ``duckdb:///`` URL, with what DuckDB adds:
 
 * the database is a file, written ``connection: {url: duckdb:///path.db}`` or
   ``connection: {database: path.db}`` (a relative path is resolved against the checkpoint's
@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from er_expectations.run.sql_source import SqlSource
+from er_expectations.run.data.sql import SqlSource
 
 if TYPE_CHECKING:  # pragma: no cover
     from er_expectations.config.checkpoint import EngineTable
