@@ -23,6 +23,7 @@ from support.sourcetools import (
 
 from er_expectations.cli.common import EXIT_CODES, EXIT_SOURCE, EXIT_USAGE
 from er_expectations.cli.main import main
+from er_expectations.engines.sql import batch as sql_batch
 
 SENTINEL = "Sentinel-Pw-7c21"
 UNREACHABLE = f"postgresql+psycopg://erx:{SENTINEL}@127.0.0.1:9/warehouse"
@@ -370,6 +371,25 @@ def test_a_database_refusing_temporary_tables_names_temp_table(tmp_path, capsys,
     code, out, err = run(path, capsys, "--release", "alpha")
     assert code == 0, err
     assert "create_temp_table: false" in (tmp_path / "project" / "gx" / "great_expectations.yml").read_text()
+
+
+def test_temp_table_false_is_the_checkpoints_setting_not_the_processs(tmp_path, capsys, warehouse):
+    """``temp_table: false`` stops the SQL engine copying the batches of that checkpoint's
+    database; a later checkpoint of the same process on the same database that keeps the
+    default copies them again (it stayed off for the whole process, and a later partitioned
+    batch on PostgreSQL ran on the filtered table: a test order broke four tests)."""
+    url = warehouse()
+    path = write_checkpoint(tmp_path)
+    default = path.read_text()
+    key = sql_batch._database_key(url)
+    path.write_text(default.replace('url: "${WAREHOUSE_URL}"}', 'url: "${WAREHOUSE_URL}", temp_table: false}'))
+    code, out, err = run(path, capsys)
+    assert code in (0, 1), err
+    assert key in sql_batch._NEVER
+    path.write_text(default)
+    code, out, err = run(path, capsys)
+    assert code in (0, 1), err
+    assert key not in sql_batch._NEVER
 
 
 def test_temp_table_must_be_a_boolean(tmp_path, capsys, warehouse):

@@ -39,7 +39,7 @@ from sqlalchemy.sql.expression import ClauseElement, Executable
 
 from er_expectations.engines.sql.dialect import TEMP_TABLE_DIALECTS, analyzes_copies, in_memory
 
-__all__ = ["BATCH_PREFIX", "MaterialisedBatch", "materialise", "never_copy", "release_all"]
+__all__ = ["BATCH_PREFIX", "MaterialisedBatch", "allow_copy", "materialise", "never_copy", "release_all"]
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,17 @@ def never_copy(url: Any) -> None:
     check then queries the release where it is, as the checkpoint's documentation promises.
     """
     _NEVER.add(_database_key(url))
+
+
+def allow_copy(url: Any) -> None:
+    """Copy the filtered batches of the database at ``url`` again (undo :func:`never_copy`).
+
+    The setting is the checkpoint's, not the process's: a checkpoint that keeps
+    ``temp_table`` (the default) calls this when it connects, so that a ``temp_table: false``
+    of an earlier checkpoint in the same process (a test run, a long-lived orchestrator worker)
+    does not leave its database unmaterialised.
+    """
+    _NEVER.discard(_database_key(url))
 
 
 class _Slot:

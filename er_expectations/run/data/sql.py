@@ -162,12 +162,15 @@ class SqlSource(Source):
         table: check, before anything is written, that the database lets the role create one
         (a read-only session or a hot-standby replica does not). Nothing stays behind: the
         probe is created and dropped in a transaction that is rolled back."""
-        if not self.temp_table:
-            # nor does the SQL engine copy a filtered batch into one (imported here: SQLAlchemy)
-            from er_expectations.engines.sql.batch import never_copy
+        # the SQL engine copies a filtered batch into a temporary table only if the checkpoint
+        # allows it (imported here: SQLAlchemy); the setting is this checkpoint's, whatever an
+        # earlier checkpoint of the process said for the same database
+        from er_expectations.engines.sql.batch import allow_copy, never_copy
 
+        if not self.temp_table:
             never_copy(self.url)
             return
+        allow_copy(self.url)
         sa = self.sa
         probe = sa.Table("er_temp_table_probe", sa.MetaData(), sa.Column("x", sa.Integer), prefixes=["TEMPORARY"])
         try:
