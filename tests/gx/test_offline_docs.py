@@ -42,9 +42,9 @@ from support.datadocs import (  # noqa: E402
     remote_refs,
 )
 
-from er_expectations.gx import data_docs  # noqa: E402
 from er_expectations.gx.actions import OfflineDataDocsAction  # noqa: E402
-from er_expectations.gx.data_docs import (  # noqa: E402
+from er_expectations.gx.docs import data_docs  # noqa: E402
+from er_expectations.gx.docs.data_docs import (  # noqa: E402
     CSP,
     NOTE_TEXT,
     configure_site,
@@ -104,7 +104,7 @@ def test_the_site_is_configured_with_our_view_renderer_and_index_builder(demo):
 
     config = read_yaml((demo["root"] / "gx" / "great_expectations.yml").read_text())
     site = config["data_docs_sites"]["local_site"]
-    module = "er_expectations.gx.data_docs"
+    module = "er_expectations.gx.docs.data_docs"
     assert site["site_index_builder"] == {"module_name": module, "class_name": "OfflineSiteIndexBuilder"}
     sections = site["site_section_builders"]
     for name in ("expectations", "validations", "profiling"):

@@ -3,7 +3,7 @@
 GX writes a site's pages with :class:`TupleFilesystemStoreBackend`, in place: a full disk or a
 file-size limit leaves a page cut short, which the index then links and no later run rebuilds.
 :class:`AtomicSiteStoreBackend` (the store of every site er-expectations configures,
-:func:`~er_expectations.gx.data_docs.site_config`) writes each page to a temporary file in the
+:func:`~er_expectations.gx.docs.data_docs.site_config`) writes each page to a temporary file in the
 same folder and renames it over the old one (:func:`~er_expectations.core.io.atomic_write`):
 a page is whole or absent, so the index never links a broken page and the next run builds the
 missing ones (issue 18, items 14 and 16).

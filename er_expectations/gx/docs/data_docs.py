@@ -20,7 +20,7 @@ er-expectations runner) writes offline pages directly; nothing is rewritten afte
   The index fields of each result file are cached in ``.er-index-cache.json`` in the site folder
   (valid while the file's modification time, size and inode are unchanged), so the index stays
   cheap as results pile up.
-* :mod:`er_expectations.gx.html_view` turns GX's ``string_template`` blocks into escaped HTML
+* :mod:`er_expectations.gx.docs.html_view` turns GX's ``string_template`` blocks into escaped HTML
   (the templates' ``string_template``, ``attrs`` and ``paragraphs`` filters).
 """
 
@@ -64,18 +64,18 @@ from er_expectations.core.charts import svg_cache
 from er_expectations.core.errors import InputError
 from er_expectations.core.io import atomic_write
 from er_expectations.core.severity import status_of
-from er_expectations.gx.chart_blocks import image_block
-from er_expectations.gx.glossary import terms_on
-from er_expectations.gx.html_view import (
+from er_expectations.gx.docs.chart_blocks import image_block
+from er_expectations.gx.docs.glossary import terms_on
+from er_expectations.gx.docs.html_view import (
     class_attrs,
     hashes,
     name_breaks,
     paragraphs,
     render_string_template,
 )
+from er_expectations.gx.docs.provenance_view import provenance_lines, publishable_meta
+from er_expectations.gx.docs.render import DIFF_SHOWN_UNDER, without_severity_badge
 from er_expectations.gx.outcome import check_statistics, field_of, outcome, status_and_severity
-from er_expectations.gx.provenance_view import provenance_lines, publishable_meta
-from er_expectations.gx.render import DIFF_SHOWN_UNDER, without_severity_badge
 
 __all__ = [
     "CSP",
@@ -129,7 +129,7 @@ def site_config(base: Mapping[str, Any] | None = None) -> dict[str, Any]:
     config.setdefault("class_name", "SiteBuilder")
     backend = config.setdefault("store_backend", {"base_directory": "uncommitted/data_docs/local_site/"})
     if backend.get("class_name", "TupleFilesystemStoreBackend") == "TupleFilesystemStoreBackend":  # atomic pages
-        backend.update(class_name="AtomicSiteStoreBackend", module_name="er_expectations.gx.site_store")
+        backend.update(class_name="AtomicSiteStoreBackend", module_name="er_expectations.gx.docs.site_store")
     config["show_how_to_buttons"] = False
     view = {"module_name": _MODULE, "class_name": "OfflinePageView"}
     sections = config.get("site_section_builders")
