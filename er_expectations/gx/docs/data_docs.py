@@ -99,6 +99,11 @@ __all__ = [
 ]
 
 _MODULE = __name__
+_STORE_MODULE = "er_expectations.gx.docs.site_store"
+#: Where the site's classes were in er-expectations 0.2.0 and earlier, which wrote these paths into
+#: each project's ``great_expectations.yml``. The modules there stay (they re-export the classes,
+#: so GX still builds such a site); :func:`configure_site` writes the current paths over them.
+_FORMER_MODULES = {"er_expectations.gx.data_docs": _MODULE, "er_expectations.gx.site_store": _STORE_MODULE}
 #: The header line shown at the top of every page.
 NOTE_TEXT = (
     "Offline edition: this page was written by er-expectations for offline reading "
@@ -125,11 +130,11 @@ def site_config(base: Mapping[str, Any] | None = None) -> dict[str, Any]:
     GX's filesystem store becomes :class:`~.site_store.AtomicSiteStoreBackend` (pages written atomically); every
     other key of ``base`` is kept; a new entry stores its pages in ``uncommitted/data_docs/local_site/``.
     """
-    config = copy.deepcopy(dict(base or {}))
+    config = _current_modules(copy.deepcopy(dict(base or {})))
     config.setdefault("class_name", "SiteBuilder")
     backend = config.setdefault("store_backend", {"base_directory": "uncommitted/data_docs/local_site/"})
     if backend.get("class_name", "TupleFilesystemStoreBackend") == "TupleFilesystemStoreBackend":  # atomic pages
-        backend.update(class_name="AtomicSiteStoreBackend", module_name="er_expectations.gx.docs.site_store")
+        backend.update(class_name="AtomicSiteStoreBackend", module_name=_STORE_MODULE)
     config["show_how_to_buttons"] = False
     view = {"module_name": _MODULE, "class_name": "OfflinePageView"}
     sections = config.get("site_section_builders")
@@ -154,7 +159,10 @@ def configure_site(context: Any, site_name: str = "local_site") -> bool:
 
     A site configured by GX (or by an older er-expectations) is updated in
     ``great_expectations.yml``; the caller should then rebuild the whole site, whose pages were
-    written by other views. A missing site is added with GX's default local folder.
+    written by other views. A missing site is added with GX's default local folder. A site that
+    names this package's classes by their former module paths (er-expectations 0.2.0 and earlier:
+    ``er_expectations.gx.data_docs``, ``er_expectations.gx.site_store``) is given the current
+    paths, and False is returned: the same classes wrote its pages.
     """
     sites = context.variables.data_docs_sites or {}
     current = sites.get(site_name)
@@ -163,9 +171,21 @@ def configure_site(context: Any, site_name: str = "local_site") -> bool:
         return False
     if current is None:
         context.add_data_docs_site(site_name=site_name, site_config=wanted)
-    else:
-        context.update_data_docs_site(site_name=site_name, site_config=wanted)
-    return True
+        return True
+    context.update_data_docs_site(site_name=site_name, site_config=wanted)
+    # a site that differed only by the former module paths has the same classes: its pages stay
+    return _current_modules(current) != wanted
+
+
+def _current_modules(value: Any) -> Any:
+    """``value`` (a site's configuration) with each former module path of this package's site
+    classes (``_FORMER_MODULES``) replaced by the current one; other values as they are."""
+    if isinstance(value, Mapping):
+        return {key: _FORMER_MODULES.get(item, item) if key == "module_name" and isinstance(item, str)
+                else _current_modules(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_current_modules(item) for item in value]
+    return value
 
 
 def local_site_dir(context: Any, site_name: str = "local_site") -> Path:
