@@ -100,9 +100,8 @@ __all__ = [
 
 _MODULE = __name__
 _STORE_MODULE = "er_expectations.gx.docs.site_store"
-#: Where the site's classes were in er-expectations 0.2.0 and earlier, which wrote these paths into
-#: each project's ``great_expectations.yml``. The modules there stay (they re-export the classes,
-#: so GX still builds such a site); :func:`configure_site` writes the current paths over them.
+#: The site's modules as er-expectations 0.2.0 and earlier named them in ``great_expectations.yml``
+#: (kept: they re-export the classes); :func:`configure_site` writes the current paths over them.
 _FORMER_MODULES = {"er_expectations.gx.data_docs": _MODULE, "er_expectations.gx.site_store": _STORE_MODULE}
 #: The header line shown at the top of every page.
 NOTE_TEXT = (
@@ -160,8 +159,7 @@ def configure_site(context: Any, site_name: str = "local_site") -> bool:
     A site configured by GX (or by an older er-expectations) is updated in
     ``great_expectations.yml``; the caller should then rebuild the whole site, whose pages were
     written by other views. A missing site is added with GX's default local folder. A site that
-    names this package's classes by their former module paths (er-expectations 0.2.0 and earlier:
-    ``er_expectations.gx.data_docs``, ``er_expectations.gx.site_store``) is given the current
+    names these classes by their former modules (0.2.0, ``_FORMER_MODULES``) gets the current
     paths, and False is returned: the same classes wrote its pages.
     """
     sites = context.variables.data_docs_sites or {}
@@ -178,8 +176,7 @@ def configure_site(context: Any, site_name: str = "local_site") -> bool:
 
 
 def _current_modules(value: Any) -> Any:
-    """``value`` (a site's configuration) with each former module path of this package's site
-    classes (``_FORMER_MODULES``) replaced by the current one; other values as they are."""
+    """``value`` (a site's configuration) with each module path of ``_FORMER_MODULES`` replaced."""
     if isinstance(value, Mapping):
         return {key: _FORMER_MODULES.get(item, item) if key == "module_name" and isinstance(item, str)
                 else _current_modules(item) for key, item in value.items()}
