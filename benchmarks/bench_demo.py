@@ -115,7 +115,7 @@ import json, sys, time, io
 from pathlib import Path
 import great_expectations as gx
 from great_expectations import expectations as gxe
-from er_expectations.gx.data_docs import build_site, configure_site
+from er_expectations.gx.docs.data_docs import build_site, configure_site
 
 tables, root = Path(sys.argv[1]), Path(sys.argv[2])
 columns = ["mention_id", "inventor_id", "full_name", "name_last", "name_first", "benchmark_id",

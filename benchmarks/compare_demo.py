@@ -7,7 +7,7 @@ a temporary project with the package of ``PATH`` (``PYTHONPATH``) and into anoth
 checkout's, then compares the two projects: the same files (paths with their run times
 masked), every text file's content with ids and times masked (UUIDs, GX run times, ISO
 timestamps, the project's folder; in the Data Docs index cache the file stamps and the hash of
-gx/data_docs.py), every other file byte for byte, except the release tables (Parquet: compared
+gx/docs/data_docs.py), every other file byte for byte, except the release tables (Parquet: compared
 as tables) and the SQLite history store (compared as rows of every table, ids and times masked).
 Exits 1 and lists the differences when there are any. A speed change must leave them at none.
 """
@@ -31,7 +31,7 @@ MASKS = [
     (re.compile(r"\d{8}T\d{6}\.\d{6}Z"), "<run-time>"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:?\d{2}|Z)?"), "<time>"),
     # the Data Docs index cache: each result file's stamp (mtime, size, inode) and the hash of the
-    # source of gx/data_docs.py that wrote it (a changed module redoes its rows, by design)
+    # source of gx/docs/data_docs.py that wrote it (a changed module redoes its rows, by design)
     (re.compile(r'"stamp": \[[0-9, ]*\]'), '"stamp": "<file stamp>"'),
     (re.compile(r'"version": "[0-9a-f]{12}"\}$'), '"version": "<data_docs.py>"}'),
     (re.compile(r"\b\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}(:\d{2})?( UTC)?"), "<time>"),

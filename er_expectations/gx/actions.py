@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from great_expectations.checkpoint.actions import ValidationAction
 
-from er_expectations.gx.data_docs import build_site, write_index
+from er_expectations.gx.docs.data_docs import build_site, write_index
 from er_expectations.gx.outcome import restate_statistics
 from er_expectations.gx.owner import ContextBound, bound_context_attr
 

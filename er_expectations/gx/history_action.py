@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from great_expectations.checkpoint.actions import ValidationAction
 
 from er_expectations.core.severity import status_of
+from er_expectations.gx.docs.provenance_view import PROVENANCE_KEY
 from er_expectations.gx.outcome import check_id
 from er_expectations.gx.outcome import outcome as read_outcome
-from er_expectations.gx.provenance_view import PROVENANCE_KEY
 from er_expectations.history.store import (
     CHECK_ID_KWARG,
     HistoryError,

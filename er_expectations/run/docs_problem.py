@@ -1,7 +1,7 @@
 """A Data Docs build that could not write every page (issue 18, items 14 and 16): one message
 that names the folder, the cause and the fix, and says what is kept.
 
-The pages are written atomically (:mod:`er_expectations.gx.site_store`), so a page is whole or
+The pages are written atomically (:mod:`er_expectations.gx.docs.site_store`), so a page is whole or
 absent; the validation results and the history were written before the build and stay. The
 next run builds the pages that are missing (``results_without_pages``).
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from er_expectations.core.errors import InputError
-from er_expectations.gx.site_store import SiteWriteFailure
+from er_expectations.gx.docs.site_store import SiteWriteFailure
 
 __all__ = ["DataDocsError", "docs_failure_message"]
 

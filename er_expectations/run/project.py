@@ -519,7 +519,7 @@ class Project:
         memory and in the stored result, so that its Data Docs page and every later reading of it
         say what was read, by what and when; GX's batch description in it names files relative to
         the project (no absolute local path in a stored result)."""
-        from er_expectations.gx.provenance_view import publishable_meta
+        from er_expectations.gx.docs.provenance_view import publishable_meta
         from er_expectations.run.provenance import PROVENANCE_KEY
 
         # GX's batch spec names the release table by its absolute path: stored relative to the project
@@ -551,7 +551,7 @@ class Project:
 
         roots = [self.prepared.checkpoint.project_dir / "gx"]
         if site is not None:
-            from er_expectations.gx.data_docs import local_site_dir
+            from er_expectations.gx.docs.data_docs import local_site_dir
 
             with contextlib.suppress(LookupError):  # a site not on the local file system
                 roots.append(Path(local_site_dir(self.ctx, site)))
@@ -576,7 +576,7 @@ class Project:
         site = self.prepared.site_name
         if site is None:
             return
-        from er_expectations.gx.data_docs import local_site_dir
+        from er_expectations.gx.docs.data_docs import local_site_dir
 
         try:
             folder = Path(local_site_dir(self.ctx, site))
@@ -587,8 +587,8 @@ class Project:
     def build_docs(self, site: str, results: list[Any], pending: Mapping[str, Any] | None = None) -> Path:
         """One Data Docs build for the run's ``results`` (``pending``: charts drawn elsewhere, by
         cache key); returns the index page."""
-        from er_expectations.gx.data_docs import build_site, local_site_dir
-        from er_expectations.gx.site_store import SiteWriteFailure, site_write_failures
+        from er_expectations.gx.docs.data_docs import build_site, local_site_dir
+        from er_expectations.gx.docs.site_store import SiteWriteFailure, site_write_failures
         from er_expectations.run.docs_problem import DataDocsError, docs_failure_message
 
         with site_write_failures() as failures:

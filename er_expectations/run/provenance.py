@@ -33,7 +33,7 @@ from typing import Any
 
 from er_expectations.core.revision import code_revision
 from er_expectations.core.version import __version__
-from er_expectations.gx.provenance_view import PROVENANCE_KEY
+from er_expectations.gx.docs.provenance_view import PROVENANCE_KEY
 
 __all__ = ["PROVENANCE_KEY", "file_fact", "release_provenance", "run_provenance"]
 

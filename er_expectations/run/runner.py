@@ -308,7 +308,7 @@ def _chart_prewarm(project: Project, prepared: PreparedRun) -> Any:
     (None without Data Docs)."""
     if prepared.site_name is None:
         return None
-    from er_expectations.gx.chart_prewarm import ChartPrewarm
+    from er_expectations.gx.docs.chart_prewarm import ChartPrewarm
 
     return ChartPrewarm(project.ctx)
 
@@ -372,7 +372,7 @@ def _validate_releases(project: Project, prepared: PreparedRun, selected: Sequen
                        out: TextIO, parameters: Mapping[str, Any], charts: Any = None) -> dict[Any, str]:
     """(d) Validate each release under a progress bar and record it in the history right after
     (one transaction); returns each GX result identifier's release label. ``charts`` (a
-    :class:`~er_expectations.gx.chart_prewarm.ChartPrewarm`) starts drawing the charts of each
+    :class:`~er_expectations.gx.docs.chart_prewarm.ChartPrewarm`) starts drawing the charts of each
     release's pages."""
     from great_expectations.core.run_identifier import RunIdentifier
     from tqdm.auto import tqdm

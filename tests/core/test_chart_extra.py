@@ -53,8 +53,8 @@ def test_a_worker_without_vl_convert_answers_every_chart_with_an_error(hidden):
 
 def test_the_page_block_is_a_note_and_the_prewarm_starts_no_worker(hidden):
     pytest.importorskip("great_expectations")
-    from er_expectations.gx.chart_blocks import MISSING_NOTE, drawn_chart
-    from er_expectations.gx.chart_prewarm import ChartPrewarm
+    from er_expectations.gx.docs.chart_blocks import MISSING_NOTE, drawn_chart
+    from er_expectations.gx.docs.chart_prewarm import ChartPrewarm
 
     block = drawn_chart(SPEC, alt="<b>x</b>").to_json_dict()
     assert block["er_chart_missing"] == {"note": MISSING_NOTE, "alt": "<b>x</b>"}

@@ -1,4 +1,4 @@
-"""The charts of a run's Data Docs drawn ahead by worker processes (gx/chart_prewarm.py).
+"""The charts of a run's Data Docs drawn ahead by worker processes (gx/docs/chart_prewarm.py).
 
 The same run, with the workers, without them, and with workers that fail, must write the same
 chart images in every page and the same chart cache; the specifications the prewarm computes
@@ -19,7 +19,7 @@ import pytest
 
 import er_expectations.gx  # noqa: F401  (registers the expectations)
 from er_expectations.core import chart_pool, charts
-from er_expectations.gx import chart_prewarm
+from er_expectations.gx.docs import chart_prewarm
 from er_expectations.run import runner
 from er_expectations.run.runner import run_checkpoint
 

@@ -12,13 +12,13 @@ from support.chromium import visible_text
 from support.paths import REPO
 from support.toyproject import make_toy
 
-from er_expectations.gx.glossary import GLOSSARY, glossary_markdown, terms_on
+from er_expectations.gx.docs.glossary import GLOSSARY, glossary_markdown, terms_on
 from er_expectations.run.runner import run_checkpoint
 
 
 def test_the_docs_glossary_is_the_pages_glossary_and_in_the_nav():
     assert (REPO / "docs" / "glossary.md").read_text(encoding="utf-8") == glossary_markdown(), (
-        "regenerate docs/glossary.md with er_expectations.gx.glossary.glossary_markdown()")
+        "regenerate docs/glossary.md with er_expectations.gx.docs.glossary.glossary_markdown()")
     assert "glossary.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     assert "(glossary.md)" in (REPO / "docs" / "reading-the-reports.md").read_text(encoding="utf-8")
     anchors = [t.anchor for t in GLOSSARY]

@@ -21,12 +21,12 @@ import er_expectations
 
 #: (our class, the hook, the GX class that defines it)
 HOOKS = [
-    ("gx.data_docs.SeverityTableRenderer", "_get_content_block_fn", "ValidationResultsTableContentBlockRenderer"),
-    ("gx.data_docs.SeverityValidationResultsPageRenderer", "_render_validation_statistics",
+    ("gx.docs.data_docs.SeverityTableRenderer", "_get_content_block_fn", "ValidationResultsTableContentBlockRenderer"),
+    ("gx.docs.data_docs.SeverityValidationResultsPageRenderer", "_render_validation_statistics",
      "ValidationResultsPageRenderer"),
-    ("gx.data_docs.SeverityValidationResultsPageRenderer", "_render_validation_header",
+    ("gx.docs.data_docs.SeverityValidationResultsPageRenderer", "_render_validation_header",
      "ValidationResultsPageRenderer"),
-    ("gx.data_docs.DescribedSuitePageRenderer", "_render_expectation_suite_info", "ExpectationSuitePageRenderer"),
+    ("gx.docs.data_docs.DescribedSuitePageRenderer", "_render_expectation_suite_info", "ExpectationSuitePageRenderer"),
     ("gx.expectations.base.ERExpectation", "_prescriptive_template", "Expectation"),
     ("gx.expectations.base.ERExpectation", "_prescriptive_renderer", "Expectation"),
     ("gx.expectations.base.ERExpectation", "_diagnostic_observed_value_renderer", "Expectation"),
@@ -34,7 +34,7 @@ HOOKS = [
     ("gx.expectations.summary._ClusteringStatisticExpectation", "_validate", "Expectation"),
     ("gx.metrics.release.DependentMetric", "_get_evaluation_dependencies", "MetricProvider"),
     ("gx.metrics.labels.LabelChecksMetric", "_get_evaluation_dependencies", "MetricProvider"),
-    ("gx.site_store.AtomicSiteStoreBackend", "_set", "TupleFilesystemStoreBackend"),
+    ("gx.docs.site_store.AtomicSiteStoreBackend", "_set", "TupleFilesystemStoreBackend"),
     ("run.alerts.actions.ErSlackAction", "_send_slack_notification", "SlackNotificationAction"),
     ("run.alerts.actions.ErTeamsAction", "_send_microsoft_teams_notifications", "MicrosoftTeamsNotificationAction"),
     ("run.alerts.actions.ErEmailAction", "_send_email", "EmailAction"),

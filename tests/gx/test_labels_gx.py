@@ -451,7 +451,7 @@ def test_the_failing_draw_table_renders_hostile_text_as_text():
     from support.chromium import page_problems, visible_text
     from support.datadocs import PAYLOADS, parse_fetches, remote_refs
 
-    from er_expectations.gx import data_docs
+    from er_expectations.gx.docs import data_docs
 
     cls = LABEL_EXPECTATIONS[4]
     exp = cls(**COLUMNS, notes=["safe note"])

@@ -9,6 +9,7 @@ checkpoint runs (one passing, one failing under a hostile run name) through a ch
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 import shutil
@@ -42,9 +43,9 @@ from support.datadocs import (  # noqa: E402
     remote_refs,
 )
 
-from er_expectations.gx import data_docs  # noqa: E402
 from er_expectations.gx.actions import OfflineDataDocsAction  # noqa: E402
-from er_expectations.gx.data_docs import (  # noqa: E402
+from er_expectations.gx.docs import data_docs  # noqa: E402
+from er_expectations.gx.docs.data_docs import (  # noqa: E402
     CSP,
     NOTE_TEXT,
     configure_site,
@@ -104,13 +105,15 @@ def test_the_site_is_configured_with_our_view_renderer_and_index_builder(demo):
 
     config = read_yaml((demo["root"] / "gx" / "great_expectations.yml").read_text())
     site = config["data_docs_sites"]["local_site"]
-    module = "er_expectations.gx.data_docs"
+    module = "er_expectations.gx.docs.data_docs"
     assert site["site_index_builder"] == {"module_name": module, "class_name": "OfflineSiteIndexBuilder"}
     sections = site["site_section_builders"]
     for name in ("expectations", "validations", "profiling"):
         assert sections[name]["view"] == {"module_name": module, "class_name": "OfflinePageView"}
     assert sections["validations"]["renderer"]["class_name"] == "SeverityValidationResultsPageRenderer"
-    assert site["store_backend"]["base_directory"] == "uncommitted/data_docs/local_site/"
+    assert site["store_backend"] == {"class_name": "AtomicSiteStoreBackend",
+                                     "module_name": "er_expectations.gx.docs.site_store",
+                                     "base_directory": "uncommitted/data_docs/local_site/"}
     assert configure_site(demo["ctx"]) is False  # already ours: nothing to change
 
 
@@ -299,6 +302,60 @@ def test_an_old_kind_site_is_reconfigured_and_rebuilt_once(demo, tmp_path):
         text = page.read_text(encoding="utf-8")
         assert remote_refs(text) == ([], 0), page
         assert "Content-Security-Policy" in text, page
+    assert action.run(checkpoint_result=None)["rebuilt"] is False
+
+
+#: The module paths er-expectations 0.2.0 and earlier wrote into great_expectations.yml (the site's
+#: classes moved into er_expectations.gx.docs after 0.2.0; the modules at these paths stay).
+FORMER_MODULES = {"er_expectations.gx.docs.data_docs": "er_expectations.gx.data_docs",
+                  "er_expectations.gx.docs.site_store": "er_expectations.gx.site_store"}
+
+
+def _module_names(value) -> list[str]:
+    if isinstance(value, dict):
+        return [v for k, v in value.items() if k == "module_name"] + \
+            [n for v in value.values() for n in _module_names(v)]
+    return []
+
+
+def test_a_site_configured_by_0_2_0_builds_through_the_former_module_paths(demo, tmp_path):
+    """A project written by er-expectations 0.2.0 names the site's classes by their former module
+    paths: GX loads them there (its own loader, its own build) and writes the same pages; the next
+    configure_site (every run, the action) writes the current paths without rebuilding the site."""
+    from great_expectations.data_context.util import instantiate_class_from_config
+    from great_expectations.util import load_class
+
+    from er_expectations.config.yamlnodes import read_yaml
+    from er_expectations.gx.docs import site_store
+
+    root = tmp_path / "copy"
+    shutil.copytree(demo["root"], root)
+    config_file = root / "gx" / "great_expectations.yml"
+    current = read_yaml(config_file.read_text(encoding="utf-8"))["data_docs_sites"]["local_site"]
+    assert set(_module_names(current)) == set(FORMER_MODULES)
+    former = copy.deepcopy(current)
+    for config in [former["store_backend"], former["site_index_builder"],
+                   *(part for section in former["site_section_builders"].values() for part in section.values())]:
+        module = config["module_name"]
+        config["module_name"] = FORMER_MODULES[module]
+        assert load_class(config["class_name"], config["module_name"]) is load_class(config["class_name"], module)
+    assert set(_module_names(former)) == set(FORMER_MODULES.values())
+    _write_test_site_config(root, former)
+
+    ctx = gx.get_context(project_root_dir=root)
+    site = local_site_dir(ctx)
+    pages = {path: text for path, text in _snapshot(site).items() if path.endswith(".html")}
+    shutil.rmtree(site)
+    ctx.build_data_docs()  # GX alone, through the paths of great_expectations.yml
+    assert {path: text for path, text in _snapshot(site).items() if path.endswith(".html")} == pages
+    backend = instantiate_class_from_config(former["store_backend"], {"root_directory": str(root / "gx")})
+    assert type(backend) is site_store.AtomicSiteStoreBackend
+
+    assert configure_site(ctx) is False  # the same classes wrote the pages: nothing to rebuild
+    written = read_yaml(config_file.read_text(encoding="utf-8"))["data_docs_sites"]["local_site"]
+    assert written == current
+    action = OfflineDataDocsAction(name="offline")
+    action.bind(gx.get_context(project_root_dir=root))
     assert action.run(checkpoint_result=None)["rebuilt"] is False
 
 

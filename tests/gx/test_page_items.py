@@ -10,9 +10,13 @@ import pytest
 from great_expectations.core import ExpectationSuite
 
 from er_expectations.core.text import fmt_p
-from er_expectations.gx.data_docs import DescribedSuitePageRenderer, OfflinePageView, _diff_once
-from er_expectations.gx.html_view import name_breaks
-from er_expectations.gx.render import DIFF_SHOWN_UNDER
+from er_expectations.gx.docs.data_docs import (
+    DescribedSuitePageRenderer,
+    OfflinePageView,
+    _diff_once,
+)
+from er_expectations.gx.docs.html_view import name_breaks
+from er_expectations.gx.docs.render import DIFF_SHOWN_UNDER
 from er_expectations.history.chart import series_spec
 
 

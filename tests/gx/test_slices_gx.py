@@ -20,7 +20,7 @@ from support.gxtools import validate, validate_frame
 import er_expectations as erx
 import er_expectations.gx  # noqa: F401
 from er_expectations.gx.actions import OfflineDataDocsAction
-from er_expectations.gx.data_docs import local_site_dir
+from er_expectations.gx.docs.data_docs import local_site_dir
 from er_expectations.gx.expectations import ExpectNoErrorSliceAbove
 
 

@@ -1,7 +1,7 @@
 """A Data Docs build that fails half-way (issue 18, items 14 and 16): a full disk or a file-size
 limit while the pages are written, after the results and the history are.
 
-Every page is written atomically (``gx/site_store.py``): no page is left cut short, the index
+Every page is written atomically (``gx/docs/site_store.py``): no page is left cut short, the index
 links only whole pages, and the next run builds the missing ones. The run says once which
 folder could not be written and the fix, that the results and the history are kept, exits 8
 when the releases passed (1 when one failed), and GX's tracebacks stay off the terminal.
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from support.toyproject import CHECKPOINT, make_toy
 
-import er_expectations.gx.site_store as site_store
+import er_expectations.gx.docs.site_store as site_store
 from er_expectations.cli.common import EXIT_DOCS, EXIT_FAILED, EXIT_OK
 from er_expectations.cli.main import main
 from er_expectations.history.store import HistoryStore, default_url

@@ -100,7 +100,7 @@ def test_the_page_shows_provenance_and_the_set_aside_benchmark(toy_run):
 
 
 def test_a_result_without_provenance_says_so():
-    from er_expectations.gx.provenance_view import provenance_lines
+    from er_expectations.gx.docs.provenance_view import provenance_lines
 
     lines = dict(provenance_lines({}, []))
     assert "not recorded" in lines["Provenance"]
@@ -222,8 +222,11 @@ def test_a_natively_rendered_page_shows_no_absolute_batch_path(tmp_path):
     with the file inside the project relative to it and any other by its name; the result is unchanged."""
     from great_expectations.core import ExpectationSuiteValidationResult
 
-    from er_expectations.gx.data_docs import OfflinePageView, SeverityValidationResultsPageRenderer
-    from er_expectations.gx.provenance_view import publishable_meta
+    from er_expectations.gx.docs.data_docs import (
+        OfflinePageView,
+        SeverityValidationResultsPageRenderer,
+    )
+    from er_expectations.gx.docs.provenance_view import publishable_meta
 
     class Context:
         root_directory = str(tmp_path / "project" / "gx")

@@ -20,7 +20,7 @@ from great_expectations.core.run_identifier import RunIdentifier
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 from er_expectations.gx.actions import OfflineDataDocsAction
-from er_expectations.gx.data_docs import local_site_dir
+from er_expectations.gx.docs.data_docs import local_site_dir
 
 HOSTILE = "<script>alert(1)</script>"
 # Run names become folder names, so GX forbids "/" in them: this one has no slash but is live HTML.

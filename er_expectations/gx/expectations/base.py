@@ -49,6 +49,13 @@ from great_expectations.validator.validator import ValidationDependencies
 from er_expectations.core.severity import severity_of
 from er_expectations.core.text import fmt_threshold, range_phrase, short_name
 from er_expectations.engines.registry import ENGINES
+from er_expectations.gx.docs.render import (
+    config_of,
+    result_details,
+    string_block,
+    table_block,
+    with_severity,
+)
 from er_expectations.gx.expectations.params import (  # ParameterError, Threshold and threshold are re-exported for the subclasses
     ParameterError,
     Threshold,
@@ -57,13 +64,6 @@ from er_expectations.gx.expectations.params import (  # ParameterError, Threshol
     threshold,
 )
 from er_expectations.gx.metrics.release import UNSUPPORTED_ENGINE
-from er_expectations.gx.render import (
-    config_of,
-    result_details,
-    string_block,
-    table_block,
-    with_severity,
-)
 
 __all__ = [
     "ON_SKIP",

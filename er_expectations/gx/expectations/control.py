@@ -24,10 +24,7 @@ from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.text import fmt_number, format_number
-from er_expectations.gx.expectations.base import SkippableExpectation, json_number
-from er_expectations.gx.expectations.params import ParameterError
-from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
-from er_expectations.gx.history_view import (
+from er_expectations.gx.docs.history_view import (
     as_number,
     chart_spec,
     chart_thresholds,
@@ -36,8 +33,11 @@ from er_expectations.gx.history_view import (
     own_series,
     series_rows,
 )
+from er_expectations.gx.docs.render import result_details
+from er_expectations.gx.expectations.base import SkippableExpectation, json_number
+from er_expectations.gx.expectations.params import ParameterError
+from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
 from er_expectations.gx.metrics.release import CLUSTERING_TABLE, SUMMARY_STATISTIC, TABLE_KEYS
-from er_expectations.gx.render import result_details
 from er_expectations.stats import SUMMARY_STATISTICS
 
 __all__ = ["CONTROL_STATISTICS", "ExpectStatisticWithinControlLimits", "control_limits"]

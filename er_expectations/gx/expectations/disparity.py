@@ -30,7 +30,8 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from er_expectations.core.errors import InputError
 from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import fmt_level, fmt_number, fmt_p
-from er_expectations.gx.chart_blocks import drawn_chart
+from er_expectations.gx.docs.chart_blocks import drawn_chart
+from er_expectations.gx.docs.render import result_details, string_block, table_block
 from er_expectations.gx.expectations.base import json_number
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
@@ -56,7 +57,6 @@ from er_expectations.gx.metrics.release import (
     SAMPLE_KEYS,
     DependentMetric,
 )
-from er_expectations.gx.render import result_details, string_block, table_block
 from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, METRICS
 from er_expectations.stats.decision import decide
 from er_expectations.stats.subgroups import (

@@ -36,6 +36,21 @@ from er_expectations.analysis.baseline_columns import (
 )
 from er_expectations.analysis.drift import AGREEMENT_METRICS, DRIFT_STATISTICS, diff_of
 from er_expectations.core.text import fmt_level, fmt_number, format_number
+from er_expectations.gx.docs.history_view import (
+    CHART_RELEASES,
+    chart_format,
+    chart_spec,
+    chart_thresholds,
+    history_chart_blocks,
+    own_series,
+    series_rows,
+)
+from er_expectations.gx.docs.render import (
+    DIFF_SHOWN_UNDER,
+    result_details,
+    string_block,
+    table_block,
+)
 from er_expectations.gx.expectations.base import (
     BoundedExpectation,
     ParameterError,
@@ -62,15 +77,6 @@ from er_expectations.gx.expectations.intervals import (
     n_boot_field,
 )
 from er_expectations.gx.expectations.summary import ChosenStatisticWithOrder, parse_q
-from er_expectations.gx.history_view import (
-    CHART_RELEASES,
-    chart_format,
-    chart_spec,
-    chart_thresholds,
-    history_chart_blocks,
-    own_series,
-    series_rows,
-)
 from er_expectations.gx.metrics import drift as _drift_metrics  # noqa: F401  (registers the drift metrics)
 from er_expectations.gx.metrics.drift import (
     ESTIMATE_CHANGE,
@@ -79,7 +85,6 @@ from er_expectations.gx.metrics.drift import (
     STATISTIC_CHANGE,
 )
 from er_expectations.gx.metrics.release import SAMPLE_KEYS
-from er_expectations.gx.render import DIFF_SHOWN_UNDER, result_details, string_block, table_block
 from er_expectations.stats import METRICS
 from er_expectations.stats.decision import decide
 
@@ -245,7 +250,7 @@ class _DriftExpectation(SkippableExpectation):
         if diff and result is not None and not result.success:
             blocks.extend(diff_blocks(diff))
         elif details.get(DIFF_SHOWN_UNDER) and result is not None and not result.success:
-            # the same release diff as a check above on this page (gx.data_docs): said once
+            # the same release diff as a check above on this page (gx.docs.data_docs): said once
             blocks.append(string_block("Release diff: the same as under $check above.",
                                        {"check": details[DIFF_SHOWN_UNDER]}, tag="div"))
         return blocks or None

@@ -22,7 +22,8 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from er_expectations.core.hints import did_you_mean
 from er_expectations.core.text import fmt_level, fmt_number, observed_estimate
-from er_expectations.gx.error_audit_view import audit_blocks, rates_spec
+from er_expectations.gx.docs.error_audit_view import audit_blocks, rates_spec
+from er_expectations.gx.docs.render import result_details
 from er_expectations.gx.expectations.base import PANDAS_ONLY, json_number
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
@@ -42,7 +43,6 @@ from er_expectations.gx.expectations.intervals import (
 )
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.metrics.error_audit import ERROR_AUDIT, encode_known_tags
-from er_expectations.gx.render import result_details
 from er_expectations.stats.decision import decide
 from er_expectations.stats.error_audit import AUDIT_CI_METHOD, SHARE_LABELS, SHARES
 

@@ -35,9 +35,9 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 
 from er_expectations.analysis.labelqc import SCORERS
 from er_expectations.analysis.labels import RULES
+from er_expectations.gx.docs.render import result_details, table_block
 from er_expectations.gx.expectations.base import ERExpectation, ParameterError, result_level
 from er_expectations.gx.metrics.labels import LABEL_CHECK_KEYS, LABEL_CHECKS
-from er_expectations.gx.render import result_details, table_block
 
 __all__ = [
     "LABEL_EXPECTATIONS",

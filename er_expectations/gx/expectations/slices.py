@@ -30,6 +30,7 @@ from great_expectations.render.renderer.renderer import renderer
 from great_expectations.validator.metric_configuration import MetricConfiguration
 
 from er_expectations.core.text import fmt_level, fmt_number, fmt_p
+from er_expectations.gx.docs.render import result_details, string_block, table_block
 from er_expectations.gx.expectations.base import json_number
 from er_expectations.gx.expectations.decisions import (
     DECISION_RULES,
@@ -41,7 +42,6 @@ from er_expectations.gx.expectations.estimated import SampledExpectation, design
 from er_expectations.gx.expectations.params import ParameterError
 from er_expectations.gx.metrics import slices as _slice_metrics  # noqa: F401  (registers er.slice_search)
 from er_expectations.gx.metrics.slices import SLICE_SEARCH, encode_columns
-from er_expectations.gx.render import result_details, string_block, table_block
 from er_expectations.stats.decision import decide
 from er_expectations.stats.slices import CLUSTER_METRICS, UNITS
 from er_expectations.stats.subgroups import DEFAULT_MIN_DRAWS

@@ -235,7 +235,7 @@ def _json_safe(value: Any) -> Any:
 
 
 def _observed_text(evr: Any) -> str:
-    from er_expectations.gx.render import result_details
+    from er_expectations.gx.docs.render import result_details
 
     text = result_details(evr).get("observed_text")
     if text:
@@ -252,8 +252,8 @@ def expected_sentence(config: Any) -> str:
     """What the check requires, as the expectation's Data Docs sentence says it (plain text)."""
     from great_expectations.expectations.registry import get_expectation_impl
 
-    from er_expectations.gx.data_docs import plain_text
-    from er_expectations.gx.render import without_severity_badge
+    from er_expectations.gx.docs.data_docs import plain_text
+    from er_expectations.gx.docs.render import without_severity_badge
 
     try:
         impl = get_expectation_impl(config.type)

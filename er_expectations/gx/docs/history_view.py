@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from er_expectations.gx.chart_blocks import drawn_chart
+from er_expectations.gx.docs.chart_blocks import drawn_chart
 from er_expectations.gx.outcome import check_id
 from er_expectations.history import HistoryError
 from er_expectations.history.store import CHECK_ID_KWARG, identifying_kwargs
@@ -125,7 +125,7 @@ def chart_block(rows: list[dict[str, Any]] | None, *, title: str, y_title: str,
                 thresholds: Sequence[float] = (), y_format: str | None = None) -> Any:
     """A Data Docs block with the series drawn as an SVG image, or None (fewer than 2 values,
     or the chart cannot be made): the page then shows the numbers only. Without the charts
-    extra, the note of a chart not drawn (:func:`~er_expectations.gx.chart_blocks.drawn_chart`)."""
+    extra, the note of a chart not drawn (:func:`~er_expectations.gx.docs.chart_blocks.drawn_chart`)."""
 
     try:
         spec = chart_spec(rows, title=title, y_title=y_title, thresholds=thresholds, y_format=y_format)

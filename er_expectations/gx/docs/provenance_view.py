@@ -73,7 +73,7 @@ def _size(n: Any) -> str:
 
 def _file(fact: Mapping[str, Any]) -> str:
     """``path (12.3 MB, SHA-256 <64 hex digits>)``: the full hash (the page shows it shortened,
-    :func:`~er_expectations.gx.html_view.hashes`); a source of a database or Spark by its table or query."""
+    :func:`~er_expectations.gx.docs.html_view.hashes`); a source of a database or Spark by its table or query."""
     if "path" in fact and ("sha256" in fact or "error" in fact):
         if fact.get("error"):
             return f"{fact['path']} (not hashed: {fact['error']})"

@@ -23,7 +23,7 @@ from great_expectations.expectations.registry import get_expectation_impl
 from er_expectations.core.chart_extra import charts_available
 from er_expectations.core.chart_pool import ChartPool
 from er_expectations.core.charts import SvgCache
-from er_expectations.gx.data_docs import chart_cache_file
+from er_expectations.gx.docs.data_docs import chart_cache_file
 
 __all__ = ["ChartPrewarm", "result_chart_specs"]
 
@@ -55,7 +55,7 @@ class ChartPrewarm:
     """Charts of validation results drawn ahead of a Data Docs build of ``context``.
 
     :meth:`add` takes the results of a release as they come; :attr:`pending` maps each chart's
-    cache key to the future of its SVG (for :func:`~er_expectations.gx.data_docs.build_site`);
+    cache key to the future of its SVG (for :func:`~er_expectations.gx.docs.data_docs.build_site`);
     :meth:`close` ends the workers. Charts the project's chart cache already holds (a rerun)
     are not drawn again, and no worker starts when there is nothing to draw, nor without the
     charts extra (the pages then note each chart instead).

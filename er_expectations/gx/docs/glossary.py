@@ -134,7 +134,7 @@ def glossary_markdown(glossary: Iterable[Term] = GLOSSARY) -> str:
              "page read without this site still explains itself. The formulas are in [SPEC.md](SPEC.md); how",
              "to read a page is in [Reading the reports](reading-the-reports.md).",
              "",
-             "<!-- written by er_expectations.gx.glossary.glossary_markdown(); a test keeps them equal -->", ""]
+             "<!-- written by er_expectations.gx.docs.glossary.glossary_markdown(); a test keeps them equal -->", ""]
     for term in glossary:
         lines += [f"## {term.name} {{#{term.anchor}}}", "", term.definition
                   + (f" (SPEC {term.spec})" if term.spec else ""), ""]

@@ -28,7 +28,7 @@ _SVG_URI = re.compile(r"data:image/svg\+xml;base64,[A-Za-z0-9+/]+=*")
 
 class _ChartText(RenderedComponentContent):
     """A GX ``text`` block (its ``text`` is what GX's own views show) with extra fields that the
-    offline view of :mod:`er_expectations.gx.data_docs` draws instead."""
+    offline view of :mod:`er_expectations.gx.docs.data_docs` draws instead."""
 
     def __init__(self, text: str, **fields: Any) -> None:
         super().__init__(content_block_type="text")

@@ -13,8 +13,8 @@ from typing import Any
 
 from er_expectations.core.charts import vega_lite
 from er_expectations.core.text import fmt_level, fmt_number
-from er_expectations.gx.chart_blocks import drawn_chart
-from er_expectations.gx.render import string_block, table_block
+from er_expectations.gx.docs.chart_blocks import drawn_chart
+from er_expectations.gx.docs.render import string_block, table_block
 
 __all__ = ["audit_blocks", "rates_spec"]
 

@@ -6,7 +6,7 @@ markup: :func:`render_string_template` escapes the template text and every param
 keeps element names from a fixed list, classes that look like classes, ``title``/``role``/
 ``aria-*`` attributes and relative links only, and rebuilds GX's two "trusted HTML"
 parameters (the status icon, a ``<pre>`` JSON block) from their text. These are the Jinja
-filters of :mod:`er_expectations.gx.data_docs`' templates (``string_template``, ``attrs``,
+filters of :mod:`er_expectations.gx.docs.data_docs`' templates (``string_template``, ``attrs``,
 ``paragraphs``).
 """
 
