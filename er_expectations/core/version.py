@@ -1,3 +1,3 @@
 """The version of er-expectations, declared once (pyproject.toml reads it from here)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
