@@ -316,8 +316,12 @@ def open_project(project_dir: Path, *, out: TextIO | None = None) -> Any:
     if not gx_dir.exists():
         staging = Path(tempfile.mkdtemp(prefix=".er-new-project-", dir=project_dir))
         try:
-            gx.get_context(mode="file", project_root_dir=str(staging))
+            fresh = gx.get_context(mode="file", project_root_dir=str(staging))
+            # registered and copied before it appears: the first open writes nothing, and a run
+            # killed while GX later rewrites the configuration always finds a copy to restore
+            register_plugin(fresh)
             mark_created(project_dir)  # before the project appears: never one of ours unmarked
+            atomic_write(backup, (staging / "gx" / "great_expectations.yml").read_bytes())
             os.rename(staging / "gx", gx_dir)
         finally:
             shutil.rmtree(staging, ignore_errors=True)

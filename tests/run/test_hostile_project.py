@@ -115,6 +115,41 @@ def test_an_empty_config_is_restored(opened):
     assert config.read_text(encoding="utf-8") == good
 
 
+def test_gx_never_rewrites_a_new_projects_configuration_before_its_copy_exists(tmp_path, monkeypatch):
+    """GX rewrites great_expectations.yml in place (not atomically). A new project's first open
+    used to register the plugin in it before any copy existed, so a run killed in that write left
+    a configuration nothing could restore (exit 2, "repair the file, or delete the folder"; seen
+    in CI). Now the project is registered and copied before it appears: every write GX makes to
+    the project's configuration finds the copy there."""
+    from great_expectations.data_context.data_context.file_data_context import FileDataContext
+    from great_expectations.data_context.store.inline_store_backend import InlineStoreBackend
+
+    from er_expectations.run.project import CONFIG_BACKUP, open_project
+
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "gx" / "great_expectations.yml"
+    writes = []
+
+    def watch(cls, name, context_of):  # GX's two writers of great_expectations.yml
+        unwatched = getattr(cls, name)
+
+        def watched(self):
+            context = context_of(self)
+            if Path(context.root_directory) / context.GX_YML == config:
+                writes.append((name, (project / CONFIG_BACKUP).is_file()))
+            return unwatched(self)
+
+        monkeypatch.setattr(cls, name, watched)
+
+    watch(FileDataContext, "_save_project_config", lambda self: self)
+    watch(InlineStoreBackend, "_save_changes", lambda self: self._data_context)
+    context = open_project(project)
+    context.data_sources.add_pandas("a_datasource")  # a later rewrite, as a run makes
+    assert writes and all(copied for _, copied in writes), writes  # the first came before the copy
+    assert (project / CONFIG_BACKUP).is_file()
+
+
 def test_only_the_runs_own_staging_folders_are_removed(tmp_path):
     from er_expectations.run.project import open_project
 
