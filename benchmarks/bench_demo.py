@@ -188,14 +188,14 @@ print(json.dumps({"charts": len(specs), "wall_s": min(walls), "cpu_s": min(cpus)
 def gx_floor(tables: Path) -> dict:
     root = Path(tempfile.mkdtemp(prefix="bench-demo-gx-"))
     try:
-        _, _, out = _child(["-c", GX_FLOOR, str(tables), str(root)])
+        _, _, out = _child(["-c", GX_FLOOR, str(tables), str(root)], pythonpath=str(ROOT))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return _last_json(out)
 
 
 def chart_floor(checkpoint: Path) -> dict:
-    _, _, out = _child(["-c", CHARTS, str(checkpoint)])
+    _, _, out = _child(["-c", CHARTS, str(checkpoint)], pythonpath=str(ROOT))
     return _last_json(out)
 
 
@@ -240,9 +240,11 @@ def main() -> None:
     suffix = dt.date.today().isoformat() + (f"-{args.tag}" if args.tag else "")
     args.out = args.out or RESULTS / f"demo-{suffix}.json"
 
-    variants = {"after": None}
+    # this checkout's package, not the one installed in the venv (an editable install may point at
+    # another checkout)
+    variants = {"after": str(ROOT)}
     if args.before:
-        variants = {"before": str(Path(args.before).resolve()), "after": None}
+        variants = {"before": str(Path(args.before).resolve()), "after": str(ROOT)}
     runs: dict[str, dict[str, list[dict]]] = {v: {"fresh": [], "rerun": []} for v in variants}
     loads = [_load()]
     work = Path(tempfile.mkdtemp(prefix="bench-demo-"))

@@ -42,6 +42,11 @@ MASKS = [
     # the code that ran (provenance): the hash of the package's files differs between two trees
     # by definition; what the code wrote is compared
     (re.compile(r'("files_sha256": )"[0-9a-f]{64}"'), r'\1"<package hash>"'),
+    # and the git state of the two trees (their commits, whether files changed since): it says
+    # which code ran, not what it wrote
+    (re.compile(r'"git": \{[^{}]*\}'), '"git": "<git state>"'),
+    (re.compile(r'git commit (<code class="er-hash" title="[0-9a-f]{40,64}">[0-9a-f]{40,64}</code>|[0-9a-f]{40,64}) '
+                r"\((clean|NOT clean)([^()]|\([^()]*\))*\)"), "git commit <git state>"),
     (re.compile(r'package files SHA-256 (<code class="er-hash" title="[0-9a-f]{64}">[0-9a-f]{64}</code>|[0-9a-f]{64})'),
      "package files SHA-256 <package hash>"),
 ]

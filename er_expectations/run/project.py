@@ -405,6 +405,20 @@ def keep_config_copy(project_dir: Path) -> None:
 
 
 
+def _add_or_update(store: Any, value: Any) -> None:
+    """Write a validation definition or checkpoint to its GX ``store`` under its name: added with a
+    new id (what the factory's ``add`` writes) or, when one of that name is stored, updated in
+    place under that one's id (what ``save`` writes). The stored one's id is read from its JSON:
+    GX's ``get`` would build it, reading back every validation definition and suite it names."""
+    key = store.get_key(name=value.name, id=None)
+    if not store.has_key(key):
+        store.add(key=key, value=value)  # sets value.id
+        return
+    stored = json.loads(store.store_backend.get(store.key_to_tuple(key)))
+    value.id = stored.get("id") if isinstance(stored, dict) else None
+    store.update(key=store.get_key(name=value.name, id=value.id), value=value)
+
+
 class Project:
     """The GX side of a run: context, datasource, suites, validation definitions, checkpoints."""
 
@@ -457,23 +471,18 @@ class Project:
         Each is added, or updated in place, as GX's ``validation_definitions.add_or_update``
         does, without the two writes that add_or_update repeats for every definition: the
         suite (compared expectation by expectation and written again) and the batch definition
-        (the project configuration written again). This run has just stored both.
+        (the project configuration written again). This run has just stored both. Each is a
+        :class:`~.stored.StoredDefinition`, marked stored once written (its freshness is not
+        read back from the store again; its results are written by the run, once).
         """
-        from great_expectations.exceptions import DataContextError
+        from er_expectations.run.stored import StoredDefinition
 
-        factory = self.ctx.validation_definitions
+        store = self.ctx.validation_definition_store
         stored = []
         for suite_name, suite in suites.items():
-            definition_ = self.gx.ValidationDefinition(name=f"{self.name}__{name}__{suite_name}",
-                                                       data=definition, suite=suite)
-            try:
-                existing = factory.get(definition_.name)
-            except DataContextError:
-                stored.append(factory.add(definition_))
-                continue
-            definition_.id = existing.id
-            definition_.save()
-            stored.append(definition_)
+            definition_ = StoredDefinition(name=f"{self.name}__{name}__{suite_name}", data=definition, suite=suite)
+            _add_or_update(store, definition_)
+            stored.append(definition_.mark_stored())
         return stored
 
     def _actions(self) -> list[Any]:
@@ -497,26 +506,21 @@ class Project:
 
         Added, or updated in place, as GX's ``checkpoints.add_or_update`` does, without storing
         every validation definition again (and with it their suite): they are stored already.
+        Returns this object (a :class:`~.stored.StoredCheckpoint`, marked stored), not a copy read
+        back from the store (GX's ``checkpoints.add`` reads every definition and suite back).
         """
-        from great_expectations.exceptions import DataContextError
-
         from er_expectations.gx.guard import RequireRegisteredAction
+        from er_expectations.run.stored import StoredCheckpoint
 
-        checkpoint = self.gx.Checkpoint(
+        checkpoint = StoredCheckpoint(
             name=name,
             validation_definitions=list(definitions),
             actions=[RequireRegisteredAction(name="require_registered"),
                      *(self._actions() if actions else []), *extra],
             result_format={"result_format": "SUMMARY"},
         )
-        factory = self.ctx.checkpoints
-        try:
-            existing = factory.get(name)
-        except DataContextError:
-            return factory.add(checkpoint)
-        checkpoint.id = existing.id
-        checkpoint.save()
-        return checkpoint
+        _add_or_update(self.ctx.checkpoint_store, checkpoint)
+        return checkpoint.mark_stored()
 
     def add_provenance(self, identifier: Any, validation: Any, provenance: dict[str, Any]) -> None:
         """Store ``provenance`` in a validation result's ``meta`` (see :mod:`.provenance`), in
