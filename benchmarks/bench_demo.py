@@ -211,9 +211,14 @@ def profile(checkpoint: Path, out: Path, pythonpath: str | None = None) -> None:
             "run_checkpoint(sys.argv[1], progress=False, out=io.StringIO())")
     try:
         import pyinstrument  # noqa: F401
-    except ImportError:
+    except ImportError:  # cProfile runs a script file (it has no -c); the imports are profiled too
         stats = out.with_suffix(".prof")
-        _child(["-m", "cProfile", "-o", str(stats), "-c", code, str(checkpoint)], pythonpath=pythonpath)
+        script = out.with_suffix(".py")
+        script.write_text(code.replace("; ", "\n") + "\n", encoding="utf-8")
+        try:
+            _child(["-m", "cProfile", "-o", str(stats), str(script), str(checkpoint)], pythonpath=pythonpath)
+        finally:
+            script.unlink(missing_ok=True)
         import pstats
 
         with out.open("w", encoding="utf-8") as handle:
