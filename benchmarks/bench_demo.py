@@ -28,6 +28,12 @@ The floors, each in a fresh process, on the same data:
           chart specifications are recorded from a run of the demo).
 (import)  ``import great_expectations`` (the command imports it before it starts counting).
 
+With ``--phases N``, N more interleaved rounds of each variant (a fresh project then its rerun, in
+one fresh process) report the CPU time of the run's main thread in each phase (timers wrapped
+around the functions, no profiler): the release tables, storing the GX objects, GX reading and
+fingerprinting the batches, the metrics (the statistics), the expectations' ``_validate``,
+writing the results, Data Docs; the least of each over the rounds goes to ``phases``.
+
 With ``--profile`` one fresh run of each variant is also profiled (pyinstrument when installed,
 else cProfile), the reports written to ``results/profile-demo-{before,after}-<date>.txt``. Results go to
 ``results/demo-<date>.json`` (``--tag T``: ``demo-<date>-T.json`` and the profiles with ``-T``).
@@ -185,6 +191,61 @@ print(json.dumps({"charts": len(specs), "wall_s": min(walls), "cpu_s": min(cpus)
 '''
 
 
+PHASES = r'''
+import io, json, sys, time
+from collections import defaultdict
+import great_expectations
+from great_expectations.checkpoint.checkpoint import Checkpoint
+from great_expectations.execution_engine import pandas_execution_engine as pandas_engine
+from great_expectations.execution_engine.execution_engine import ExecutionEngine
+from great_expectations.expectations.expectation import Expectation
+import er_expectations.run.runner as runner
+from er_expectations.run.data.files import ReleaseData
+from er_expectations.run.project import Project
+
+spent, depth = defaultdict(float), defaultdict(int)
+
+def timed(owner, name, label):  # the CPU time of the calling thread in ``owner.name``, outermost call only
+    function = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        depth[label] += 1
+        started = time.thread_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            depth[label] -= 1
+            if not depth[label]:
+                spent[label] += time.thread_time() - started
+    setattr(owner, name, wrapper)
+
+timed(ReleaseData, "batches", "release tables")
+timed(Project, "__init__", "open the project")
+timed(runner, "_stored_checkpoints", "store suites, definitions, checkpoints")
+timed(Checkpoint, "run", "Checkpoint.run")
+timed(pandas_engine.PandasExecutionEngine, "get_batch_data_and_markers", "GX: read the batch and fingerprint it")
+timed(pandas_engine, "hash_pandas_dataframe", "GX: the fingerprint alone")
+timed(ExecutionEngine, "resolve_metrics", "metrics (the statistics)")
+timed(Expectation, "metrics_validate", "the expectations' _validate")
+timed(Project, "add_provenance", "write each result")
+timed(runner, "_build_docs", "Data Docs")
+found = {}
+for mode in ("fresh", "rerun"):
+    spent.clear()
+    wall, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
+    runner.run_checkpoint(sys.argv[1], progress=False, out=io.StringIO())
+    found[mode] = {"wall_s": time.perf_counter() - wall, "process_cpu_s": time.process_time() - cpu,
+                   "main_thread_cpu_s": time.thread_time() - main, **spent}
+print(json.dumps(found))
+'''
+
+
+def phases(checkpoint: Path, pythonpath: str | None) -> dict:
+    """Where a run's CPU goes: the CPU time of the run's main thread in each phase (timers around
+    the functions, no profiler), a fresh project then its rerun, in a fresh process."""
+    _, _, out = _child(["-c", PHASES, str(checkpoint)], pythonpath=pythonpath)
+    return _last_json(out)
+
+
 def gx_floor(tables: Path) -> dict:
     root = Path(tempfile.mkdtemp(prefix="bench-demo-gx-"))
     try:
@@ -238,6 +299,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--before", help="a checkout of the package to run side by side (its folder)")
     parser.add_argument("--profile", action="store_true", help="also write a profile of one fresh run")
+    parser.add_argument("--phases", type=int, default=0, metavar="N",
+                        help="also N interleaved rounds of each variant with the CPU time of each phase")
     parser.add_argument("--tag", default="", help="added to the names of the result and profile files "
                         "(demo-<date>-<tag>.json), so that a second measurement of the day keeps the first")
     parser.add_argument("--out", type=Path, help="the result file (default results/demo-<date>[-<tag>].json)")
@@ -254,6 +317,7 @@ def main() -> None:
     loads = [_load()]
     work = Path(tempfile.mkdtemp(prefix="bench-demo-"))
     checkpoints: list[Path] = []
+    phase_runs: dict[str, list[dict]] = {}
     try:
         for round_ in range(args.rounds):
             for variant, pythonpath in variants.items():
@@ -274,6 +338,15 @@ def main() -> None:
         checkpoints.append(checkpoint)
         floors["charts"] = chart_floor(checkpoint)
         loads.append(_load())
+        for round_ in range(args.phases):
+            for variant, pythonpath in variants.items():
+                checkpoint = _checkpoint(work / f"phases-{variant}-{round_}")
+                checkpoints.append(checkpoint)
+                found = phases(checkpoint, pythonpath)
+                phase_runs.setdefault(variant, []).append(found)
+                print(f"phases round {round_ + 1} {variant:6s}: main thread CPU fresh "
+                      f"{found['fresh']['main_thread_cpu_s']:.2f} s, rerun {found['rerun']['main_thread_cpu_s']:.2f} s",
+                      flush=True)
         if args.profile:  # one fresh run of each variant, profiled one after the other
             for variant, pythonpath in variants.items():
                 checkpoint = _checkpoint(work / f"profile-{variant}")
@@ -310,6 +383,14 @@ def main() -> None:
     payload = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
                "cpus": os.cpu_count(), "load_average": loads, "rounds": args.rounds, "runs": runs,
                "best": summary, "floors": floors, "before": args.before}
+    if phase_runs:  # the least CPU of each phase over the rounds
+        payload["phases"] = {variant: {mode: {k: round(min(r[mode][k] for r in rows), 3) for k in rows[0][mode]}
+                                       for mode in ("fresh", "rerun")} for variant, rows in phase_runs.items()}
+        payload["phase_runs"] = phase_runs
+        for variant, modes in payload["phases"].items():
+            for mode, found in modes.items():
+                print(f"phases ({variant} {mode}, least main-thread CPU over the rounds): "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in found.items()))
     args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     print(f"results: {args.out}")
 
