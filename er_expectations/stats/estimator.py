@@ -576,7 +576,7 @@ def bootstrap_counts(draws: np.ndarray, n_boot: int, seed: int) -> Iterator[np.n
 
 #: The count blocks of :func:`bootstrap_sums`' last resample are kept when they hold at most this
 #: many bytes: every estimate of a benchmark resamples the same draws with the same seed (a run of
-#: the demo checkpoint drew the same 2,000 × 401 counts 164 times, a third of its statistics' time).
+#: the demo checkpoint drew the same 2,000 × 401 counts 164 times: half of its metrics' CPU time).
 _KEPT_RESAMPLE_BYTES = 64 << 20
 _kept_resample: tuple[tuple[bytes, int, int], list[np.ndarray]] | None = None
 
