@@ -526,7 +526,8 @@ class Project:
         """Store ``provenance`` in a validation result's ``meta`` (see :mod:`.provenance`), in
         memory and in the stored result, so that its Data Docs page and every later reading of it
         say what was read, by what and when; GX's batch description in it names files relative to
-        the project (no absolute local path in a stored result)."""
+        the project (no absolute local path in a stored result). This is the result's one write:
+        ``ValidationDefinition.run`` of a :class:`~.stored.StoredDefinition` writes none."""
         from er_expectations.gx.docs.provenance_view import publishable_meta
         from er_expectations.run.provenance import PROVENANCE_KEY
 
