@@ -54,6 +54,7 @@ from er_expectations.gx.metrics.release import (
     encode_weights,
 )
 from er_expectations.stats import METRICS, PERFORMANCE_METRICS
+from er_expectations.stats.blind_spot import sample_blind_spots
 from er_expectations.stats.decision import decide
 
 
@@ -235,6 +236,10 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         mid = self.metric_id()
         label = METRICS[mid].label
         details = estimate_details(est, sample, metric=mid, label=label)
+        spot = sample_blind_spots(sample, {mid: est}, beta=self._beta()).get(mid)
+        if spot is not None:  # what the draws cannot show (SPEC 6.1), on every page that shows the estimate
+            details["blind_spot"] = spot.as_dict()
+            details["limits"] = [spot.text(label)]
         details["bound"] = self.rule()
         details.update(interval_details(self.ci_method, self.n_boot, est.seed))
         if not est.defined:

@@ -1,0 +1,98 @@
+"""How the blind spot of SPEC 6.1 reads on the two populations of the coverage study (issue 28).
+
+Not a timed test. For the heavy-tailed population and RLdata10000, under the size-proportional
+and the uniform design at ``--sizes`` draws, ``--reps`` samples: the blind spot of pairwise
+precision and F (k, the drop, how far the interval reaches below), how often it is a warning,
+and the coverage of the recommended interval (BCa) split by warning / note. The blind spot is
+what the release's sizes allow, not a detector of errors: the split shows whether the warning
+marks the samples whose intervals miss.
+
+    .venv/bin/python benchmarks/studies/blind_spot_study.py --reps 300 --sizes 200 800
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent  # benchmarks/studies/
+BENCH = HERE.parent
+sys.path[:0] = [str(HERE), str(BENCH)]
+
+from coverage_methods import Population, draw_counts, heavy_frame, rldata_frame, truth_of  # noqa: E402
+
+from er_expectations.stats import estimate_metrics  # noqa: E402
+from er_expectations.stats.blind_spot import sample_blind_spots  # noqa: E402
+
+METRICS = ("pairwise_precision", "pairwise_f", "pairwise_recall")
+
+
+def cell(name, df, design, size, reps, n_boot, seed):
+    pop = Population(df["truth"].to_numpy(), df["pred"].to_numpy())
+    m = df.groupby("pred").size().to_numpy()
+    hist = np.unique(m, return_counts=True)
+    truth = truth_of(df)
+    rng = np.random.default_rng(seed)
+    out = {m: {"warn": [0, 0], "note": [0, 0], "k": [], "change": [], "below": []} for m in METRICS[:2]}
+    for _ in range(reps):
+        sample = replace(pop.sample(draw_counts(rng, pop, design, size), design), size_histogram=hist)
+        res = estimate_metrics(sample, list(METRICS), ci_method="recommended", n_boot=n_boot,
+                               seed=int(rng.integers(2**31)))
+        spots = sample_blind_spots(sample, res)
+        for metric, spot in spots.items():
+            r = res[metric]
+            covered = r.ci_lower <= truth[metric] <= r.ci_upper
+            slot = out[metric]["warn" if spot.warning else "note"]
+            slot[0] += 1
+            slot[1] += int(covered)
+            out[metric]["k"].append(spot.records)
+            out[metric]["change"].append(spot.change)
+            out[metric]["below"].append(spot.below)
+    summary = {}
+    for metric, o in out.items():
+        w, n = o["warn"], o["note"]
+        summary[metric] = {
+            "samples": reps, "warnings": w[0], "notes": n[0],
+            "coverage_warned": w[1] / w[0] if w[0] else None, "coverage_not_warned": n[1] / n[0] if n[0] else None,
+            "coverage_all": (w[1] + n[1]) / max(1, w[0] + n[0]),
+            "k_median": float(np.median(o["k"])) if o["k"] else None,
+            "change_median": float(np.median(o["change"])) if o["change"] else None,
+            "below_median": float(np.median(o["below"])) if o["below"] else None,
+        }
+    return {"population": name, "design": design, "size": size, "metrics": summary}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=300)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[200, 800])
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=20261129)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    rows = []
+    for name, df in (("heavy", heavy_frame()), ("rldata", rldata_frame())):
+        for design in ("cluster_size", "uniform"):
+            for size in args.sizes:
+                t0 = time.perf_counter()
+                row = cell(name, df, design, size, args.reps, args.n_boot, args.seed)
+                row["seconds"] = round(time.perf_counter() - t0, 1)
+                rows.append(row)
+                for metric, s in row["metrics"].items():
+                    print(f"{name:6} {design:12} {size:4} {metric:18} warned {s['warnings']:3}/{s['samples']} "
+                          f"cov warned {s['coverage_warned']} not {s['coverage_not_warned']} all {s['coverage_all']:.3f} "
+                          f"k {s['k_median']} drop {s['change_median']} below {s['below_median']}", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"reps": args.reps, "n_boot": args.n_boot, "seed": args.seed,
+                                              "cells": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

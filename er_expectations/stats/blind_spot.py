@@ -1,0 +1,242 @@
+"""What a sample of n draws cannot show: the blind spot of an estimate (SPEC 6.1; issue 28).
+
+No interval covers errors the draws did not reach. Under the size-proportional design a
+record alone in its entity is drawn with chance 1/N per draw, under the uniform design an
+entity with chance 1/|E|. The *blind spot* of a sample of n draws is the largest number k
+of such records (or entities) that n draws miss altogether with chance at least 1/2:
+
+    (1 − k·q)ⁿ ≥ 1/2  ⇔  k = ⌊(1 − 2^(−1/n)) / q⌋,    q = 1/N or 1/|Ĉ|
+
+(|Ĉ|, the release's predicted clusters, stands for the number of entities, which the
+release does not give). What they could hold is read from the release's cluster sizes:
+
+* **size-proportional** (``cluster_size``): one record of another entity placed in each of
+  the k largest predicted clusters (sizes m₁ ≥ … ≥ m_k) adds 2·Σ m_j false ordered pairs to
+  the PP = Σ m(m − 1) predicted pairs, so pairwise precision P becomes P·PP/(PP + 2·Σ m_j);
+  a sample without those records sees only the half of those pairs that start in the
+  clusters' other records.
+* **uniform**: the entities of the k largest predicted clusters, which hold a share Y of the
+  predicted pairs; pairwise precision rests on the other 1 − Y, and would be lower by up to
+  P·Y if those clusters' pairs were false.
+
+The shift of pairwise F follows from that of precision with recall unchanged. A blind spot
+whose shift is larger than the interval reaches below the estimate is a warning: the interval cannot be
+relied on to cover errors of that kind (the heavy-tailed floor of benchmarks/README.md), and
+the remedy is more draws or the expected-errors design (SPEC 12.3). Other designs
+(a weights column, expected errors) draw with chances this module does not know.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from er_expectations.stats.estimator import RatioEstimate
+from er_expectations.stats.metrics import estimate_metrics
+from er_expectations.stats.sample import BenchmarkSample
+
+__all__ = ["BLIND_SPOT_METRICS", "BlindSpot", "blind_spot", "blind_spot_records", "sample_blind_spots"]
+
+#: The metrics whose blind spot is computed (the two the coverage study found below level).
+BLIND_SPOT_METRICS = ("pairwise_precision", "pairwise_f")
+
+#: The chance with which n draws miss the whole blind spot (at least).
+MISS_CHANCE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class BlindSpot:
+    """The blind spot of one estimate (SPEC 6.1).
+
+    ``records``: k, the records (size-proportional) or entities (uniform) that ``draws``
+    draws miss altogether with chance ``miss_chance`` ≥ 1/2; ``largest`` and ``smallest``: the
+    sizes of the largest and the k-th largest predicted cluster; ``pair_share``: the share of
+    the predicted pairs the blind spot would make (size-proportional) or holds (uniform);
+    ``estimate`` and ``shifted``: the metric as estimated and with the blind spot's errors;
+    ``below``: how far the interval reaches below the estimate (NaN without an interval).
+    """
+
+    metric: str
+    design: str
+    draws: int
+    n_records: int
+    n_clusters: int
+    records: int
+    largest: int
+    smallest: int
+    pair_share: float
+    miss_chance: float
+    estimate: float
+    shifted: float
+    below: float
+
+    @property
+    def change(self) -> float:
+        """How much lower the metric would be (≥ 0)."""
+        return self.estimate - self.shifted
+
+    @property
+    def warning(self) -> bool:
+        """The shift is larger than the interval reaches below the estimate."""
+        return not math.isnan(self.below) and self.change > self.below
+
+    def _sizes(self) -> str:
+        return f"{self.largest:,}" if self.largest == self.smallest else f"{self.largest:,} to {self.smallest:,}"
+
+    def text(self, label: str) -> str:
+        """One plain sentence for a page or a note."""
+        chance = f"{self.miss_chance:.2f}"
+        if self.design == "cluster_size":
+            what = (f"one record of another entity in each of the {self.records:,} largest predicted clusters "
+                    f"({self._sizes()} records) would lower the {label} by {self.change:.3g} "
+                    f"(from {self.estimate:.3f} to {self.shifted:.3f}); {self.draws:,} size-proportional draws "
+                    f"hold none of them with chance {chance}, and a sample without them sees only the half of their "
+                    "false pairs that start in those clusters' other records")
+        else:
+            what = (f"the {self.records:,} largest predicted clusters ({self._sizes()} records) hold "
+                    f"{100 * self.pair_share:.1f} % of the predicted pairs, and {self.draws:,} uniform draws hold "
+                    f"none of their entities with chance {chance}: were their pairs false, the {label} would be "
+                    f"lower by up to {self.change:.3g} (from {self.estimate:.3f} to {self.shifted:.3f})")
+        if not self.warning:
+            return f"Blind spot of the sample: {what}."
+        return (f"Warning, blind spot larger than the interval: {what}, more than the interval reaches below "
+                f"the estimate ({self.below:.3g}). The interval cannot be relied on to cover errors of this kind; "
+                "draw by expected errors (sample --design expected_errors, SPEC 12.3) or draw more.")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"metric": self.metric, "design": self.design, "draws": self.draws, "records": self.records,
+                "largest": self.largest, "smallest": self.smallest, "pair_share": self.pair_share, "miss_chance": self.miss_chance,
+                "estimate": self.estimate, "shifted": self.shifted, "change": self.change,
+                "below": None if math.isnan(self.below) else self.below,
+                "warning": self.warning}
+
+
+def blind_spot_records(draws: int, reach: float) -> int:
+    """k = ⌊(1 − 2^(−1/n)) / q⌋: the most units of per-draw chance ``reach`` that ``draws``
+    draws miss altogether with chance ≥ 1/2 (SPEC 6.1)."""
+    if draws < 1 or not 0 < reach <= 1:
+        raise ValueError(f"draws={draws} and reach={reach}: need draws ≥ 1 and 0 < reach ≤ 1")
+    bound = -math.expm1(math.log(MISS_CHANCE) / draws) / reach
+    k = math.floor(bound * (1 + 1e-12))
+    while k > 0 and (1 - k * reach) ** draws < MISS_CHANCE:  # rounding at the boundary
+        k -= 1
+    return k
+
+
+def _f(precision: float, recall: float, beta: float) -> float:
+    b2 = beta * beta
+    den = b2 * precision + recall
+    return (1 + b2) * precision * recall / den if den > 0 else math.nan
+
+
+def blind_spot(
+    sizes: np.ndarray,
+    counts: np.ndarray,
+    *,
+    design: str,
+    draws: int,
+    metric: str,
+    estimate: float,
+    precision: float,
+    recall: float | None = None,
+    beta: float = 1.0,
+    below: float = math.nan,
+) -> BlindSpot | None:
+    """The blind spot of an estimate of ``metric`` from ``draws`` draws (SPEC 6.1).
+
+    Parameters
+    ----------
+    sizes, counts : numpy.ndarray
+        The release's predicted cluster size histogram (distinct sizes, clusters of each; SPEC 3).
+    design : str
+        ``"cluster_size"`` or ``"uniform"`` (SPEC 2.1); other designs have no blind spot here.
+    draws : int
+        n, the draws of the sample (Σ draws).
+    metric : str
+        ``"pairwise_precision"`` or ``"pairwise_f"`` (:data:`BLIND_SPOT_METRICS`).
+    estimate : float
+        The metric's estimate.
+    precision : float
+        The estimated pairwise precision (for ``pairwise_precision``, ``estimate``).
+    recall : float, optional
+        The estimated pairwise recall (needed for ``pairwise_f``).
+    beta : float
+        β of the F score.
+    below : float
+        How far the metric's interval reaches below the estimate (NaN: no interval).
+
+    Returns
+    -------
+    BlindSpot or None
+        ``None`` when the design is not one of the two, the metric is not covered, the
+        release has no predicted pair, or n draws reach every unit with chance above 1/2.
+    """
+    if metric not in BLIND_SPOT_METRICS or design not in ("cluster_size", "uniform") or draws < 1:
+        return None
+    if not math.isfinite(estimate) or not math.isfinite(precision) or (metric == "pairwise_f" and (recall is None or not math.isfinite(recall))):
+        return None
+    sizes = np.asarray(sizes, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    keep = counts > 0
+    sizes, counts = sizes[keep], counts[keep]
+    if sizes.size == 0:
+        return None
+    n_records = int((sizes * counts).sum())
+    n_clusters = int(counts.sum())
+    pairs = float((counts * sizes * (sizes - 1)).sum())
+    if pairs <= 0:
+        return None
+    reach = 1.0 / (n_records if design == "cluster_size" else n_clusters)
+    k = min(blind_spot_records(draws, reach), n_clusters, n_records - 1)
+    if k < 1:
+        return None
+    top = np.repeat(sizes[::-1], counts[::-1])[:k].astype(np.float64)  # the k largest, largest first
+    largest, smallest = int(top[0]), int(top[-1])
+    if design == "cluster_size":  # one record of another entity in each: 2m more false ordered pairs
+        added = 2.0 * float(top.sum())
+        share = added / (pairs + added)
+        shifted_p = precision * pairs / (pairs + added)  # TP/(PP + added) with P = TP/PP
+    else:  # the k largest clusters' entities are not drawn; were their pairs false
+        share = float((top * (top - 1.0)).sum()) / pairs
+        shifted_p = precision * (1.0 - share)
+    miss = (1.0 - k * reach) ** draws
+    if metric == "pairwise_precision":
+        drop = precision - shifted_p
+    else:  # F moves with precision, recall unchanged
+        drop = _f(precision, recall, beta) - _f(shifted_p, recall, beta)  # type: ignore[arg-type]
+    if not math.isfinite(drop):
+        return None
+    return BlindSpot(metric=metric, design=design, draws=int(draws), n_records=n_records, n_clusters=n_clusters,
+                     records=int(k), largest=largest, smallest=smallest, pair_share=float(share), miss_chance=float(miss),
+                     estimate=float(estimate), shifted=float(estimate - drop), below=float(below))
+
+
+def sample_blind_spots(sample: BenchmarkSample, results: Mapping[str, RatioEstimate], *, beta: float = 1.0,
+                       bias_adjust: bool = True) -> dict[str, BlindSpot]:
+    """The blind spot of each estimate of ``results`` that has one (SPEC 6.1).
+
+    Pairwise F needs the precision and recall point estimates; when ``results`` lacks them
+    they are computed here (linearised, which gives the same point estimates).
+    """
+    wanted = [m for m in BLIND_SPOT_METRICS if m in results and results[m].defined]
+    if not wanted or sample.size_histogram is None or sample.design not in ("cluster_size", "uniform"):
+        return {}
+    parts = {m: results[m] for m in ("pairwise_precision", "pairwise_recall") if m in results}
+    missing = [m for m in ("pairwise_precision", "pairwise_recall") if m not in parts]
+    if missing:
+        parts.update(estimate_metrics(sample, missing, beta=beta, bias_adjust=bias_adjust))
+    sizes, counts = sample.size_histogram
+    out = {}
+    for metric in wanted:
+        est = results[metric]
+        found = blind_spot(sizes, counts, design=sample.design, draws=sample.k, metric=metric,
+                           estimate=est.estimate, precision=parts["pairwise_precision"].estimate,
+                           recall=parts["pairwise_recall"].estimate, beta=beta,
+                           below=est.estimate - est.ci_lower if est.has_interval else math.nan)
+        if found is not None:
+            out[metric] = found
+    return out

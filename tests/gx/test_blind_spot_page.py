@@ -1,0 +1,68 @@
+"""The page of an estimated pairwise precision or F says what the sample cannot show (SPEC 6.1;
+issue 28): the blind spot's sentence with the numbers of ``erx.estimate``, as a warning when the
+shift passes the interval, and never for a design whose draw chances are not known here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from support.gxtools import validate_frame
+
+import er_expectations as erx
+import er_expectations.gx  # noqa: F401  (registers the expectations)
+from er_expectations.gx.expectations import (
+    ExpectEstimatedPairwiseFToBeBetween,
+    ExpectEstimatedPairwisePrecisionToBeBetween,
+    ExpectEstimatedPairwiseRecallToBeBetween,
+)
+
+
+def frame(n_draws: int, seed: int = 2) -> pd.DataFrame:
+    """One large predicted cluster (60 records of one entity and 3 strays), pairs and singletons."""
+    truth = np.concatenate([np.zeros(60, int), np.arange(1, 4), np.repeat(np.arange(4, 104), 2),
+                            np.arange(104, 404)])
+    pred = np.concatenate([np.zeros(63, int), np.repeat(np.arange(4, 104), 2), np.arange(104, 404)])
+    rng = np.random.default_rng(seed)
+    d = pd.Series(truth[rng.integers(0, truth.size, n_draws)]).value_counts()
+    return pd.DataFrame({"rid": np.arange(truth.size), "pred": pred,
+                         "ref": np.where(np.isin(truth, d.index), truth, None),
+                         "draws": pd.Series(truth).map(d).to_numpy()})
+
+
+def _html(cls, result) -> str:
+    return " ".join(str(b.to_json_dict()) for b in cls._diagnostic_unexpected_table_renderer(result=result) or [])
+
+
+@pytest.mark.parametrize("weights", ["cluster_size", "uniform"])
+def test_the_page_states_the_blind_spot_of_the_api(context, weights):
+    df = frame(30)
+    kw = {"prediction_column": "pred", "reference_column": "ref", "draws_column": "draws", "weights": weights,
+          "record_id_column": "rid", "min_value": 0.0}
+    checks = [ExpectEstimatedPairwisePrecisionToBeBetween(**kw), ExpectEstimatedPairwiseFToBeBetween(**kw),
+              ExpectEstimatedPairwiseRecallToBeBetween(**kw)]
+    res = validate_frame(context, df, checks, f"blind_{weights}")
+    api = erx.estimate(df, prediction="pred", reference="ref", draws="draws", weights=weights,
+                       metrics=["pairwise_precision", "pairwise_f"])
+    for cls, r, metric in zip(map(type, checks), res.results, ["pairwise_precision", "pairwise_f", None],
+                              strict=True):
+        d = r.result["details"]
+        if metric is None:  # recall: no blind spot is claimed
+            assert "blind_spot" not in d and "Blind spot" not in _html(cls, r)
+            continue
+        want = api.attrs["blind_spots"][metric]
+        assert d["blind_spot"]["change"] == pytest.approx(want["change"])
+        assert d["blind_spot"]["records"] == want["records"] and d["blind_spot"]["design"] == weights
+        html = _html(cls, r)
+        assert d["limits"][0] in html
+        assert ("Warning, blind spot" in html) == want["warning"]
+        # 30 draws: the 3 strays hide at 1/463 per draw (a note); uniform, the cluster of 63 holds most pairs
+        assert want["warning"] == (weights == "uniform")
+
+
+def test_a_weights_column_has_no_blind_spot(context):
+    df = frame(30).assign(w=1.0)
+    res = validate_frame(context, df, [ExpectEstimatedPairwisePrecisionToBeBetween(
+        prediction_column="pred", reference_column="ref", draws_column="draws", weights={"column": "w"},
+        min_value=0.0)], "blind_w")
+    assert "blind_spot" not in res.results[0].result["details"]

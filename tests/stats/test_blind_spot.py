@@ -1,0 +1,192 @@
+"""The blind spot of an estimate (SPEC 6.1; issue 28): what n draws miss with chance ≥ 1/2 and
+how far it would move pairwise precision and F, checked by hand, by brute force on a built
+population and by simulating the draws."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import er_expectations as erx
+from er_expectations.stats.blind_spot import blind_spot, blind_spot_records
+from er_expectations.stats.exact import contingency_sums, exact_metrics_from_sums
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 5000), units=st.integers(1, 10**7))
+def test_k_is_the_most_units_missed_with_chance_at_least_one_half(n, units):
+    q = 1.0 / units
+    k = blind_spot_records(n, q)
+    assert k >= 0
+    if k:
+        assert (1 - k * q) ** n >= 0.5
+    if (k + 1) * q <= 1:
+        assert (1 - (k + 1) * q) ** n < 0.5
+
+
+def test_k_by_hand():
+    # (1 − 2^(−1/2))·21 = 6.15; 800 draws over 20,000 records: 17.3
+    assert blind_spot_records(2, 1 / 21) == 6
+    assert blind_spot_records(800, 1 / 20_000) == 17
+    assert blind_spot_records(1, 1 / 21) == 10  # one draw misses 10 of 21 with chance 11/21
+    assert blind_spot_records(10**6, 1 / 100) == 0
+    with pytest.raises(ValueError, match="draws"):
+        blind_spot_records(0, 0.5)
+
+
+def test_size_proportional_by_hand():
+    # 10 singletons, 3 pairs, one cluster of 5: N = 21, PP = 3·2 + 5·4 = 26. Two draws: k = 6;
+    # the 6 largest are 5, 2, 2, 2, 1, 1: a stray in each adds 2·13 = 26 pairs, P halves.
+    spot = blind_spot(np.array([1, 2, 5]), np.array([10, 3, 1]), design="cluster_size", draws=2,
+                      metric="pairwise_precision", estimate=0.8, precision=0.8, below=0.3)
+    assert (spot.records, spot.largest, spot.smallest) == (6, 5, 1)
+    assert spot.shifted == pytest.approx(0.4) and spot.change == pytest.approx(0.4)
+    assert spot.pair_share == pytest.approx(0.5)
+    assert spot.miss_chance == pytest.approx((1 - 6 / 21) ** 2)
+    assert spot.warning  # 0.4 > 0.3
+    assert "Warning" in spot.text("pairwise precision") and "5 to 1 records" in spot.text("pairwise precision")
+    # F with recall 0.9: 2PR/(P+R) at P = 0.8 and 0.4, moved onto the F estimate given
+    f = blind_spot(np.array([1, 2, 5]), np.array([10, 3, 1]), design="cluster_size", draws=2,
+                   metric="pairwise_f", estimate=0.85, precision=0.8, recall=0.9)
+    drop = 2 * 0.8 * 0.9 / 1.7 - 2 * 0.4 * 0.9 / 1.3
+    assert f.change == pytest.approx(drop) and f.shifted == pytest.approx(0.85 - drop)
+    assert not f.warning  # no interval: nothing to compare
+    assert f.as_dict()["below"] is None
+
+
+def test_uniform_by_hand():
+    # 14 clusters; two draws: k = ⌊0.2929·14⌋ = 4 largest: 5, 2, 2, 2 hold 20 + 6 = 26 of 26 pairs
+    spot = blind_spot(np.array([1, 2, 5]), np.array([10, 3, 1]), design="uniform", draws=2,
+                      metric="pairwise_precision", estimate=0.9, precision=0.9, below=0.05)
+    assert spot.records == 4 and spot.pair_share == pytest.approx(1.0) and spot.shifted == pytest.approx(0.0)
+    # 40 draws: k = ⌊(1 − 2^(−1/40))·14⌋ = 0 → none
+    assert blind_spot(np.array([1, 2, 5]), np.array([10, 3, 1]), design="uniform", draws=40,
+                      metric="pairwise_precision", estimate=0.9, precision=0.9) is None
+
+
+@pytest.mark.parametrize("kw", [
+    {"design": "expected_errors"}, {"metric": "pairwise_recall"}, {"draws": 0}, {"estimate": math.nan},
+])
+def test_no_blind_spot_where_it_is_not_defined(kw):
+    base = {"design": "cluster_size", "draws": 2, "metric": "pairwise_precision", "estimate": 0.8, "precision": 0.8}
+    assert blind_spot(np.array([1, 2, 5]), np.array([10, 3, 1]), **{**base, **kw}) is None
+    # a release without a predicted pair has nothing to lower
+    assert blind_spot(np.array([1]), np.array([9]), **base) is None
+
+
+def _population(seed: int = 3):
+    """Truth and prediction: 300 entities of 1–12 records, a few merges; 120 extra singletons."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 13, 300)
+    truth = np.repeat(np.arange(300), sizes)
+    pred = truth.copy()
+    merge = rng.choice(300, 40, replace=False)
+    pred[np.isin(truth, merge[:20])] = pred[np.isin(truth, merge[:20])] % 7  # a few merges into 0..6
+    singles = np.arange(1000, 1120)
+    return np.concatenate([truth, singles]), np.concatenate([pred, singles])
+
+
+def _exact_precision(truth, pred):
+    t = pd.factorize(truth)[0]
+    p = pd.factorize(pred)[0]
+    cells = pd.DataFrame({"t": t, "p": p}).value_counts()
+    t_idx = cells.index.get_level_values(0).to_numpy()
+    p_idx = cells.index.get_level_values(1).to_numpy()
+    values, _ = exact_metrics_from_sums(contingency_sums(t_idx, p_idx, cells.to_numpy()))
+    return values
+
+
+def test_the_shift_is_exact_on_a_population_with_the_strays_put_in():
+    truth, pred = _population()
+    before = _exact_precision(truth, pred)
+    sizes, counts = np.unique(np.unique(pred, return_counts=True)[1], return_counts=True)
+    n = 40
+    spot = blind_spot(sizes, counts, design="cluster_size", draws=n, metric="pairwise_precision",
+                      estimate=before["pairwise_precision"], precision=before["pairwise_precision"])
+    # move k of the singletons (alone in truth and prediction) into the k largest predicted clusters
+    ids, m = np.unique(pred[truth < 1000], return_counts=True)
+    largest = ids[np.argsort(-m, kind="stable")][: spot.records]
+    assert spot.records <= 120
+    moved = pred.copy()
+    moved[np.flatnonzero(truth >= 1000)[: spot.records]] = largest
+    after = _exact_precision(truth, moved)
+    assert after["pairwise_precision"] == pytest.approx(spot.shifted, rel=1e-12)
+    assert after["pairwise_recall"] == pytest.approx(before["pairwise_recall"], rel=1e-12)
+    f = blind_spot(sizes, counts, design="cluster_size", draws=n, metric="pairwise_f",
+                   estimate=before["pairwise_f"], precision=before["pairwise_precision"],
+                   recall=before["pairwise_recall"])
+    assert after["pairwise_f"] == pytest.approx(f.shifted, rel=1e-12)
+
+
+def test_draws_miss_the_strays_with_the_chance_said_and_see_only_half_their_pairs():
+    """Size-proportional draws from the population with the strays: the share of samples that
+    hold none of them is the chance the page gives, and in those samples the estimate falls on
+    average only as far as half of the strays' false pairs would take it, not by the shift."""
+    truth, pred = _population()
+    sizes, counts = np.unique(np.unique(pred, return_counts=True)[1], return_counts=True)
+    base = _exact_precision(truth, pred)["pairwise_precision"]
+    n = 40
+    spot = blind_spot(sizes, counts, design="cluster_size", draws=n, metric="pairwise_precision",
+                      estimate=base, precision=base)
+    ids, m = np.unique(pred[truth < 1000], return_counts=True)
+    largest = ids[np.argsort(-m, kind="stable")][: spot.records]
+    strays = np.flatnonzero(truth >= 1000)[: spot.records]
+    moved = pred.copy()
+    moved[strays] = largest
+    rng = np.random.default_rng(11)
+    reps, missed, drops = 1500, 0, []
+    for _ in range(reps):
+        drawn = truth[rng.integers(0, truth.size, n)]
+        if np.isin(truth[strays], drawn).any():
+            continue
+        missed += 1
+        d = pd.Series(drawn).value_counts()
+        ref = np.where(np.isin(truth, d.index), truth, None)
+        draws = pd.Series(truth).map(d).to_numpy()
+        one = {}
+        for name, p in (("before", pred), ("after", moved)):
+            df = pd.DataFrame({"p": p, "ref": ref, "draws": draws})
+            est = erx.estimate(df, prediction="p", reference="ref", draws="draws", metrics=["pairwise_precision"],
+                               ci_method="linearization", bias_adjust=False)
+            one[name] = est.loc["pairwise_precision", "estimate"]
+        drops.append(one["before"] - one["after"])
+    share = missed / reps
+    se = math.sqrt(spot.miss_chance * (1 - spot.miss_chance) / reps)
+    assert spot.miss_chance >= 0.5
+    assert abs(share - spot.miss_chance) < 4 * se
+    drops = np.array(drops)
+    added = spot.pair_share / (1 - spot.pair_share)  # the strays' pairs over the predicted pairs
+    half = base * (1 - 1 / (1 + added / 2))  # the drop half of those pairs would make
+    mc = 4 * drops.std() / math.sqrt(drops.size)
+    assert abs(drops.mean() - half) < mc + 0.002
+    assert drops.mean() < spot.change - mc  # the rest of the drop is not seen
+
+
+def test_the_api_reports_the_blind_spot_and_notes_a_warning():
+    truth, pred = _population()
+    rng = np.random.default_rng(5)
+    drawn = truth[rng.integers(0, truth.size, 60)]
+    d = pd.Series(drawn).value_counts()
+    df = pd.DataFrame({"p": pred, "ref": np.where(np.isin(truth, d.index), truth, None),
+                       "draws": pd.Series(truth).map(d).to_numpy()})
+    est = erx.estimate(df, prediction="p", reference="ref", draws="draws",
+                       metrics=["pairwise_precision", "pairwise_f", "pairwise_recall"])
+    spots = est.attrs["blind_spots"]
+    assert set(spots) == {"pairwise_precision", "pairwise_f"}
+    sp = spots["pairwise_precision"]
+    assert sp["design"] == "cluster_size" and sp["draws"] == 60
+    assert sp["estimate"] == pytest.approx(est.loc["pairwise_precision", "estimate"])
+    assert sp["below"] == pytest.approx(est.loc["pairwise_precision", "estimate"]
+                                        - est.loc["pairwise_precision", "ci_lower"])
+    for metric, s in spots.items():
+        assert ("blind spot" in est.loc[metric, "note"]) == s["warning"]
+    # expected errors and a weights column: the draw chances are not 1/N, no blind spot is claimed
+    df["w"] = 1.0
+    est = erx.estimate(df, prediction="p", reference="ref", draws="draws", weights={"column": "w"},
+                       metrics=["pairwise_precision"])
+    assert est.attrs["blind_spots"] == {}
