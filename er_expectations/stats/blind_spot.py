@@ -29,9 +29,8 @@ the remedy is more draws or the expected-errors design (SPEC 12.3). Other design
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
