@@ -441,5 +441,6 @@ class Release:
                 results[metric] = replace(res, note=f"{res.note}; {text}" if res.note else text)
         frame = estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
                                 ci_method=ci_method, n_boot=n_boot, seed=seed)
-        frame.attrs["blind_spots"] = {metric: spot.as_dict() for metric, spot in spots.items()}
+        frame.attrs["blind_spots"] = {metric: {**spot.as_dict(), "text": spot.text(METRICS[metric].label)}
+                                      for metric, spot in spots.items()}
         return frame
