@@ -1,4 +1,5 @@
-"""How the blind spot of SPEC 6.1 reads on the two populations of the coverage study (issue 28).
+"""How the blind spot and Cochran's rule of SPEC 6.1 read on the two populations of the coverage
+study (issue 28).
 
 Not a timed test. For the heavy-tailed population and RLdata10000, under the size-proportional
 and the uniform design at ``--sizes`` draws, ``--reps`` samples: the blind spot of pairwise
@@ -28,9 +29,12 @@ sys.path[:0] = [str(HERE), str(BENCH)]
 from coverage_methods import Population, draw_counts, heavy_frame, rldata_frame, truth_of  # noqa: E402
 
 from er_expectations.stats import estimate_metrics  # noqa: E402
-from er_expectations.stats.blind_spot import sample_blind_spots  # noqa: E402
+from er_expectations.stats.blind_spot import sample_blind_spots, skewed_sizes  # noqa: E402
 
 METRICS = ("pairwise_precision", "pairwise_f", "pairwise_recall")
+#: every metric of the coverage study; Cochran's rule (uniform design) is read for those of SIZE_WEIGHTED
+ALL = ("pairwise_precision", "pairwise_recall", "pairwise_f", "cluster_precision", "cluster_recall", "cluster_f",
+       "b_cubed_precision", "b_cubed_recall", "b_cubed_f", "homogeneity", "average_cluster_size", "matching_rate")
 
 
 def cell(name, df, design, size, reps, n_boot, seed):
@@ -40,10 +44,13 @@ def cell(name, df, design, size, reps, n_boot, seed):
     truth = truth_of(df)
     rng = np.random.default_rng(seed)
     out = {m: {"warn": [0, 0], "note": [0, 0], "k": [], "change": [], "below": []} for m in METRICS[:2]}
+    covered_all = dict.fromkeys(ALL, 0)
     for _ in range(reps):
         sample = replace(pop.sample(draw_counts(rng, pop, design, size), design), size_histogram=hist)
-        res = estimate_metrics(sample, list(METRICS), ci_method="recommended", n_boot=n_boot,
+        res = estimate_metrics(sample, list(ALL), ci_method="recommended", n_boot=n_boot,
                                seed=int(rng.integers(2**31)))
+        for metric in ALL:
+            covered_all[metric] += int(res[metric].ci_lower <= truth[metric] <= res[metric].ci_upper)
         spots = sample_blind_spots(sample, res)
         for metric, spot in spots.items():
             r = res[metric]
@@ -65,7 +72,12 @@ def cell(name, df, design, size, reps, n_boot, seed):
             "change_median": float(np.median(o["change"])) if o["change"] else None,
             "below_median": float(np.median(o["below"])) if o["below"] else None,
         }
-    return {"population": name, "design": design, "size": size, "metrics": summary}
+    rule = {}
+    for metric in ALL:  # Cochran's rule: the same for every sample of a cell (release sizes and n)
+        skew = skewed_sizes(*hist, design=design, draws=size, metric=metric)
+        rule[metric] = {"coverage": covered_all[metric] / reps,
+                        "needed": skew.needed if skew else None, "warning": bool(skew and skew.warning)}
+    return {"population": name, "design": design, "size": size, "metrics": summary, "cochran": rule}
 
 
 def main() -> int:
@@ -84,6 +96,9 @@ def main() -> int:
                 row = cell(name, df, design, size, args.reps, args.n_boot, args.seed)
                 row["seconds"] = round(time.perf_counter() - t0, 1)
                 rows.append(row)
+                for metric, r in row["cochran"].items():
+                    print(f"{name:6} {design:12} {size:4} {metric:20} coverage {r['coverage']:.3f} "
+                          f"Cochran needed {r['needed']} warning {r['warning']}", flush=True)
                 for metric, s in row["metrics"].items():
                     print(f"{name:6} {design:12} {size:4} {metric:18} warned {s['warnings']:3}/{s['samples']} "
                           f"cov warned {s['coverage_warned']} not {s['coverage_not_warned']} all {s['coverage_all']:.3f} "

@@ -38,7 +38,8 @@ from er_expectations.stats.estimator import RatioEstimate
 from er_expectations.stats.metrics import estimate_metrics
 from er_expectations.stats.sample import BenchmarkSample
 
-__all__ = ["BLIND_SPOT_METRICS", "BlindSpot", "blind_spot", "blind_spot_records", "sample_blind_spots"]
+__all__ = ["BLIND_SPOT_METRICS", "SIZE_WEIGHTED", "BlindSpot", "SkewedSizes", "blind_spot", "blind_spot_records",
+           "sample_blind_spots", "sample_skewed_sizes", "skewed_sizes"]
 
 #: The metrics whose blind spot is computed (the two the coverage study found below level).
 BLIND_SPOT_METRICS = ("pairwise_precision", "pairwise_f")
@@ -237,5 +238,97 @@ def sample_blind_spots(sample: BenchmarkSample, results: Mapping[str, RatioEstim
                            recall=parts["pairwise_recall"].estimate, beta=beta,
                            below=est.estimate - est.ci_lower if est.has_interval else math.nan)
         if found is not None:
+            out[metric] = found
+    return out
+
+
+#: Metrics whose per-entity terms grow with the entity: by its pairs, or by its records
+#: (SPEC 6.1). Under the uniform design their estimates are means of skewed terms.
+SIZE_WEIGHTED: dict[str, str] = {
+    "pairwise_precision": "pairs", "pairwise_recall": "pairs", "pairwise_f": "pairs",
+    "average_cluster_size": "records", "matching_rate": "records", "cluster_precision": "records",
+    "cluster_f": "records", "homogeneity": "records",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SkewedSizes:
+    """Cochran's rule for an estimate from entities drawn uniformly (SPEC 6.1).
+
+    ``skewness``: G₁ of the release's predicted clusters' ``weighted_by`` (records m or ordered
+    pairs m(m − 1)), standing for the entities'; ``needed``: 28 + 25·G₁² draws (Sugden, Smith
+    and Jones 2000), the sample size from which a normal-theory interval of a mean of such
+    terms holds its level; ``draws``: the sample's.
+    """
+
+    metric: str
+    weighted_by: str
+    skewness: float
+    needed: int
+    draws: int
+
+    @property
+    def warning(self) -> bool:
+        return self.draws < self.needed
+
+    def text(self, label: str) -> str:
+        return (f"Warning, skewed sizes under uniform draws: the release's predicted clusters' {self.weighted_by} "
+                f"have skewness {self.skewness:.1f}, and Cochran's rule (n ≥ 28 + 25·G₁², Sugden et al. 2000) asks "
+                f"for {self.needed:,} draws before an interval of the {label}, an average over entities weighted by "
+                f"their {self.weighted_by}, holds its level; this sample has {self.draws:,}. The interval may cover "
+                "less than its level; draw records (size-proportional) or by expected errors (SPEC 12.3).")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"metric": self.metric, "weighted_by": self.weighted_by, "skewness": self.skewness,
+                "needed": self.needed, "draws": self.draws, "warning": self.warning}
+
+
+def skewed_sizes(sizes: np.ndarray, counts: np.ndarray, *, design: str, draws: int,
+                 metric: str) -> SkewedSizes | None:
+    """Cochran's rule on the release's predicted cluster sizes for one estimate (SPEC 6.1).
+
+    Parameters
+    ----------
+    sizes, counts : numpy.ndarray
+        The release's predicted cluster size histogram (SPEC 3).
+    design : str
+        Only ``"uniform"`` draws entities with equal chances; other designs give ``None``.
+    draws : int
+        n, the draws of the sample.
+    metric : str
+        A metric of :data:`SIZE_WEIGHTED` (others give ``None``).
+
+    Returns
+    -------
+    SkewedSizes or None
+        ``None`` as above, or when the sizes do not vary.
+    """
+    weighted_by = SIZE_WEIGHTED.get(metric)
+    if design != "uniform" or weighted_by is None:
+        return None
+    sizes = np.asarray(sizes, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.sum() <= 0:
+        return None
+    v = sizes * (sizes - 1.0) if weighted_by == "pairs" else sizes
+    p = counts / counts.sum()
+    mean = float((p * v).sum())
+    var = float((p * (v - mean) ** 2).sum())
+    if var <= 0 or mean <= 0 or var <= 1e-12 * mean * mean:
+        return None
+    g1 = float((p * (v - mean) ** 3).sum()) / var ** 1.5
+    needed = math.ceil(28 + 25 * g1 * g1)
+    return SkewedSizes(metric=metric, weighted_by=weighted_by, skewness=g1, needed=needed, draws=int(draws))
+
+
+def sample_skewed_sizes(sample: BenchmarkSample, metrics: list[str] | tuple[str, ...]) -> dict[str, SkewedSizes]:
+    """:func:`skewed_sizes` of each metric for ``sample`` (SPEC 6.1), those that warn only."""
+    if sample.size_histogram is None or sample.design != "uniform":
+        return {}
+    sizes, counts = sample.size_histogram
+    out = {}
+    for metric in metrics:
+        found = skewed_sizes(sizes, counts, design=sample.design, draws=sample.k, metric=metric)
+        if found is not None and found.warning:
             out[metric] = found
     return out

@@ -1,6 +1,7 @@
-"""The page of an estimated pairwise precision or F says what the sample cannot show (SPEC 6.1;
-issue 28): the blind spot's sentence with the numbers of ``erx.estimate``, as a warning when the
-shift passes the interval, and never for a design whose draw chances are not known here."""
+"""The page of an estimate says what the sample cannot show (SPEC 6.1; issue 28): the blind
+spot's sentence of pairwise precision and F with the numbers of ``erx.estimate``, as a warning
+when the shift passes the interval; Cochran's rule under uniform draws; nothing for a design
+whose draw chances are not known here."""
 
 from __future__ import annotations
 
@@ -47,6 +48,11 @@ def test_the_page_states_the_blind_spot_of_the_api(context, weights):
     for cls, r, metric in zip(map(type, checks), res.results, ["pairwise_precision", "pairwise_f", None],
                               strict=True):
         d = r.result["details"]
+        # Cochran's rule under uniform draws: the cluster of 63 records makes the sizes skewed
+        assert ("skewed_sizes" in d) == (weights == "uniform")
+        if weights == "uniform":
+            assert d["skewed_sizes"]["draws"] == 30 < d["skewed_sizes"]["needed"]
+            assert "Warning, skewed sizes under uniform draws" in _html(cls, r)
         if metric is None:  # recall: no blind spot is claimed
             assert "blind_spot" not in d and "Blind spot" not in _html(cls, r)
             continue

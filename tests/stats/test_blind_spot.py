@@ -190,3 +190,43 @@ def test_the_api_reports_the_blind_spot_and_notes_a_warning():
     est = erx.estimate(df, prediction="p", reference="ref", draws="draws", weights={"column": "w"},
                        metrics=["pairwise_precision"])
     assert est.attrs["blind_spots"] == {}
+
+
+def test_cochrans_rule_by_hand():
+    # sizes 1 (×3) and 4 (×1): mean 7/4, deviations −3/4 (×3) and 9/4; m2 = 27/16, m3 = 81/32
+    from er_expectations.stats.blind_spot import skewed_sizes
+
+    rule = skewed_sizes(np.array([1, 4]), np.array([3, 1]), design="uniform", draws=50,
+                        metric="average_cluster_size")
+    g1 = (81 / 32) / (27 / 16) ** 1.5
+    assert rule.skewness == pytest.approx(g1) and rule.weighted_by == "records"
+    assert rule.needed == math.ceil(28 + 25 * g1 * g1) == 62 and rule.warning
+    assert not skewed_sizes(np.array([1, 4]), np.array([3, 1]), design="uniform", draws=62,
+                            metric="average_cluster_size").warning
+    # pairs: m(m − 1) = 0 (×3) and 12: the skewness of a two-point law with p = 1/4
+    pairs = skewed_sizes(np.array([1, 4]), np.array([3, 1]), design="uniform", draws=50, metric="pairwise_recall")
+    assert pairs.weighted_by == "pairs" and pairs.skewness == pytest.approx((1 - 2 * 0.25) / math.sqrt(0.25 * 0.75))
+    # only the uniform design, only metrics weighted by records or pairs, only varying sizes
+    assert skewed_sizes(np.array([1, 4]), np.array([3, 1]), design="cluster_size", draws=5,
+                        metric="pairwise_recall") is None
+    assert skewed_sizes(np.array([1, 4]), np.array([3, 1]), design="uniform", draws=5, metric="b_cubed_recall") is None
+    assert skewed_sizes(np.array([3]), np.array([9]), design="uniform", draws=5, metric="pairwise_recall") is None
+
+
+def test_cochrans_rule_reaches_the_api_notes_under_the_uniform_design_only():
+    truth, pred = _population()
+    rng = np.random.default_rng(8)
+    ents = np.unique(truth)
+    d = pd.Series(ents[rng.integers(0, ents.size, 30)]).value_counts()
+    df = pd.DataFrame({"p": pred, "ref": np.where(np.isin(truth, d.index), truth, None),
+                       "draws": pd.Series(truth).map(d).to_numpy()})
+    est = erx.estimate(df, prediction="p", reference="ref", draws="draws", weights="uniform",
+                       metrics=["average_cluster_size", "b_cubed_recall", "pairwise_recall"])
+    skew = est.attrs["skewed_sizes"]
+    assert set(skew) == {"average_cluster_size", "pairwise_recall"}  # 30 draws, far below the rule
+    assert all(s["warning"] and s["draws"] == 30 for s in skew.values())
+    assert "Cochran's rule" in est.loc["average_cluster_size", "note"]
+    assert "Cochran" not in est.loc["b_cubed_recall", "note"]
+    size_prop = erx.estimate(df, prediction="p", reference="ref", draws="draws",
+                             metrics=["average_cluster_size"])
+    assert size_prop.attrs["skewed_sizes"] == {}
