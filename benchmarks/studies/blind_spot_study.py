@@ -26,10 +26,22 @@ HERE = Path(__file__).resolve().parent  # benchmarks/studies/
 BENCH = HERE.parent
 sys.path[:0] = [str(HERE), str(BENCH)]
 
-from coverage_methods import Population, draw_counts, heavy_frame, rldata_frame, truth_of  # noqa: E402
+from coverage_methods import (  # noqa: E402
+    Population,
+    cluster_values,
+    draw_counts,
+    group_truth,
+    groupings,
+    heavy_frame,
+    rldata_frame,
+    truth_of,
+)
 
 from er_expectations.stats import estimate_metrics  # noqa: E402
-from er_expectations.stats.blind_spot import sample_blind_spots, skewed_sizes  # noqa: E402
+from er_expectations.stats.blind_spot import group_blind_spots, sample_blind_spots, skewed_sizes  # noqa: E402
+from er_expectations.stats.subgroups import Membership, estimate_groups  # noqa: E402
+
+STUDY_SEED = 20261127  # coverage_methods.py's default seed: its groupings
 
 METRICS = ("pairwise_precision", "pairwise_f", "pairwise_recall")
 #: every metric of the coverage study; Cochran's rule (uniform design) is read for those of SIZE_WEIGHTED
@@ -80,6 +92,48 @@ def cell(name, df, design, size, reps, n_boot, seed):
     return {"population": name, "design": design, "size": size, "metrics": summary, "cochran": rule}
 
 
+def group_cell(name, df, size, reps, n_boot, seed):
+    """Size-proportional draws; each group of the null and random groupings (and its rest):
+    coverage of its pairwise precision and F split by the group blind spot's warning."""
+    pop = Population(df["truth"].to_numpy(), df["pred"].to_numpy())
+    values = cluster_values(pop)
+    hist = np.unique(df.groupby("pred").size().to_numpy(), return_counts=True)
+    rng = np.random.default_rng(seed)
+    sides = {}
+    for gname, (member, known) in groupings(pop, values, STUDY_SEED).items():
+        if gname == "correlated":
+            continue
+        sides[f"{gname}/group"] = (member & known, known)
+        sides[f"{gname}/rest"] = (~member & known, known)
+    truths = {side: group_truth(values, m) for side, (m, _) in sides.items()}
+    tally = {(side, metric): {"warn": [0, 0], "note": [0, 0]} for side in sides for metric in METRICS[:2]}
+    for _ in range(reps):
+        counts = draw_counts(rng, pop, "cluster_size", size)
+        sample = replace(pop.sample(counts, "cluster_size"), size_histogram=hist)
+        keep = np.flatnonzero(counts)
+        for side, (member, known) in sides.items():
+            mb = Membership(groups=("G",), pi=member[keep].astype(float)[:, None], known=known[keep])
+            rows = estimate_groups(sample, mb, list(METRICS[:2]), ci_method="recommended", n_boot=n_boot,
+                                   seed=int(rng.integers(2**31)), min_draws=2)
+            spots = group_blind_spots(sample, mb, rows)
+            for row in rows:
+                spot = spots.get(("G", row.metric))
+                if spot is None or not row.estimate.has_interval:
+                    continue
+                t = truths[side][row.metric]
+                slot = tally[(side, row.metric)]["warn" if spot.warning else "note"]
+                slot[0] += 1
+                slot[1] += int(row.estimate.ci_lower <= t <= row.estimate.ci_upper)
+    out = {}
+    for (side, metric), tl in tally.items():
+        w, n = tl["warn"], tl["note"]
+        out[f"{side}/{metric}"] = {"warned": w[0], "not_warned": n[0],
+                                   "coverage_warned": w[1] / w[0] if w[0] else None,
+                                   "coverage_not_warned": n[1] / n[0] if n[0] else None,
+                                   "coverage_all": (w[1] + n[1]) / max(1, w[0] + n[0])}
+    return {"population": name, "design": "cluster_size", "size": size, "groups": out}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=300)
@@ -87,8 +141,21 @@ def main() -> int:
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261129)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--groups", action="store_true", help="only the group blind spots (size-proportional)")
     args = ap.parse_args()
     rows = []
+    if args.groups:
+        for name, df in (("heavy", heavy_frame()), ("rldata", rldata_frame())):
+            for size in args.sizes:
+                row = group_cell(name, df, size, args.reps, args.n_boot, args.seed)
+                rows.append(row)
+                for key, g in row["groups"].items():
+                    print(f"{name:6} {size:4} {key:40} warned {g['warned']:3} cov warned {g['coverage_warned']} "
+                          f"not {g['coverage_not_warned']} all {g['coverage_all']:.3f}", flush=True)
+        if args.out:
+            Path(args.out).write_text(json.dumps({"reps": args.reps, "n_boot": args.n_boot, "seed": args.seed,
+                                                  "groups": rows}, indent=1) + "\n")
+        return 0
     for name, df in (("heavy", heavy_frame()), ("rldata", rldata_frame())):
         for design in ("cluster_size", "uniform"):
             for size in args.sizes:

@@ -37,9 +37,10 @@ import numpy as np
 from er_expectations.stats.estimator import RatioEstimate
 from er_expectations.stats.metrics import estimate_metrics
 from er_expectations.stats.sample import BenchmarkSample
+from er_expectations.stats.subgroups import GroupResult, Membership
 
 __all__ = ["BLIND_SPOT_METRICS", "SIZE_WEIGHTED", "BlindSpot", "SkewedSizes", "blind_spot", "blind_spot_records",
-           "sample_blind_spots", "sample_skewed_sizes", "skewed_sizes"]
+           "group_blind_spot", "group_blind_spots", "sample_blind_spots", "sample_skewed_sizes", "skewed_sizes"]
 
 #: The metrics whose blind spot is computed (the two the coverage study found below level).
 BLIND_SPOT_METRICS = ("pairwise_precision", "pairwise_f")
@@ -57,7 +58,9 @@ class BlindSpot:
     sizes of the largest and the k-th largest predicted cluster; ``pair_share``: the share of
     the predicted pairs the blind spot would make (size-proportional) or holds (uniform);
     ``estimate`` and ``shifted``: the metric as estimated and with the blind spot's errors;
-    ``below``: how far the interval reaches below the estimate (NaN without an interval).
+    ``below``: how far the interval reaches below the estimate (NaN without an interval);
+    ``group``: the estimate is a group's (SPEC 8); ``pairs``: the predicted pairs the shift is
+    read against (the release's, or the group's estimated).
     """
 
     metric: str
@@ -73,6 +76,8 @@ class BlindSpot:
     estimate: float
     shifted: float
     below: float
+    group: bool = False
+    pairs: float = math.nan
 
     @property
     def change(self) -> float:
@@ -90,7 +95,12 @@ class BlindSpot:
     def text(self, label: str) -> str:
         """One plain sentence for a page or a note."""
         chance = f"{self.miss_chance:.2f}"
-        if self.design == "cluster_size":
+        if self.group:
+            what = (f"one record of an entity of this group in each of the {self.records:,} largest predicted "
+                    f"clusters ({self._sizes()} records) would lower its {label} by at least {self.change:.3g} "
+                    f"(from {self.estimate:.3f} to {self.shifted:.3f}); {self.draws:,} size-proportional draws "
+                    f"hold none of them with chance {chance}")
+        elif self.design == "cluster_size":
             what = (f"one record of another entity in each of the {self.records:,} largest predicted clusters "
                     f"({self._sizes()} records) would lower the {label} by {self.change:.3g} "
                     f"(from {self.estimate:.3f} to {self.shifted:.3f}); {self.draws:,} size-proportional draws "
@@ -112,7 +122,7 @@ class BlindSpot:
                 "largest": self.largest, "smallest": self.smallest, "pair_share": self.pair_share, "miss_chance": self.miss_chance,
                 "estimate": self.estimate, "shifted": self.shifted, "change": self.change,
                 "below": None if math.isnan(self.below) else self.below,
-                "warning": self.warning}
+                "warning": self.warning, "group": self.group, "pairs": self.pairs}
 
 
 def blind_spot_records(draws: int, reach: float) -> int:
@@ -145,6 +155,7 @@ def blind_spot(
     recall: float | None = None,
     beta: float = 1.0,
     below: float = math.nan,
+    group_pairs: float | None = None,
 ) -> BlindSpot | None:
     """The blind spot of an estimate of ``metric`` from ``draws`` draws (SPEC 6.1).
 
@@ -168,6 +179,11 @@ def blind_spot(
         β of the F score.
     below : float
         How far the metric's interval reaches below the estimate (NaN: no interval).
+    group_pairs : float, optional
+        For a group's estimate (SPEC 8; size-proportional design only): the estimated predicted
+        pairs that start in the group's records. The blind spot's records are then the group's,
+        and only their side of the false pairs (Σ m_j) is counted: the clusters' other records
+        may belong to any group, so the drop is the least such records would make.
 
     Returns
     -------
@@ -196,7 +212,13 @@ def blind_spot(
         return None
     top = np.repeat(sizes[::-1], counts[::-1])[:k].astype(np.float64)  # the k largest, largest first
     largest, smallest = int(top[0]), int(top[-1])
-    if design == "cluster_size":  # one record of another entity in each: 2m more false ordered pairs
+    if group_pairs is not None:  # a group's records: the pairs that start at them only
+        if design != "cluster_size" or not group_pairs > 0:
+            return None
+        added = float(top.sum())
+        share = added / (group_pairs + added)
+        shifted_p = precision * group_pairs / (group_pairs + added)
+    elif design == "cluster_size":  # one record of another entity in each: 2m more false ordered pairs
         added = 2.0 * float(top.sum())
         share = added / (pairs + added)
         shifted_p = precision * pairs / (pairs + added)  # TP/(PP + added) with P = TP/PP
@@ -212,7 +234,8 @@ def blind_spot(
         return None
     return BlindSpot(metric=metric, design=design, draws=int(draws), n_records=n_records, n_clusters=n_clusters,
                      records=int(k), largest=largest, smallest=smallest, pair_share=float(share), miss_chance=float(miss),
-                     estimate=float(estimate), shifted=float(estimate - drop), below=float(below))
+                     estimate=float(estimate), shifted=float(estimate - drop), below=float(below),
+                     group=group_pairs is not None, pairs=float(pairs if group_pairs is None else group_pairs))
 
 
 def sample_blind_spots(sample: BenchmarkSample, results: Mapping[str, RatioEstimate], *, beta: float = 1.0,
@@ -331,4 +354,43 @@ def sample_skewed_sizes(sample: BenchmarkSample, metrics: list[str] | tuple[str,
         found = skewed_sizes(sizes, counts, design=sample.design, draws=sample.k, metric=metric)
         if found is not None and found.warning:
             out[metric] = found
+    return out
+
+
+def group_blind_spot(sample: BenchmarkSample, domain: np.ndarray, estimate: RatioEstimate, *, metric: str,
+                     beta: float = 1.0, bias_adjust: bool = True) -> BlindSpot | None:
+    """The blind spot of one group's estimate (SPEC 6.1, 8), size-proportional design only.
+
+    ``domain`` holds π_G(c) per sampled cluster. The group's predicted pairs are estimated by
+    Horvitz–Thompson, PP̂_G = (N/n)·Σ_i d_i π_G(c_i) pp(c_i)/|c_i|, pp(c) the ordered predicted
+    pairs that start in c's records; its precision and recall are the domain estimates.
+    """
+    if (metric not in BLIND_SPOT_METRICS or sample.design != "cluster_size" or sample.size_histogram is None
+            or not estimate.defined):
+        return None
+    domain = np.asarray(domain, dtype=np.float64)
+    k = len(sample.labels)
+    pp = np.bincount(sample.piece_cluster, weights=sample.piece_n * (sample.piece_m - 1.0), minlength=k)
+    n = sample.k
+    group_pairs = sample.n_records / n * float((sample.draws * domain * pp / sample.size).sum())
+    parts = estimate_metrics(sample, ["pairwise_precision", "pairwise_recall"], beta=beta, bias_adjust=bias_adjust,
+                             domain=domain)
+    sizes, counts = sample.size_histogram
+    return blind_spot(sizes, counts, design=sample.design, draws=n, metric=metric, estimate=estimate.estimate,
+                      precision=parts["pairwise_precision"].estimate, recall=parts["pairwise_recall"].estimate,
+                      beta=beta, below=estimate.estimate - estimate.ci_lower if estimate.has_interval else math.nan,
+                      group_pairs=group_pairs)
+
+
+def group_blind_spots(sample: BenchmarkSample, membership: Membership, results: list[GroupResult], *,
+                      beta: float = 1.0, bias_adjust: bool = True) -> dict[tuple[str, str], BlindSpot]:
+    """:func:`group_blind_spot` of every (group, metric) row of ``results`` that has one."""
+    out = {}
+    for row in results:
+        if row.metric not in BLIND_SPOT_METRICS or row.group not in membership.groups:
+            continue
+        domain = membership.pi[:, membership.groups.index(row.group)]
+        found = group_blind_spot(sample, domain, row.estimate, metric=row.metric, beta=beta, bias_adjust=bias_adjust)
+        if found is not None:
+            out[(row.group, row.metric)] = found
     return out

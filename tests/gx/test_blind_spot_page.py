@@ -72,3 +72,32 @@ def test_a_weights_column_has_no_blind_spot(context):
         prediction_column="pred", reference_column="ref", draws_column="draws", weights={"column": "w"},
         min_value=0.0)], "blind_w")
     assert "blind_spot" not in res.results[0].result["details"]
+
+
+def test_a_groups_blind_spot_is_on_the_disparity_page_and_in_estimate_by_group(context):
+    """Group b holds pairs and singletons only: strays of b in the cluster of 60 would make most
+    of its false pairs, and 40 draws likely miss them (SPEC 6.1, 8)."""
+    from er_expectations.gx.expectations import ExpectSubgroupDisparityToBeBelow
+
+    truth = np.concatenate([np.zeros(60, int), np.repeat(np.arange(1, 101), 2), np.arange(101, 401)])
+    group = np.where((truth >= 1) & (truth % 2 == 0), "b", "a")
+    rng = np.random.default_rng(4)
+    d = pd.Series(truth[rng.integers(0, truth.size, 120)]).value_counts()
+    df = pd.DataFrame({"rid": np.arange(truth.size), "pred": truth, "grp": group,
+                       "ref": np.where(np.isin(truth, d.index), truth, None),
+                       "draws": pd.Series(truth).map(d).to_numpy()})
+    api = erx.estimate_by_group(df, prediction="pred", reference="ref", draws="draws", group_column="grp",
+                                metrics=["pairwise_precision"], min_draws=5)
+    spot = api.attrs["blind_spots"]["b"]["pairwise_precision"]
+    assert spot["group"] and spot["warning"] and spot["design"] == "cluster_size"
+    assert "Warning, blind spot" in api.loc[("b", "pairwise_precision"), "note"]
+    exp = ExpectSubgroupDisparityToBeBelow(prediction_column="pred", reference_column="ref", draws_column="draws",
+                                           group_column="grp", metric="pairwise_precision", max_disparity=0.5,
+                                           min_draws=5)
+    (res,) = validate_frame(context, df, [exp], "blind_groups").results
+    d = res.result["details"]
+    row = next(g for g in d["groups"] if g["group"] == "b")
+    assert row["blind_spot"]["change"] == pytest.approx(spot["change"])
+    assert any(x.startswith("b: Warning, blind spot") for x in d["limits"])
+    html = _html(ExpectSubgroupDisparityToBeBelow, res)
+    assert "b: Warning, blind spot larger than the interval" in html

@@ -230,3 +230,71 @@ def test_cochrans_rule_reaches_the_api_notes_under_the_uniform_design_only():
     size_prop = erx.estimate(df, prediction="p", reference="ref", draws="draws",
                              metrics=["average_cluster_size"])
     assert size_prop.attrs["skewed_sizes"] == {}
+
+
+def _group_population():
+    """The population of :func:`_population`, its entities in two groups by parity of their id."""
+    truth, pred = _population()
+    return truth, pred, truth % 2 == 0
+
+
+def _group_precision(truth, pred, in_group):
+    """Brute force: the pairs that start in the group's records (SPEC 8: sums over its entities)."""
+    df = pd.DataFrame({"t": truth, "p": pred})
+    m = df.groupby("p")["p"].transform("size").to_numpy()
+    both = df.groupby(["t", "p"])["p"].transform("size").to_numpy()
+    return float((both - 1)[in_group].sum()), float((m - 1)[in_group].sum())
+
+
+def test_a_groups_shift_is_exact_with_its_own_pairs():
+    from er_expectations.stats.blind_spot import blind_spot
+
+    truth, pred, in_group = _group_population()
+    tp, pp = _group_precision(truth, pred, in_group)
+    sizes, counts = np.unique(np.unique(pred, return_counts=True)[1], return_counts=True)
+    spot = blind_spot(sizes, counts, design="cluster_size", draws=40, metric="pairwise_precision",
+                      estimate=tp / pp, precision=tp / pp, group_pairs=pp)
+    assert spot.group and "this group" in spot.text("pairwise precision")
+    # move k of the group's singletons into the k largest predicted clusters
+    ids, m = np.unique(pred[truth < 1000], return_counts=True)
+    largest = ids[np.argsort(-m, kind="stable")][: spot.records]
+    strays = np.flatnonzero((truth >= 1000) & in_group)[: spot.records]
+    assert strays.size == spot.records
+    moved = pred.copy()
+    moved[strays] = largest
+    tp2, pp2 = _group_precision(truth, moved, in_group)
+    # the strays' own pairs (Σ m_j) are the group's for sure; the pairs that start in the clusters'
+    # other records are the group's too when those records are: the drop said is the least one
+    added = float(np.sort(np.unique(pred, return_counts=True)[1])[::-1][: spot.records].sum())
+    assert tp2 == tp
+    assert tp / (pp + 2 * added) - 1e-12 <= tp2 / pp2 <= spot.shifted + 1e-12
+    assert spot.shifted == pytest.approx(tp / (pp + added), rel=1e-12)
+    # no group blind spot under the uniform design (its entities' chances are not those of records)
+    assert blind_spot(sizes, counts, design="uniform", draws=40, metric="pairwise_precision",
+                      estimate=tp / pp, precision=tp / pp, group_pairs=pp) is None
+
+
+def test_a_groups_pairs_are_estimated_without_bias_and_the_api_reports_them():
+    from er_expectations.stats.blind_spot import group_blind_spot
+    from er_expectations.stats.subgroups import Membership, estimate_groups
+
+    truth, pred, in_group = _group_population()
+    tp, pp = _group_precision(truth, pred, in_group)
+    ents, first = np.unique(truth, return_index=True)
+    hist = np.unique(np.unique(pred, return_counts=True)[1], return_counts=True)
+    rng = np.random.default_rng(21)
+    got = []
+    for _ in range(400):
+        d = pd.Series(truth[rng.integers(0, truth.size, 80)]).value_counts()
+        df = pd.DataFrame({"p": pred, "ref": np.where(np.isin(truth, d.index), truth, None),
+                           "draws": pd.Series(truth).map(d).to_numpy()})
+        sample = erx.Release(df, prediction="p")._rel.benchmark_sample(reference="ref", weights="cluster_size",
+                                                                        draws="draws", name=None, known=None)
+        assert np.array_equal(sample.size_histogram[0], hist[0])
+        member = (np.asarray(sample.labels).astype(int) % 2 == 0).astype(float)
+        mb = Membership(groups=("even",), pi=member[:, None], known=np.ones(member.size, bool))
+        (row,) = estimate_groups(sample, mb, ["pairwise_precision"], min_draws=2)
+        spot = group_blind_spot(sample, member, row.estimate, metric="pairwise_precision")
+        got.append(spot.pairs)
+    got = np.array(got)
+    assert abs(got.mean() - pp) < 4 * got.std() / math.sqrt(got.size)
