@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 HERE = Path(__file__).resolve().parent  # benchmarks/studies/
 BENCH = HERE.parent
@@ -34,11 +35,18 @@ from coverage_methods import (  # noqa: E402
     groupings,
     heavy_frame,
     rldata_frame,
+    second_predictions,
     truth_of,
 )
 
 from er_expectations.stats import estimate_metrics  # noqa: E402
-from er_expectations.stats.blind_spot import group_blind_spots, sample_blind_spots, skewed_sizes  # noqa: E402
+from er_expectations.stats.blind_spot import (  # noqa: E402
+    change_blind_spot,
+    group_blind_spots,
+    sample_blind_spots,
+    skewed_sizes,
+)
+from er_expectations.stats.drift import paired_changes  # noqa: E402
 from er_expectations.stats.subgroups import Membership, estimate_groups  # noqa: E402
 
 STUDY_SEED = 20261127  # coverage_methods.py's default seed: its groupings
@@ -134,6 +142,39 @@ def group_cell(name, df, size, reps, n_boot, seed):
     return {"population": name, "design": "cluster_size", "size": size, "groups": out}
 
 
+def change_cell(name, df, size, reps, n_boot, seed):
+    """Size-proportional draws; the change to the study's ``common`` second release (the current
+    one): coverage of the change of pairwise precision and F split by its blind spot's warning."""
+    pop = Population(df["truth"].to_numpy(), df["pred"].to_numpy())
+    pred2 = second_predictions(df, seed=STUDY_SEED + 1)["common"]
+    pop2 = Population(df["truth"].to_numpy(), pred2, labels=pop.labels)
+    hist2 = np.unique(pd.Series(pred2).value_counts().to_numpy(), return_counts=True)
+    truth, truth2 = truth_of(df), truth_of(df, pred2)
+    rng = np.random.default_rng(seed)
+    tally = {m: {"warn": [0, 0], "note": [0, 0]} for m in METRICS[:2]}
+    for _ in range(reps):
+        counts = draw_counts(rng, pop, "cluster_size", size)
+        current = replace(pop2.sample(counts, "cluster_size"), size_histogram=hist2)
+        changes = paired_changes(current, pop.sample(counts, "cluster_size"), list(METRICS[:2]),
+                                 methods=("recommended",), n_boot=n_boot, seed=int(rng.integers(2**31)))
+        for metric in METRICS[:2]:
+            ch = changes[metric]["recommended"].change
+            spot = change_blind_spot(current, ch.estimate, ch.ci_lower, metric=metric)
+            if spot is None or not ch.has_interval:
+                continue
+            t = truth2[metric] - truth[metric]
+            slot = tally[metric]["warn" if spot.warning else "note"]
+            slot[0] += 1
+            slot[1] += int(ch.ci_lower <= t <= ch.ci_upper)
+    out = {}
+    for metric, tl in tally.items():
+        w, n = tl["warn"], tl["note"]
+        out[metric] = {"warned": w[0], "not_warned": n[0], "coverage_warned": w[1] / w[0] if w[0] else None,
+                       "coverage_not_warned": n[1] / n[0] if n[0] else None,
+                       "coverage_all": (w[1] + n[1]) / max(1, w[0] + n[0])}
+    return {"population": name, "design": "cluster_size", "size": size, "changes": out}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=300)
@@ -142,8 +183,21 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=20261129)
     ap.add_argument("--out", default=None)
     ap.add_argument("--groups", action="store_true", help="only the group blind spots (size-proportional)")
+    ap.add_argument("--changes", action="store_true", help="only the changes' blind spots (size-proportional)")
     args = ap.parse_args()
     rows = []
+    if args.changes:
+        for name, df in (("heavy", heavy_frame()), ("rldata", rldata_frame())):
+            for size in args.sizes:
+                row = change_cell(name, df, size, args.reps, args.n_boot, args.seed)
+                rows.append(row)
+                for key, g in row["changes"].items():
+                    print(f"{name:6} {size:4} change {key:20} warned {g['warned']:3} cov warned {g['coverage_warned']} "
+                          f"not {g['coverage_not_warned']} all {g['coverage_all']:.3f}", flush=True)
+        if args.out:
+            Path(args.out).write_text(json.dumps({"reps": args.reps, "n_boot": args.n_boot, "seed": args.seed,
+                                                  "changes": rows}, indent=1) + "\n")
+        return 0
     if args.groups:
         for name, df in (("heavy", heavy_frame()), ("rldata", rldata_frame())):
             for size in args.sizes:

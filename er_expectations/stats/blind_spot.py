@@ -40,7 +40,7 @@ from er_expectations.stats.sample import BenchmarkSample
 from er_expectations.stats.subgroups import GroupResult, Membership
 
 __all__ = ["BLIND_SPOT_METRICS", "SIZE_WEIGHTED", "BlindSpot", "SkewedSizes", "blind_spot", "blind_spot_records",
-           "group_blind_spot", "group_blind_spots", "sample_blind_spots", "sample_skewed_sizes", "skewed_sizes"]
+           "change_blind_spot", "group_blind_spot", "group_blind_spots", "sample_blind_spots", "sample_skewed_sizes", "skewed_sizes"]
 
 #: The metrics whose blind spot is computed (the two the coverage study found below level).
 BLIND_SPOT_METRICS = ("pairwise_precision", "pairwise_f")
@@ -394,3 +394,18 @@ def group_blind_spots(sample: BenchmarkSample, membership: Membership, results: 
         if found is not None:
             out[(row.group, row.metric)] = found
     return out
+
+
+def change_blind_spot(current: BenchmarkSample, change: float, lower: float, *, metric: str,
+                      beta: float = 1.0) -> BlindSpot | None:
+    """The blind spot of the change θ̂_this − θ̂_baseline of pairwise precision or F (SPEC 6.1, 10):
+    records of other entities in this release's largest predicted clusters, which its draws
+    miss with chance ≥ 1/2, would lower this release's metric, and the change with it, by the
+    drop of :func:`blind_spot`. ``lower`` is the change's lower limit (NaN: no interval)."""
+    if metric not in BLIND_SPOT_METRICS or current.size_histogram is None or not math.isfinite(change):
+        return None
+    parts = estimate_metrics(current, ["pairwise_precision", "pairwise_recall"], beta=beta)
+    sizes, counts = current.size_histogram
+    return blind_spot(sizes, counts, design=current.design, draws=current.k, metric=metric, estimate=change,
+                      precision=parts["pairwise_precision"].estimate, recall=parts["pairwise_recall"].estimate,
+                      beta=beta, below=change - lower if math.isfinite(lower) else math.nan)

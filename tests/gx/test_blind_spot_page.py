@@ -101,3 +101,28 @@ def test_a_groups_blind_spot_is_on_the_disparity_page_and_in_estimate_by_group(c
     assert any(x.startswith("b: Warning, blind spot") for x in d["limits"])
     html = _html(ExpectSubgroupDisparityToBeBelow, res)
     assert "b: Warning, blind spot larger than the interval" in html
+
+
+def test_the_change_of_pairwise_precision_states_this_releases_blind_spot(context):
+    """The change this − baseline moves with this release's precision (SPEC 6.1, 10): its blind spot
+    is that of this release, read against the change's interval."""
+    from er_expectations.gx.expectations import ExpectEstimateChangeToBeBelow
+    from er_expectations.stats.blind_spot import blind_spot
+
+    df = frame(30)
+    df["pred__baseline"] = df["pred"]
+    df["pred__baseline__label"] = "r0"
+    exp = ExpectEstimateChangeToBeBelow(prediction_column="pred", reference_column="ref", draws_column="draws",
+                                        metric="pairwise_precision", max_change=0.5, record_id_column="rid")
+    (res,) = validate_frame(context, df, [exp], "blind_change").results
+    d = res.result["details"]
+    est = erx.estimate(df, prediction="pred", reference="ref", draws="draws",
+                       metrics=["pairwise_precision", "pairwise_recall"])
+    sizes, counts = np.unique(df.groupby("pred").size().to_numpy(), return_counts=True)
+    want = blind_spot(sizes, counts, design="cluster_size", draws=30, metric="pairwise_precision",
+                      estimate=0.0, precision=est.loc["pairwise_precision", "estimate"])
+    assert d["blind_spot"]["change"] == pytest.approx(want.change)
+    assert d["blind_spot"]["estimate"] == pytest.approx(d["change"])
+    assert d["blind_spot"]["below"] == pytest.approx(d["change"] - d["ci_lower"])
+    html = _html(ExpectEstimateChangeToBeBelow, res)
+    assert d["limits"][0] in html and "change of the pairwise precision" in d["limits"][0]
