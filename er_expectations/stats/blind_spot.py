@@ -137,6 +137,16 @@ def blind_spot_records(draws: int, reach: float) -> int:
     return k
 
 
+def _largest(sizes: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
+    """The k largest cluster sizes, largest first, from an ascending histogram (without
+    expanding the whole histogram: a release may hold 10⁸ clusters)."""
+    desc_sizes, desc_counts = sizes[::-1], counts[::-1]
+    upto = int(np.searchsorted(np.cumsum(desc_counts), k)) + 1
+    take = desc_counts[:upto].copy()
+    take[-1] -= int(take.sum()) - k
+    return np.repeat(desc_sizes[:upto], take).astype(np.float64)
+
+
 def _f(precision: float, recall: float, beta: float) -> float:
     b2 = beta * beta
     den = b2 * precision + recall
@@ -210,7 +220,7 @@ def blind_spot(
     k = min(blind_spot_records(draws, reach), n_clusters, n_records - 1)
     if k < 1:
         return None
-    top = np.repeat(sizes[::-1], counts[::-1])[:k].astype(np.float64)  # the k largest, largest first
+    top = _largest(sizes, counts, k)
     largest, smallest = int(top[0]), int(top[-1])
     if group_pairs is not None:  # a group's records: the pairs that start at them only
         if design != "cluster_size" or not group_pairs > 0:

@@ -298,3 +298,27 @@ def test_a_groups_pairs_are_estimated_without_bias_and_the_api_reports_them():
         got.append(spot.pairs)
     got = np.array(got)
     assert abs(got.mean() - pp) < 4 * got.std() / math.sqrt(got.size)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hist=st.dictionaries(st.integers(1, 50), st.integers(1, 30), min_size=1, max_size=8),
+       draws=st.integers(1, 400))
+def test_the_largest_clusters_are_those_of_the_expanded_histogram(hist, draws):
+    from er_expectations.stats.blind_spot import _largest
+
+    sizes = np.array(sorted(hist), dtype=np.int64)
+    counts = np.array([hist[s] for s in sorted(hist)], dtype=np.int64)
+    everything = np.sort(np.repeat(sizes, counts))[::-1]
+    for k in {1, min(draws, everything.size), everything.size}:
+        assert np.array_equal(_largest(sizes, counts, k), everything[:k].astype(float))
+
+
+def test_a_release_of_a_hundred_million_singletons_is_not_expanded():
+    sizes, counts = np.array([1, 2, 5000]), np.array([10**8, 10**6, 3])
+    spot = blind_spot(sizes, counts, design="cluster_size", draws=400, metric="pairwise_precision",
+                      estimate=0.9, precision=0.9)
+    n = 10**8 + 2 * 10**6 + 15000
+    assert spot.records == blind_spot_records(400, 1 / n) and spot.largest == 5000 and spot.smallest == 2
+    pairs = 2 * 10**6 + 3 * 5000 * 4999
+    added = 2 * (3 * 5000 + 2 * (spot.records - 3))
+    assert spot.shifted == pytest.approx(0.9 * pairs / (pairs + added))
