@@ -59,3 +59,13 @@ def context():
     from support.gxtools import quiet_context
 
     return quiet_context()
+
+
+@pytest.fixture(scope="session")
+def playwright_driver():
+    """The one Playwright driver of the session. Its sync API runs an event loop for as long as
+    it lives, and a second ``sync_playwright()`` beside it fails ("Sync API inside the asyncio
+    loop"), so the browser fixtures of tests/web and tests/e2e launch their browsers from this one."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra (./run test)")
+    with sync_api.sync_playwright() as p:
+        yield p

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,7 @@ from er_expectations.stats import (
 from er_expectations.stats import (
     cluster_errors as _cluster_errors,
 )
+from er_expectations.stats.blind_spot import sample_blind_spots, sample_skewed_sizes
 
 __all__ = [
     "ESTIMATE_COLUMNS",
@@ -431,5 +433,16 @@ class Release:
                                             known=known)
         results = estimate_metrics(sample, ids, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
                                    ci_method=ci_method, n_boot=n_boot, seed=seed)
-        return estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
-                               ci_method=ci_method, n_boot=n_boot, seed=seed)
+        spots = sample_blind_spots(sample, results, beta=beta, bias_adjust=bias_adjust)
+        skews = sample_skewed_sizes(sample, [m for m in results if results[m].defined])
+        warnings = [(m, s.text(METRICS[m].label)) for m, s in spots.items() if s.warning]
+        warnings += [(m, s.text(METRICS[m].label)) for m, s in skews.items()]
+        for metric, text in warnings:  # what the draws cannot show, as a note (SPEC 6.1)
+            res = results[metric]
+            results[metric] = replace(res, note=f"{res.note}; {text}" if res.note else text)
+        frame = estimates_frame(results, sample, beta=beta, ci_level=ci_level, bias_adjust=bias_adjust,
+                                ci_method=ci_method, n_boot=n_boot, seed=seed)
+        frame.attrs["blind_spots"] = {metric: {**spot.as_dict(), "text": spot.text(METRICS[metric].label)}
+                                      for metric, spot in spots.items()}
+        frame.attrs["skewed_sizes"] = {metric: skew.as_dict() for metric, skew in skews.items()}
+        return frame

@@ -33,6 +33,7 @@ from er_expectations.engines.pandas.release import PandasRelease, check_column
 from er_expectations.stats import (
     DEFAULT_CI_METHOD,
     DEFAULT_N_BOOT,
+    METRICS,
     BenchmarkSample,
     check_beta,
     check_ci_level,
@@ -40,6 +41,7 @@ from er_expectations.stats import (
     interval_seed,
     uses_bootstrap,
 )
+from er_expectations.stats.blind_spot import group_blind_spots
 from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
     COMPARISONS,
@@ -271,7 +273,15 @@ def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, member
                  info: Mapping[str, Any], beta: float, ci_level: float, compare_to: str, min_draws: int,
                  adjust: str, ci_method: str = DEFAULT_CI_METHOD, n_boot: int | None = None,
                  seed: int | None = None) -> pd.DataFrame:
-    """The documented frame of :func:`estimate_by_group` (group aggregates only)."""
+    """The documented frame of :func:`estimate_by_group` (group aggregates only), with the
+    blind spot of each group's pairwise precision and F (SPEC 6.1) in ``attrs['blind_spots']``
+    and, when it is a warning, in the row's note."""
+    spots = group_blind_spots(sample, membership, list(results), beta=beta)
+    notes = {(r.group, r.metric): r.note for r in results}
+    for key, spot in spots.items():
+        if spot.warning:
+            text = spot.text(METRICS[key[1]].label)
+            notes[key] = f"{notes[key]}; {text}" if notes[key] else text
     rows = [{
         "group": r.group, "metric": r.metric,
         "estimate": r.estimate.estimate, "std_error": r.estimate.std_error,
@@ -279,7 +289,7 @@ def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, member
         "draws": r.draws, "clusters": r.clusters, "comparison": r.comparison.estimate,
         "disparity": r.disparity.estimate, "disparity_se": r.disparity.std_error,
         "disparity_ci_lower": r.disparity.ci_lower, "disparity_ci_upper": r.disparity.ci_upper,
-        "p_value": r.p_value, "p_adjusted": r.p_adjusted, "status": r.status, "note": r.note,
+        "p_value": r.p_value, "p_adjusted": r.p_adjusted, "status": r.status, "note": notes[(r.group, r.metric)],
         "ci_method": r.estimate.interval, "disparity_ci_method": r.disparity.interval,
         "zero_event": r.disparity.zero_event,
     } for r in results]
@@ -288,7 +298,11 @@ def groups_frame(results: Sequence[GroupResult], sample: BenchmarkSample, member
     frame = frame.astype({c: "float64" for c in GROUP_COLUMNS if c not in (*text, "clusters", "zero_event")})
     frame = frame.astype({"clusters": "int64", "zero_event": "bool", **dict.fromkeys(text, "object")})
     k = int(sample.labels.shape[0])
+    blind: dict[str, dict[str, Any]] = {}
+    for (group, metric), spot in spots.items():
+        blind.setdefault(group, {})[metric] = {**spot.as_dict(), "text": spot.text(METRICS[metric].label)}
     frame.attrs.update({
+        "blind_spots": blind,
         "groups": list(membership.groups),
         "membership": membership.kind,
         "compare_to": compare_to,

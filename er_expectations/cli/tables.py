@@ -117,6 +117,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             out.append(f"Intervals: {est.attrs['ci_method']}, {est.attrs['n_boot']} bootstrap resamples of the "
                        f"draws, seed {est.attrs['seed']}.")
         out += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+        # what the draws cannot show (SPEC 6.1); a warning is already among the notes
+        out += [f"{metric}: {spot['text']}" for metric, spot in est.attrs.get("blind_spots", {}).items()
+                if not spot["warning"]]
         emit("\n".join(out) + "\n", args.output)
     return EXIT_OK
 

@@ -26,7 +26,7 @@ from er_expectations.config.models import (
     name_list,
     problem,
 )
-from er_expectations.engines.registry import ENGINES  # noqa: F401 - the one list of engines, re-exported
+from er_expectations.engines.registry import ENGINES, CheckpointKeys, engines_with
 
 #: File suffix -> table format.
 TABLE_FORMATS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
@@ -478,7 +478,8 @@ class EngineData(ConfigModel):
     example: ClassVar[str] = (
         "data: {engine: sql, connection: {url: ${WAREHOUSE_URL}}, records: {table: ...}, predictions: {...}}"
     )
-    engine: Literal["sql", "duckdb", "spark"]  # "pandas" (or no engine) selects DataSources: see data_kind
+    #: an engine of the registry that keeps its tables ("pandas", or no engine, selects DataSources)
+    engine: Literal[tuple(engines_with(lambda keys: True))]  # type: ignore[valid-type]
     connection: ConnectionConfig | None = None
     spark: SparkConfig | None = None
     records: EngineTable
@@ -493,58 +494,89 @@ class EngineData(ConfigModel):
 
     @model_validator(mode="after")
     def _engine_options(self) -> EngineData:
+        """The keys the engine's line of the registry allows (:class:`CheckpointKeys`)."""
+        keys = ENGINES[self.engine].checkpoint
+        assert keys is not None  # every engine of ``engine``'s choices has checkpoint keys
         if self.tags is not None:
             raise problem(f"data.tags: the error audit by cause (SPEC 12.1) reads its tags with the files engine "
                           f"only; this checkpoint's data is on engine {self.engine}",
                           "run expect_error_cause_rate_to_be_below in a checkpoint over files (the benchmark and "
                           "the tags are small tables), or remove data.tags", at=("tags",))
-        if self.engine in ("sql", "duckdb") and self.spark is not None:
-            raise problem("data: 'spark' goes with engine spark", "remove it", at=("spark",))
-        if self.engine == "sql":
+        for session in _SESSIONS:  # the engines' own session settings (a field of this model each)
+            if getattr(self, session) is not None and keys.session != session:
+                owners = engines_with(lambda k, key=session: k.session == key)
+                raise problem(f"data: '{session}' goes with {_engines(owners)}", "remove it", at=(session,))
+        if keys.connection is None:
+            if self.connection is not None:
+                raise problem(f"data: 'connection' goes with {_engines(engines_with(lambda k: k.connection))}; "
+                              f"engine {self.engine} reads its tables itself",
+                              "remove it" + (f" (data.{keys.session} sets the session)" if keys.session else ""),
+                              at=("connection",))
+        elif keys.connection == "url":
             if self.connection is None or self.connection.url is None:
-                raise problem("data: engine sql needs 'connection' with its 'url'",
+                raise problem(f"data: engine {self.engine} needs 'connection' with its 'url'",
                               "add connection: {url: ${WAREHOUSE_URL}} (a SQLAlchemy URL)",
                               at=("connection",) if self.connection is not None else ())
             if self.connection.database is not None:
-                raise problem("data.connection.database: a database file is for engine duckdb",
+                raise problem("data.connection.database: a database file is for "
+                              + _engines(engines_with(lambda k: k.connection == "file")),
                               "write the database's SQLAlchemy URL as connection.url",
                               at=("connection", "database"))
+        else:
+            self._file_options(keys)
+        if not keys.paths:
             for key in ("records", "predictions", "benchmark"):
                 source = getattr(self, key)
                 if source is not None and source.path is not None:
-                    raise problem(f"data.{key}: 'path' (files read in place) is for engines duckdb and spark",
+                    raise problem(f"data.{key}: 'path' (files read in place) is for "
+                                  + _engines(engines_with(lambda k: k.paths)),
                                   "name the database table with 'table' or write a 'query'",
                                   at=(key, "path"))
-        elif self.engine == "duckdb":
-            self._duckdb_options()
-        elif self.connection is not None:
-            raise problem("data: 'connection' goes with engines sql and duckdb; Spark reads its tables itself",
-                          "remove it (data.spark sets the session)", at=("connection",))
         return self
 
-
-    def _duckdb_options(self) -> None:
-        """Engine duckdb: a database file (``url: duckdb:///path.db`` or ``database: path.db``),
-        or neither (an in-memory database, whose tables are all ``path`` files)."""
+    def _file_options(self, keys: CheckpointKeys) -> None:
+        """A database in a file (``url: duckdb:///path.db`` or ``database: path.db``), or neither
+        (an in-memory database, whose tables are all ``path`` files)."""
         connection = self.connection
         if connection is None or (connection.url is None and connection.database is None):
             for key in ("records", "predictions", "benchmark"):
                 source = getattr(self, key)
                 if source is not None and source.table is not None:
-                    raise problem(f"data.{key}.table: engine duckdb without a database has no tables",
-                                  "add connection: {database: <file.duckdb>}, or read the files in place with "
-                                  "path: <file.parquet>", at=(key, "table"))
+                    raise problem(f"data.{key}.table: engine {self.engine} without a database has no tables",
+                                  "add connection: {database: <file." + (keys.url_scheme or "db") + ">}, or read "
+                                  "the files in place with path: <file.parquet>", at=(key, "table"))
             return
+        scheme = keys.url_scheme or "file"
         if connection.url is not None and connection.database is not None:
-            raise problem("data.connection: give either 'url' (duckdb:///path.db) or 'database' (path.db), not both",
-                          "remove one of them", at=("connection",))
+            raise problem(f"data.connection: give either 'url' ({scheme}:///path.db) or 'database' (path.db), "
+                          "not both", "remove one of them", at=("connection",))
         url = str(connection.url or "")
-        if connection.url is not None and "${" not in url and not url.startswith("duckdb:"):
-            raise problem(f"data.connection.url: engine duckdb reads a DuckDB database, not {url.split(':', 1)[0]}",
-                          "write url: duckdb:///path/to/file.duckdb (or database: path/to/file.duckdb), or use "
-                          "engine: sql for another database", at=("connection", "url"))
+        if (keys.url_scheme and connection.url is not None and "${" not in url
+                and not url.startswith(f"{keys.url_scheme}:")):
+            raise problem(f"data.connection.url: engine {self.engine} reads a {keys.database} database, not "
+                          f"{url.split(':', 1)[0]}",
+                          f"write url: {scheme}:///path/to/file.{scheme} (or database: path/to/file.{scheme}), or "
+                          f"use engine: {_first(engines_with(lambda k: k.connection == 'url'))} for another database",
+                          at=("connection", "url"))
+
+
+#: the keys of the engines' own session settings (``spark``), each a field of :class:`EngineData`
+_SESSIONS = tuple(dict.fromkeys(e.checkpoint.session for e in ENGINES.values() if e.checkpoint and e.checkpoint.session))
+
+
+def _engines(names: list[str]) -> str:
+    """``engine sql`` or ``engines duckdb and spark``."""
+    if len(names) <= 1:
+        return "engine " + "".join(names)
+    return f"engines {', '.join(names[:-1])} and {names[-1]}"
+
+
+def _first(names: list[str]) -> str:
+    return names[0] if names else "?"
 
 
 def data_kind(data: Any) -> str:
     engine = data.get("engine") if isinstance(data, dict) else None
-    return "tables in files" if engine in (None, "pandas") else "tables in a database or Spark"
+    entry = ENGINES.get(engine) if isinstance(engine, str) else None
+    files = engine is None or (entry is not None and entry.checkpoint is None)
+    return "tables in files" if files else "tables in a database or Spark"

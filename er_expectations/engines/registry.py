@@ -23,7 +23,28 @@ from typing import Any
 
 from er_expectations.core.errors import InputError
 
-__all__ = ["ENGINES", "EngineEntry", "engine_for", "engine_named"]
+__all__ = ["ENGINES", "CheckpointKeys", "EngineEntry", "engine_for", "engine_named", "engines_with"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointKeys:
+    """What the ``data`` section of a checkpoint file may hold for one engine (checked by
+    :class:`er_expectations.config.data.EngineData` from these fields, with no engine named).
+
+    ``connection``: ``"url"`` (``connection.url`` is required), ``"file"`` (``connection.url``
+    or ``connection.database``, a database file, or neither: an in-memory database whose tables
+    are all ``path`` files) or ``None`` (no ``connection``: the engine reads its tables itself);
+    ``url_scheme``: the scheme a literal ``connection.url`` must have (``None``: any);
+    ``database``: what messages call that database; ``paths``: whether a table may be ``path``
+    files read in place; ``session``: the key of the engine's own session settings (``spark``),
+    refused for the other engines.
+    """
+
+    connection: str | None = None
+    url_scheme: str | None = None
+    database: str = "database"
+    paths: bool = False
+    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +67,9 @@ class EngineEntry:
     #: the SQLAlchemy dialect of that connection this engine serves (``None``: any dialect the
     #: engines with a dialect do not claim)
     dialect: str | None = None
+    #: what a checkpoint's ``data`` section holds for this engine (``None``: files, the
+    #: ``DataSources`` form of ``data``)
+    checkpoint: CheckpointKeys | None = None
 
     def serves(self, execution_engine: Any) -> bool:
         """Whether this engine aggregates the batches of ``execution_engine`` (by the class of
@@ -84,18 +108,26 @@ ENGINES: dict[str, EngineEntry] = {
                     release="er_expectations.engines.sql.release:SqlRelease",
                     pair="er_expectations.engines.sql.pairs:SqlReleasePair",
                     labelling="er_expectations.engines.sql.labelling:SqlLabelling",
-                    connection="engine"),
+                    connection="engine", checkpoint=CheckpointKeys(connection="url")),
         EngineEntry("duckdb", "SqlAlchemyExecutionEngine",
                     release="er_expectations.engines.duckdb.release:DuckDbRelease",
                     pair="er_expectations.engines.sql.pairs:SqlReleasePair",
                     labelling="er_expectations.engines.sql.labelling:SqlLabelling",
-                    connection="engine", dialect="duckdb"),
+                    connection="engine", dialect="duckdb",
+                    checkpoint=CheckpointKeys(connection="file", url_scheme="duckdb", database="DuckDB",
+                                              paths=True)),
         EngineEntry("spark", "SparkDFExecutionEngine",
                     release="er_expectations.engines.spark.release:SparkRelease",
                     pair="er_expectations.engines.spark.pairs:SparkReleasePair",
-                    labelling="er_expectations.engines.spark.labelling:SparkLabelling"),
+                    labelling="er_expectations.engines.spark.labelling:SparkLabelling",
+                    checkpoint=CheckpointKeys(paths=True, session="spark")),
     )
 }
+
+
+def engines_with(test: Any) -> list[str]:
+    """The names of the engines of checkpoint tables whose :class:`CheckpointKeys` pass ``test``."""
+    return [e.name for e in ENGINES.values() if e.checkpoint is not None and test(e.checkpoint)]
 
 
 def engine_named(name: str) -> EngineEntry:

@@ -27,7 +27,9 @@ class BenchmarkSample:
     ``name_variation`` (≥ 2 distinct names) and ``has_name`` (≥ 1 non-null name).
     Contingency arrays (length J): ``piece_cluster`` (index into the cluster arrays),
     ``piece_n`` = |c ∩ ĉ|, ``piece_m`` = |ĉ|, ``piece_label`` (the ĉ id).
-    ``n_records`` and ``n_clusters`` are N and |Ĉ| of the release population.
+    ``n_records`` and ``n_clusters`` are N and |Ĉ| of the release population;
+    ``size_histogram`` its predicted cluster sizes (distinct sizes, clusters of each; SPEC 3),
+    from which the blind spot of an estimate is read (SPEC 6.1; ``None``: not given).
 
     The benchmark's life (SPEC 14): ``known_column`` names the column that marks the records
     known when the benchmark was labelled (``None``: the benchmark does not say, and every
@@ -57,6 +59,7 @@ class BenchmarkSample:
     records_added: int = 0
     records_added_in_sampled: int = 0
     benchmark_version: int | None = None
+    size_histogram: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         k = self.labels.shape[0]

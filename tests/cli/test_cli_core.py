@@ -69,6 +69,13 @@ def test_estimate_table_output_is_readable(capsys):
     assert code == 0
     assert "pairwise_precision" in out and "95% CI" in out
     assert "[1] warning" in out and "outside [0, 1]" in out  # cluster precision on a block subset
+    # what the 401 size-proportional draws cannot show (SPEC 6.1), with the API's numbers
+    df = pd.read_parquet(PV + "predictions.parquet").merge(pd.read_parquet(PV + "benchmark.parquet"),
+                                                           on="mention_id", how="left")
+    api = erx.estimate(df, prediction="inventor_id_20220630", reference="benchmark_id",
+                       metrics=["pairwise_precision"]).attrs["blind_spots"]["pairwise_precision"]
+    assert f"pairwise_precision: {api['text']}" in out
+    assert "Blind spot of the sample: one record of another entity in each of the" in out
 
 
 def test_csv_output_round_trips(small, capsys):

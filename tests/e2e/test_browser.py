@@ -279,16 +279,15 @@ def demo_pages(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def playwright_chromium():
+def playwright_chromium(request):
     """Debian's chromium driven by Playwright, every host but localhost unresolvable."""
     if not chromium_available():
         pytest.skip(SKIP_REASON)
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra (./run test)")
+    p = request.getfixturevalue("playwright_driver")  # the session's one driver (tests/conftest.py)
     args = [flag for flag in browser.BASE_FLAGS if flag != "--headless"] + list(browser.OFFLINE_FLAGS)
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=find_chromium(), args=args, headless=True)
-        yield launched
-        launched.close()
+    launched = p.chromium.launch(executable_path=find_chromium(), args=args, headless=True)
+    yield launched
+    launched.close()
 
 
 @pytest.mark.browser

@@ -2,7 +2,7 @@
 
 A checkpoint's data is one :class:`~er_expectations.run.data.base.CheckpointData` (``run/data/``:
 files, a database or Spark, a labelling batch). Every module of ``er_expectations/run/`` outside
-``run/data/``, and ``cli/checkpoints.py``, is read with :mod:`ast` for
+``run/data/``, ``cli/checkpoints.py`` and ``config/data.py`` is read with :mod:`ast` for
 
 * a comparison with the name of an engine or data kind (``data.engine == "sql"``,
   ``kind != "spark"``, ``"pandas" in (...)``, ``engine in ("sql", "duckdb")``), and
@@ -35,10 +35,12 @@ def data_classes(root: Path) -> set[str]:
 
 
 def scanned(root: Path) -> list[Path]:
-    """The runner's modules (``run/`` outside ``run/data/``) and ``cli/checkpoints.py``."""
+    """The runner's modules (``run/`` outside ``run/data/``), ``cli/checkpoints.py`` and the
+    config of a checkpoint's ``data`` section (``config/data.py``: what each engine allows is
+    its registry line's ``CheckpointKeys``)."""
     run = root / "er_expectations" / "run"
     modules = [p for p in sorted(run.rglob("*.py")) if p.relative_to(run).parts[0] != "data"]
-    return [*modules, root / "er_expectations" / "cli" / "checkpoints.py"]
+    return [*modules, root / "er_expectations" / "cli" / "checkpoints.py", root / "er_expectations" / "config" / "data.py"]
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -55,13 +57,13 @@ def _literals(node: ast.AST) -> set[str]:
     return set()
 
 
-def branches(source: str, kinds: set[str]) -> list[int]:
-    """Lines comparing with the name of an engine or data kind, or switching with isinstance on
-    one of ``kinds`` (class names)."""
+def branches(source: str, kinds: set[str], names: set[str] = KIND_NAMES) -> list[int]:
+    """Lines comparing with one of ``names`` (of an engine or data kind), or switching with
+    isinstance on one of ``kinds`` (class names)."""
     lines = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare):
-            if any(_literals(part) & KIND_NAMES for part in [node.left, *node.comparators]):
+            if any(_literals(part) & names for part in [node.left, *node.comparators]):
                 lines.append(node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
                 and len(node.args) == 2 and _names(node.args[1]) & kinds:
@@ -74,8 +76,11 @@ def found(root: Path) -> dict[str, list[int]]:
     data classes of this tree too: an older tree holds them outside ``run/data/``)."""
     kinds = data_classes(root) | data_classes(REPO) | CONFIG_KINDS
     out = {}
+    config = root / "er_expectations" / "config" / "data.py"
     for path in scanned(root):
-        lines = branches(path.read_text(encoding="utf-8"), kinds)
+        # the config reads the YAML's own keys ("files" of a data section): only engine names there
+        names = set(ENGINES) if path == config else KIND_NAMES
+        lines = branches(path.read_text(encoding="utf-8"), kinds, names)
         if lines:
             out[str(path.relative_to(root))] = lines
     return out

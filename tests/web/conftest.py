@@ -40,10 +40,9 @@ def need_chromium() -> None:
 
 
 @pytest.fixture(scope="session")
-def chromium():
+def chromium(request):
     need_chromium()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra (./run test)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
+    p = request.getfixturevalue("playwright_driver")  # after the check: no driver without chromium
+    browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True)
+    yield browser
+    browser.close()

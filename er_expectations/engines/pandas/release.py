@@ -186,6 +186,11 @@ class PandasRelease:
             self._sizes = np.bincount(codes[codes >= 0] if self.has_nulls else codes, minlength=self._n_pred)
         return self._sizes
 
+    def size_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct cluster sizes (ascending) and how many clusters have each (SPEC 3)."""
+        sizes = self.cluster_sizes
+        return np.unique(sizes[sizes > 0], return_counts=True)
+
     @property
     def has_nulls(self) -> bool:
         codes = self.pred_codes
@@ -409,6 +414,7 @@ class PandasRelease:
             n_clusters=self.n_clusters,
             design=spec.design,
             records_set_aside=records_set_aside,
+            size_histogram=self.size_histogram(),
             clusters_set_aside=clusters_set_aside,
         ), rows, ref_codes
 

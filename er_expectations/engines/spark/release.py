@@ -360,6 +360,7 @@ class SparkRelease(AggregatedRelease):
             design=spec.design, homonym=homonym, name_variation=variation, has_name=has_name,
             records_set_aside=len(rows) - len(in_release),
             clusters_set_aside=clusters_all - clusters_in,
+            size_histogram=self.size_histogram(),
         )
 
     def _drawable(self, known: str, reference: str) -> dict[object, int]:

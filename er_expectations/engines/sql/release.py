@@ -243,6 +243,7 @@ class SqlRelease(AggregatedRelease):
             n_records=n_records, n_clusters=n_clusters, design=spec.design,
             homonym=homonym, name_variation=variation, has_name=has_name,
             records_set_aside=int(aside), clusters_set_aside=int(clusters_all) - int(clusters_in),
+            size_histogram=self.size_histogram(),
         )
 
     def _contingency_rows(self, ref: Any) -> list[tuple]:

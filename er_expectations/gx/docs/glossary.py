@@ -60,6 +60,11 @@ GLOSSARY: tuple[Term, ...] = (
          "When no sampled draw shows an error, the interval's far end comes from an exact bound on the share of "
          "clusters with an error, computed from the number of draws that could show it, counted in units of "
          "the heaviest drawn one (so an error on the heaviest clusters is still covered).", "6"),
+    Term("Blind spot of the sample", ("blind spot",),
+         "The records (or entities) the benchmark's draws miss altogether with chance at least 1/2, and how far "
+         "they could move pairwise precision or F: errors there would not show in the sample. When that move is "
+         "larger than the interval reaches below the estimate, the interval is marked as not to be relied on, "
+         "and drawing by expected errors (or more draws) is the remedy.", "6.1"),
     Term("Decision rule", ("decision (",),
          "How the estimate is compared with the check's limit, named on each check: "
          + "; ".join(f"'{RULE_WORDS[rule]}'" for rule in DECISION_RULES)

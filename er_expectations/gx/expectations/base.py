@@ -330,6 +330,10 @@ class ERExpectation(BatchExpectation):
                 blocks.append(string_block("Note: $note", {"note": note}))
         elif note and result is not None and not result.success:
             blocks.append(string_block("Why: $note", {"note": note}))
+        for limit in details.get("limits") or []:  # what the sample cannot show (SPEC 6.1)
+            warn = limit.startswith("Warning")
+            blocks.append(string_block("$limit", {"limit": limit}, tag="div",
+                                       styling={"classes": ["er-limit", "er-warn" if warn else "text-muted"]}))
         top = details.get("top_clusters") or []
         if top and result is not None and not result.success:
             rows = [[r["cluster"], r["size"], r["predicted_clusters"], _fmt_err(r["OCE"]), _fmt_err(r["UCE"]),

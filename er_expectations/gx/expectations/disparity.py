@@ -58,6 +58,7 @@ from er_expectations.gx.metrics.release import (
     DependentMetric,
 )
 from er_expectations.stats import DEFAULT_CI_METHOD, DEFAULT_N_BOOT, METRICS
+from er_expectations.stats.blind_spot import group_blind_spots
 from er_expectations.stats.decision import decide
 from er_expectations.stats.subgroups import (
     ADJUSTMENTS,
@@ -115,8 +116,10 @@ class SubgroupEstimatesMetric(DependentMetric):
                                n_boot=DEFAULT_N_BOOT if kw.get("n_boot") is None else int(kw["n_boot"]),
                                seed=kw.get("seed"))
         k = int(sample.labels.shape[0])
+        spots = group_blind_spots(sample, membership, rows, beta=float(kw.get("beta") or 1.0))
         return {"rows": rows, "abstained": membership.abstained, "sampled_clusters": k, "draws": int(sample.k),
-                "design": sample.design, "info": info}
+                "design": sample.design, "info": info,
+                "blind_spots": {group: spot for (group, _), spot in spots.items()}}
 
 
 def group_verdict(status: str, flagged: bool) -> str:
@@ -333,7 +336,7 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
     def _validate(self, metrics: dict, runtime_configuration=None, execution_engine=None):
         res = metrics[SUBGROUP_ESTIMATES]
         alpha = 1.0 - float(self.ci_level)
-        rows, failed = [], []
+        rows, failed, limits = [], [], []
         limit = float(self.max_disparity)
         for r in res["rows"]:
             d = r.disparity
@@ -346,6 +349,11 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             flagged = (found is not None and not found.passed
                        and (not self.require_significance or r.p_adjusted < alpha))
             row = _row_details(r, flagged)
+            spot = res.get("blind_spots", {}).get(r.group)
+            if spot is not None:  # what the draws cannot show of this group (SPEC 6.1)
+                row["blind_spot"] = spot.as_dict()
+                if spot.warning:
+                    limits.append(f"{r.group}: {spot.text(METRICS[self.metric].label)}")
             if found is not None:
                 p_text = fmt_p(r.p_adjusted)
                 row["verdict_text"] = found.sentence + (
@@ -382,6 +390,8 @@ class ExpectSubgroupDisparityToBeBelow(SampledExpectation):
             "observed_text": text,
             **interval_details(self.ci_method, self.n_boot, next((r["seed"] for r in rows), self.seed)),
         }
+        if limits:
+            details["limits"] = limits
         zero = [r["group"] for r in rows if r["zero_event"]]
         if zero:
             details["zero_event_note"] = (

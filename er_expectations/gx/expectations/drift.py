@@ -84,8 +84,9 @@ from er_expectations.gx.metrics.drift import (
     RELEASE_PAIR,
     STATISTIC_CHANGE,
 )
-from er_expectations.gx.metrics.release import SAMPLE_KEYS
+from er_expectations.gx.metrics.release import BENCHMARK_SAMPLE, SAMPLE_KEYS
 from er_expectations.stats import METRICS
+from er_expectations.stats.blind_spot import change_blind_spot
 from er_expectations.stats.decision import decide
 
 __all__ = [
@@ -421,7 +422,10 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
         value = {**{k: sample[k] for k in SAMPLE_KEYS}, "baseline_column": self.resolved_baseline_column(),
                  "metric": self.metric, "beta": float(self.beta), "ci_level": float(self.ci_level),
                  "ci_method": self.ci_method, "n_boot": int(self.n_boot), "seed": int(self.seed)}
-        return {ESTIMATE_CHANGE: MetricConfiguration(ESTIMATE_CHANGE, domain, value), **self._pair_configs(domain)}
+        return {ESTIMATE_CHANGE: MetricConfiguration(ESTIMATE_CHANGE, domain, value),
+                # this release's sample (the change's own dependency): its blind spot (SPEC 6.1)
+                BENCHMARK_SAMPLE: MetricConfiguration(BENCHMARK_SAMPLE, domain, {k: sample[k] for k in SAMPLE_KEYS}),
+                **self._pair_configs(domain)}
 
     @classmethod
     def _sentence(cls, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -474,6 +478,11 @@ class ExpectEstimateChangeToBeBelow(_DriftExpectation, SampledExpectation):
             "zero_event": bool(diff.zero_event),
             **interval_details(self.ci_method, self.n_boot, diff.seed),
         })
+        spot = change_blind_spot(metrics[BENCHMARK_SAMPLE], diff.estimate, diff.ci_lower if usable else math.nan,
+                                 metric=res.metric, beta=float(self.beta)) if BENCHMARK_SAMPLE in metrics else None
+        if spot is not None:  # what this release's draws cannot show (SPEC 6.1)
+            details["blind_spot"] = spot.as_dict()
+            details["limits"] = [spot.text(f"change of the {METRICS[res.metric].label}")]
         how = method_phrase(diff.interval, difference=True)
         if not diff.has_std_error:
             se = "no standard error"

@@ -54,14 +54,33 @@ from er_expectations.gx.metrics.release import (
     encode_weights,
 )
 from er_expectations.stats import METRICS, PERFORMANCE_METRICS
+from er_expectations.stats.blind_spot import sample_blind_spots, sample_skewed_sizes
 from er_expectations.stats.decision import decide
 
 
-def estimate_details(est: Any, sample: Any, *, metric: str, label: str) -> dict[str, Any]:
-    """JSON-safe description of one estimate, shared by the expectations that show estimates."""
+def estimate_details(est: Any, sample: Any, *, metric: str, label: str, beta: float = 1.0) -> dict[str, Any]:
+    """JSON-safe description of one estimate, shared by the expectations that show estimates,
+    with what its draws cannot show (SPEC 6.1: ``blind_spot``, ``skewed_sizes`` and their
+    sentences in ``limits``)."""
+    details = _estimate_fields(est, sample)
+    details.update({"metric": metric, "label": label})
+    limits = []
+    if est.defined:
+        spot = sample_blind_spots(sample, {metric: est}, beta=beta).get(metric)
+        if spot is not None:
+            details["blind_spot"] = spot.as_dict()
+            limits.append(spot.text(label))
+        skew = sample_skewed_sizes(sample, [metric]).get(metric)
+        if skew is not None:
+            details["skewed_sizes"] = skew.as_dict()
+            limits.append(skew.text(label))
+    if limits:
+        details["limits"] = limits
+    return details
+
+
+def _estimate_fields(est: Any, sample: Any) -> dict[str, Any]:
     return {
-        "metric": metric,
-        "label": label,
         "estimate": json_number(est.estimate),
         "std_error": json_number(est.std_error),
         "ci_lower": json_number(est.ci_lower),
@@ -234,7 +253,7 @@ class _EstimatedMetricExpectation(SampledExpectation, BoundedExpectation):
         sample = metrics[BENCHMARK_SAMPLE]
         mid = self.metric_id()
         label = METRICS[mid].label
-        details = estimate_details(est, sample, metric=mid, label=label)
+        details = estimate_details(est, sample, metric=mid, label=label, beta=self._beta())
         details["bound"] = self.rule()
         details.update(interval_details(self.ci_method, self.n_boot, est.seed))
         if not est.defined:
