@@ -96,7 +96,7 @@ BACKENDS = {"pandas": "pandas", "sqlite": "sql", "postgres": "sql", "duckdb": "d
 #: pytest params of the backends that run here (PostgreSQL, DuckDB and Spark when available).
 ENGINE_PARAMS = [pytest.param("pandas", marks=pytest.mark.pandas), *engine_params(), *duckdb_params()]
 #: Fields of a registry line that are not aggregators.
-NOT_AGGREGATORS = {"name", "gx_engine", "connection", "dialect"}
+NOT_AGGREGATORS = {"name", "gx_engine", "connection", "dialect", "checkpoint"}  # checkpoint: config keys (CheckpointKeys)
 
 
 class Backend:
