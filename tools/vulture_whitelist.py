@@ -201,3 +201,5 @@ search_draws  # unused variable (er_expectations/stats/slices.py: SliceSearch, t
 estimate_draws  # unused variable (er_expectations/stats/slices.py: SliceSearch, the split, read by tests)
 _compile_create_temp_as  # unused function (er_expectations/engines/sql/batch.py: registered by SQLAlchemy's @compiles)
 seen_pairs  # unused property (er_expectations/labelling/agreement.py: read by the agreement page's template)
+_.checkpoints  # public API: HistoryStore.checkpoints(), the checkpoints with recorded runs (er_expectations/history/store.py; tests)
+_.store_validation_results  # GX hook: the run's store wrapper answers GX's second write of a result (er_expectations/run/stored.py)
