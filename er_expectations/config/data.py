@@ -495,8 +495,7 @@ class EngineData(ConfigModel):
     @model_validator(mode="after")
     def _engine_options(self) -> EngineData:
         """The keys the engine's line of the registry allows (:class:`CheckpointKeys`)."""
-        keys = ENGINES[self.engine].checkpoint
-        assert keys is not None  # every engine of ``engine``'s choices has checkpoint keys
+        keys = _CHECKPOINT_KEYS[self.engine]  # ``engine``'s choices are this mapping's keys
         if self.tags is not None:
             raise problem(f"data.tags: the error audit by cause (SPEC 12.1) reads its tags with the files engine "
                           f"only; this checkpoint's data is on engine {self.engine}",
@@ -560,8 +559,11 @@ class EngineData(ConfigModel):
                           at=("connection", "url"))
 
 
+#: each engine of checkpoint tables and what its ``data`` section holds (the registry's lines)
+_CHECKPOINT_KEYS: dict[str, CheckpointKeys] = {e.name: e.checkpoint for e in ENGINES.values() if e.checkpoint}
+
 #: the keys of the engines' own session settings (``spark``), each a field of :class:`EngineData`
-_SESSIONS = tuple(dict.fromkeys(e.checkpoint.session for e in ENGINES.values() if e.checkpoint and e.checkpoint.session))
+_SESSIONS = tuple(dict.fromkeys(k.session for k in _CHECKPOINT_KEYS.values() if k.session))
 
 
 def _engines(names: list[str]) -> str:
