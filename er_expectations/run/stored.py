@@ -56,12 +56,11 @@ class _ResultWrittenByTheRun:
         return None
 
 
-class StoredDefinition(ValidationDefinition):
-    """A validation definition the run stores, then runs (see the module docstring)."""
+class _MarkedStored:
+    """What both stored classes add to GX's: a mark set right after the write, cleared by any
+    later assignment of a field (each class declares ``_er_stored``, a pydantic private attribute)."""
 
-    _er_stored: bool = PrivateAttr(default=False)
-
-    def mark_stored(self) -> StoredDefinition:
+    def mark_stored(self) -> Any:
         """Say that the store now holds this object as it is (call right after writing it)."""
         object.__setattr__(self, "_er_stored", True)
         return self
@@ -70,6 +69,12 @@ class StoredDefinition(ValidationDefinition):
         super().__setattr__(name, value)
         if not name.startswith("_er_"):
             object.__setattr__(self, "_er_stored", False)  # changed since it was stored: GX checks it
+
+
+class StoredDefinition(_MarkedStored, ValidationDefinition):
+    """A validation definition the run stores, then runs (see the module docstring)."""
+
+    _er_stored: bool = PrivateAttr(default=False)
 
     def is_fresh(self) -> ValidationDefinitionFreshnessDiagnostics:
         if self._er_stored:
@@ -84,20 +89,10 @@ class StoredDefinition(ValidationDefinition):
         return store if getattr(store, "cloud_mode", False) else _ResultWrittenByTheRun(store)
 
 
-class StoredCheckpoint(Checkpoint):
+class StoredCheckpoint(_MarkedStored, Checkpoint):
     """A checkpoint the run stores, then runs (see the module docstring)."""
 
     _er_stored: bool = PrivateAttr(default=False)
-
-    def mark_stored(self) -> StoredCheckpoint:
-        """Say that the store now holds this object as it is (call right after writing it)."""
-        object.__setattr__(self, "_er_stored", True)
-        return self
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        super().__setattr__(name, value)
-        if not name.startswith("_er_"):
-            object.__setattr__(self, "_er_stored", False)
 
     def is_fresh(self) -> CheckpointFreshnessDiagnostics:
         if self._er_stored:
